@@ -1,0 +1,31 @@
+# Common compile settings applied to every tenferro target.
+add_library(tenferro_options INTERFACE)
+target_compile_options(tenferro_options INTERFACE -Wall -Wextra)
+if(TENFERRO_WERROR)
+  target_compile_options(tenferro_options INTERFACE -Werror)
+endif()
+if(TENFERRO_SANITIZE)
+  target_compile_options(tenferro_options INTERFACE -fsanitize=address,undefined
+                                                    -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(tenferro_options INTERFACE -fsanitize=address,undefined)
+endif()
+
+# tenferro_add_layer(<name> DIRS <src dirs...> DEPS <targets...>)
+# One static library per layer of DESIGN.md section 3, exported as tenferro::<name>.
+function(tenferro_add_layer name)
+  cmake_parse_arguments(ARG "" "" "DIRS;DEPS;PRIVATE_DEPS" ${ARGN})
+  set(sources)
+  foreach(dir IN LISTS ARG_DIRS)
+    file(GLOB dir_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${dir}/*.cpp")
+    list(APPEND sources ${dir_sources})
+  endforeach()
+  add_library(tenferro_${name} STATIC ${sources})
+  add_library(tenferro::${name} ALIAS tenferro_${name})
+  set_target_properties(tenferro_${name} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(tenferro_${name}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(tenferro_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS}
+                        $<BUILD_INTERFACE:tenferro_options>)
+  set_property(GLOBAL APPEND PROPERTY TENFERRO_LAYERS tenferro_${name})
+endfunction()

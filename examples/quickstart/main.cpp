@@ -1,0 +1,3 @@
+#include <iostream>
+#include "tenferro/tenferro.hpp"
+int main() { std::cout << tenferro::eye(2) << "\n"; }

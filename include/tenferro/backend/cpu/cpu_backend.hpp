@@ -1,0 +1,110 @@
+#pragma once
+// The CPU backend: a thread pool (whose size also drives OpenBLAS), a bounded
+// size-class buffer pool, and the BLAS/LAPACK provider (OpenBLAS from Debian).
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "tenferro/backend/backend.hpp"
+
+namespace tenferro {
+
+struct CpuBackendOptions {
+  /// Threads for our kernels and for BLAS; 0 means the number of cores.
+  int num_threads = 0;
+  /// Largest number of bytes the buffer pool keeps for reuse.
+  std::size_t pool_max_bytes = std::size_t{512} << 20;
+  /// Elementwise and reduction kernels go parallel only above this many elements.
+  std::int64_t parallel_threshold = std::int64_t{1} << 16;
+};
+
+struct BufferPoolStats {
+  std::uint64_t hits = 0;       // allocations served from the pool
+  std::uint64_t misses = 0;     // allocations that went to the heap
+  std::uint64_t returns = 0;    // buffers given back and kept
+  std::uint64_t drops = 0;      // buffers given back and freed (pool full)
+  std::size_t cached_bytes = 0;
+  std::size_t cached_buffers = 0;
+  std::size_t max_bytes = 0;
+};
+
+class CpuBackend;
+
+/// An entered CPU session: while it lives, ops on its backend from this thread
+/// reuse it instead of entering one per op. Entering a second session of the
+/// same backend on the same thread is a RuntimeState error. Not movable.
+class CpuSession {
+ public:
+  explicit CpuSession(CpuBackend& backend);
+  CpuSession(const CpuSession&) = delete;
+  CpuSession& operator=(const CpuSession&) = delete;
+  ~CpuSession();
+
+  CpuBackend& backend() const { return backend_; }
+  /// The session this thread has entered on `backend`, or nullptr.
+  static CpuSession* current(const CpuBackend& backend);
+
+ private:
+  CpuBackend& backend_;
+  CpuSession* previous_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(CpuBackendOptions options = {});
+  ~CpuBackend() override;
+
+  BackendKind kind() const override { return BackendKind::Cpu; }
+  Placement placement() const override { return Placement{}; }
+  using Backend::empty;
+  /// Pooled allocation (reuses a cached buffer of the same size class).
+  Tensor empty(std::span<const std::int64_t> shape, DType dtype) override;
+
+  int num_threads() const;
+  /// Sets our pool size and the OpenBLAS thread count (applied on session entry).
+  void set_num_threads(int n);
+  std::int64_t parallel_threshold() const { return options_.parallel_threshold; }
+
+  BufferPoolStats pool_stats() const;
+  /// Frees every cached buffer and zeroes the counters.
+  void reset_pool();
+
+  /// Enters a session on this thread (RuntimeState if one is already active).
+  std::unique_ptr<CpuSession> session() { return std::make_unique<CpuSession>(*this); }
+
+  // ---- for backend and kernel authors --------------------------------------
+  /// Runs body(begin, end) over [0, n) in chunks of at least `grain`, on the
+  /// pool when there is more than one chunk and we are not already inside a
+  /// pool task (one level of parallelism). Exceptions from body propagate.
+  void parallel_for(std::int64_t n, std::int64_t grain,
+                    const std::function<void(std::int64_t, std::int64_t)>& body);
+  /// Applies the thread setting to OpenBLAS (done on session entry).
+  void apply_blas_threads();
+
+ private:
+  friend class CpuSession;
+  struct Impl;
+  CpuBackendOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// For op implementations: the CPU backend behind `backend`, or an Unsupported
+/// error naming `op` when it is another kind.
+CpuBackend& require_cpu(Backend& backend, const char* op);
+
+/// Enters a session for the duration of one op unless this thread already has
+/// one on the backend.
+class ScopedCpuSession {
+ public:
+  explicit ScopedCpuSession(CpuBackend& backend);
+  ~ScopedCpuSession();
+  ScopedCpuSession(const ScopedCpuSession&) = delete;
+  ScopedCpuSession& operator=(const ScopedCpuSession&) = delete;
+
+ private:
+  std::unique_ptr<CpuSession> owned_;
+};
+
+}  // namespace tenferro

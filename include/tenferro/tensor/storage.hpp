@@ -1,0 +1,50 @@
+#pragma once
+// Buffers behind tensors. Placement is metadata: nothing here assumes host
+// memory except the host accessors, which check it.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace tenferro {
+
+enum class DeviceKind : unsigned char { Host, Cuda };
+
+struct Placement {
+  DeviceKind kind = DeviceKind::Host;
+  int ordinal = 0;
+  bool is_host() const { return kind == DeviceKind::Host; }
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+std::string to_string(const Placement& p);
+
+/// A block of memory owned by someone: the heap, a backend's buffer pool, or an
+/// external owner kept alive by the storage. For backend authors.
+class Storage {
+ public:
+  Storage(void* data, std::size_t nbytes, Placement placement)
+      : data_(data), nbytes_(nbytes), placement_(placement) {}
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  virtual ~Storage() = default;
+
+  void* data() const { return data_; }
+  std::size_t nbytes() const { return nbytes_; }
+  Placement placement() const { return placement_; }
+
+ private:
+  void* data_;
+  std::size_t nbytes_;
+  Placement placement_;
+};
+
+/// Host memory from the heap, 64-byte aligned, freed with the storage.
+std::shared_ptr<Storage> allocate_host_storage(std::size_t nbytes);
+
+/// Wraps memory owned elsewhere; `keepalive` (may be null) is held as long as
+/// the storage lives, so the owner can tie the memory's lifetime to it.
+std::shared_ptr<Storage> wrap_storage(void* data, std::size_t nbytes, Placement placement,
+                                      std::shared_ptr<void> keepalive);
+
+}  // namespace tenferro

@@ -1,0 +1,203 @@
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/cpu/thread_pool.hpp"
+
+namespace tenferro {
+
+namespace {
+
+// ---- buffer pool --------------------------------------------------------------
+
+struct PoolState {
+  std::mutex mutex;
+  std::unordered_map<std::size_t, std::vector<void*>> free_by_class;
+  BufferPoolStats stats;
+
+  ~PoolState() { release_all(); }
+  void release_all() {
+    for (auto& [cls, list] : free_by_class)
+      for (void* p : list) std::free(p);
+    free_by_class.clear();
+    stats.cached_bytes = 0;
+    stats.cached_buffers = 0;
+  }
+};
+
+std::size_t size_class(std::size_t nbytes) { return std::bit_ceil(std::max<std::size_t>(nbytes, 64)); }
+
+void* heap_alloc(std::size_t cls) {
+  void* p = std::aligned_alloc(64, cls);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+class PooledStorage final : public Storage {
+ public:
+  PooledStorage(void* data, std::size_t nbytes, std::size_t cls, std::weak_ptr<PoolState> pool)
+      : Storage(data, nbytes, Placement{}), cls_(cls), pool_(std::move(pool)) {}
+  ~PooledStorage() override {
+    if (auto pool = pool_.lock()) {
+      std::lock_guard<std::mutex> lock(pool->mutex);
+      if (pool->stats.cached_bytes + cls_ <= pool->stats.max_bytes) {
+        pool->free_by_class[cls_].push_back(data());
+        pool->stats.cached_bytes += cls_;
+        ++pool->stats.cached_buffers;
+        ++pool->stats.returns;
+        return;
+      }
+      ++pool->stats.drops;
+    }
+    std::free(data());
+  }
+
+ private:
+  std::size_t cls_;
+  std::weak_ptr<PoolState> pool_;
+};
+
+int resolve_threads(int n) {
+  if (n > 0) return n;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+thread_local CpuSession* t_current_session = nullptr;
+
+}  // namespace
+
+struct CpuBackend::Impl {
+  std::shared_ptr<PoolState> pool = std::make_shared<PoolState>();
+  std::mutex pool_config_mutex;
+  std::unique_ptr<detail::ThreadPool> threads;
+  int num_threads = 1;
+};
+
+CpuBackend::CpuBackend(CpuBackendOptions options)
+    : options_(options), impl_(std::make_unique<Impl>()) {
+  impl_->num_threads = resolve_threads(options.num_threads);
+  impl_->threads = std::make_unique<detail::ThreadPool>(impl_->num_threads);
+  impl_->pool->stats.max_bytes = options.pool_max_bytes;
+}
+
+CpuBackend::~CpuBackend() = default;
+
+Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
+  const std::int64_t n = shape_numel(shape);
+  const std::size_t nbytes = static_cast<std::size_t>(n) * itemsize(dtype);
+  const std::size_t cls = size_class(nbytes);
+  void* data = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->pool->mutex);
+    auto it = impl_->pool->free_by_class.find(cls);
+    if (it != impl_->pool->free_by_class.end() && !it->second.empty()) {
+      data = it->second.back();
+      it->second.pop_back();
+      impl_->pool->stats.cached_bytes -= cls;
+      --impl_->pool->stats.cached_buffers;
+      ++impl_->pool->stats.hits;
+    } else {
+      ++impl_->pool->stats.misses;
+    }
+  }
+  if (data == nullptr) data = heap_alloc(cls);
+  auto storage = std::make_shared<PooledStorage>(data, nbytes, cls, impl_->pool);
+  return Tensor::from_storage(std::move(storage), dtype, Shape(shape), col_major_strides(shape), 0);
+}
+
+int CpuBackend::num_threads() const { return impl_->num_threads; }
+
+void CpuBackend::set_num_threads(int n) {
+  if (n < 0) fail(ErrorKind::InvalidArgument, "set_num_threads", "thread count must be >= 0, got ", n);
+  if (detail::ThreadPool::inside_task()) {
+    fail(ErrorKind::RuntimeState, "set_num_threads", "cannot resize the pool from inside a pool task");
+  }
+  const int resolved = resolve_threads(n);
+  if (resolved == impl_->num_threads) return;
+  impl_->threads = std::make_unique<detail::ThreadPool>(resolved);
+  impl_->num_threads = resolved;
+  if (CpuSession::current(*this) != nullptr) apply_blas_threads();
+}
+
+void CpuBackend::apply_blas_threads() {
+  if (openblas_get_num_threads() != impl_->num_threads) openblas_set_num_threads(impl_->num_threads);
+}
+
+BufferPoolStats CpuBackend::pool_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->pool->mutex);
+  return impl_->pool->stats;
+}
+
+void CpuBackend::reset_pool() {
+  std::lock_guard<std::mutex> lock(impl_->pool->mutex);
+  impl_->pool->release_all();
+  const std::size_t max = impl_->pool->stats.max_bytes;
+  impl_->pool->stats = BufferPoolStats{};
+  impl_->pool->stats.max_bytes = max;
+}
+
+void CpuBackend::parallel_for(std::int64_t n, std::int64_t grain,
+                              const std::function<void(std::int64_t, std::int64_t)>& body) {
+  if (n <= 0) return;
+  grain = std::max<std::int64_t>(grain, 1);
+  const std::int64_t max_chunks = (n + grain - 1) / grain;
+  const std::int64_t chunks = std::min<std::int64_t>(max_chunks, impl_->num_threads);
+  if (chunks <= 1 || detail::ThreadPool::inside_task()) {
+    body(0, n);
+    return;
+  }
+  const std::int64_t per = (n + chunks - 1) / chunks;
+  impl_->threads->run(chunks, [&](std::int64_t c) {
+    const std::int64_t b = c * per;
+    const std::int64_t e = std::min(n, b + per);
+    if (b < e) body(b, e);
+  });
+}
+
+// ---- sessions --------------------------------------------------------------------
+
+CpuSession::CpuSession(CpuBackend& backend) : backend_(backend), previous_(t_current_session) {
+  for (CpuSession* s = t_current_session; s != nullptr; s = s->previous_) {
+    if (&s->backend_ == &backend) {
+      throw Error(ErrorKind::RuntimeState, "session",
+                  "this thread is already inside a session of this backend; run the op in "
+                  "the existing session instead of entering a new one");
+    }
+  }
+  backend.apply_blas_threads();
+  t_current_session = this;
+}
+
+CpuSession::~CpuSession() { t_current_session = previous_; }
+
+CpuSession* CpuSession::current(const CpuBackend& backend) {
+  for (CpuSession* s = t_current_session; s != nullptr; s = s->previous_) {
+    if (&s->backend_ == &backend) return s;
+  }
+  return nullptr;
+}
+
+CpuBackend& require_cpu(Backend& backend, const char* op) {
+  if (backend.kind() != BackendKind::Cpu) {
+    fail(ErrorKind::Unsupported, op, "no kernel for the ", name(backend.kind()),
+         " backend yet; run it on a CpuBackend");
+  }
+  return static_cast<CpuBackend&>(backend);
+}
+
+ScopedCpuSession::ScopedCpuSession(CpuBackend& backend) {
+  if (CpuSession::current(backend) == nullptr) owned_ = std::make_unique<CpuSession>(backend);
+}
+ScopedCpuSession::~ScopedCpuSession() = default;
+
+}  // namespace tenferro

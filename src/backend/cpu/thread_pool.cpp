@@ -1,0 +1,92 @@
+#include "backend/cpu/thread_pool.hpp"
+
+namespace tenferro::detail {
+
+namespace {
+thread_local bool t_inside_task = false;
+}
+
+bool ThreadPool::inside_task() { return t_inside_task; }
+
+ThreadPool::ThreadPool(int num_threads) {
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::drain(const std::function<void(std::int64_t)>& chunk) {
+  for (;;) {
+    const std::int64_t i = next_.fetch_add(1);
+    if (i >= total_) return;
+    try {
+      chunk(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--pending_ == 0) done_.notify_all();
+  }
+}
+
+void ThreadPool::worker_loop() {
+  t_inside_task = true;
+  std::uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(std::int64_t)>* job = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      job = job_;
+      if (job == nullptr) continue;  // woke after that job had already finished
+      ++active_workers_;
+    }
+    drain(*job);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--active_workers_ == 0) done_.notify_all();
+  }
+}
+
+void ThreadPool::run(std::int64_t num_chunks, const std::function<void(std::int64_t)>& chunk) {
+  if (num_chunks <= 0) return;
+  if (num_chunks == 1 || workers_.empty() || t_inside_task) {
+    for (std::int64_t i = 0; i < num_chunks; ++i) chunk(i);
+    return;
+  }
+  std::lock_guard<std::mutex> run_lock(run_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = &chunk;
+    total_ = num_chunks;
+    next_.store(0);
+    pending_ = num_chunks;
+    error_ = nullptr;
+    ++generation_;
+  }
+  wake_.notify_all();
+  t_inside_task = true;
+  drain(chunk);
+  t_inside_task = false;
+  std::exception_ptr error;
+  {
+    // Wait for all chunks and for every worker to leave the job, so `chunk`
+    // is no longer referenced when we return.
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0 && active_workers_ == 0; });
+    job_ = nullptr;
+    error = error_;
+    error_ = nullptr;
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tenferro::detail

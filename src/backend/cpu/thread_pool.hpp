@@ -1,0 +1,49 @@
+#pragma once
+// A fixed pool of worker threads running chunked jobs. The caller takes part
+// in every job; a job started from inside a pool task runs serially on the
+// calling thread (one level of parallelism).
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tenferro::detail {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  /// Runs chunk(i) for i in [0, num_chunks); returns when all are done.
+  void run(std::int64_t num_chunks, const std::function<void(std::int64_t)>& chunk);
+  /// True on a pool worker or on a caller while it runs a job.
+  static bool inside_task();
+
+ private:
+  void worker_loop();
+  void drain(const std::function<void(std::int64_t)>& chunk);
+
+  std::vector<std::thread> workers_;
+  std::mutex run_mutex_;  // one job at a time
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(std::int64_t)>* job_ = nullptr;
+  std::uint64_t generation_ = 0;
+  std::int64_t total_ = 0;
+  std::atomic<std::int64_t> next_{0};
+  std::int64_t pending_ = 0;
+  int active_workers_ = 0;
+  std::exception_ptr error_;
+  bool stop_ = false;
+};
+
+}  // namespace tenferro::detail

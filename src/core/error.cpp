@@ -1,0 +1,86 @@
+#include "tenferro/core/error.hpp"
+
+namespace tenferro {
+
+std::string_view name(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::InvalidArgument: return "InvalidArgument";
+    case ErrorKind::DTypeMismatch: return "DTypeMismatch";
+    case ErrorKind::ShapeMismatch: return "ShapeMismatch";
+    case ErrorKind::RankMismatch: return "RankMismatch";
+    case ErrorKind::AxisOutOfBounds: return "AxisOutOfBounds";
+    case ErrorKind::DuplicateAxis: return "DuplicateAxis";
+    case ErrorKind::ContextMismatch: return "ContextMismatch";
+    case ErrorKind::RuntimeState: return "RuntimeState";
+    case ErrorKind::Unsupported: return "Unsupported";
+    case ErrorKind::UnsupportedAdRule: return "UnsupportedAdRule";
+    case ErrorKind::MissingExtension: return "MissingExtension";
+    case ErrorKind::NoInputIngress: return "NoInputIngress";
+    case ErrorKind::Singular: return "Singular";
+    case ErrorKind::NoConvergence: return "NoConvergence";
+    case ErrorKind::GaugeIllDefined: return "GaugeIllDefined";
+    case ErrorKind::Internal: return "Internal";
+  }
+  return "?";
+}
+
+std::string_view name(ErrorCategory c) {
+  switch (c) {
+    case ErrorCategory::Validation: return "Validation";
+    case ErrorCategory::ContextMismatch: return "ContextMismatch";
+    case ErrorCategory::RuntimeState: return "RuntimeState";
+    case ErrorCategory::Unsupported: return "Unsupported";
+    case ErrorCategory::UnsupportedAdRule: return "UnsupportedAdRule";
+    case ErrorCategory::MissingExtension: return "MissingExtension";
+    case ErrorCategory::NoInputIngress: return "NoInputIngress";
+    case ErrorCategory::Numerical: return "Numerical";
+    case ErrorCategory::Internal: return "Internal";
+  }
+  return "?";
+}
+
+std::string_view name(ErrorPhase p) {
+  switch (p) {
+    case ErrorPhase::Build: return "build";
+    case ErrorPhase::Compile: return "compile";
+    case ErrorPhase::Execute: return "execute";
+  }
+  return "?";
+}
+
+ErrorCategory category_of(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::InvalidArgument:
+    case ErrorKind::DTypeMismatch:
+    case ErrorKind::ShapeMismatch:
+    case ErrorKind::RankMismatch:
+    case ErrorKind::AxisOutOfBounds:
+    case ErrorKind::DuplicateAxis: return ErrorCategory::Validation;
+    case ErrorKind::ContextMismatch: return ErrorCategory::ContextMismatch;
+    case ErrorKind::RuntimeState: return ErrorCategory::RuntimeState;
+    case ErrorKind::Unsupported: return ErrorCategory::Unsupported;
+    case ErrorKind::UnsupportedAdRule: return ErrorCategory::UnsupportedAdRule;
+    case ErrorKind::MissingExtension: return ErrorCategory::MissingExtension;
+    case ErrorKind::NoInputIngress: return ErrorCategory::NoInputIngress;
+    case ErrorKind::Singular:
+    case ErrorKind::NoConvergence:
+    case ErrorKind::GaugeIllDefined: return ErrorCategory::Numerical;
+    case ErrorKind::Internal: return ErrorCategory::Internal;
+  }
+  return ErrorCategory::Internal;
+}
+
+Error::Error(ErrorKind kind, std::string op, std::string message, ErrorPhase phase,
+             std::shared_ptr<const Error> cause)
+    : kind_(kind),
+      phase_(phase),
+      op_(std::move(op)),
+      message_(std::move(message)),
+      cause_(std::move(cause)) {
+  what_ = "[" + op_ + "] " + message_;
+  for (const Error* c = cause_.get(); c != nullptr; c = c->cause_.get()) {
+    what_ += "\n  caused by: [" + c->op_ + "] " + c->message_;
+  }
+}
+
+}  // namespace tenferro
