@@ -9,17 +9,17 @@
 #include "tenferro/tenferro.hpp"
 
 /// Asserts that `stmt` throws a tenferro::Error of the given ErrorKind.
-#define EXPECT_TF_ERROR(stmt, error_kind)                                              \
-  do {                                                                                 \
-    bool tf_thrown_ = false;                                                           \
-    try {                                                                              \
-      (void)(stmt);                                                                    \
-    } catch (const ::tenferro::Error& e) {                                             \
-      tf_thrown_ = true;                                                               \
-      EXPECT_EQ(e.kind(), (error_kind)) << "message: " << e.what();                    \
+#define EXPECT_TF_ERROR(stmt, error_kind)                                                   \
+  do {                                                                                      \
+    bool tf_thrown_ = false;                                                                \
+    try {                                                                                   \
+      (void)(stmt);                                                                         \
+    } catch (const ::tenferro::Error& e) {                                                  \
+      tf_thrown_ = true;                                                                    \
+      EXPECT_EQ(e.kind(), (error_kind)) << "message: " << e.what();                         \
       EXPECT_EQ(std::string(e.what()).rfind("[", 0), 0u) << "message must start with [op]"; \
-    }                                                                                  \
-    EXPECT_TRUE(tf_thrown_) << #stmt " did not throw";                                 \
+    }                                                                                       \
+    EXPECT_TRUE(tf_thrown_) << #stmt " did not throw";                                      \
   } while (0)
 
 namespace tftest {
@@ -39,7 +39,8 @@ template <class T>
 T element(const tenferro::Tensor& t, const std::vector<std::int64_t>& idx) {
   std::int64_t off = 0;
   for (std::size_t d = 0; d < idx.size(); ++d) off += idx[d] * t.strides()[d];
-  tenferro::Tensor one = tenferro::Tensor::from_storage(t.storage(), t.dtype(), {}, {}, t.offset() + off);
+  tenferro::Tensor one =
+      tenferro::Tensor::from_storage(t.storage(), t.dtype(), {}, {}, t.offset() + off);
   tenferro::Tensor out = tenferro::zeros({}, tenferro::dtype_of_v<T>);
   tenferro::Tensor::copy_into(one, out);
   return out.data<T>()[0];

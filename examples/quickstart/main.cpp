@@ -1,3 +1,5 @@
 #include <iostream>
 #include "tenferro/tenferro.hpp"
-int main() { std::cout << tenferro::eye(2) << "\n"; }
+int main() {
+  std::cout << tenferro::eye(2) << "\n";
+}

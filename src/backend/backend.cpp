@@ -4,8 +4,10 @@ namespace tenferro {
 
 std::string_view name(BackendKind k) {
   switch (k) {
-    case BackendKind::Cpu: return "cpu";
-    case BackendKind::Cuda: return "cuda";
+    case BackendKind::Cpu:
+      return "cpu";
+    case BackendKind::Cuda:
+      return "cuda";
   }
   return "?";
 }

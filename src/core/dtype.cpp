@@ -4,13 +4,20 @@ namespace tenferro {
 
 std::string_view name(DType t) {
   switch (t) {
-    case DType::Bool: return "bool";
-    case DType::I32: return "i32";
-    case DType::I64: return "i64";
-    case DType::F32: return "f32";
-    case DType::F64: return "f64";
-    case DType::C64: return "c64";
-    case DType::C128: return "c128";
+    case DType::Bool:
+      return "bool";
+    case DType::I32:
+      return "i32";
+    case DType::I64:
+      return "i64";
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::C64:
+      return "c64";
+    case DType::C128:
+      return "c128";
   }
   return "?";
 }
@@ -27,10 +34,13 @@ int category(DType t) {
 int float_bits(DType t) {
   switch (t) {
     case DType::F32:
-    case DType::C64: return 32;
+    case DType::C64:
+      return 32;
     case DType::F64:
-    case DType::C128: return 64;
-    default: return 0;
+    case DType::C128:
+      return 64;
+    default:
+      return 0;
   }
 }
 }  // namespace
@@ -49,12 +59,18 @@ DType promote_types(DType a, DType b) {
 bool is_lossless_conversion(DType from, DType to) {
   if (from == to || from == DType::Bool) return true;
   switch (from) {
-    case DType::I32: return to == DType::I64 || to == DType::F64 || to == DType::C128;
-    case DType::I64: return false;  // no float holds every i64
-    case DType::F32: return to == DType::F64 || to == DType::C64 || to == DType::C128;
-    case DType::F64: return to == DType::C128;
-    case DType::C64: return to == DType::C128;
-    default: return false;
+    case DType::I32:
+      return to == DType::I64 || to == DType::F64 || to == DType::C128;
+    case DType::I64:
+      return false;  // no float holds every i64
+    case DType::F32:
+      return to == DType::F64 || to == DType::C64 || to == DType::C128;
+    case DType::F64:
+      return to == DType::C128;
+    case DType::C64:
+      return to == DType::C128;
+    default:
+      return false;
   }
 }
 

@@ -4,46 +4,74 @@ namespace tenferro {
 
 std::string_view name(ErrorKind k) {
   switch (k) {
-    case ErrorKind::InvalidArgument: return "InvalidArgument";
-    case ErrorKind::DTypeMismatch: return "DTypeMismatch";
-    case ErrorKind::ShapeMismatch: return "ShapeMismatch";
-    case ErrorKind::RankMismatch: return "RankMismatch";
-    case ErrorKind::AxisOutOfBounds: return "AxisOutOfBounds";
-    case ErrorKind::DuplicateAxis: return "DuplicateAxis";
-    case ErrorKind::ContextMismatch: return "ContextMismatch";
-    case ErrorKind::RuntimeState: return "RuntimeState";
-    case ErrorKind::Unsupported: return "Unsupported";
-    case ErrorKind::UnsupportedAdRule: return "UnsupportedAdRule";
-    case ErrorKind::MissingExtension: return "MissingExtension";
-    case ErrorKind::NoInputIngress: return "NoInputIngress";
-    case ErrorKind::Singular: return "Singular";
-    case ErrorKind::NoConvergence: return "NoConvergence";
-    case ErrorKind::GaugeIllDefined: return "GaugeIllDefined";
-    case ErrorKind::Internal: return "Internal";
+    case ErrorKind::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorKind::DTypeMismatch:
+      return "DTypeMismatch";
+    case ErrorKind::ShapeMismatch:
+      return "ShapeMismatch";
+    case ErrorKind::RankMismatch:
+      return "RankMismatch";
+    case ErrorKind::AxisOutOfBounds:
+      return "AxisOutOfBounds";
+    case ErrorKind::DuplicateAxis:
+      return "DuplicateAxis";
+    case ErrorKind::ContextMismatch:
+      return "ContextMismatch";
+    case ErrorKind::RuntimeState:
+      return "RuntimeState";
+    case ErrorKind::Unsupported:
+      return "Unsupported";
+    case ErrorKind::UnsupportedAdRule:
+      return "UnsupportedAdRule";
+    case ErrorKind::MissingExtension:
+      return "MissingExtension";
+    case ErrorKind::NoInputIngress:
+      return "NoInputIngress";
+    case ErrorKind::Singular:
+      return "Singular";
+    case ErrorKind::NoConvergence:
+      return "NoConvergence";
+    case ErrorKind::GaugeIllDefined:
+      return "GaugeIllDefined";
+    case ErrorKind::Internal:
+      return "Internal";
   }
   return "?";
 }
 
 std::string_view name(ErrorCategory c) {
   switch (c) {
-    case ErrorCategory::Validation: return "Validation";
-    case ErrorCategory::ContextMismatch: return "ContextMismatch";
-    case ErrorCategory::RuntimeState: return "RuntimeState";
-    case ErrorCategory::Unsupported: return "Unsupported";
-    case ErrorCategory::UnsupportedAdRule: return "UnsupportedAdRule";
-    case ErrorCategory::MissingExtension: return "MissingExtension";
-    case ErrorCategory::NoInputIngress: return "NoInputIngress";
-    case ErrorCategory::Numerical: return "Numerical";
-    case ErrorCategory::Internal: return "Internal";
+    case ErrorCategory::Validation:
+      return "Validation";
+    case ErrorCategory::ContextMismatch:
+      return "ContextMismatch";
+    case ErrorCategory::RuntimeState:
+      return "RuntimeState";
+    case ErrorCategory::Unsupported:
+      return "Unsupported";
+    case ErrorCategory::UnsupportedAdRule:
+      return "UnsupportedAdRule";
+    case ErrorCategory::MissingExtension:
+      return "MissingExtension";
+    case ErrorCategory::NoInputIngress:
+      return "NoInputIngress";
+    case ErrorCategory::Numerical:
+      return "Numerical";
+    case ErrorCategory::Internal:
+      return "Internal";
   }
   return "?";
 }
 
 std::string_view name(ErrorPhase p) {
   switch (p) {
-    case ErrorPhase::Build: return "build";
-    case ErrorPhase::Compile: return "compile";
-    case ErrorPhase::Execute: return "execute";
+    case ErrorPhase::Build:
+      return "build";
+    case ErrorPhase::Compile:
+      return "compile";
+    case ErrorPhase::Execute:
+      return "execute";
   }
   return "?";
 }
@@ -55,17 +83,26 @@ ErrorCategory category_of(ErrorKind k) {
     case ErrorKind::ShapeMismatch:
     case ErrorKind::RankMismatch:
     case ErrorKind::AxisOutOfBounds:
-    case ErrorKind::DuplicateAxis: return ErrorCategory::Validation;
-    case ErrorKind::ContextMismatch: return ErrorCategory::ContextMismatch;
-    case ErrorKind::RuntimeState: return ErrorCategory::RuntimeState;
-    case ErrorKind::Unsupported: return ErrorCategory::Unsupported;
-    case ErrorKind::UnsupportedAdRule: return ErrorCategory::UnsupportedAdRule;
-    case ErrorKind::MissingExtension: return ErrorCategory::MissingExtension;
-    case ErrorKind::NoInputIngress: return ErrorCategory::NoInputIngress;
+    case ErrorKind::DuplicateAxis:
+      return ErrorCategory::Validation;
+    case ErrorKind::ContextMismatch:
+      return ErrorCategory::ContextMismatch;
+    case ErrorKind::RuntimeState:
+      return ErrorCategory::RuntimeState;
+    case ErrorKind::Unsupported:
+      return ErrorCategory::Unsupported;
+    case ErrorKind::UnsupportedAdRule:
+      return ErrorCategory::UnsupportedAdRule;
+    case ErrorKind::MissingExtension:
+      return ErrorCategory::MissingExtension;
+    case ErrorKind::NoInputIngress:
+      return ErrorCategory::NoInputIngress;
     case ErrorKind::Singular:
     case ErrorKind::NoConvergence:
-    case ErrorKind::GaugeIllDefined: return ErrorCategory::Numerical;
-    case ErrorKind::Internal: return ErrorCategory::Internal;
+    case ErrorKind::GaugeIllDefined:
+      return ErrorCategory::Numerical;
+    case ErrorKind::Internal:
+      return ErrorCategory::Internal;
   }
   return ErrorCategory::Internal;
 }

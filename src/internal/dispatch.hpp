@@ -15,13 +15,20 @@ struct TypeTag {
 template <class F>
 decltype(auto) dispatch_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::Bool: return f(TypeTag<bool>{});
-    case DType::I32: return f(TypeTag<std::int32_t>{});
-    case DType::I64: return f(TypeTag<std::int64_t>{});
-    case DType::F32: return f(TypeTag<float>{});
-    case DType::F64: return f(TypeTag<double>{});
-    case DType::C64: return f(TypeTag<c64_t>{});
-    case DType::C128: return f(TypeTag<c128_t>{});
+    case DType::Bool:
+      return f(TypeTag<bool>{});
+    case DType::I32:
+      return f(TypeTag<std::int32_t>{});
+    case DType::I64:
+      return f(TypeTag<std::int64_t>{});
+    case DType::F32:
+      return f(TypeTag<float>{});
+    case DType::F64:
+      return f(TypeTag<double>{});
+    case DType::C64:
+      return f(TypeTag<c64_t>{});
+    case DType::C128:
+      return f(TypeTag<c128_t>{});
   }
   throw Error(ErrorKind::Internal, "dispatch", "unknown dtype");
 }

@@ -16,7 +16,7 @@ namespace tenferro::detail {
 
 template <std::size_t K>
 struct StridedPlan {
-  Shape shape;                    // after coalescing; rank >= 1
+  Shape shape;  // after coalescing; rank >= 1
   std::array<Strides, K> strides;
   std::int64_t numel = 1;
 

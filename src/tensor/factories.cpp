@@ -24,11 +24,17 @@ void fill_with(Tensor& t, Gen&& gen) {
 }
 }  // namespace
 
-Tensor empty(std::span<const std::int64_t> shape, DType dtype) { return owned(shape, dtype); }
+Tensor empty(std::span<const std::int64_t> shape, DType dtype) {
+  return owned(shape, dtype);
+}
 
-Tensor zeros(std::span<const std::int64_t> shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor zeros(std::span<const std::int64_t> shape, DType dtype) {
+  return full(shape, 0.0, dtype);
+}
 
-Tensor ones(std::span<const std::int64_t> shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor ones(std::span<const std::int64_t> shape, DType dtype) {
+  return full(shape, 1.0, dtype);
+}
 
 Tensor full(std::span<const std::int64_t> shape, Scalar value, DType dtype) {
   Tensor t = owned(shape, dtype);
@@ -91,7 +97,8 @@ Tensor linspace(double start, double stop, std::int64_t num, DType dtype) {
 
 Tensor rand(std::span<const std::int64_t> shape, DType dtype, Generator& gen) {
   if (!is_inexact(dtype)) {
-    fail(ErrorKind::DTypeMismatch, "rand", "rand needs a floating or complex dtype, got ", name(dtype));
+    fail(ErrorKind::DTypeMismatch, "rand", "rand needs a floating or complex dtype, got ",
+         name(dtype));
   }
   Tensor t = owned(shape, dtype);
   fill_with(t, [&](std::int64_t) {
@@ -103,7 +110,8 @@ Tensor rand(std::span<const std::int64_t> shape, DType dtype, Generator& gen) {
 
 Tensor randn(std::span<const std::int64_t> shape, DType dtype, Generator& gen) {
   if (!is_inexact(dtype)) {
-    fail(ErrorKind::DTypeMismatch, "randn", "randn needs a floating or complex dtype, got ", name(dtype));
+    fail(ErrorKind::DTypeMismatch, "randn", "randn needs a floating or complex dtype, got ",
+         name(dtype));
   }
   Tensor t = owned(shape, dtype);
   const double half = std::sqrt(0.5);
@@ -120,8 +128,9 @@ Tensor complex(const Tensor& re, const Tensor& im) {
     fail(ErrorKind::InvalidArgument, "complex", "inputs must be defined tensors");
   }
   if (re.dtype() != im.dtype() || !is_floating(re.dtype())) {
-    fail(ErrorKind::DTypeMismatch, "complex", "real and imaginary parts must share one floating dtype, got ",
-         name(re.dtype()), " and ", name(im.dtype()));
+    fail(ErrorKind::DTypeMismatch, "complex",
+         "real and imaginary parts must share one floating dtype, got ", name(re.dtype()), " and ",
+         name(im.dtype()));
   }
   if (!(re.shape() == im.shape())) {
     fail(ErrorKind::ShapeMismatch, "complex", "real part has shape ", shape_to_string(re.shape()),

@@ -98,7 +98,9 @@ std::pair<std::vector<c128_t>, std::vector<c128_t>> as_c128_pair(const Tensor& a
   Tensor::copy_into(b.broadcast_to(s), Tensor::wrap(vb.data(), s));
   return {std::move(va), std::move(vb)};
 }
-bool has_nan(c128_t z) { return std::isnan(z.real()) || std::isnan(z.imag()); }
+bool has_nan(c128_t z) {
+  return std::isnan(z.real()) || std::isnan(z.imag());
+}
 }  // namespace
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

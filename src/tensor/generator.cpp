@@ -34,7 +34,11 @@ double Generator::uniform() {
   // 53 random bits -> [0, 1).
   return static_cast<double>(engine_->rng() >> 11) * 0x1.0p-53;
 }
-double Generator::normal() { return engine_->normal(engine_->rng); }
-std::uint64_t Generator::next_u64() { return engine_->rng(); }
+double Generator::normal() {
+  return engine_->normal(engine_->rng);
+}
+std::uint64_t Generator::next_u64() {
+  return engine_->rng();
+}
 
 }  // namespace tenferro

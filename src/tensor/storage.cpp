@@ -6,8 +6,7 @@
 namespace tenferro {
 
 std::string to_string(const Placement& p) {
-  return p.kind == DeviceKind::Host ? std::string("host")
-                                    : "cuda:" + std::to_string(p.ordinal);
+  return p.kind == DeviceKind::Host ? std::string("host") : "cuda:" + std::to_string(p.ordinal);
 }
 
 namespace {

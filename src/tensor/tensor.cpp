@@ -35,7 +35,9 @@ Strides row_major_strides(std::span<const std::int64_t> shape) {
 std::int64_t shape_numel(std::span<const std::int64_t> shape) {
   std::int64_t n = 1;
   for (auto e : shape) {
-    if (e < 0) fail(ErrorKind::InvalidArgument, "shape", "negative extent ", e, " in shape ", shape_to_string(shape));
+    if (e < 0)
+      fail(ErrorKind::InvalidArgument, "shape", "negative extent ", e, " in shape ",
+           shape_to_string(shape));
     n *= e;
   }
   return n;
@@ -58,9 +60,8 @@ Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const std::int
     const std::int64_t ea = i < r - a.size() ? 1 : a[i - (r - a.size())];
     const std::int64_t eb = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (ea != eb && ea != 1 && eb != 1) {
-      fail(ErrorKind::ShapeMismatch, op, "shapes ", shape_to_string(a), " and ",
-           shape_to_string(b), " do not broadcast (NumPy rules, right-aligned): extents ", ea,
-           " and ", eb);
+      fail(ErrorKind::ShapeMismatch, op, "shapes ", shape_to_string(a), " and ", shape_to_string(b),
+           " do not broadcast (NumPy rules, right-aligned): extents ", ea, " and ", eb);
     }
     out[i] = ea == 1 ? eb : ea;
   }
@@ -106,8 +107,8 @@ Tensor Tensor::from_col_major_bytes(std::span<const std::int64_t> shape, DType d
                                     const void* data, std::size_t count) {
   const std::int64_t n = shape_numel(shape);
   if (static_cast<std::int64_t>(count) != n) {
-    fail(ErrorKind::ShapeMismatch, "from_col_major", "shape ", shape_to_string(shape), " needs ",
-         n, " elements but ", count, " were given");
+    fail(ErrorKind::ShapeMismatch, "from_col_major", "shape ", shape_to_string(shape), " needs ", n,
+         " elements but ", count, " were given");
   }
   Tensor t = make_owned(shape, dtype);
   if (n > 0) std::memcpy(t.raw_data(), data, count * itemsize(dtype));
@@ -118,8 +119,8 @@ Tensor Tensor::from_row_major_bytes(std::span<const std::int64_t> shape, DType d
                                     const void* data, std::size_t count) {
   const std::int64_t n = shape_numel(shape);
   if (static_cast<std::int64_t>(count) != n) {
-    fail(ErrorKind::ShapeMismatch, "from_row_major", "shape ", shape_to_string(shape), " needs ",
-         n, " elements but ", count, " were given");
+    fail(ErrorKind::ShapeMismatch, "from_row_major", "shape ", shape_to_string(shape), " needs ", n,
+         " elements but ", count, " were given");
   }
   Tensor src = wrap(const_cast<void*>(data), dtype, shape, row_major_strides(shape));
   Tensor t = make_owned(shape, dtype);
@@ -127,8 +128,12 @@ Tensor Tensor::from_row_major_bytes(std::span<const std::int64_t> shape, DType d
   return t;
 }
 
-Tensor Tensor::scalar(Scalar value) { return scalar(value, value.dtype()); }
-Tensor Tensor::scalar(Scalar value, DType dtype) { return full({}, value, dtype); }
+Tensor Tensor::scalar(Scalar value) {
+  return scalar(value, value.dtype());
+}
+Tensor Tensor::scalar(Scalar value, DType dtype) {
+  return full({}, value, dtype);
+}
 
 Tensor Tensor::wrap(void* data, DType dtype, std::span<const std::int64_t> shape,
                     std::span<const std::int64_t> strides, std::shared_ptr<void> keepalive,
@@ -146,8 +151,8 @@ Tensor Tensor::wrap(void* data, DType dtype, std::span<const std::int64_t> shape
       (st[d] < 0 ? lo : hi) += (shape[d] - 1) * st[d];
     }
     if (lo < 0 || static_cast<std::size_t>(hi + 1) * itemsize(dtype) > nbytes) {
-      fail(ErrorKind::InvalidArgument, "wrap", "the strided element range does not fit in ",
-           nbytes, " bytes of external memory");
+      fail(ErrorKind::InvalidArgument, "wrap", "the strided element range does not fit in ", nbytes,
+           " bytes of external memory");
     }
   }
   auto storage = wrap_storage(data, nbytes, placement, std::move(keepalive));
@@ -166,7 +171,9 @@ std::int64_t Tensor::dim(std::int64_t axis) const {
   return shape_[static_cast<std::size_t>(normalize_axis(axis, rank(), "dim"))];
 }
 
-Placement Tensor::placement() const { return storage_ ? storage_->placement() : Placement{}; }
+Placement Tensor::placement() const {
+  return storage_ ? storage_->placement() : Placement{};
+}
 
 bool Tensor::is_contiguous() const {
   std::int64_t acc = 1;
@@ -179,7 +186,8 @@ bool Tensor::is_contiguous() const {
 }
 
 void* Tensor::raw_data() const {
-  return static_cast<char*>(storage_->data()) + offset_ * static_cast<std::int64_t>(itemsize(dtype_));
+  return static_cast<char*>(storage_->data()) +
+         offset_ * static_cast<std::int64_t>(itemsize(dtype_));
 }
 
 void Tensor::require_defined(const char* op) const {
@@ -219,8 +227,8 @@ void Tensor::copy_to_host(DType want, void* out) const {
 Scalar Tensor::item() const {
   require_defined("item");
   if (numel() != 1) {
-    fail(ErrorKind::ShapeMismatch, "item", "tensor of shape ", shape_to_string(shape_),
-         " has ", numel(), " elements; item() needs exactly one");
+    fail(ErrorKind::ShapeMismatch, "item", "tensor of shape ", shape_to_string(shape_), " has ",
+         numel(), " elements; item() needs exactly one");
   }
   typed_ptr(dtype_, false);
   return detail::dispatch_dtype(dtype_, [&](auto tag) -> Scalar {
@@ -322,8 +330,8 @@ Shape resolve_shape(std::span<const std::int64_t> shape, std::int64_t numel, con
     }
     out[static_cast<std::size_t>(infer)] = numel / known;
   } else if (known != numel) {
-    fail(ErrorKind::ShapeMismatch, "reshape", "cannot reshape ", shape_to_string(from), " (",
-         numel, " elements) to ", shape_to_string(shape), " (", known, " elements)");
+    fail(ErrorKind::ShapeMismatch, "reshape", "cannot reshape ", shape_to_string(from), " (", numel,
+         " elements) to ", shape_to_string(shape), " (", known, " elements)");
   }
   return out;
 }
@@ -374,8 +382,8 @@ Tensor Tensor::reshape(std::span<const std::int64_t> shape) const {
     t.strides_ = col_major_strides(ns);
   } else if (!view_strides(shape_, strides_, ns, t.strides_)) {
     fail(ErrorKind::InvalidArgument, "reshape", "a tensor of shape ", shape_to_string(shape_),
-         " with strides ", shape_to_string(strides_), " cannot be viewed as ",
-         shape_to_string(ns), " without a copy; use reshape_copy() or contiguous() first");
+         " with strides ", shape_to_string(strides_), " cannot be viewed as ", shape_to_string(ns),
+         " without a copy; use reshape_copy() or contiguous() first");
   }
   t.shape_ = std::move(ns);
   return t;
@@ -467,8 +475,10 @@ Tensor Tensor::unsqueeze(std::int64_t axis) const {
   const auto a = static_cast<std::size_t>(normalize_axis(axis, rank() + 1, "unsqueeze"));
   Tensor t = *this;
   std::int64_t stride = 1;
-  if (a < shape_.size()) stride = strides_[a] * shape_[a];
-  else if (a > 0) stride = strides_[a - 1] * shape_[a - 1];
+  if (a < shape_.size())
+    stride = strides_[a] * shape_[a];
+  else if (a > 0)
+    stride = strides_[a - 1] * shape_[a - 1];
   t.shape_.insert(t.shape_.begin() + a, 1);
   t.strides_.insert(t.strides_.begin() + a, stride);
   return t;
@@ -534,7 +544,8 @@ void Tensor::copy_into(const Tensor& src, const Tensor& dst) {
         if (inc[0] == 1 && inc[1] == 1) {
           for (std::int64_t i = 0; i < n; ++i) dp[i] = detail::convert_value<D>(sp[i]);
         } else {
-          for (std::int64_t i = 0; i < n; ++i) dp[i * inc[1]] = detail::convert_value<D>(sp[i * inc[0]]);
+          for (std::int64_t i = 0; i < n; ++i)
+            dp[i * inc[1]] = detail::convert_value<D>(sp[i * inc[0]]);
         }
       });
     });

@@ -12,14 +12,70 @@
 namespace tenferro {
 
 enum class UnaryOp : unsigned char {
-  Abs, Neg, Conj, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Square, Reciprocal,
-  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Sigmoid, Erf, Erfc,
-  Sign, Sgn, Floor, Ceil, Round, Trunc, Real, Imag, Angle, IsFinite, IsNan, LogicalNot,
+  Abs,
+  Neg,
+  Conj,
+  Exp,
+  Exp2,
+  Expm1,
+  Log,
+  Log2,
+  Log10,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Square,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Tanh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Sigmoid,
+  Erf,
+  Erfc,
+  Sign,
+  Sgn,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Real,
+  Imag,
+  Angle,
+  IsFinite,
+  IsNan,
+  LogicalNot,
 };
 
 enum class BinaryOp : unsigned char {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2, Hypot, Copysign, Fmod, Remainder,
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  Atan2,
+  Hypot,
+  Copysign,
+  Fmod,
+  Remainder,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
 };
 
 std::string_view name(UnaryOp op);
@@ -119,7 +175,6 @@ Tensor logical_or(const Tensor& a, const Tensor& b, Backend& backend);
 /// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend);
 /// Limits values to [lo, hi] (either bound optional); real and integer dtypes.
-Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi,
-             Backend& backend);
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, Backend& backend);
 
 }  // namespace tenferro

@@ -22,14 +22,21 @@ std::string_view name(ReduceOp op);
 Tensor reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
               bool keepdim = false);
 
-Tensor sum(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
-Tensor prod(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
-Tensor mean(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
+Tensor sum(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+           bool keepdim = false);
+Tensor prod(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+            bool keepdim = false);
+Tensor mean(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+            bool keepdim = false);
 /// NaN-propagating. An empty reduction is InvalidArgument (no identity).
-Tensor max(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
-Tensor min(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
-Tensor all(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
-Tensor any(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim = false);
+Tensor max(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+           bool keepdim = false);
+Tensor min(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+           bool keepdim = false);
+Tensor all(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+           bool keepdim = false);
+Tensor any(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+           bool keepdim = false);
 /// log(sum(exp(x))) computed stably (max-shifted).
 Tensor logsumexp(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
                  bool keepdim = false);

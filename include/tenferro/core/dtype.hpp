@@ -27,13 +27,20 @@ inline constexpr DType kAllDTypes[] = {DType::Bool, DType::I32, DType::I64, DTyp
 /// Bytes per element.
 constexpr std::size_t itemsize(DType t) {
   switch (t) {
-    case DType::Bool: return 1;
-    case DType::I32: return 4;
-    case DType::I64: return 8;
-    case DType::F32: return 4;
-    case DType::F64: return 8;
-    case DType::C64: return 8;
-    case DType::C128: return 16;
+    case DType::Bool:
+      return 1;
+    case DType::I32:
+      return 4;
+    case DType::I64:
+      return 8;
+    case DType::F32:
+      return 4;
+    case DType::F64:
+      return 8;
+    case DType::C64:
+      return 8;
+    case DType::C128:
+      return 16;
   }
   return 0;
 }
@@ -41,12 +48,22 @@ constexpr std::size_t itemsize(DType t) {
 /// Short lowercase name: "bool", "i32", "i64", "f32", "f64", "c64", "c128".
 std::string_view name(DType t);
 
-constexpr bool is_complex(DType t) { return t == DType::C64 || t == DType::C128; }
-constexpr bool is_floating(DType t) { return t == DType::F32 || t == DType::F64; }
+constexpr bool is_complex(DType t) {
+  return t == DType::C64 || t == DType::C128;
+}
+constexpr bool is_floating(DType t) {
+  return t == DType::F32 || t == DType::F64;
+}
 /// Floating or complex: the dtypes that carry derivatives.
-constexpr bool is_inexact(DType t) { return is_floating(t) || is_complex(t); }
-constexpr bool is_integral(DType t) { return t == DType::I32 || t == DType::I64; }
-constexpr bool is_bool(DType t) { return t == DType::Bool; }
+constexpr bool is_inexact(DType t) {
+  return is_floating(t) || is_complex(t);
+}
+constexpr bool is_integral(DType t) {
+  return t == DType::I32 || t == DType::I64;
+}
+constexpr bool is_bool(DType t) {
+  return t == DType::Bool;
+}
 
 /// Real counterpart of a complex dtype (c64 -> f32, c128 -> f64); identity otherwise.
 constexpr DType real_dtype(DType t) {
@@ -57,7 +74,9 @@ constexpr DType complex_dtype(DType t) {
   return (t == DType::F32 || t == DType::C64) ? DType::C64 : DType::C128;
 }
 /// Floating counterpart for ops whose result is inexact (ints and bool -> f64).
-constexpr DType inexact_dtype(DType t) { return is_inexact(t) ? t : DType::F64; }
+constexpr DType inexact_dtype(DType t) {
+  return is_inexact(t) ? t : DType::F64;
+}
 
 /// The promotion lattice: bool < i32 < i64 < f32 < f64, and real < complex.
 /// - bool with anything gives the other type;
@@ -73,13 +92,34 @@ bool is_lossless_conversion(DType from, DType to);
 
 template <class T>
 struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
-template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::I32; };
-template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::I64; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::F32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::F64; };
-template <> struct dtype_of<c64_t> { static constexpr DType value = DType::C64; };
-template <> struct dtype_of<c128_t> { static constexpr DType value = DType::C128; };
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static constexpr DType value = DType::I32;
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static constexpr DType value = DType::I64;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::F32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::F64;
+};
+template <>
+struct dtype_of<c64_t> {
+  static constexpr DType value = DType::C64;
+};
+template <>
+struct dtype_of<c128_t> {
+  static constexpr DType value = DType::C128;
+};
 template <class T>
 inline constexpr DType dtype_of_v = dtype_of<T>::value;
 

@@ -12,15 +12,21 @@ namespace tenferro {
 class Scalar {
  public:
   Scalar() = default;
-  Scalar(bool v) : dtype_(DType::Bool), re_(v ? 1.0 : 0.0), int_(v) {}  // NOLINT
+  Scalar(bool v) : dtype_(DType::Bool), re_(v ? 1.0 : 0.0), int_(v) {}                  // NOLINT
   Scalar(std::int32_t v) : dtype_(DType::I32), re_(static_cast<double>(v)), int_(v) {}  // NOLINT
   Scalar(std::int64_t v) : dtype_(DType::I64), re_(static_cast<double>(v)), int_(v) {}  // NOLINT
-  Scalar(float v) : dtype_(DType::F32), re_(v), int_(static_cast<std::int64_t>(v)) {}  // NOLINT
+  Scalar(float v) : dtype_(DType::F32), re_(v), int_(static_cast<std::int64_t>(v)) {}   // NOLINT
   Scalar(double v) : dtype_(DType::F64), re_(v), int_(static_cast<std::int64_t>(v)) {}  // NOLINT
-  Scalar(c64_t v)  // NOLINT
-      : dtype_(DType::C64), re_(v.real()), im_(v.imag()), int_(static_cast<std::int64_t>(v.real())) {}
+  Scalar(c64_t v)                                                                       // NOLINT
+      : dtype_(DType::C64),
+        re_(v.real()),
+        im_(v.imag()),
+        int_(static_cast<std::int64_t>(v.real())) {}
   Scalar(c128_t v)  // NOLINT
-      : dtype_(DType::C128), re_(v.real()), im_(v.imag()), int_(static_cast<std::int64_t>(v.real())) {}
+      : dtype_(DType::C128),
+        re_(v.real()),
+        im_(v.imag()),
+        int_(static_cast<std::int64_t>(v.real())) {}
 
   /// The dtype the value was given in.
   DType dtype() const { return dtype_; }
@@ -35,7 +41,8 @@ class Scalar {
     if constexpr (std::is_same_v<T, bool>) {
       return re_ != 0.0 || im_ != 0.0;
     } else if constexpr (std::is_integral_v<T>) {
-      return is_integral(dtype_) || dtype_ == DType::Bool ? static_cast<T>(int_) : static_cast<T>(re_);
+      return is_integral(dtype_) || dtype_ == DType::Bool ? static_cast<T>(int_)
+                                                          : static_cast<T>(re_);
     } else if constexpr (std::is_floating_point_v<T>) {
       return static_cast<T>(re_);
     } else {

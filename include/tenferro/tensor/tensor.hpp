@@ -120,7 +120,7 @@ class Tensor {
   /// Write access: refused (RuntimeState) unless this handle owns the storage alone.
   template <class T>
   T* mutable_data() {
-    return static_cast<T*>(typed_ptr(dtype_of_v<T>, true));
+    return static_cast<T*>(const_cast<void*>(typed_ptr(dtype_of_v<T>, true)));
   }
   /// The elements as a span; the tensor must be compact column-major.
   template <class T>
@@ -163,8 +163,14 @@ class Tensor {
   }
   /// reshape() when possible, otherwise a compact copy with the new shape.
   Tensor reshape_copy(std::span<const std::int64_t> shape) const;
+  Tensor reshape_copy(std::initializer_list<std::int64_t> shape) const {
+    return reshape_copy(std::span<const std::int64_t>(shape.begin(), shape.size()));
+  }
   /// NumPy broadcast (right-aligned) with stride-0 axes.
   Tensor broadcast_to(std::span<const std::int64_t> shape) const;
+  Tensor broadcast_to(std::initializer_list<std::int64_t> shape) const {
+    return broadcast_to(std::span<const std::int64_t>(shape.begin(), shape.size()));
+  }
   /// Diagonal of axes (axis1, axis2), which are removed; the diagonal becomes
   /// the first axis and the others follow in order (batch-last convention:
   /// [n, n, batch...] -> [n, batch...]). offset > 0 is above the main diagonal.

@@ -17,16 +17,17 @@ void fill(CpuBackend& backend, const Tensor& dst, Scalar value) {
     using T = typename decltype(tag)::type;
     const T v = value.to<T>();
     T* base = static_cast<T*>(dst.raw_data());
-    backend.parallel_for(plan.numel, backend.parallel_threshold(), [&](std::int64_t b, std::int64_t e) {
-      plan.run(b, e, [&](std::int64_t n, const auto& off, const auto& inc) {
-        T* p = base + off[0];
-        if (inc[0] == 1) {
-          std::fill(p, p + n, v);
-        } else {
-          for (std::int64_t i = 0; i < n; ++i) p[i * inc[0]] = v;
-        }
-      });
-    });
+    backend.parallel_for(plan.numel, backend.parallel_threshold(),
+                         [&](std::int64_t b, std::int64_t e) {
+                           plan.run(b, e, [&](std::int64_t n, const auto& off, const auto& inc) {
+                             T* p = base + off[0];
+                             if (inc[0] == 1) {
+                               std::fill(p, p + n, v);
+                             } else {
+                               for (std::int64_t i = 0; i < n; ++i) p[i * inc[0]] = v;
+                             }
+                           });
+                         });
   });
 }
 

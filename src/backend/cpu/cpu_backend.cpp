@@ -34,7 +34,9 @@ struct PoolState {
   }
 };
 
-std::size_t size_class(std::size_t nbytes) { return std::bit_ceil(std::max<std::size_t>(nbytes, 64)); }
+std::size_t size_class(std::size_t nbytes) {
+  return std::bit_ceil(std::max<std::size_t>(nbytes, 64));
+}
 
 void* heap_alloc(std::size_t cls) {
   void* p = std::aligned_alloc(64, cls);
@@ -115,12 +117,16 @@ Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
   return Tensor::from_storage(std::move(storage), dtype, Shape(shape), col_major_strides(shape), 0);
 }
 
-int CpuBackend::num_threads() const { return impl_->num_threads; }
+int CpuBackend::num_threads() const {
+  return impl_->num_threads;
+}
 
 void CpuBackend::set_num_threads(int n) {
-  if (n < 0) fail(ErrorKind::InvalidArgument, "set_num_threads", "thread count must be >= 0, got ", n);
+  if (n < 0)
+    fail(ErrorKind::InvalidArgument, "set_num_threads", "thread count must be >= 0, got ", n);
   if (detail::ThreadPool::inside_task()) {
-    fail(ErrorKind::RuntimeState, "set_num_threads", "cannot resize the pool from inside a pool task");
+    fail(ErrorKind::RuntimeState, "set_num_threads",
+         "cannot resize the pool from inside a pool task");
   }
   const int resolved = resolve_threads(n);
   if (resolved == impl_->num_threads) return;
@@ -130,7 +136,8 @@ void CpuBackend::set_num_threads(int n) {
 }
 
 void CpuBackend::apply_blas_threads() {
-  if (openblas_get_num_threads() != impl_->num_threads) openblas_set_num_threads(impl_->num_threads);
+  if (openblas_get_num_threads() != impl_->num_threads)
+    openblas_set_num_threads(impl_->num_threads);
 }
 
 BufferPoolStats CpuBackend::pool_stats() const {
@@ -178,7 +185,9 @@ CpuSession::CpuSession(CpuBackend& backend) : backend_(backend), previous_(t_cur
   t_current_session = this;
 }
 
-CpuSession::~CpuSession() { t_current_session = previous_; }
+CpuSession::~CpuSession() {
+  t_current_session = previous_;
+}
 
 CpuSession* CpuSession::current(const CpuBackend& backend) {
   for (CpuSession* s = t_current_session; s != nullptr; s = s->previous_) {

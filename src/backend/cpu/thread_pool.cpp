@@ -6,7 +6,9 @@ namespace {
 thread_local bool t_inside_task = false;
 }
 
-bool ThreadPool::inside_task() { return t_inside_task; }
+bool ThreadPool::inside_task() {
+  return t_inside_task;
+}
 
 ThreadPool::ThreadPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });

@@ -21,10 +21,10 @@ struct CpuBackendOptions {
 };
 
 struct BufferPoolStats {
-  std::uint64_t hits = 0;       // allocations served from the pool
-  std::uint64_t misses = 0;     // allocations that went to the heap
-  std::uint64_t returns = 0;    // buffers given back and kept
-  std::uint64_t drops = 0;      // buffers given back and freed (pool full)
+  std::uint64_t hits = 0;     // allocations served from the pool
+  std::uint64_t misses = 0;   // allocations that went to the heap
+  std::uint64_t returns = 0;  // buffers given back and kept
+  std::uint64_t drops = 0;    // buffers given back and freed (pool full)
   std::size_t cached_bytes = 0;
   std::size_t cached_buffers = 0;
   std::size_t max_bytes = 0;

@@ -1,0 +1,103 @@
+#include <atomic>
+#include <thread>
+
+#include "test_util.hpp"
+
+using namespace tenferro;
+
+TEST(CpuBackend, PooledAllocationReusesBuffers) {
+  CpuBackend cpu(CpuBackendOptions{1, 1 << 20, 1 << 16});
+  {
+    auto a = cpu.empty({100}, f64);
+    EXPECT_TRUE(a.is_contiguous());
+    EXPECT_EQ(a.numel(), 100);
+  }
+  auto s = cpu.pool_stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.returns, 1u);
+  EXPECT_EQ(s.cached_buffers, 1u);
+  auto b = cpu.empty({90}, f64);  // same size class (1 KiB)
+  s = cpu.pool_stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.cached_buffers, 0u);
+  cpu.reset_pool();
+  EXPECT_EQ(cpu.pool_stats().hits, 0u);
+}
+
+TEST(CpuBackend, PoolIsBounded) {
+  CpuBackend cpu(CpuBackendOptions{1, 4096, 1 << 16});
+  { auto a = cpu.empty({10000}, f64); }  // 80 KB > bound: freed, not kept
+  auto s = cpu.pool_stats();
+  EXPECT_EQ(s.drops, 1u);
+  EXPECT_EQ(s.cached_bytes, 0u);
+  EXPECT_LE(s.cached_bytes, s.max_bytes);
+}
+
+TEST(CpuBackend, TensorsOutliveTheBackend) {
+  Tensor t;
+  {
+    CpuBackend cpu;
+    t = cpu.empty({4}, f64);
+  }
+  EXPECT_EQ(t.numel(), 4);  // the buffer is freed normally later
+}
+
+TEST(CpuBackend, SessionReentryIsTypedError) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  auto s = cpu.session();
+  EXPECT_EQ(CpuSession::current(cpu), s.get());
+  EXPECT_TF_ERROR(cpu.session(), ErrorKind::RuntimeState);
+  CpuBackend other(CpuBackendOptions{1});
+  {
+    auto s2 = other.session();  // another backend nests fine
+    EXPECT_EQ(CpuSession::current(other), s2.get());
+  }
+  EXPECT_EQ(CpuSession::current(other), nullptr);
+  { ScopedCpuSession reuse(cpu); }  // reuses the open session instead of failing
+  s.reset();
+  EXPECT_EQ(CpuSession::current(cpu), nullptr);
+}
+
+TEST(CpuBackend, ParallelForCoversRangeOnceAndPropagatesErrors) {
+  CpuBackend cpu(CpuBackendOptions{2});
+  EXPECT_EQ(cpu.num_threads(), 2);
+  std::vector<std::atomic<int>> hits(1000);
+  cpu.parallel_for(1000, 10, [&](std::int64_t b, std::int64_t e) {
+    for (auto i = b; i < e; ++i) hits[static_cast<std::size_t>(i)]++;
+  });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  EXPECT_TF_ERROR(cpu.parallel_for(100, 1,
+                                   [&](std::int64_t b, std::int64_t) {
+                                     if (b > 0) fail(ErrorKind::Internal, "body", "boom");
+                                   }),
+                  ErrorKind::Internal);
+  // Nested parallel_for runs serially (one level of parallelism).
+  std::atomic<int> inner_calls{0};
+  cpu.parallel_for(4, 1, [&](std::int64_t, std::int64_t) {
+    cpu.parallel_for(100, 1, [&](std::int64_t b, std::int64_t e) {
+      EXPECT_EQ(b, 0);
+      EXPECT_EQ(e, 100);
+      inner_calls++;
+    });
+  });
+  EXPECT_EQ(inner_calls.load(), 2);
+  cpu.set_num_threads(1);
+  EXPECT_EQ(cpu.num_threads(), 1);
+  EXPECT_TF_ERROR(cpu.set_num_threads(-1), ErrorKind::InvalidArgument);
+}
+
+TEST(CpuBackend, ConcurrentUsersFromTwoThreads) {
+  CpuBackend cpu(CpuBackendOptions{2});
+  std::atomic<std::int64_t> total{0};
+  auto work = [&] {
+    for (int r = 0; r < 50; ++r) {
+      ScopedCpuSession session(cpu);
+      auto t = cpu.empty({64}, f64);
+      cpu.parallel_for(64, 8, [&](std::int64_t b, std::int64_t e) { total += e - b; });
+    }
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+  EXPECT_EQ(total.load(), 2 * 50 * 64);
+}
