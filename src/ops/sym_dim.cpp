@@ -1,0 +1,206 @@
+#include "tenferro/ops/sym_dim.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "tenferro/core/error.hpp"
+
+namespace tenferro {
+
+struct SymDim::Node {
+  Kind kind;
+  std::string name;  // Var only
+  SymDim lhs, rhs;   // binary kinds only
+  std::size_t hash = 0;
+};
+
+namespace {
+std::int64_t floordiv_value(std::int64_t a, std::int64_t b) {
+  if (b == 0) fail(ErrorKind::InvalidArgument, "sym_dim", "floordiv by zero");
+  std::int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+std::int64_t apply(SymDim::Kind k, std::int64_t a, std::int64_t b) {
+  switch (k) {
+    case SymDim::Kind::Add: return a + b;
+    case SymDim::Kind::Sub: return a - b;
+    case SymDim::Kind::Mul: return a * b;
+    case SymDim::Kind::FloorDiv: return floordiv_value(a, b);
+    case SymDim::Kind::Min: return std::min(a, b);
+    case SymDim::Kind::Max: return std::max(a, b);
+    default: break;
+  }
+  fail(ErrorKind::Internal, "sym_dim", "not a binary kind");
+}
+const char* symbol(SymDim::Kind k) {
+  switch (k) {
+    case SymDim::Kind::Add: return " + ";
+    case SymDim::Kind::Sub: return " - ";
+    case SymDim::Kind::Mul: return "*";
+    case SymDim::Kind::FloorDiv: return " // ";
+    case SymDim::Kind::Min: return "min";
+    case SymDim::Kind::Max: return "max";
+    default: return "?";
+  }
+}
+}  // namespace
+
+SymDim SymDim::var(std::string name) {
+  if (name.empty()) fail(ErrorKind::InvalidArgument, "sym_dim", "a named size needs a non-empty name");
+  SymDim d;
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::Var;
+  node->hash = std::hash<std::string>{}(name) ^ 0x5bd1e995;
+  node->name = std::move(name);
+  d.node_ = std::move(node);
+  return d;
+}
+
+SymDim::Kind SymDim::kind() const { return node_ ? node_->kind : Kind::Const; }
+
+std::int64_t SymDim::constant() const {
+  if (!is_constant()) {
+    fail(ErrorKind::InvalidArgument, "sym_dim", "dimension ", to_string(),
+         " is symbolic; bind its names first");
+  }
+  return value_;
+}
+
+SymDim SymDim::make(Kind kind, const SymDim& a, const SymDim& b) {
+  if (a.is_constant() && b.is_constant()) return SymDim(apply(kind, a.value_, b.value_));
+  // Light simplification keeps inferred shapes readable and comparable.
+  switch (kind) {
+    case Kind::Add:
+      if (a.is_constant() && a.value_ == 0) return b;
+      if (b.is_constant() && b.value_ == 0) return a;
+      break;
+    case Kind::Sub:
+      if (b.is_constant() && b.value_ == 0) return a;
+      if (a == b) return SymDim(0);
+      break;
+    case Kind::Mul:
+      if (a.is_constant() && a.value_ == 1) return b;
+      if (b.is_constant() && b.value_ == 1) return a;
+      if ((a.is_constant() && a.value_ == 0) || (b.is_constant() && b.value_ == 0)) return SymDim(0);
+      break;
+    case Kind::FloorDiv:
+      if (b.is_constant() && b.value_ == 1) return a;
+      if (b.is_constant() && b.value_ == 0) fail(ErrorKind::InvalidArgument, "sym_dim", "floordiv by zero");
+      break;
+    case Kind::Min:
+    case Kind::Max:
+      if (a == b) return a;
+      break;
+    default: break;
+  }
+  SymDim d;
+  auto node = std::make_shared<Node>();
+  node->kind = kind;
+  node->lhs = a;
+  node->rhs = b;
+  node->hash = (static_cast<std::size_t>(kind) * 0x100000001b3ULL) ^ (a.hash() * 31 + b.hash());
+  d.node_ = std::move(node);
+  return d;
+}
+
+std::int64_t SymDim::evaluate(const DimBindings& bindings) const {
+  if (!node_) return value_;
+  if (node_->kind == Kind::Var) {
+    auto it = bindings.find(node_->name);
+    if (it == bindings.end()) {
+      fail(ErrorKind::InvalidArgument, "bind", "size '", node_->name,
+           "' is not bound; pass a value for it when binding dimensions");
+    }
+    return it->second;
+  }
+  return apply(node_->kind, node_->lhs.evaluate(bindings), node_->rhs.evaluate(bindings));
+}
+
+std::vector<std::string> SymDim::free_names() const {
+  std::set<std::string> names;
+  std::function<void(const SymDim&)> walk = [&](const SymDim& d) {
+    if (!d.node_) return;
+    if (d.node_->kind == Kind::Var) {
+      names.insert(d.node_->name);
+    } else {
+      walk(d.node_->lhs);
+      walk(d.node_->rhs);
+    }
+  };
+  walk(*this);
+  return {names.begin(), names.end()};
+}
+
+std::string SymDim::to_string() const {
+  if (!node_) return std::to_string(value_);
+  const Kind k = node_->kind;
+  if (k == Kind::Var) return node_->name;
+  std::string out;
+  if (k == Kind::Min || k == Kind::Max) {
+    out.append(symbol(k)).append("(").append(node_->lhs.to_string()).append(", ");
+    out.append(node_->rhs.to_string()).append(")");
+  } else {
+    out.append("(").append(node_->lhs.to_string()).append(symbol(k));
+    out.append(node_->rhs.to_string()).append(")");
+  }
+  return out;
+}
+
+std::size_t SymDim::hash() const {
+  return node_ ? node_->hash : std::hash<std::int64_t>{}(value_);
+}
+
+bool operator==(const SymDim& a, const SymDim& b) {
+  if (a.is_constant() || b.is_constant()) {
+    return a.is_constant() && b.is_constant() && a.value_ == b.value_;
+  }
+  if (a.node_ == b.node_) return true;
+  if (a.node_->kind != b.node_->kind || a.node_->hash != b.node_->hash) return false;
+  if (a.node_->kind == SymDim::Kind::Var) return a.node_->name == b.node_->name;
+  return a.node_->lhs == b.node_->lhs && a.node_->rhs == b.node_->rhs;
+}
+
+SymDim operator+(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Add, a, b); }
+SymDim operator-(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Sub, a, b); }
+SymDim operator*(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Mul, a, b); }
+SymDim floordiv(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::FloorDiv, a, b); }
+SymDim min(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Min, a, b); }
+SymDim max(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Max, a, b); }
+
+SymShape to_sym_shape(std::span<const std::int64_t> shape) {
+  return SymShape(shape.begin(), shape.end());
+}
+
+std::optional<Shape> try_concrete(const SymShape& shape) {
+  Shape out;
+  for (const auto& d : shape) {
+    if (!d.is_constant()) return std::nullopt;
+    out.push_back(d.constant());
+  }
+  return out;
+}
+
+Shape evaluate(const SymShape& shape, const DimBindings& bindings) {
+  Shape out;
+  for (const auto& d : shape) out.push_back(d.evaluate(bindings));
+  return out;
+}
+
+std::string to_string(const SymShape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i].to_string();
+  }
+  return s + "]";
+}
+
+SymDim numel(const SymShape& shape) {
+  SymDim n(1);
+  for (const auto& d : shape) n = n * d;
+  return n;
+}
+
+}  // namespace tenferro
