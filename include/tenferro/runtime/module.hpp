@@ -1,0 +1,57 @@
+#pragma once
+// Extension modules: the unit a family library installs into a runtime.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tenferro/runtime/engine.hpp"
+
+namespace tenferro {
+
+/// What configure() registers; collected by the runtime and validated.
+class ModuleRegistrar {
+ public:
+  struct EngineEntry {
+    FamilyId family;
+    EngineId engine;
+    std::shared_ptr<const ExtensionEngine> implementation;
+  };
+  struct ConfigEntry {
+    FamilyId family;
+    EngineId engine;
+    std::shared_ptr<const PlanningConfig> config;
+  };
+  struct CacheEntry {
+    FamilyId family;
+    std::string cache;
+    ExtensionCacheLimits limits;
+  };
+
+  void register_engine(FamilyId family, EngineId engine,
+                       std::shared_ptr<const ExtensionEngine> implementation);
+  void register_planning_config(FamilyId family, EngineId engine,
+                                std::shared_ptr<const PlanningConfig> config);
+  void register_cache(FamilyId family, std::string cache, ExtensionCacheLimits limits = {});
+
+  const std::vector<EngineEntry>& engines() const { return engines_; }
+  const std::vector<ConfigEntry>& configs() const { return configs_; }
+  const std::vector<CacheEntry>& caches() const { return caches_; }
+
+ private:
+  std::vector<EngineEntry> engines_;
+  std::vector<ConfigEntry> configs_;
+  std::vector<CacheEntry> caches_;
+};
+
+class ExtensionModule {
+ public:
+  virtual ~ExtensionModule() = default;
+  /// Non-empty, stable id, e.g. "mylib.ops".
+  virtual std::string id() const = 0;
+  virtual void configure(ModuleRegistrar& registrar) const = 0;
+};
+
+using ExtensionModulePtr = std::shared_ptr<const ExtensionModule>;
+
+}  // namespace tenferro

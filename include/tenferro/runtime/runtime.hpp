@@ -1,0 +1,198 @@
+#pragma once
+// The Runtime: engines and installed extension modules published as an
+// immutable snapshot tagged with an epoch; a bounded, single-flight cache of
+// prepared plans; runtime-owned extension caches; and apply() for any op.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/ops/primitives.hpp"
+#include "tenferro/runtime/module.hpp"
+
+namespace tenferro {
+
+/// One registered (family, engine) pair in a snapshot.
+struct FamilyRegistration {
+  std::string module_id;
+  FamilyId family;
+  EngineId engine;
+  std::shared_ptr<const ExtensionEngine> implementation;
+  std::shared_ptr<const PlanningConfig> config;
+};
+
+/// Immutable view of a runtime configuration.
+class RuntimeSnapshot {
+ public:
+  std::uint64_t epoch() const { return epoch_; }
+  const EngineId& selected_engine() const { return selected_->id(); }
+  const EngineRegistration& selected() const { return *selected_; }
+  const std::vector<std::shared_ptr<const EngineRegistration>>& engines() const { return engines_; }
+  /// The engine with `id`, or nullptr.
+  const EngineRegistration* engine(const EngineId& id) const;
+  /// The registration of `family` for `engine`, or nullptr.
+  const FamilyRegistration* family(std::string_view family, const EngineId& engine) const;
+  /// Ids of installed modules.
+  std::vector<std::string> modules() const;
+  bool has_module(const std::string& id) const { return modules_.count(id) != 0; }
+
+ private:
+  friend class Runtime;
+  friend class RuntimeEditor;
+  friend class RuntimeBuilder;
+  struct ModuleRecord {
+    ExtensionModulePtr module;
+    ModuleRegistrar registrations;
+  };
+  std::uint64_t epoch_ = 0;
+  std::shared_ptr<const EngineRegistration> selected_;
+  std::vector<std::shared_ptr<const EngineRegistration>> engines_;
+  std::map<std::string, ModuleRecord> modules_;
+  // family id -> its registrations, one per engine.
+  std::map<std::string, std::vector<FamilyRegistration>, std::less<>> families_;
+};
+
+/// Edits a candidate snapshot inside Runtime::reconfigure.
+class RuntimeEditor {
+ public:
+  /// Installs a module; an identical module already installed is a no-op;
+  /// a different module with the same id is a RuntimeState error (use replace).
+  void install_module(ExtensionModulePtr module);
+  /// Installs or replaces the module with this id.
+  void replace_module(ExtensionModulePtr module);
+  /// Removes a module (RuntimeState when absent).
+  void remove_module(const std::string& id);
+  void register_engine(EngineRegistration engine);
+  /// Selects the engine that apply() uses (RuntimeState when unknown).
+  void select_engine(const EngineId& id);
+
+ private:
+  friend class Runtime;
+  friend class RuntimeBuilder;
+  explicit RuntimeEditor(RuntimeSnapshot& candidate) : candidate_(candidate) {}
+  RuntimeSnapshot& candidate_;
+  bool changed_ = false;
+  std::vector<std::string> replaced_families_;
+};
+
+struct PlanCacheStats {
+  std::size_t entries = 0;
+  std::size_t capacity = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t failures = 0;      // preparations that failed (and were cached)
+  std::uint64_t shared_waits = 0;  // callers that waited for another's preparation
+  std::uint64_t prepares = 0;      // calls of ExtensionEngine::prepare
+};
+
+struct RuntimeCacheStats {
+  PlanCacheStats plans;
+  CacheStats extensions;
+};
+
+struct RuntimeOptions {
+  std::size_t plan_cache_capacity = 1024;
+};
+
+class Runtime;
+using RuntimePtr = std::shared_ptr<Runtime>;
+
+class RuntimeBuilder {
+ public:
+  RuntimeBuilder& engine(EngineRegistration engine);
+  /// Registers the CPU engine "tenferro.cpu.v1" over `backend`.
+  RuntimeBuilder& cpu(std::shared_ptr<CpuBackend> backend = std::make_shared<CpuBackend>());
+  RuntimeBuilder& module(ExtensionModulePtr module);
+  RuntimeBuilder& select(EngineId engine);
+  RuntimeBuilder& options(RuntimeOptions options);
+  /// Validates and publishes epoch 1. Needs at least one engine.
+  RuntimePtr build();
+
+ private:
+  std::vector<EngineRegistration> engines_;
+  std::vector<ExtensionModulePtr> modules_;
+  std::optional<EngineId> selected_;
+  RuntimeOptions options_;
+};
+
+/// The CPU engine id.
+const EngineId& cpu_engine_id();
+/// An engine registration for a CPU backend (accepts host inputs).
+EngineRegistration cpu_engine(std::shared_ptr<CpuBackend> backend);
+
+class Runtime : public std::enable_shared_from_this<Runtime> {
+ public:
+  static RuntimeBuilder builder() { return {}; }
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Process-unique id of this runtime.
+  std::uint64_t id() const { return id_; }
+  std::shared_ptr<const RuntimeSnapshot> snapshot() const;
+  std::uint64_t epoch() const { return snapshot()->epoch(); }
+  Backend& backend() const;
+
+  /// Builds a candidate from the current snapshot, applies `edit`, validates
+  /// and publishes it with one epoch bump. Returns whether anything changed
+  /// (an edit that changes nothing publishes nothing). On any error the old
+  /// snapshot stays.
+  bool reconfigure(const std::function<void(RuntimeEditor&)>& edit);
+  /// Idempotent install: an identical module already installed returns false
+  /// without locking or bumping the epoch. Safe to call from many threads.
+  bool install_module(ExtensionModulePtr module);
+  /// Explicit replacement of the module with the same id.
+  void replace_module(ExtensionModulePtr module);
+
+  /// Runs any op (core primitive or extension) on the selected engine without
+  /// AD, inside a backend session. Checks the output count.
+  std::vector<Tensor> apply(const OpPtr& op, std::span<const Tensor> inputs);
+  std::vector<Tensor> apply(const OpPtr& op, std::initializer_list<Tensor> inputs) {
+    return apply(op, std::span<const Tensor>(inputs.begin(), inputs.size()));
+  }
+  /// Enters a session on the selected engine (RuntimeState when this thread
+  /// already holds one of its backend).
+  std::unique_ptr<EngineSession> enter_session();
+  /// apply() inside a session the caller holds; never re-enters the backend.
+  /// An extension executor without a session form is Unsupported.
+  std::vector<Tensor> apply_in_session(EngineSession& session, const OpPtr& op,
+                                       std::span<const Tensor> inputs);
+
+  /// Resolves and prepares an extension op for a signature (cached).
+  /// Returns nullptr when the engine answered Unsupported (reason in `why`).
+  std::shared_ptr<const PreparedPlan> prepare_extension(const ExtensionOpPtr& op,
+                                                        const InputSignature& signature,
+                                                        std::string* why = nullptr);
+  /// Checks the selected engine's ingress for every input (NoInputIngress).
+  void check_ingress(std::string_view op_name, std::span<const Tensor> inputs) const;
+
+  ExtensionCacheStore& extension_caches() { return *extension_caches_; }
+  RuntimeCacheStats cache_stats() const;
+  /// Clears the prepared-plan cache and every extension cache.
+  void clear_caches();
+  /// Clears the selected extension caches only.
+  void clear_caches(const ExtensionCacheSelector& selector);
+
+ private:
+  friend class RuntimeBuilder;
+  struct PlanCache;
+  Runtime(std::shared_ptr<const RuntimeSnapshot> snapshot, RuntimeOptions options);
+  void publish(std::shared_ptr<RuntimeSnapshot> candidate, const std::vector<std::string>& replaced);
+  static void index(RuntimeSnapshot& candidate);
+  std::vector<Tensor> run_extension(const OpPtr& op, std::span<const Tensor> inputs,
+                                    EngineSession* session);
+  std::vector<Tensor> run_lowering(const ExtensionOp& op, std::span<const Tensor> inputs);
+
+  std::uint64_t id_;
+  mutable std::mutex snapshot_mutex_;
+  std::mutex reconfigure_mutex_;
+  std::shared_ptr<const RuntimeSnapshot> snapshot_;
+  std::unique_ptr<PlanCache> plans_;
+  std::unique_ptr<ExtensionCacheStore> extension_caches_;
+};
+
+}  // namespace tenferro

@@ -1,0 +1,49 @@
+#include "tenferro/runtime/engine.hpp"
+
+#include "tenferro/backend/structural.hpp"
+#include "tenferro/runtime/module.hpp"
+
+namespace tenferro {
+
+Tensor ExecutionScope::compact(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  ++compact_copies_;
+  return copy(t, backend());
+}
+
+std::vector<Tensor> PlanExecutor::execute_in_session(EngineSession&, ExtensionCaches& caches,
+                                                     std::span<const Tensor>) const {
+  fail(ErrorKind::Unsupported, caches.family(),
+       "this executor has no session form; call it through the runtime's top-level apply");
+}
+
+EngineRegistration::EngineRegistration(EngineId id, std::shared_ptr<Backend> backend,
+                                       std::function<bool(const Placement&)> accepts)
+    : id_(std::move(id)), backend_(std::move(backend)), accepts_(std::move(accepts)) {
+  if (!backend_) fail(ErrorKind::InvalidArgument, "engine", "engine ", id_.str(), " has no backend");
+  if (!accepts_) {
+    const Placement p = backend_->placement();
+    accepts_ = [p](const Placement& q) { return q == p; };
+  }
+}
+
+void ModuleRegistrar::register_engine(FamilyId family, EngineId engine,
+                                      std::shared_ptr<const ExtensionEngine> implementation) {
+  if (!implementation) {
+    fail(ErrorKind::InvalidArgument, family.str(), "null engine implementation for ", engine.str());
+  }
+  engines_.push_back({std::move(family), std::move(engine), std::move(implementation)});
+}
+
+void ModuleRegistrar::register_planning_config(FamilyId family, EngineId engine,
+                                               std::shared_ptr<const PlanningConfig> config) {
+  if (!config) fail(ErrorKind::InvalidArgument, family.str(), "null planning config for ", engine.str());
+  configs_.push_back({std::move(family), std::move(engine), std::move(config)});
+}
+
+void ModuleRegistrar::register_cache(FamilyId family, std::string cache, ExtensionCacheLimits limits) {
+  if (cache.empty()) fail(ErrorKind::InvalidArgument, family.str(), "cache name must be non-empty");
+  caches_.push_back({std::move(family), std::move(cache), limits});
+}
+
+}  // namespace tenferro

@@ -1,0 +1,25 @@
+#pragma once
+// Engine sessions and execution contexts per backend kind.
+
+#include <memory>
+
+#include "tenferro/runtime/runtime.hpp"
+
+namespace tenferro::detail {
+
+/// Enters a session on `engine`'s backend. With reuse, a session this thread
+/// already holds on that backend is reused instead of being an error.
+std::unique_ptr<EngineSession> make_engine_session(const EngineRegistration& engine,
+                                                   std::uint64_t runtime_id, bool reuse);
+
+class BasicExecutionContext final : public ExecutionContext {
+ public:
+  explicit BasicExecutionContext(const EngineRegistration& engine) : engine_(engine) {}
+  Backend& backend() override { return engine_.backend(); }
+  const EngineId& engine() const override { return engine_.id(); }
+
+ private:
+  const EngineRegistration& engine_;
+};
+
+}  // namespace tenferro::detail
