@@ -138,6 +138,9 @@ Tensor broadcast_in_dim(const Tensor& x, std::span<const std::int64_t> shape,
       fail(ErrorKind::InvalidArgument, op, "dims must be strictly increasing, got ",
            shape_to_string(dims));
     }
+  }
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t d = dims[i];
     const std::int64_t e = x.shape()[i], target = shape[static_cast<std::size_t>(d)];
     if (e != 1 && e != target) {
       fail(ErrorKind::ShapeMismatch, op, "operand axis ", i, " has extent ", e, " but result axis ",
