@@ -440,3 +440,26 @@ TEST(Structural, CastTruncatesSaturatesAndZeroesNonFinite) {
   EXPECT_EQ(cast(zeros({0, 2}), i32, backend()).shape(), (Shape{0, 2}));
   EXPECT_TF_ERROR(cast(Tensor(), f64, backend()), ErrorKind::InvalidArgument);
 }
+
+namespace {
+// A non-CPU backend over host memory: ops must refuse it rather than misuse it.
+class OtherBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::Cuda; }
+  Placement placement() const override { return Placement{}; }
+  Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
+    return tenferro::empty(shape, dtype);
+  }
+};
+}  // namespace
+
+TEST(Structural, NonCpuBackendIsUnsupported) {
+  OtherBackend other;
+  Tensor x = sample({2, 2}, f64);
+  EXPECT_TF_ERROR(copy(x, other), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(tril(x, 0, other), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(cast(x, i32, other), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(
+      index_select(x, 0, Tensor::from_col_major({1}, std::vector<std::int64_t>{0}), other),
+      ErrorKind::Unsupported);
+}
