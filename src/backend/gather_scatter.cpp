@@ -1,0 +1,120 @@
+// Index-driven structural ops: index_select, take_along_axis, scatter_add.
+// Indices are validated and normalised into a compact i64 tensor before any
+// output is written, so a bad index leaves nothing half-changed.
+
+#include <span>
+
+#include "backend/cpu/index_kernels.hpp"
+#include "backend/cpu/kernels.hpp"
+#include "tenferro/backend/structural.hpp"
+
+namespace tenferro {
+
+namespace {
+
+using cpu::require_operand;
+
+void require_index_dtype(const Tensor& index, const char* op) {
+  if (index.dtype() != DType::I32 && index.dtype() != DType::I64) {
+    fail(ErrorKind::DTypeMismatch, op, "index dtype must be i32 or i64, got ", name(index.dtype()),
+         "; cast the indices first");
+  }
+}
+
+void require_same_rank(const Tensor& x, const Tensor& other, const char* op, const char* what) {
+  if (other.rank() != x.rank()) {
+    fail(ErrorKind::RankMismatch, op, what, " has rank ", other.rank(), " but x has rank ",
+         x.rank(), "; they must match");
+  }
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, Backend& backend) {
+  const char* op = "index_select";
+  require_operand(x, backend, op, "x");
+  require_operand(index, backend, op, "index");
+  require_index_dtype(index, op);
+  if (index.rank() != 1) {
+    fail(ErrorKind::RankMismatch, op, "index must be 1-D, got shape ",
+         shape_to_string(index.shape()), "; use take_along_axis for an index per element");
+  }
+  const std::int64_t a = normalize_axis(axis, x.rank(), op);
+  const auto ua = static_cast<std::size_t>(a);
+  CpuBackend& cpu = require_cpu(backend, op);
+  ScopedCpuSession session(cpu);
+  const Tensor idx = cpu::normalize_indices(cpu, index, x.shape()[ua], axis, op);
+  Shape out_shape(x.shape());
+  out_shape[ua] = index.numel();
+  Tensor out = backend.empty(out_shape, x.dtype());
+  // The 1-D index seen with the output's shape: stride 0 everywhere but `axis`.
+  Strides idx_strides(out_shape.size(), 0);
+  idx_strides[ua] = 1;
+  const Tensor idx_view = Tensor::from_storage(idx.storage(), DType::I64, out_shape,
+                                               std::move(idx_strides), idx.offset());
+  cpu::gather_along_axis(cpu, x, idx_view, a, out);
+  return out;
+}
+
+Tensor take_along_axis(const Tensor& x, const Tensor& index, std::int64_t axis, Backend& backend) {
+  const char* op = "take_along_axis";
+  require_operand(x, backend, op, "x");
+  require_operand(index, backend, op, "index");
+  require_index_dtype(index, op);
+  require_same_rank(x, index, op, "index");
+  const std::int64_t a = normalize_axis(axis, x.rank(), op);
+  for (std::int64_t d = 0; d < x.rank(); ++d) {
+    const auto ud = static_cast<std::size_t>(d);
+    if (d != a && index.shape()[ud] != x.shape()[ud]) {
+      fail(ErrorKind::ShapeMismatch, op, "index shape ", shape_to_string(index.shape()),
+           " differs from x shape ", shape_to_string(x.shape()), " on axis ", d, "; only axis ", a,
+           " may differ");
+    }
+  }
+  CpuBackend& cpu = require_cpu(backend, op);
+  ScopedCpuSession session(cpu);
+  const Tensor idx =
+      cpu::normalize_indices(cpu, index, x.shape()[static_cast<std::size_t>(a)], axis, op);
+  Tensor out = backend.empty(index.shape(), x.dtype());
+  cpu::gather_along_axis(cpu, x, idx, a, out);
+  return out;
+}
+
+Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index, const Tensor& src,
+                   Backend& backend) {
+  const char* op = "scatter_add";
+  require_operand(x, backend, op, "x");
+  require_operand(index, backend, op, "index");
+  require_operand(src, backend, op, "src");
+  require_index_dtype(index, op);
+  require_same_rank(x, index, op, "index");
+  require_same_rank(x, src, op, "src");
+  if (!(index.shape() == src.shape())) {
+    fail(ErrorKind::ShapeMismatch, op, "index shape ", shape_to_string(index.shape()),
+         " differs from src shape ", shape_to_string(src.shape()), "; they must be equal");
+  }
+  const std::int64_t a = normalize_axis(axis, x.rank(), op);
+  for (std::int64_t d = 0; d < x.rank(); ++d) {
+    const auto ud = static_cast<std::size_t>(d);
+    if (d != a && index.shape()[ud] > x.shape()[ud]) {
+      fail(ErrorKind::ShapeMismatch, op, "index extent ", index.shape()[ud], " on axis ", d,
+           " exceeds x extent ", x.shape()[ud], "; off the scatter axis index must fit in x");
+    }
+  }
+  const DType dtype = promote_types(x.dtype(), src.dtype());
+  CpuBackend& cpu = require_cpu(backend, op);
+  ScopedCpuSession session(cpu);
+  const Tensor idx =
+      cpu::normalize_indices(cpu, index, x.shape()[static_cast<std::size_t>(a)], axis, op);
+  Tensor out = backend.empty(x.shape(), dtype);
+  cpu::copy(cpu, x, out);
+  Tensor src_t = src;
+  if (src.dtype() != dtype) {
+    src_t = backend.empty(src.shape(), dtype);
+    cpu::copy(cpu, src, src_t);
+  }
+  cpu::scatter_add_along_axis(cpu, src_t, idx, a, out);
+  return out;
+}
+
+}  // namespace tenferro
