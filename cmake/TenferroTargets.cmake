@@ -27,5 +27,6 @@ function(tenferro_add_layer name)
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(tenferro_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS}
                         $<BUILD_INTERFACE:tenferro_options>)
+  target_compile_features(tenferro_${name} PUBLIC cxx_std_20)
   set_property(GLOBAL APPEND PROPERTY TENFERRO_LAYERS tenferro_${name})
 endfunction()

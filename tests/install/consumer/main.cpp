@@ -1,0 +1,58 @@
+// Out-of-tree consumer of an installed tenferro: a small direct-tier compute
+// whose results are checked against hand-computed values. Exits 1 on mismatch.
+
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <vector>
+
+#include <tenferro/tenferro.hpp>
+
+namespace tf = tenferro;
+
+int main() {
+  int failures = 0;
+  auto expect = [&failures](const char* what, bool ok) {
+    std::cout << what << ": " << (ok ? "ok" : "MISMATCH") << "\n";
+    if (!ok) ++failures;
+  };
+  try {
+    tf::CpuBackend cpu(tf::CpuBackendOptions{.num_threads = 1});
+
+    auto a = tf::Tensor::from_row_major({2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6});
+    expect("from_row_major stores column-major",
+           a.to_vector<double>() == std::vector<double>{1, 4, 2, 5, 3, 6});
+
+    // Views: transpose and a negative-step slice alias a's storage.
+    auto at = a.transpose();
+    expect("transpose is a view", at.storage() == a.storage() && !at.is_contiguous());
+    expect("transpose values",
+           tf::allclose(at.contiguous(),
+                        tf::Tensor::from_row_major({3, 2}, std::vector<double>{1, 4, 2, 5, 3, 6})));
+    auto rev = a.slice(1, std::nullopt, std::nullopt, -1);
+    expect("negative-step slice",
+           tf::allclose(rev,
+                        tf::Tensor::from_row_major({2, 3}, std::vector<double>{3, 2, 1, 6, 5, 4})));
+
+    // Pooled allocation from the backend.
+    auto e = cpu.empty({4, 4}, tf::f64);
+    expect("backend empty", e.shape() == tf::Shape{4, 4} && e.dtype() == tf::f64);
+
+    // One direct op through the installed library: I * a^T == a^T.
+    auto p = tf::matmul(tf::eye(3), at, cpu);
+    expect("matmul(eye(3), a^T)", p.shape() == tf::Shape{3, 2} && tf::allclose(p, at));
+
+    // Typed errors cross the library boundary intact.
+    try {
+      (void)a.reshape({4, 2});
+      expect("reshape to a wrong size throws", false);
+    } catch (const tf::Error& err) {
+      expect("error kind ShapeMismatch", err.kind() == tf::ErrorKind::ShapeMismatch);
+    }
+  } catch (const std::exception& ex) {
+    std::cerr << "tenferro consumer: unexpected exception: " << ex.what() << "\n";
+    return 1;
+  }
+  std::cout << (failures == 0 ? "tenferro consumer: ok\n" : "tenferro consumer: FAILED\n");
+  return failures == 0 ? 0 : 1;
+}
