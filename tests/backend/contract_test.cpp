@@ -117,7 +117,8 @@ DotDims dims(Axes lc, Axes rc, Axes lb = {}, Axes rb = {}) {
   return DotDims{lc, rc, lb, rb};
 }
 
-constexpr DType kTestTypes[] = {DType::F64, DType::C128, DType::F32, DType::I64};
+constexpr DType kTestTypes[] = {DType::F64, DType::C128, DType::F32,
+                                DType::I64, DType::C64,  DType::I32};
 
 TEST(DotGeneral, MatrixProductKnownValues) {
   CpuBackend cpu({.num_threads = 1});
