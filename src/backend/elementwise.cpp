@@ -236,8 +236,8 @@ DType binary_compute_dtype(BinaryOp op, DType a, DType b) {
     case BinaryOp::Sub:
       if (is_bool(p))
         reject_binary(op, a, b,
-                      "subtracting bools is undefined; use logical_xor-style ne, or convert to an "
-                      "integer dtype");
+                      "subtracting bools is undefined; use ne() for exclusive or, or convert "
+                      "to an integer dtype first");
       return p;
     case BinaryOp::Div:
       return inexact_dtype(p);
@@ -260,7 +260,7 @@ DType binary_compute_dtype(BinaryOp op, DType a, DType b) {
       return inexact_dtype(p);
     case BinaryOp::Fmod:
     case BinaryOp::Remainder:
-      if (is_complex(p)) reject_binary(op, a, b, "real dtypes only");
+      if (is_complex(p)) reject_binary(op, a, b, "real and integer dtypes only");
       if (is_bool(p)) reject_binary(op, a, b, "convert one operand to an integer dtype first");
       return p;
     case BinaryOp::LogicalAnd:
