@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
@@ -14,10 +15,10 @@ namespace {
 
 using detail::StridedPlan;
 
-constexpr std::int64_t kLanes = 8;           // independent accumulators, so loops vectorise
-constexpr std::int64_t kPairwiseLeaf = 256;  // pairwise summation: error grows like log(n)
-constexpr std::int64_t kRowBlock = 64;       // rows summed into a partial before the total
-constexpr std::int64_t kMaxChunk = 1024;     // accumulator chunk small enough to stay in L1
+constexpr std::int64_t kLanes = 32;  // independent accumulators; 32 lets GCC vectorise selects too
+constexpr std::int64_t kPairwiseLeaf = 1024;  // pairwise summation: error grows like log(n)
+constexpr std::int64_t kRowBlock = 64;        // rows per level of the row accumulation
+constexpr std::int64_t kMaxChunk = 1024;      // accumulator chunk small enough to stay in L1
 constexpr std::int64_t kMinChunk = 64;
 constexpr std::int64_t kFewOutputs = 16;  // below this, split each reduction into parts
 constexpr std::int64_t kMaxParts = 64;
@@ -100,7 +101,11 @@ struct ExtremumOp {
   }
   static Acc map(T x, T /*shift*/) { return x; }
   // A NaN operand wins and then stays (nothing compares greater than NaN).
-  static void combine(Acc& a, Acc b) { a = ((kMax ? b > a : b < a) || is_nan(b)) ? b : a; }
+  // Two selects rather than one with ||: GCC vectorises these to max + blend.
+  static void combine(Acc& a, Acc b) {
+    a = (kMax ? b > a : b < a) ? b : a;
+    a = is_nan(b) ? b : a;
+  }
 };
 
 template <bool kAll>
@@ -256,8 +261,8 @@ void for_each_chunk(CpuBackend& cpu, const Layout& l, std::int64_t rows, Body&& 
   std::int64_t chunk = std::min(d0.extent, kMaxChunk);
   const std::int64_t threads = cpu.num_threads();
   if (threads > 1 && l.num_out * rows >= cpu.parallel_threshold()) {
-    // Enough chunks for every thread to get several.
-    const std::int64_t per_outer = (4 * threads + outer.numel - 1) / outer.numel;
+    // One chunk per thread at least; longer chunks stream memory better.
+    const std::int64_t per_outer = (threads + outer.numel - 1) / outer.numel;
     chunk = std::min(chunk, std::max(kMinChunk, (d0.extent + per_outer - 1) / per_outer));
   }
   const std::int64_t nchunks = (d0.extent + chunk - 1) / chunk;
@@ -373,57 +378,82 @@ void accumulate_row(typename Op::Acc* __restrict acc, const typename Op::In* __r
   }
 }
 
+// Per-task buffers of reduce_rows. Rows accumulate into level 0; a full level
+// (kRowBlock additions) is folded into the next one, like a base-64 counter, so
+// floating sums err like log(rows) instead of rows.
 template <class Op>
 struct RowScratch {
   using Acc = typename Op::Acc;
   using Shift = typename Op::Shift;
   explicit RowScratch(std::int64_t n)
-      : acc(std::make_unique<Acc[]>(n)),
-        part(Op::kBlocked ? std::make_unique<Acc[]>(n) : nullptr),
-        shift(Op::kShift ? std::make_unique<Shift[]>(n) : nullptr) {}
-  std::unique_ptr<Acc[]> acc, part;
+      : chunk(n), shift(Op::kShift ? std::make_unique<Shift[]>(n) : nullptr) {
+    levels.push_back(std::make_unique<Acc[]>(n));
+    counts.push_back(0);
+  }
+
+  void start(std::int64_t len) {
+    std::fill_n(levels[0].get(), len, Op::identity());
+    std::fill(counts.begin(), counts.end(), 0);
+  }
+  // Called after each row added to level 0.
+  void carry(std::int64_t len) {
+    if (++counts[0] < kRowBlock) return;
+    for (std::size_t k = 0; counts[k] == kRowBlock; ++k) {
+      if (k + 1 == levels.size()) {
+        levels.push_back(std::make_unique<Acc[]>(chunk));
+        counts.push_back(0);
+      }
+      Acc* lo = levels[k].get();
+      Acc* up = levels[k + 1].get();
+      if (counts[k + 1] == 0) {
+        std::copy_n(lo, len, up);
+      } else {
+        for (std::int64_t i = 0; i < len; ++i) Op::combine(up[i], lo[i]);
+      }
+      ++counts[k + 1];
+      counts[k] = 0;
+    }
+    std::fill_n(levels[0].get(), len, Op::identity());
+  }
+  // Level 0 with every non-empty level folded in.
+  const Acc* finish(std::int64_t len) {
+    Acc* total = levels[0].get();
+    for (std::size_t k = 1; k < levels.size(); ++k) {
+      if (counts[k] == 0) continue;
+      for (std::int64_t i = 0; i < len; ++i) Op::combine(total[i], levels[k][i]);
+    }
+    return total;
+  }
+
+  std::int64_t chunk;
+  std::vector<std::unique_ptr<Acc[]>> levels;
+  std::vector<std::int64_t> counts;
   std::unique_ptr<Shift[]> shift;
 };
 
 // Whole input rows accumulated into a chunk of outputs (unit stride inner loop).
-// Floating sums go through a partial every kRowBlock rows to bound the error.
 template <class Op>
 void reduce_rows(CpuBackend& cpu, const Layout& l, const typename Op::In* x, typename Op::Acc* out,
                  const typename Op::Shift* shift) {
   using Acc = typename Op::Acc;
   const auto red = plan_of<1>(l.red);
   const Dim d0 = l.kept[0];
-  auto flush = [](Acc* total, const Acc* part, std::int64_t len) {
-    for (std::int64_t i = 0; i < len; ++i) Op::combine(total[i], part[i]);
-  };
   for_each_chunk<RowScratch<Op>>(
       cpu, l, l.num_red,
       [&](RowScratch<Op>& s, std::int64_t in_off, std::int64_t out_off, std::int64_t len) {
-        Acc* acc = s.acc.get();
-        Acc* part = s.part.get();
         if constexpr (Op::kShift) {
           for (std::int64_t i = 0; i < len; ++i) s.shift[i] = shift[out_off + i * d0.out];
         }
-        std::fill_n(acc, len, Op::identity());
-        std::int64_t rows = 0;
+        s.start(len);
+        Acc* acc = s.levels[0].get();
         red.run([&](std::int64_t n, const auto& off, const auto& inc) {
-          for (std::int64_t j = 0; j < n; ++j, ++rows) {
-            const auto* row = x + in_off + off[0] + j * inc[0];
-            Acc* target = acc;
-            if constexpr (Op::kBlocked) {
-              if (rows >= kRowBlock) {
-                if (rows % kRowBlock == 0) {
-                  if (rows > kRowBlock) flush(acc, part, len);
-                  std::fill_n(part, len, Op::identity());
-                }
-                target = part;
-              }
-            }
-            accumulate_row<Op>(target, row, len, d0.in, s.shift.get());
+          for (std::int64_t j = 0; j < n; ++j) {
+            accumulate_row<Op>(acc, x + in_off + off[0] + j * inc[0], len, d0.in, s.shift.get());
+            if constexpr (Op::kBlocked) s.carry(len);
           }
         });
-        if (Op::kBlocked && rows > kRowBlock) flush(acc, part, len);
-        for (std::int64_t i = 0; i < len; ++i) out[out_off + i * d0.out] = acc[i];
+        const Acc* total = s.finish(len);
+        for (std::int64_t i = 0; i < len; ++i) out[out_off + i * d0.out] = total[i];
       });
 }
 
@@ -493,15 +523,15 @@ void arg_reduce_typed(CpuBackend& cpu, const Tensor& x, std::int64_t axis, const
   const std::int64_t n = l.red.empty() ? 1 : l.red[0].extent;
   const std::int64_t s = l.red.empty() ? 0 : l.red[0].in;
   if (reduce_inner_first(l)) {
+    // The (vectorised) extreme first, then a scan for its first occurrence.
     for_each_output(cpu, l, n, [&](std::int64_t in_off, std::int64_t out_off) {
       const T* p = in + in_off;
-      T best = p[0];
+      const T m = reduce_run<ExtremumOp<T, kMax>>(p, n, s, T{});
       std::int64_t at = 0;
-      for (std::int64_t j = 1; j < n; ++j) {
-        if (arg_better<T, kMax>(p[j * s], best)) {
-          best = p[j * s];
-          at = j;
-        }
+      if (is_nan(m)) {
+        while (!is_nan(p[at * s])) ++at;
+      } else {
+        while (p[at * s] != m) ++at;
       }
       o[out_off] = at;
     });
