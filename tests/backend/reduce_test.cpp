@@ -344,6 +344,11 @@ TEST(Reduce, LargeCompactAndColumnSums) {
       }
     }
   }
+  // More kept elements than one accumulator chunk holds.
+  const Tensor longcols = rand({1100, 3}, f64, gen);
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::LogSumExp})
+    expect_reduction<double>(op, longcols, {1}, true, reduce(op, longcols, AxisList{1}, cpu, true),
+                             1e-12);
   // Broadcast (stride-0) inputs.
   const Tensor row = x.slice(0, 0, 1).broadcast_to(Shape{5, 70});
   for (const auto& axes : std::vector<AxisList>{{0}, {1}, {0, 1}})
