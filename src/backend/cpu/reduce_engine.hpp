@@ -31,6 +31,7 @@ inline constexpr std::int64_t kPairwiseLeaf = 1024;  // pairwise summation: erro
 inline constexpr std::int64_t kRowBlock = 64;        // rows per level of the row accumulation
 inline constexpr std::int64_t kMaxChunk = 1024;      // accumulator chunk small enough to stay in L1
 inline constexpr std::int64_t kMinChunk = 64;
+inline constexpr std::int64_t kMinInnerRun = 8;  // shorter reduced runs go row by row
 inline constexpr std::int64_t kFewOutputs = 16;  // below this, split each reduction into parts
 inline constexpr std::int64_t kMaxParts = 64;
 
@@ -134,7 +135,7 @@ StridedPlan<K> plan_of(std::span<const Dim> dims) {
 inline bool reduce_inner_first(const Layout& l) {
   if (l.kept.empty()) return true;
   if (l.red.empty()) return false;
-  return std::abs(l.red[0].in) < l.kept[0].in && l.red[0].extent >= kLanes;
+  return std::abs(l.red[0].in) < l.kept[0].in && l.red[0].extent >= kMinInnerRun;
 }
 
 // Calls body(in_offset, out_offset) for every output, in parallel over outputs
