@@ -331,7 +331,10 @@ void infer_kind(const prim::Reduce& p, InferContext& ctx) {
       if (is_bool(x.dtype) || x.dtype == DType::I32) dtype = DType::I64;
       break;
     case ReduceOp::Mean:
+      dtype = inexact_dtype(x.dtype);
+      break;
     case ReduceOp::LogSumExp:
+      require_no_complex(ctx, x.dtype, "logsumexp is defined for real input; pass real() or abs()");
       dtype = inexact_dtype(x.dtype);
       break;
     case ReduceOp::Max:
@@ -350,13 +353,17 @@ void infer_kind(const prim::Reduce& p, InferContext& ctx) {
 void infer_kind(const prim::Variance& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   const Axes axes = normalize_axes_for(ctx, p.axes, x.rank());
+  if (std::isnan(p.correction)) {
+    fail(ErrorKind::InvalidArgument, ctx.op,
+         "correction is NaN; pass 1 (unbiased) or 0 (population)");
+  }
   ctx.emit(real_dtype(inexact_dtype(x.dtype)), reduced_shape(x.shape, axes, p.keepdim));
 }
 
 void infer_kind(const prim::ArgReduce& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
-  const Axes axes{normalize_axis_for(ctx, p.axis, x.rank())};
   require_no_complex(ctx, x.dtype, "complex numbers are not ordered; use abs() or real()");
+  const Axes axes{normalize_axis_for(ctx, p.axis, x.rank())};
   require_nonempty(ctx, x.shape, axes);
   ctx.emit(DType::I64, reduced_shape(x.shape, axes, p.keepdim));
 }

@@ -335,6 +335,15 @@ TEST(PrimitiveExecute, ValidationErrorsAgreeWithExecution) {
   expect_agreement(prim::DiagEmbed{0}, {Tensor::scalar(1.0)}, cpu);
   expect_agreement(prim::Triangle{true, 0}, {v}, cpu);
   expect_agreement(prim::Convert{i64}, {x}, cpu);
+  expect_agreement(prim::Variance{{0}, std::nan("")}, {x}, cpu);
+  expect_agreement(prim::ArgReduce{true, 0}, {sample({0, 2}, f64)}, cpu);
+  expect_agreement(prim::Reduce{ReduceOp::Min, {}}, {sample({0, 2}, f64)}, cpu);
+  expect_agreement(prim::Pad{{0}, {1}, {}, Scalar(std::nan(""))}, {sample({2}, i32)}, cpu);
+  expect_agreement(prim::ScatterAdd{0},
+                   {x, index_tensor({1, 5}, {0, 0, 0, 0, 0}), sample({1, 5}, f64)}, cpu);
+  expect_agreement(prim::Concatenate{0, 2}, {x, sample({2, 3}, f64)}, cpu);
+  expect_agreement(prim::Select{}, {sample({2}, bool_), x, x}, cpu);
+  expect_agreement(prim::Clamp{Scalar(c128_t(0, 1)), {}}, {x}, cpu);
 }
 
 TEST(PrimitiveExecute, SymbolicShapesBindAtExecution) {

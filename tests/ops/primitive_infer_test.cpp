@@ -1,6 +1,8 @@
 // Core primitives without kernels: names, counts, equality, hashes,
 // descriptions and symbolic shape/dtype inference with its errors.
 
+#include <cmath>
+#include <limits>
 #include <unordered_set>
 
 #include "tenferro/ops/extension_op.hpp"
@@ -284,6 +286,8 @@ TEST(PrimitiveInfer, Reductions) {
   EXPECT_EQ(infer1(prim::Reduce{ReduceOp::Any, {}}, x).shape, (SymShape{n, m, 4}));
   EXPECT_EQ(infer1(prim::Reduce{ReduceOp::All, {0, 1, 2}}, x).dtype, bool_);
   EXPECT_EQ(infer1(prim::Reduce{ReduceOp::LogSumExp, {0}}, {meta(f32, {2})}).dtype, f32);
+  EXPECT_EQ(infer1(prim::Reduce{ReduceOp::LogSumExp, {0}}, {meta(i32, {2})}).dtype, f64);
+  expect_error(prim::Reduce{ReduceOp::LogSumExp, {0}}, {meta(c64, {2})}, ErrorKind::DTypeMismatch);
   EXPECT_EQ(infer1(prim::Reduce{ReduceOp::Sum, {0}}, {meta(c64, {2})}).dtype, c64);
   expect_error(prim::Reduce{ReduceOp::Sum, {0, -3}}, x, ErrorKind::DuplicateAxis);
   expect_error(prim::Reduce{ReduceOp::Sum, {3}}, x, ErrorKind::AxisOutOfBounds);
@@ -296,6 +300,7 @@ TEST(PrimitiveInfer, Reductions) {
   EXPECT_EQ(infer1(prim::Variance{{1}, 0.0, true, true}, {meta(f32, {n, 3})}).dtype, f32);
   EXPECT_EQ(infer1(prim::Variance{{1}, 0.0, true}, {meta(f32, {n, 3})}).shape, (SymShape{n, 1}));
   expect_error(prim::Variance{{1, 1}}, {meta(f64, {2, 2})}, ErrorKind::DuplicateAxis);
+  expect_error(prim::Variance{{1}, std::nan("")}, {meta(f64, {2, 2})}, ErrorKind::InvalidArgument);
 
   EXPECT_EQ(infer1(prim::ArgReduce{true, 1}, x).dtype, i64);
   EXPECT_EQ(infer1(prim::ArgReduce{true, 1}, x).shape, (SymShape{n, 4}));
