@@ -16,7 +16,8 @@ namespace {
 // recorded on a linear tape, which is then transposed op by op.
 class LinearizeEmitter final : public Emitter {
  public:
-  LinearizeEmitter(Emitter& outer, std::string_view transform) : outer_(outer), transform_(transform) {}
+  LinearizeEmitter(Emitter& outer, std::string_view transform)
+      : outer_(outer), transform_(transform) {}
 
   Val wrap_outer(Val v) {
     if (!v.valid()) return v;  // keeps undeclared residuals invalid
@@ -56,7 +57,8 @@ class LinearizeEmitter final : public Emitter {
   // Transposes the tape: cotangents of `outputs` (local Vals) -> cotangents of
   // `inputs` (local linear Vals), as outer Vals.
   std::vector<MaybeVal> transpose(const AdContext& ctx, std::span<const MaybeVal> tangent_outputs,
-                                  std::span<const MaybeVal> cotangents, std::span<const Val> linear_inputs) {
+                                  std::span<const MaybeVal> cotangents,
+                                  std::span<const Val> linear_inputs) {
     std::vector<MaybeVal> ct(entries_.size());
     for (std::size_t j = 0; j < tangent_outputs.size(); ++j) {
       if (!tangent_outputs[j] || !cotangents[j]) continue;
@@ -82,7 +84,10 @@ class LinearizeEmitter final : public Emitter {
         primal_in.push_back(lin ? Val{} : entry(v).outer);
       }
       std::vector<Val> no_outputs(it->outputs.size());
-      RuleArgs args{outer_, *it->op, primal_in, no_outputs};
+      std::vector<TensorMeta> in_metas, out_metas;
+      for (Val v : it->inputs) in_metas.push_back(meta(v));
+      for (Val o : it->outputs) out_metas.push_back(meta(o));
+      RuleArgs args{outer_, *it->op, primal_in, no_outputs, in_metas, out_metas};
       std::unique_ptr<bool[]> mask(new bool[linear_mask.size()]);
       for (std::size_t i = 0; i < linear_mask.size(); ++i) mask[i] = linear_mask[i];
       std::vector<MaybeVal> in_ct =
@@ -92,15 +97,16 @@ class LinearizeEmitter final : public Emitter {
       }
     }
     std::vector<MaybeVal> result;
-    for (Val v : linear_inputs) result.push_back(v.valid() ? ct[static_cast<std::size_t>(v.id)] : std::nullopt);
+    for (Val v : linear_inputs)
+      result.push_back(v.valid() ? ct[static_cast<std::size_t>(v.id)] : std::nullopt);
     return result;
   }
 
  private:
   struct Entry {
-    Val outer;             // valid for outer values
-    std::int64_t linear;   // >= 0 for linear values
-    TensorMeta meta;       // linear values only
+    Val outer;            // valid for outer values
+    std::int64_t linear;  // >= 0 for linear values
+    TensorMeta meta;      // linear values only
   };
   struct TapeOp {
     OpPtr op;
@@ -126,18 +132,47 @@ class LinearizeEmitter final : public Emitter {
   std::int64_t next_linear_ = 0;
 };
 
+// Output metas: from the outputs where they are valid, else inferred.
+std::vector<TensorMeta> output_metas_of(const Emitter& emitter, const Op& op,
+                                        std::span<const TensorMeta> input_metas,
+                                        std::span<const Val> outputs) {
+  bool all_valid = outputs.size() == op.output_count();
+  for (Val o : outputs) all_valid &= o.valid();
+  std::vector<TensorMeta> metas;
+  if (all_valid) {
+    for (Val o : outputs) metas.push_back(emitter.meta(o));
+    return metas;
+  }
+  return op.infer(input_metas).outputs;
+}
+
 }  // namespace
 
 std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
                                  std::span<const Val> inputs, std::span<const Val> outputs,
-                                 std::span<const MaybeVal> tangents, std::string_view transform) {
+                                 std::span<const MaybeVal> tangents, std::string_view transform,
+                                 std::span<const TensorMeta> input_metas) {
   bool any = false;
   for (const auto& t : tangents) any |= t.has_value();
   if (!any) return std::vector<MaybeVal>(op.output_count());
   const RuleSet& rules = ctx.require(op, transform);
   if (rules.non_differentiable) return std::vector<MaybeVal>(op.output_count());
   if (!rules.jvp) missing_role(op, "jvp", transform);
-  RuleArgs args{emitter, op, inputs, outputs};
+  std::vector<TensorMeta> in_metas(input_metas.begin(), input_metas.end());
+  if (in_metas.empty()) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].valid()) {
+        in_metas.push_back(emitter.meta(inputs[i]));
+      } else if (i < tangents.size() && tangents[i]) {
+        in_metas.push_back(emitter.meta(*tangents[i]));
+      } else {
+        fail(ErrorKind::Internal, std::string(transform), "forward_op on ", op.name(), ": input ",
+             i, " has neither a value nor a tangent; pass input_metas");
+      }
+    }
+  }
+  const std::vector<TensorMeta> out_metas = output_metas_of(emitter, op, in_metas, outputs);
+  RuleArgs args{emitter, op, inputs, outputs, in_metas, out_metas};
   std::vector<MaybeVal> out = rules.jvp(args, tangents);
   out.resize(op.output_count());
   for (std::size_t j = 0; j < out.size(); ++j) {
@@ -147,8 +182,9 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
 }
 
 std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
-                                  std::span<const TensorMeta> input_metas, std::span<const Val> inputs,
-                                  std::span<const Val> outputs, std::span<const MaybeVal> cotangents,
+                                  std::span<const TensorMeta> input_metas,
+                                  std::span<const Val> inputs, std::span<const Val> outputs,
+                                  std::span<const MaybeVal> cotangents,
                                   std::string_view transform) {
   const std::size_t n = inputs.size();
   bool any = false;
@@ -157,8 +193,9 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
   const RuleSet& rules = ctx.require(op, transform);
   if (rules.non_differentiable) return std::vector<MaybeVal>(n);
   std::vector<MaybeVal> result;
+  const std::vector<TensorMeta> out_metas = output_metas_of(emitter, op, input_metas, outputs);
   if (rules.vjp) {
-    RuleArgs args{emitter, op, inputs, outputs};
+    RuleArgs args{emitter, op, inputs, outputs, input_metas, out_metas};
     result = rules.vjp(args, cotangents);
   } else {
     if (!rules.jvp) missing_role(op, "vjp or jvp", transform);
@@ -177,7 +214,7 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
       }
     }
     for (Val o : outputs) local_out.push_back(lin.wrap_outer(o));
-    RuleArgs args{lin, op, local_in, local_out};
+    RuleArgs args{lin, op, local_in, local_out, input_metas, out_metas};
     std::vector<MaybeVal> tangent_out = rules.jvp(args, tangents);
     tangent_out.resize(outputs.size());
     result = lin.transpose(ctx, tangent_out, cotangents, tangent_vals);
