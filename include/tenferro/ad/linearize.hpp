@@ -20,13 +20,11 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
 /// cotangent per input in that input's dtype (nullopt: zero or not
 /// differentiable).
 std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
-                                  std::span<const TensorMeta> input_metas,
-                                  std::span<const Val> inputs, std::span<const Val> outputs,
-                                  std::span<const MaybeVal> cotangents, std::string_view transform);
+                                  std::span<const TensorMeta> input_metas, std::span<const Val> inputs,
+                                  std::span<const Val> outputs, std::span<const MaybeVal> cotangents,
+                                  std::string_view transform);
 
 /// Whether values of this dtype carry derivatives (floating and complex).
-inline bool differentiable(DType t) {
-  return is_inexact(t);
-}
+inline bool differentiable(DType t) { return is_inexact(t); }
 
 }  // namespace tenferro::ad
