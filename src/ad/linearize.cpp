@@ -173,7 +173,7 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
   std::vector<MaybeVal> out = rules.jvp(args, tangents);
   out.resize(op.output_count());
   for (std::size_t j = 0; j < out.size(); ++j) {
-    if (out[j] && !differentiable(emitter.meta(outputs[j]).dtype)) out[j].reset();
+    if (out[j] && !differentiable(out_metas[j].dtype)) out[j].reset();
   }
   return out;
 }
