@@ -3,6 +3,8 @@
 // f64 and c128; ties of max/min, prod with zeros, non-differentiable ops.
 
 #include "ad/eval_emitter.hpp"
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/eager_ops.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -136,6 +138,43 @@ TEST(CoreRulesDotGeneral, MatmulBatchAndMultipleContractions) {
     }
   }
   EXPECT_EQ(rc.checked(), expected);
+}
+
+// The rules through the eager tier, including second order (the rules'
+// own emitted ops are differentiated again).
+TEST(CoreRulesEager, GradientsAndSecondOrder) {
+  const EagerRuntimePtr rt = EagerRuntime::make_cpu();
+  const Tensor xv =
+      Tensor::from_col_major<double>({2, 2}, std::vector<double>{0.5, -1.0, 2.0, 1.5});
+  const EagerTensor x = rt->variable(xv);
+  const EagerTensor w =
+      rt->tensor(Tensor::from_col_major<double>({2}, std::vector<double>{1.0, -2.0}));
+  // f(x) = sum(sin(x) * x) + sum(x @ w) + max(x)
+  const Axes all{0, 1};
+  auto f = [&](const EagerTensor& v) {
+    return sum(mul(tenferro::sin(v), v)) + sum(matmul(v, w)) + reduce(ReduceOp::Max, v, all, false);
+  };
+  const std::vector<double> g = adtest::values(grad(f, x).value(), rt->backend());
+  const std::vector<double> xs = xv.to_vector<double>();
+  for (std::size_t i = 0; i < 4; ++i) {
+    const double want = std::cos(xs[i]) * xs[i] + std::sin(xs[i]) +
+                        (i < 2 ? 1.0 : -2.0) /* d sum(x @ w) / dx_ij = w_j */ +
+                        (i == 2 ? 1.0 : 0.0);
+    EXPECT_NEAR(g[i], want, 1e-12) << i;
+  }
+  // d/dx sum(grad f) for f = sum(x^3): 6x.
+  auto cube = [](const EagerTensor& v) { return sum(mul(mul(v, v), v)); };
+  const EagerTensor h = grad([&](const EagerTensor& v) { return sum(grad(cube, v)); }, x);
+  const std::vector<double> hv = adtest::values(h.value(), rt->backend());
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(hv[i], 6.0 * xs[i], 1e-12) << i;
+  // Forward over reverse: jvp of grad(sum(exp(x))) along ones = exp(x).
+  const EagerTensor hvp = jvp_tangent(
+      [](const EagerTensor& v) {
+        return grad([](const EagerTensor& u) { return sum(tenferro::exp(u)); }, v);
+      },
+      x, rt->tensor(ones({2, 2}, DType::F64)));
+  const std::vector<double> hv2 = adtest::values(hvp.value(), rt->backend());
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(hv2[i], std::exp(xs[i]), 1e-12) << i;
 }
 
 }  // namespace
