@@ -140,7 +140,7 @@ EagerTensor logsumexp(const EagerTensor& x) { return run1(prim::Reduce{ReduceOp:
 EagerTensor var(const EagerTensor& x, std::span<const std::int64_t> axes, double correction, bool keepdim) {
   return run1(prim::Variance{axes_of(axes), correction, keepdim, false}, {x});
 }
-EagerTensor std(const EagerTensor& x, std::span<const std::int64_t> axes, double correction, bool keepdim) {
+EagerTensor std_dev(const EagerTensor& x, std::span<const std::int64_t> axes, double correction, bool keepdim) {
   return run1(prim::Variance{axes_of(axes), correction, keepdim, true}, {x});
 }
 EagerTensor argmax(const EagerTensor& x, std::int64_t axis, bool keepdim) { return run1(prim::ArgReduce{true, axis, keepdim}, {x}); }

@@ -298,7 +298,7 @@ Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend
            bool keepdim) {
   return reduce_axes(Reduction::Var, x, axes, backend, keepdim, correction);
 }
-Tensor std(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, double correction,
+Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, double correction,
            bool keepdim) {
   return reduce_axes(Reduction::Std, x, axes, backend, keepdim, correction);
 }

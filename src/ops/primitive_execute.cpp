@@ -36,7 +36,7 @@ struct Executor {
     return reduce(p.op, in[0], p.axes, backend, p.keepdim);
   }
   Tensor operator()(const prim::Variance& p) const {
-    return p.take_sqrt ? std(in[0], p.axes, backend, p.correction, p.keepdim)
+    return p.take_sqrt ? std_dev(in[0], p.axes, backend, p.correction, p.keepdim)
                        : var(in[0], p.axes, backend, p.correction, p.keepdim);
   }
   Tensor operator()(const prim::ArgReduce& p) const {

@@ -140,8 +140,8 @@ TEST(EagerExtension, InPlaceProtocol) {
   auto tracked = rt->variable(vec({1, 2}));
   EXPECT_TF_ERROR(check_in_place_eligible(tracked, "inplace"), ErrorKind::RuntimeState);
   auto history = tracked * 2.0;
-  EXPECT_TF_ERROR(check_in_place_eligible(history.detach() * 1.0, "inplace"), ErrorKind::RuntimeState);
-  (void)history;
+  EXPECT_TF_ERROR(check_in_place_eligible(history, "inplace"), ErrorKind::RuntimeState);  // recorded history
+  EXPECT_NO_THROW(check_in_place_eligible(history.detach(), "inplace"));
   auto plain = rt->tensor(vec({1, 2}));
   {
     CaptureScope capture;

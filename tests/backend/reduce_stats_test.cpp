@@ -83,7 +83,7 @@ TEST(ReduceStats, VarStdMatchReference) {
         for (double correction : {0.0, 1.0}) {
           for (bool keepdim : {false, true}) {
             const Tensor v = var(x, axes, cpu, correction, keepdim);
-            const Tensor s = tenferro::std(x, axes, cpu, correction, keepdim);
+            const Tensor s = tenferro::std_dev(x, axes, cpu, correction, keepdim);
             EXPECT_EQ(v.dtype(), real_dtype(dt));
             EXPECT_EQ(s.dtype(), real_dtype(dt));
             EXPECT_EQ(v.rank(), keepdim ? 3 : 3 - static_cast<std::int64_t>(axes.size()));
@@ -114,7 +114,7 @@ TEST(ReduceStats, VarSpecialCases) {
   EXPECT_EQ(v.dtype(), f64);
   EXPECT_DOUBLE_EQ(v.item().real(), 5.0 / 3.0);
   EXPECT_DOUBLE_EQ(var(i, AxisList{0}, cpu, 0.0).item().real(), 1.25);
-  EXPECT_DOUBLE_EQ(tenferro::std(i, AxisList{0}, cpu, 0.0).item().real(), std::sqrt(1.25));
+  EXPECT_DOUBLE_EQ(tenferro::std_dev(i, AxisList{0}, cpu, 0.0).item().real(), std::sqrt(1.25));
   EXPECT_EQ(var(full({5}, 3.25), AxisList{0}, cpu).item().real(), 0.0);
   // Complex: mean |x - mean|^2 with a real result.
   const Tensor z = Tensor::from_col_major({2}, std::vector<c128_t>{{1, 1}, {-1, -1}});
@@ -128,7 +128,7 @@ TEST(ReduceStats, VarSpecialCases) {
                 .real(),
             kInf);
   EXPECT_TF_ERROR(var(i, AxisList{0}, cpu, kNaN), ErrorKind::InvalidArgument);
-  EXPECT_TF_ERROR(tenferro::std(i, AxisList{1}, cpu), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(tenferro::std_dev(i, AxisList{1}, cpu), ErrorKind::AxisOutOfBounds);
   EXPECT_TF_ERROR(var(ones({2, 2}), AxisList{0, 0}, cpu), ErrorKind::DuplicateAxis);
   EXPECT_TF_ERROR(var(Tensor(), AxisList{0}, cpu), ErrorKind::InvalidArgument);
 }

@@ -145,7 +145,7 @@ inline EagerTensor logsumexp(const EagerTensor& x, std::initializer_list<std::in
   return logsumexp(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor var(const EagerTensor& x, std::span<const std::int64_t> axes, double correction = 1.0, bool keepdim = false);
-EagerTensor std(const EagerTensor& x, std::span<const std::int64_t> axes, double correction = 1.0, bool keepdim = false);
+EagerTensor std_dev(const EagerTensor& x, std::span<const std::int64_t> axes, double correction = 1.0, bool keepdim = false);
 EagerTensor argmax(const EagerTensor& x, std::int64_t axis, bool keepdim = false);
 EagerTensor argmin(const EagerTensor& x, std::int64_t axis, bool keepdim = false);
 

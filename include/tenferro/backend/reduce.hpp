@@ -43,7 +43,8 @@ Tensor logsumexp(const Tensor& x, std::span<const std::int64_t> axes, Backend& b
 /// Variance with `correction` (1 = unbiased, Bessel), like torch.var.
 Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
            double correction = 1.0, bool keepdim = false);
-Tensor std(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+/// Standard deviation (torch.std); named std_dev so it never clashes with namespace std.
+Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
            double correction = 1.0, bool keepdim = false);
 /// Index of the first maximum along `axis` (NaN counts as maximal); i64.
 Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
