@@ -15,6 +15,21 @@ using namespace tenferro;
 EagerRuntimePtr make_rt() { return EagerRuntime::make_cpu(CpuBackendOptions{1}); }
 Tensor four() { return Tensor::from_col_major({4}, std::vector<double>{1, 2, 3, 4}); }
 
+void BM_DirectAdd(benchmark::State& state) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  const Tensor a = four(), b = four();
+  for (auto _ : state) benchmark::DoNotOptimize(add(a, b, cpu));
+}
+BENCHMARK(BM_DirectAdd);
+
+void BM_DirectAddInSession(benchmark::State& state) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  const Tensor a = four(), b = four();
+  auto session = cpu.session();
+  for (auto _ : state) benchmark::DoNotOptimize(add(a, b, cpu));
+}
+BENCHMARK(BM_DirectAddInSession);
+
 void BM_AddUntracked(benchmark::State& state) {
   auto rt = make_rt();
   auto a = rt->tensor(four()), b = rt->tensor(four());

@@ -58,6 +58,9 @@ std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl)
 /// tracked and recording is on. Checks that every input belongs to `rt`.
 std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& op,
                                         std::span<const EagerTensor> inputs);
+/// eager_dispatch for a one-output primitive without intermediate vectors
+/// (the hot path of every eager elementwise op).
+EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const EagerTensor> inputs);
 /// Records already computed outputs of `op` (used by extension dispatch).
 std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
                                         std::span<const EagerTensor> inputs, std::vector<Tensor> outputs);

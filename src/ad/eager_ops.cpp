@@ -9,7 +9,7 @@ namespace {
 EagerTensor run1(prim::Params p, std::initializer_list<EagerTensor> inputs) {
   const OpPtr op = make_primitive(std::move(p));
   std::span<const EagerTensor> in(inputs.begin(), inputs.size());
-  return detail::eager_dispatch(detail::common_runtime(in, op->name()), op, in)[0];
+  return detail::eager_dispatch1(detail::common_runtime(in, op->name()), op, in);
 }
 Axes axes_of(std::span<const std::int64_t> s) { return Axes(s); }
 Shape shape_of(std::span<const std::int64_t> s) { return Shape(s); }
@@ -20,8 +20,36 @@ std::vector<EagerTensor> apply(const OpPtr& op, std::span<const EagerTensor> inp
   return detail::eager_dispatch(detail::common_runtime(inputs, op->name()), op, inputs);
 }
 
-EagerTensor unary(UnaryOp op, const EagerTensor& x) { return run1(prim::Unary{op}, {x}); }
-EagerTensor binary(BinaryOp op, const EagerTensor& a, const EagerTensor& b) { return run1(prim::Binary{op}, {a, b}); }
+namespace {
+// Elementwise ops are immutable values: build each once instead of per call.
+const OpPtr& cached_unary(UnaryOp op) {
+  static const std::vector<OpPtr> table = [] {
+    std::vector<OpPtr> t;
+    for (int i = 0; i <= static_cast<int>(UnaryOp::LogicalNot); ++i)
+      t.push_back(make_primitive(prim::Unary{static_cast<UnaryOp>(i)}));
+    return t;
+  }();
+  return table[static_cast<std::size_t>(op)];
+}
+const OpPtr& cached_binary(BinaryOp op) {
+  static const std::vector<OpPtr> table = [] {
+    std::vector<OpPtr> t;
+    for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i)
+      t.push_back(make_primitive(prim::Binary{static_cast<BinaryOp>(i)}));
+    return t;
+  }();
+  return table[static_cast<std::size_t>(op)];
+}
+}  // namespace
+
+EagerTensor unary(UnaryOp op, const EagerTensor& x) {
+  const EagerTensor in[1] = {x};
+  return detail::eager_dispatch1(detail::common_runtime(in, name(op)), cached_unary(op), in);
+}
+EagerTensor binary(BinaryOp op, const EagerTensor& a, const EagerTensor& b) {
+  const EagerTensor in[2] = {a, b};
+  return detail::eager_dispatch1(detail::common_runtime(in, name(op)), cached_binary(op), in);
+}
 EagerTensor abs(const EagerTensor& x) { return unary(UnaryOp::Abs, x); }
 EagerTensor neg(const EagerTensor& x) { return unary(UnaryOp::Neg, x); }
 EagerTensor conj(const EagerTensor& x) { return unary(UnaryOp::Conj, x); }

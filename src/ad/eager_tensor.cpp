@@ -233,6 +233,30 @@ std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& 
   return finish_outputs(rt, op, inputs, std::move(outputs));
 }
 
+EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const EagerTensor> inputs) {
+  constexpr std::size_t kInline = 4;
+  if (op->is_extension() || op->output_count() != 1 || inputs.size() > kInline ||
+      inputs.size() != op->input_count()) {
+    return eager_dispatch(rt, op, inputs)[0];
+  }
+  bool tracked = false;
+  Tensor values[kInline];
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const EagerImpl& in = *inputs[i].impl();
+    if (in.rt != rt) return eager_dispatch(rt, op, inputs)[0];  // reports the mismatch
+    values[i] = in.value;
+    tracked |= in.node != nullptr;
+  }
+  Tensor out = execute_primitive(static_cast<const PrimitiveOp&>(*op),
+                                 std::span<const Tensor>(values, inputs.size()), rt->backend());
+  if ((tracked && grad_recording_enabled()) || capture_active()) {
+    std::vector<Tensor> outputs;
+    outputs.push_back(std::move(out));
+    return finish_outputs(rt, op, inputs, std::move(outputs))[0];
+  }
+  return make_eager(rt, std::move(out));
+}
+
 // ---- emitter ------------------------------------------------------------------------------
 
 ad::Val EagerEmitter::add_value(EagerTensor t) {

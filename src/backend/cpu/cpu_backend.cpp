@@ -88,6 +88,7 @@ struct CpuBackend::Impl {
 CpuBackend::CpuBackend(CpuBackendOptions options)
     : options_(options), impl_(std::make_unique<Impl>()) {
   impl_->num_threads = resolve_threads(options.num_threads);
+  num_threads_ = impl_->num_threads;
   impl_->threads = std::make_unique<detail::ThreadPool>(impl_->num_threads);
   impl_->pool->stats.max_bytes = options.pool_max_bytes;
 }
@@ -132,6 +133,7 @@ void CpuBackend::set_num_threads(int n) {
   if (resolved == impl_->num_threads) return;
   impl_->threads = std::make_unique<detail::ThreadPool>(resolved);
   impl_->num_threads = resolved;
+  num_threads_ = resolved;
   if (CpuSession::current(*this) != nullptr) apply_blas_threads();
 }
 
@@ -153,8 +155,8 @@ void CpuBackend::reset_pool() {
   impl_->pool->stats.max_bytes = max;
 }
 
-void CpuBackend::parallel_for(std::int64_t n, std::int64_t grain,
-                              const std::function<void(std::int64_t, std::int64_t)>& body) {
+void CpuBackend::parallel_for_pool(std::int64_t n, std::int64_t grain,
+                                   const std::function<void(std::int64_t, std::int64_t)>& body) {
   if (n <= 0) return;
   grain = std::max<std::int64_t>(grain, 1);
   const std::int64_t max_chunks = (n + grain - 1) / grain;
@@ -205,7 +207,7 @@ CpuBackend& require_cpu(Backend& backend, const char* op) {
 }
 
 ScopedCpuSession::ScopedCpuSession(CpuBackend& backend) {
-  if (CpuSession::current(backend) == nullptr) owned_ = std::make_unique<CpuSession>(backend);
+  if (CpuSession::current(backend) == nullptr) owned_.emplace(backend);
 }
 ScopedCpuSession::~ScopedCpuSession() = default;
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "tenferro/backend/backend.hpp"
 
@@ -78,8 +79,18 @@ class CpuBackend final : public Backend {
   /// Runs body(begin, end) over [0, n) in chunks of at least `grain`, on the
   /// pool when there is more than one chunk and we are not already inside a
   /// pool task (one level of parallelism). Exceptions from body propagate.
-  void parallel_for(std::int64_t n, std::int64_t grain,
-                    const std::function<void(std::int64_t, std::int64_t)>& body);
+  template <class Body>
+  void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
+    // Small work runs inline: no std::function, no pool hand-off.
+    if (n <= 0) return;
+    if (n <= grain || num_threads_ == 1) {
+      body(std::int64_t{0}, n);
+      return;
+    }
+    parallel_for_pool(n, grain, std::function<void(std::int64_t, std::int64_t)>(std::forward<Body>(body)));
+  }
+  void parallel_for_pool(std::int64_t n, std::int64_t grain,
+                         const std::function<void(std::int64_t, std::int64_t)>& body);
   /// Applies the thread setting to OpenBLAS (done on session entry).
   void apply_blas_threads();
 
@@ -87,6 +98,7 @@ class CpuBackend final : public Backend {
   friend class CpuSession;
   struct Impl;
   CpuBackendOptions options_;
+  int num_threads_ = 1;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -104,7 +116,7 @@ class ScopedCpuSession {
   ScopedCpuSession& operator=(const ScopedCpuSession&) = delete;
 
  private:
-  std::unique_ptr<CpuSession> owned_;
+  std::optional<CpuSession> owned_;
 };
 
 }  // namespace tenferro
