@@ -94,6 +94,23 @@ RuleSet linear_rule(JvpRule jvp, TransposeRule transpose, Residuals residuals) {
   return r;
 }
 
+void add_vjp_from_transpose(RuleSet& r) {
+  // For ops that are linear in each input separately (given the other
+  // inputs), J^T ct per input is the transpose with only that input linear:
+  // the same math as linearise-then-transpose without building the tape.
+  r.vjp = [transpose = r.transpose](const RuleArgs& a, std::span<const MaybeVal> cts) {
+    std::vector<MaybeVal> out(a.inputs.size());
+    bool mask[8] = {};
+    for (std::size_t i = 0; i < out.size() && i < 8; ++i) {
+      if (!is_inexact(in_meta(a, i).dtype)) continue;
+      mask[i] = true;
+      out[i] = transpose(a, std::span<const bool>(mask, out.size()), cts)[i];
+      mask[i] = false;
+    }
+    return out;
+  };
+}
+
 RuleSet non_differentiable() {
   RuleSet r;
   r.non_differentiable = true;

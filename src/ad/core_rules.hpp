@@ -76,5 +76,12 @@ Val reduced_count(Emitter& e, const SymShape& shape, const Axes& axes, DType dty
 RuleSet jvp_rule(JvpRule jvp, Residuals residuals);
 RuleSet linear_rule(JvpRule jvp, TransposeRule transpose, Residuals residuals = Residuals::none());
 RuleSet non_differentiable();
+/// Adds a direct vjp built from the transpose rule (ops linear in each input
+/// separately: add, sub, mul).
+void add_vjp_from_transpose(RuleSet& r);
+inline RuleSet with_vjp(RuleSet r) {
+  add_vjp_from_transpose(r);
+  return r;
+}
 
 }  // namespace tenferro::ad::core

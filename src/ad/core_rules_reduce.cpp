@@ -252,8 +252,8 @@ RuleSet dot_general_rule() {
 }  // namespace
 
 void register_reduce_rules(AdContext& ctx) {
-  ctx.register_rules("sum", sum_rule(ReduceOp::Sum));
-  ctx.register_rules("mean", sum_rule(ReduceOp::Mean));
+  ctx.register_rules("sum", with_vjp(sum_rule(ReduceOp::Sum)));
+  ctx.register_rules("mean", with_vjp(sum_rule(ReduceOp::Mean)));
   ctx.register_rules("prod", prod_rule());
   ctx.register_rules("max", extremum_rule());
   ctx.register_rules("min", extremum_rule());
@@ -264,7 +264,7 @@ void register_reduce_rules(AdContext& ctx) {
   ctx.register_rules("std", variance_rule(true));
   ctx.register_rules("argmax", non_differentiable());
   ctx.register_rules("argmin", non_differentiable());
-  ctx.register_rules("dot_general", dot_general_rule());
+  ctx.register_rules("dot_general", with_vjp(dot_general_rule()));
 }
 
 }  // namespace tenferro::ad::core

@@ -299,22 +299,22 @@ RuleSet constant_rule() {
 }  // namespace
 
 void register_structural_rules(AdContext& ctx) {
-  ctx.register_rules("transpose", transpose_rule());
-  ctx.register_rules("reshape", reshape_rule());
-  ctx.register_rules("broadcast_in_dim", broadcast_rule());
-  ctx.register_rules("slice", slice_rule());
-  ctx.register_rules("pad", pad_rule());
-  ctx.register_rules("concatenate", concatenate_rule());
-  ctx.register_rules("reverse", reverse_rule());
-  ctx.register_rules("index_select", gather_rule<prim::IndexSelect>(true));
-  ctx.register_rules("take_along_axis", gather_rule<prim::TakeAlongAxis>(false));
-  ctx.register_rules("scatter_add", scatter_add_rule());
-  ctx.register_rules("diagonal", diagonal_rule());
-  ctx.register_rules("diag_embed", diag_embed_rule());
-  ctx.register_rules("tril", triangle_rule());
-  ctx.register_rules("triu", triangle_rule());
-  ctx.register_rules("convert", convert_rule());
-  ctx.register_rules("cast", convert_rule());
+  ctx.register_rules("transpose", with_vjp(transpose_rule()));
+  ctx.register_rules("reshape", with_vjp(reshape_rule()));
+  ctx.register_rules("broadcast_in_dim", with_vjp(broadcast_rule()));
+  ctx.register_rules("slice", with_vjp(slice_rule()));
+  ctx.register_rules("pad", with_vjp(pad_rule()));
+  ctx.register_rules("concatenate", with_vjp(concatenate_rule()));
+  ctx.register_rules("reverse", with_vjp(reverse_rule()));
+  ctx.register_rules("index_select", with_vjp(gather_rule<prim::IndexSelect>(true)));
+  ctx.register_rules("take_along_axis", with_vjp(gather_rule<prim::TakeAlongAxis>(false)));
+  ctx.register_rules("scatter_add", with_vjp(scatter_add_rule()));
+  ctx.register_rules("diagonal", with_vjp(diagonal_rule()));
+  ctx.register_rules("diag_embed", with_vjp(diag_embed_rule()));
+  ctx.register_rules("tril", with_vjp(triangle_rule()));
+  ctx.register_rules("triu", with_vjp(triangle_rule()));
+  ctx.register_rules("convert", with_vjp(convert_rule()));
+  ctx.register_rules("cast", with_vjp(convert_rule()));
   ctx.register_rules("full", constant_rule());
   ctx.register_rules("constant", constant_rule());
 }

@@ -42,9 +42,9 @@ std::vector<GradNode*> collect(const std::vector<GradNode*>& roots) {
 
 EagerTensor accumulate(const std::optional<EagerTensor>& acc, const EagerTensor& add) {
   if (!acc) return add;
-  const OpPtr op = make_primitive(prim::Binary{BinaryOp::Add});
+  static const OpPtr op = make_primitive(prim::Binary{BinaryOp::Add});
   const EagerTensor in[2] = {*acc, add};
-  return eager_dispatch(add.runtime(), op, in)[0];
+  return eager_dispatch1(add.runtime(), op, in);
 }
 
 }  // namespace
@@ -120,7 +120,8 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     for (std::size_t j = 0; j < out_ct.size() && j < ct_vals.size(); ++j)
       if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
     std::vector<ad::MaybeVal> in_ct =
-        ad::backward_op(rt->ad(), em, *n->op, n->input_metas, ins, outs, ct_vals, transform);
+        ad::backward_op(rt->ad(), em, *n->op, n->input_metas, ins, outs, ct_vals, transform,
+                        n->output_metas);
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       const Edge& e = n->inputs[i];
       if (!in_ct[i] || !e.node || !needed.count(e.node.get())) continue;

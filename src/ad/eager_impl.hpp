@@ -34,6 +34,7 @@ struct GradNode {
   OpPtr op;
   std::vector<Edge> inputs;
   std::vector<TensorMeta> input_metas;
+  std::vector<TensorMeta> output_metas;
   std::vector<SavedValue> saved_inputs;
   std::vector<SavedValue> saved_outputs;
   std::weak_ptr<EagerImpl> leaf;  // Leaf kind: the tensor owning the grad slot

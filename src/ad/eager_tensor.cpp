@@ -190,6 +190,7 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
   }
   node->saved_outputs.resize(outputs.size());
   for (std::size_t j = 0; j < outputs.size(); ++j) {
+    node->output_metas.push_back(TensorMeta{outputs[j].dtype(), to_sym_shape(outputs[j].shape())});
     auto impl = std::make_shared<EagerImpl>();
     impl->rt = rt;
     impl->requires_grad = is_inexact(outputs[j].dtype());
@@ -276,6 +277,10 @@ std::vector<ad::Val> EagerEmitter::emit(const OpPtr& op, std::span<const ad::Val
   in.reserve(inputs.size());
   for (ad::Val v : inputs) in.push_back(get(v));
   std::vector<ad::Val> out;
+  if (!op->is_extension() && op->output_count() == 1) {
+    out.push_back(add_value(eager_dispatch1(rt_, op, in)));
+    return out;
+  }
   for (auto& t : eager_dispatch(rt_, op, in)) out.push_back(add_value(std::move(t)));
   return out;
 }

@@ -181,7 +181,7 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
 std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
                                   std::span<const TensorMeta> input_metas, std::span<const Val> inputs,
                                   std::span<const Val> outputs, std::span<const MaybeVal> cotangents,
-                                  std::string_view transform) {
+                                  std::string_view transform, std::span<const TensorMeta> output_metas) {
   const std::size_t n = inputs.size();
   bool any = false;
   for (const auto& c : cotangents) any |= c.has_value();
@@ -189,10 +189,22 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
   const RuleSet& rules = ctx.require(op, transform);
   if (rules.non_differentiable) return std::vector<MaybeVal>(n);
   std::vector<MaybeVal> result;
-  const std::vector<TensorMeta> out_metas = output_metas_of(emitter, op, input_metas, outputs);
+  const std::vector<TensorMeta> out_metas =
+      output_metas.size() == op.output_count()
+          ? std::vector<TensorMeta>(output_metas.begin(), output_metas.end())
+          : output_metas_of(emitter, op, input_metas, outputs);
   if (rules.vjp) {
+    // Integer/bool outputs carry no derivative: drop their cotangents (the
+    // linearised path drops them through the jvp rule).
+    std::vector<MaybeVal> cts(cotangents.begin(), cotangents.end());
+    bool live = false;
+    for (std::size_t j = 0; j < cts.size(); ++j) {
+      if (j < out_metas.size() && !differentiable(out_metas[j].dtype)) cts[j].reset();
+      live |= cts[j].has_value();
+    }
+    if (!live) return std::vector<MaybeVal>(n);
     RuleArgs args{emitter, op, inputs, outputs, input_metas, out_metas};
-    result = rules.vjp(args, cotangents);
+    result = rules.vjp(args, cts);
   } else {
     if (!rules.jvp) missing_role(op, "vjp or jvp", transform);
     LinearizeEmitter lin(emitter, transform);
