@@ -1,4 +1,5 @@
-// tenferro quickstart: the direct tier (explicit CpuBackend, no autodiff).
+// tenferro quickstart: the direct tier (explicit CpuBackend, no autodiff), then
+// eager autodiff (backward, functional grad, Hessian-vector products).
 //
 // Every result is compared with a value computed independently (by hand or
 // with a plain loop); the program prints "ok" per check and exits 1 on any
@@ -100,6 +101,29 @@ int main() {
       std::cout << "caught: " << e.what() << "\n";
       check_true("error kind is DuplicateAxis", e.kind() == tf::ErrorKind::DuplicateAxis);
     }
+
+    // 9. Eager autodiff: record, backward, functional transforms, HVP.
+    std::cout << "\n-- eager autodiff --\n";
+    auto rt = tf::EagerRuntime::make_cpu();
+    const std::vector<double> xs{0.5, -1.0, 2.0};
+    auto w = rt->variable(tf::Tensor::from_col_major({3}, xs));
+    tf::sum(w * w * w).backward();
+    std::vector<double> three_x2;
+    for (double v : xs) three_x2.push_back(3 * v * v);
+    check("grad of sum(x^3) is 3 x^2", w.grad().value(), tf::Tensor::from_col_major({3}, three_x2));
+    auto f = [](const tf::EagerTensor& z) { return tf::sum(tf::exp(tf::sin(z))); };
+    const std::vector<double> vs{1.0, 0.0, -2.0};
+    auto dir = rt->tensor(tf::Tensor::from_col_major({3}, vs));
+    auto hv_fwd = tf::jvp_tangent([&](const tf::EagerTensor& z) { return tf::grad(f, z); }, w, dir);
+    auto hv_rev = tf::grad([&](const tf::EagerTensor& z) { return tf::sum(tf::grad(f, z) * dir); }, w);
+    std::vector<double> hv_expected;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double s = std::sin(xs[i]), c = std::cos(xs[i]);
+      hv_expected.push_back(std::exp(s) * (c * c - s) * vs[i]);  // d^2/dx^2 exp(sin x)
+    }
+    const auto hv_ref = tf::Tensor::from_col_major({3}, hv_expected);
+    check("H v of sum(exp(sin x)), forward-over-reverse", hv_fwd.value(), hv_ref);
+    check("H v of sum(exp(sin x)), reverse-over-reverse", hv_rev.value(), hv_ref);
   } catch (const tf::Error& e) {
     std::cerr << "unexpected tenferro error (" << tf::name(e.kind()) << "): " << e.what() << "\n";
     return 1;

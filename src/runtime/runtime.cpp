@@ -288,7 +288,7 @@ void Runtime::check_ingress(std::string_view op_name, std::span<const Tensor> in
       fail(ErrorKind::InvalidArgument, std::string(op_name), "input ", i, " is undefined");
     }
     if (!engine.accepts(inputs[i].placement())) {
-      fail(ErrorKind::NoInputIngress, std::string(op_name), "input ", i, " lives on ",
+      fail_in(ErrorPhase::Execute, ErrorKind::NoInputIngress, std::string(op_name), "input ", i, " lives on ",
            to_string(inputs[i].placement()), ", which engine ", engine.id().str(),
            " does not accept; move it there explicitly first");
     }
@@ -337,7 +337,8 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
     std::string others;
     if (auto it = snap->families_.find(op->name()); it != snap->families_.end())
       for (const auto& fr : it->second) others += (others.empty() ? "" : ", ") + fr.engine.str();
-    fail(ErrorKind::MissingExtension, std::string(op->name()), "missing runtime extension module for family ",
+    fail_in(ErrorPhase::Execute, ErrorKind::MissingExtension, std::string(op->name()),
+            "missing runtime extension module for family ",
          op->name(), " on engine ", engine.str(),
          others.empty() ? std::string("; install a module that registers it")
                         : "; installed modules register it only for " + others);
@@ -365,7 +366,14 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
       const InputSignature masked = signature.masked(detail);
       PrepareRequest request{*op, masked, detail, reg->config.get(), binding};
       plans_->count_prepare();
-      PrepareOutcome outcome = reg->implementation->prepare(request);
+      PrepareOutcome outcome;
+      try {
+        outcome = reg->implementation->prepare(request);
+      } catch (const Error& e) {
+        rethrow_with_context(e, ErrorPhase::Compile, std::string(op->name()),
+                             "engine " + engine.str() + " failed to prepare " + std::string(op->name()) +
+                                 " for " + signature.to_string());
+      }
       if (auto* p = std::get_if<Prepared>(&outcome)) {
         if (!p->executor) {
           fail(ErrorKind::Internal, std::string(op->name()), "engine returned a plan without an executor");
@@ -395,31 +403,43 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
   auto plan = prepare_extension(std::static_pointer_cast<const ExtensionOp>(op_ptr), signature, &why);
   if (!plan) {
     if (session == nullptr && op.has_lowering()) return run_lowering(op, inputs);
-    fail(ErrorKind::Unsupported, std::string(op.name()), "engine ",
-         snapshot()->selected_engine().str(), " cannot run this op for ", signature.to_string(),
+    fail_in(ErrorPhase::Execute, ErrorKind::Unsupported, std::string(op.name()), "engine ",
+            snapshot()->selected_engine().str(), " cannot run this op for ", signature.to_string(),
          ": ", why, op.has_lowering() ? " (a lowering exists; call apply outside the session)" : "");
   }
   ExtensionCaches caches(*extension_caches_, std::string(op.name()));
   const PlanExecutor& executor = plan->executor();
   std::vector<Tensor> outputs;
-  if (session != nullptr) {
-    if (!executor.supports_session()) {
-      fail(ErrorKind::Unsupported, std::string(op.name()),
-           "the prepared executor has no session form; call apply outside the session");
-    }
-    outputs = executor.execute_in_session(*session, caches, inputs);
-  } else if (executor.supports_session()) {
-    auto s = detail::make_engine_session(snapshot()->selected(), id_, /*reuse=*/true);
-    outputs = executor.execute_in_session(*s, caches, inputs);
-  } else {
-    detail::BasicExecutionContext context(snapshot()->selected());
-    outputs = executor.execute(context, caches, inputs);
+  try {
+    outputs = execute_plan(executor, caches, inputs, session);
+  } catch (const Error& e) {
+    if (e.op() == op.name() && e.phase() == ErrorPhase::Execute) throw;  // already in context
+    rethrow_with_context(e, ErrorPhase::Execute, std::string(op.name()),
+                         "executing " + std::string(op.name()) + " on engine " +
+                             snapshot()->selected_engine().str() + " failed");
   }
   if (outputs.size() != op.output_count()) {
-    fail(ErrorKind::Internal, std::string(op.name()), "executor returned ", outputs.size(),
+    fail_in(ErrorPhase::Execute, ErrorKind::Internal, std::string(op.name()), "executor returned ", outputs.size(),
          " outputs but family ", op.name(), " declares ", op.output_count());
   }
   return outputs;
+}
+
+std::vector<Tensor> Runtime::execute_plan(const PlanExecutor& executor, ExtensionCaches& caches,
+                                          std::span<const Tensor> inputs, EngineSession* session) {
+  if (session != nullptr) {
+    if (!executor.supports_session()) {
+      fail_in(ErrorPhase::Execute, ErrorKind::Unsupported, caches.family(),
+              "the prepared executor has no session form; call apply outside the session");
+    }
+    return executor.execute_in_session(*session, caches, inputs);
+  }
+  if (executor.supports_session()) {
+    auto s = detail::make_engine_session(snapshot()->selected(), id_, /*reuse=*/true);
+    return executor.execute_in_session(*s, caches, inputs);
+  }
+  detail::BasicExecutionContext context(snapshot()->selected());
+  return executor.execute(context, caches, inputs);
 }
 
 namespace {

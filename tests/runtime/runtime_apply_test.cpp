@@ -169,3 +169,36 @@ TEST(RuntimeApply, NoIngressForForeignPlacement) {
   auto device = Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0});
   EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(1.0), {device}), ErrorKind::NoInputIngress);
 }
+
+TEST(RuntimeApply, ErrorsCarryPhaseFamilyAndCause) {
+  auto rt = make_runtime();
+  rt->install_module(std::make_shared<OneFamilyModule>("t.f", "t.fails.v1", std::make_shared<ScriptedEngine>(Mode::ExecFails)));
+  rt->install_module(std::make_shared<OneFamilyModule>("t.e", "t.throws.v1", std::make_shared<ScriptedEngine>(Mode::Throw)));
+  try {
+    rt->apply(std::make_shared<TestOp>("t.fails.v1", 1, 1), {vec({1})});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Singular);  // the kind is preserved
+    EXPECT_EQ(e.category(), ErrorCategory::Numerical);
+    EXPECT_EQ(e.phase(), ErrorPhase::Execute);
+    EXPECT_EQ(e.op(), "t.fails.v1");
+    ASSERT_NE(e.cause(), nullptr);
+    EXPECT_EQ(e.cause()->op(), "kernel");
+    EXPECT_NE(std::string(e.what()).find("caused by: [kernel] pivot 0 is zero"), std::string::npos);
+  }
+  try {
+    rt->apply(std::make_shared<TestOp>("t.throws.v1", 1, 1), {vec({1})});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.phase(), ErrorPhase::Compile);  // failed while preparing
+    ASSERT_NE(e.cause(), nullptr);
+    EXPECT_EQ(e.cause()->message(), "engine rejects the payload");
+  }
+  try {
+    rt->apply(std::make_shared<TestOp>("t.absent.v1", 1, 1), {vec({1})});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.phase(), ErrorPhase::Execute);
+  }
+}

@@ -56,10 +56,18 @@ class EchoExecutor final : public PlanExecutor {
   bool session_;
 };
 
+/// Executor whose kernel fails numerically.
+class FailingExecutor final : public PlanExecutor {
+ public:
+  std::vector<Tensor> execute(ExecutionContext&, ExtensionCaches&, std::span<const Tensor>) const override {
+    fail_in(ErrorPhase::Execute, ErrorKind::Singular, "kernel", "pivot 0 is zero");
+  }
+};
+
 /// Engine whose prepare() follows a script; records what it saw.
 class ScriptedEngine final : public ExtensionEngine {
  public:
-  enum class Mode { Echo, EchoNoSession, WrongCount, Unsupported, Throw, NeedsStrides, NeedsSameAgain, Slow };
+  enum class Mode { Echo, EchoNoSession, WrongCount, Unsupported, Throw, NeedsStrides, NeedsSameAgain, Slow, ExecFails };
   explicit ScriptedEngine(Mode mode) : mode_(mode) {}
   mutable std::atomic<int> prepares{0};
   mutable std::atomic<unsigned> last_detail{0};
@@ -79,6 +87,7 @@ class ScriptedEngine final : public ExtensionEngine {
         if (!(r.detail & kDetailStrides)) return NeedsSpecialization{kDetailStrides};
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};
       case Mode::NeedsSameAgain: return NeedsSpecialization{kDetailLayout};
+      case Mode::ExecFails: return Prepared{std::make_shared<FailingExecutor>()};
       case Mode::Slow:
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};

@@ -96,4 +96,15 @@ template <class... Args>
   throw Error(kind, std::move(op), detail::cat(pieces...));
 }
 
+/// fail() with an explicit phase.
+template <class... Args>
+[[noreturn]] void fail_in(ErrorPhase phase, ErrorKind kind, std::string op, const Args&... pieces) {
+  throw Error(kind, std::move(op), detail::cat(pieces...), phase);
+}
+
+/// Rethrows `cause` as an error of the same kind about `op` in `phase`, with
+/// `cause` kept as the typed cause (used where a layer adds context).
+[[noreturn]] void rethrow_with_context(const Error& cause, ErrorPhase phase, std::string op,
+                                       std::string message);
+
 }  // namespace tenferro

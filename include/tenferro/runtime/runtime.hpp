@@ -186,6 +186,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<Tensor> run_extension(const OpPtr& op, std::span<const Tensor> inputs,
                                     EngineSession* session);
   std::vector<Tensor> run_lowering(const ExtensionOp& op, std::span<const Tensor> inputs);
+  std::vector<Tensor> execute_plan(const PlanExecutor& executor, ExtensionCaches& caches,
+                                   std::span<const Tensor> inputs, EngineSession* session);
 
   std::uint64_t id_;
   mutable std::mutex snapshot_mutex_;
