@@ -1,0 +1,332 @@
+// dot_general and matmul: validation, then a plan that views each operand as a
+// BLAS matrix per batch element (folding transposes into GEMM flags) and copies
+// an operand only when its strides cannot be read that way.
+
+#include "tenferro/backend/contract.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
+#include "backend/cpu/gemm.hpp"
+#include "backend/cpu/kernels.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+
+namespace tenferro {
+
+namespace {
+
+constexpr const char* kDot = "dot_general";
+
+void require_operand(const Tensor& t, const char* side, const char* op, Backend& backend) {
+  if (!t.defined()) {
+    fail(ErrorKind::InvalidArgument, op, side,
+         " is undefined (default-constructed); pass a tensor");
+  }
+  if (!backend.accepts(t.placement())) {
+    fail(ErrorKind::Unsupported, op, side, " lives on ", to_string(t.placement()),
+         "; move it to the backend's placement first");
+  }
+  if (is_bool(t.dtype())) {
+    fail(ErrorKind::DTypeMismatch, op, side,
+         " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
+  }
+}
+
+// Normalises one axis list (negative axes count from the end) and rejects
+// out-of-range and repeated axes.
+Axes normalize_list(const Axes& axes, std::int64_t rank, const char* side, const char* what) {
+  Axes out;
+  for (const std::int64_t a : axes) {
+    if (a < -rank || a >= rank) {
+      fail(ErrorKind::AxisOutOfBounds, kDot, side, " ", what, " axis ", a,
+           " is out of range for rank ", rank, " (valid: ", -rank, "..", rank - 1, ")");
+    }
+    const std::int64_t n = a < 0 ? a + rank : a;
+    if (std::find(out.begin(), out.end(), n) != out.end()) {
+      fail(ErrorKind::DuplicateAxis, kDot, side, " ", what, " axes list axis ", n,
+           " twice; list each axis once");
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+bool contains(const Axes& axes, std::int64_t a) {
+  return std::find(axes.begin(), axes.end(), a) != axes.end();
+}
+
+Axes free_axes(std::int64_t rank, const Axes& contracting, const Axes& batch) {
+  Axes out;
+  for (std::int64_t a = 0; a < rank; ++a) {
+    if (!contains(contracting, a) && !contains(batch, a)) out.push_back(a);
+  }
+  return out;
+}
+
+// A run of axes read as one column-major index: its total extent and stride.
+struct Group {
+  std::int64_t extent = 1;
+  std::int64_t stride = 0;
+};
+
+// Mirrors the view rule of Tensor::reshape: axes merge without a copy when
+// each (non-unit) axis starts where the previous one ends.
+bool merge_group(const Tensor& t, std::span<const std::int64_t> axes, Group& g) {
+  g = Group{};
+  bool have = false;
+  std::int64_t next = 0;
+  for (const std::int64_t ax : axes) {
+    const auto u = static_cast<std::size_t>(ax);
+    const std::int64_t e = t.shape()[u], s = t.strides()[u];
+    if (e == 1) continue;
+    if (!have) {
+      g.stride = s;
+      have = true;
+    } else if (s != next) {
+      return false;
+    }
+    next = s * e;
+    g.extent *= e;
+  }
+  return true;
+}
+
+// Whether a rows x cols matrix with these strides is a column-major BLAS
+// matrix as stored (trans = false) or as its transpose (trans = true).
+bool blas_layout(const Group& rows, const Group& cols, bool& trans, std::int64_t& ld) {
+  const std::int64_t r = rows.extent, c = cols.extent;
+  if ((r == 1 || rows.stride == 1) && (c == 1 || cols.stride >= r)) {
+    trans = false;
+    ld = c == 1 ? r : cols.stride;
+    return true;
+  }
+  if ((c == 1 || cols.stride == 1) && (r == 1 || rows.stride >= c)) {
+    trans = true;
+    ld = r == 1 ? c : rows.stride;
+    return true;
+  }
+  return false;
+}
+
+bool fold(const Tensor& t, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
+          cpu::GemmOperand& g) {
+  Group r, c;
+  if (!merge_group(t, rows, r) || !merge_group(t, cols, c)) return false;
+  if (!blas_layout(r, c, g.trans, g.ld)) return false;
+  g.data = t.raw_data();
+  return true;
+}
+
+Strides batch_strides_of(const Tensor& t, const Axes& batch) {
+  Strides s;
+  for (const std::int64_t a : batch) s.push_back(t.strides()[static_cast<std::size_t>(a)]);
+  return s;
+}
+
+// Compact copy of t permuted to [rows..., cols..., batch...] in `dtype`.
+// Broadcast (stride-0) batch axes stay broadcast rather than being expanded.
+cpu::GemmOperand materialise(CpuBackend& cpu, const Tensor& t, const Axes& rows, const Axes& cols,
+                             const Axes& batch, DType dtype, Tensor& keep) {
+  Axes perm;
+  for (auto a : rows) perm.push_back(a);
+  for (auto a : cols) perm.push_back(a);
+  for (auto a : batch) perm.push_back(a);
+  Tensor v = t.permute(perm);
+  const std::size_t first_batch = rows.size() + cols.size();
+  SmallVector<bool, 8> broadcast(batch.size(), false);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const std::size_t ax = first_batch + i;
+    if (v.shape()[ax] > 1 && v.strides()[ax] == 0) {
+      v = v.slice(static_cast<std::int64_t>(ax), 0, 1);
+      broadcast[i] = true;
+    }
+  }
+  keep = cpu.empty(v.shape(), dtype);
+  cpu::copy(cpu, v, keep);
+  cpu::GemmOperand g;
+  g.data = keep.raw_data();
+  g.trans = false;
+  std::int64_t row_extent = 1;
+  for (std::size_t i = 0; i < rows.size(); ++i) row_extent *= v.shape()[i];
+  g.ld = std::max<std::int64_t>(row_extent, 1);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    g.batch_strides.push_back(broadcast[i] ? 0 : keep.strides()[first_batch + i]);
+  }
+  return g;
+}
+
+Axes pick(const Axes& axes, std::span<const std::size_t> order) {
+  Axes out;
+  for (const std::size_t i : order) out.push_back(axes[i]);
+  return out;
+}
+
+}  // namespace
+
+Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend) {
+  CpuBackend& cpu = require_cpu(backend, kDot);
+  require_operand(lhs, "lhs", kDot, backend);
+  require_operand(rhs, "rhs", kDot, backend);
+  if (dims.lhs_contracting.size() != dims.rhs_contracting.size()) {
+    fail(ErrorKind::InvalidArgument, kDot, "lhs has ", dims.lhs_contracting.size(),
+         " contracting axes but rhs has ", dims.rhs_contracting.size(),
+         "; contracting axes pair up in order, so give both lists the same length");
+  }
+  if (dims.lhs_batch.size() != dims.rhs_batch.size()) {
+    fail(ErrorKind::InvalidArgument, kDot, "lhs has ", dims.lhs_batch.size(),
+         " batch axes but rhs has ", dims.rhs_batch.size(),
+         "; batch axes pair up in order, so give both lists the same length");
+  }
+  const Axes lc = normalize_list(dims.lhs_contracting, lhs.rank(), "lhs", "contracting");
+  const Axes rc = normalize_list(dims.rhs_contracting, rhs.rank(), "rhs", "contracting");
+  const Axes lb = normalize_list(dims.lhs_batch, lhs.rank(), "lhs", "batch");
+  const Axes rb = normalize_list(dims.rhs_batch, rhs.rank(), "rhs", "batch");
+  for (const auto& [side, c, b] : {std::tuple{"lhs", &lc, &lb}, std::tuple{"rhs", &rc, &rb}}) {
+    for (const std::int64_t a : *c) {
+      if (contains(*b, a)) {
+        fail(ErrorKind::InvalidArgument, kDot, side, " axis ", a,
+             " is listed as both a contracting and a batch axis; an axis can have one role");
+      }
+    }
+  }
+  auto check_pairs = [&](const Axes& l, const Axes& r, const char* what) {
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      const std::int64_t el = lhs.shape()[static_cast<std::size_t>(l[i])];
+      const std::int64_t er = rhs.shape()[static_cast<std::size_t>(r[i])];
+      if (el != er) {
+        fail(ErrorKind::ShapeMismatch, kDot, what, " pair ", i, ": lhs axis ", l[i], " has extent ",
+             el, " but rhs axis ", r[i], " has extent ", er, "; paired axes must match");
+      }
+    }
+  };
+  check_pairs(lc, rc, "contracting");
+  check_pairs(lb, rb, "batch");
+  const DType dtype = promote_types(lhs.dtype(), rhs.dtype());
+
+  const Axes lf = free_axes(lhs.rank(), lc, lb);
+  const Axes rf = free_axes(rhs.rank(), rc, rb);
+  Shape out_shape, batch_shape;
+  std::int64_t m = 1, n = 1, k = 1;
+  for (auto a : lf) {
+    out_shape.push_back(lhs.shape()[static_cast<std::size_t>(a)]);
+    m *= out_shape.back();
+  }
+  for (auto a : rf) {
+    out_shape.push_back(rhs.shape()[static_cast<std::size_t>(a)]);
+    n *= out_shape.back();
+  }
+  for (auto a : lb) {
+    batch_shape.push_back(lhs.shape()[static_cast<std::size_t>(a)]);
+    out_shape.push_back(batch_shape.back());
+  }
+  for (auto a : lc) k *= lhs.shape()[static_cast<std::size_t>(a)];
+
+  ScopedCpuSession session(cpu);
+  Tensor out = cpu.empty(out_shape, dtype);
+  if (out.numel() == 0) return out;
+  if (k == 0) {  // empty sums: no BLAS call with a zero dimension
+    cpu::fill(cpu, out, Scalar(0));
+    return out;
+  }
+
+  // The contracting pairs may be taken in any common order; try the given one
+  // and the orders that make either operand's K axes ascend in memory, and
+  // keep the one that copies the fewest elements.
+  SmallVector<std::size_t, 8> given(lc.size());
+  std::iota(given.begin(), given.end(), std::size_t{0});
+  auto by_stride = [&](const Tensor& t, const Axes& axes) {
+    SmallVector<std::size_t, 8> o = given;
+    std::stable_sort(o.begin(), o.end(), [&](std::size_t x, std::size_t y) {
+      return std::llabs(t.strides()[static_cast<std::size_t>(axes[x])]) <
+             std::llabs(t.strides()[static_cast<std::size_t>(axes[y])]);
+    });
+    return o;
+  };
+  const SmallVector<std::size_t, 8> orders[] = {given, by_stride(lhs, lc), by_stride(rhs, rc)};
+  const bool lhs_exact = lhs.dtype() == dtype, rhs_exact = rhs.dtype() == dtype;
+  std::size_t best = 0;
+  std::int64_t best_cost = -1;
+  bool best_l = false, best_r = false;
+  cpu::GemmOperand ga, gb;
+  for (std::size_t o = 0; o < std::size(orders); ++o) {
+    cpu::GemmOperand ta, tb;
+    const bool ok_l = lhs_exact && fold(lhs, lf, pick(lc, orders[o]), ta);
+    const bool ok_r = rhs_exact && fold(rhs, pick(rc, orders[o]), rf, tb);
+    const std::int64_t cost = (ok_l ? 0 : lhs.numel()) + (ok_r ? 0 : rhs.numel());
+    if (best_cost < 0 || cost < best_cost) {
+      best = o;
+      best_cost = cost;
+      best_l = ok_l;
+      best_r = ok_r;
+      ga = ta;
+      gb = tb;
+    }
+    if (cost == 0) break;
+  }
+  const Axes lc_o = pick(lc, orders[best]), rc_o = pick(rc, orders[best]);
+  Tensor keep_l, keep_r;
+  if (best_l) {
+    ga.batch_strides = batch_strides_of(lhs, lb);
+  } else {
+    ga = materialise(cpu, lhs, lf, lc_o, lb, dtype, keep_l);
+  }
+  if (best_r) {
+    gb.batch_strides = batch_strides_of(rhs, rb);
+  } else {
+    gb = materialise(cpu, rhs, rc_o, rf, rb, dtype, keep_r);
+  }
+  cpu::gemm_batched(cpu, dtype, m, n, k, ga, gb, out.raw_data(), batch_shape);
+  return out;
+}
+
+namespace {
+
+// [r0, r1, b...] -> [r0, r1, batch...]: missing leading batch axes are
+// inserted (right-aligned broadcasting) and extents broadcast with stride 0.
+Tensor expand_batch(const Tensor& t, const Shape& batch) {
+  Tensor v = t;
+  const std::size_t have = static_cast<std::size_t>(t.rank()) - 2;
+  for (std::size_t i = have; i < batch.size(); ++i) v = v.unsqueeze(2);
+  Shape target{t.shape()[0], t.shape()[1]};
+  for (auto e : batch) target.push_back(e);
+  return v.broadcast_to(target);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
+  constexpr const char* op = "matmul";
+  require_cpu(backend, op);
+  require_operand(a, "a", op, backend);
+  require_operand(b, "b", op, backend);
+  for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
+    if (t->rank() == 0) {
+      fail(ErrorKind::RankMismatch, op, side,
+           " is rank 0 (a scalar); matmul needs vectors or matrices, use mul for scalar products");
+    }
+  }
+  const Tensor x = a.rank() == 1 ? a.unsqueeze(0) : a;  // row vector [1, k]
+  const Tensor y = b.rank() == 1 ? b.unsqueeze(1) : b;  // column vector [k, 1]
+  if (x.shape()[1] != y.shape()[0]) {
+    fail(ErrorKind::ShapeMismatch, op, "a has shape ", shape_to_string(a.shape()),
+         " and b has shape ", shape_to_string(b.shape()), ": the inner extents ", x.shape()[1],
+         " and ", y.shape()[0], " must agree ([m, k, batch...] x [k, n, batch...])");
+  }
+  const std::span<const std::int64_t> xb = x.shape().span().subspan(2);
+  const std::span<const std::int64_t> yb = y.shape().span().subspan(2);
+  const Shape batch = broadcast_shapes(xb, yb, op);
+  DotDims dims;
+  dims.lhs_contracting = {1};
+  dims.rhs_contracting = {0};
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    dims.lhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+    dims.rhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+  }
+  Tensor r = dot_general(expand_batch(x, batch), expand_batch(y, batch), dims, backend);
+  if (b.rank() == 1) r = r.squeeze(1);
+  if (a.rank() == 1) r = r.squeeze(0);
+  return r;
+}
+
+}  // namespace tenferro

@@ -1,0 +1,245 @@
+// CPU kernels of the binary elementwise ops and where. One template per
+// compute dtype switches on the op; cases that the dtype rules of
+// elementwise.cpp never route to a dtype compile to an Internal error.
+
+#include <cmath>
+#include <complex>
+#include <type_traits>
+
+#include "backend/cpu/elementwise_kernels.hpp"
+#include "internal/dispatch.hpp"
+
+namespace tenferro::cpu {
+
+namespace {
+
+template <class T>
+inline constexpr bool is_float_v = std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Integer arithmetic wraps (two's complement) like NumPy and PyTorch instead of
+// being undefined on overflow; unsigned arithmetic still vectorises.
+template <class T>
+T wrapping_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+T wrapping_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+T wrapping_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+// Integer power by squaring (wrapping on overflow). A negative exponent has no
+// integer result except for bases 1 and -1; like NumPy's truncation toward zero
+// of 1/base^|e| it gives 0 otherwise: 1 -> 1, -1 -> +-1 by parity, others -> 0.
+template <class T>
+T integer_pow(T base, T e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (e % 2 == 0) ? T(1) : T(-1);
+    return 0;
+  }
+  T result = 1;
+  while (e > 0) {
+    if (e & 1) result = wrapping_mul(result, base);
+    e >>= 1;
+    if (e > 0) base = wrapping_mul(base, base);
+  }
+  return result;
+}
+
+// std::pow(0, b) goes through log(0) and gives NaN; 0^b is 0 for Re(b) > 0
+// and 1 for b == 0.
+template <class T>
+T complex_pow(T a, T b) {
+  if (a == T(0)) {
+    if (b == T(0)) return T(1);
+    if (b.imag() == 0 && b.real() > 0) return T(0);
+  }
+  return std::pow(a, b);
+}
+
+// NaN-propagating max/min (std::max would drop a NaN in the first argument).
+template <class T>
+T nan_max(T a, T b) {
+  if constexpr (is_float_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a > b ? a : b;
+}
+template <class T>
+T nan_min(T a, T b) {
+  if constexpr (is_float_v<T>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? a : b;
+}
+
+// Python remainder: the result takes the sign of the divisor.
+template <class T>
+T python_remainder(T a, T b) {
+  if constexpr (is_float_v<T>) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r == 0 ? std::copysign(T(0), b) : r;
+  } else {
+    if (b == -1) return 0;  // INT_MIN % -1 overflows
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <class T>
+T c_fmod(T a, T b) {
+  if constexpr (is_float_v<T>) {
+    return std::fmod(a, b);
+  } else {
+    return b == -1 ? T(0) : static_cast<T>(a % b);
+  }
+}
+
+[[noreturn]] void unreachable_dtype(BinaryOp op, DType dt) {
+  fail(ErrorKind::Internal, std::string(name(op)), "no kernel for dtype ", name(dt),
+       "; the dtype rules should have rejected or converted it");
+}
+
+// Integer fmod/remainder: refuse a zero divisor up front instead of raising SIGFPE.
+template <class T>
+void require_nonzero_divisor(BinaryOp op, const Tensor& b) {
+  if (b.numel() == 0) return;
+  const tenferro::detail::StridedPlan<1> plan(b.shape(), {b.strides().span()});
+  const T* base = static_cast<const T*>(b.raw_data());
+  bool zero = false;
+  plan.run([&](std::int64_t n, const auto& off, const auto& inc) {
+    for (std::int64_t i = 0; i < n && !zero; ++i) zero = base[off[0] + i * inc[0]] == T(0);
+  });
+  if (zero) {
+    fail(ErrorKind::InvalidArgument, std::string(name(op)),
+         "integer division by zero; convert to a floating dtype for inf/nan results");
+  }
+}
+
+template <class T>
+void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b,
+                  const Tensor& out) {
+  constexpr bool cplx = tenferro::detail::is_complex_v<T>;
+  constexpr bool is_bool = std::is_same_v<T, bool>;
+  constexpr bool real = !cplx;
+
+  auto run = [&](auto f) {
+    using Out = decltype(f(std::declval<T>(), std::declval<T>()));
+    map_elements<Out, T, T>(cpu, out, f, a, b);
+  };
+  // Runs f only where `ok` holds for T; elsewhere the dtype rules forbid the pair.
+  auto run_if = [&](auto ok, auto f) {
+    if constexpr (decltype(ok)::value) {
+      run(f);
+    } else {
+      unreachable_dtype(op, a.dtype());
+    }
+  };
+  using RealT = std::bool_constant<real>;
+  using FloatT = std::bool_constant<is_float_v<T>>;
+  using NotBoolT = std::bool_constant<!is_bool>;
+  using RealNotBoolT = std::bool_constant<real && !is_bool>;
+
+  switch (op) {
+    case BinaryOp::Add:
+      if constexpr (is_bool) {
+        return run([](T x, T y) { return x || y; });
+      } else if constexpr (is_int_v<T>) {
+        return run([](T x, T y) { return wrapping_add(x, y); });
+      } else {
+        return run([](T x, T y) { return x + y; });
+      }
+    case BinaryOp::Sub:
+      if constexpr (is_int_v<T>) {
+        return run([](T x, T y) { return wrapping_sub(x, y); });
+      } else {
+        return run_if(NotBoolT{}, [](auto x, auto y) { return x - y; });
+      }
+    case BinaryOp::Mul:
+      if constexpr (is_bool) {
+        return run([](T x, T y) { return x && y; });
+      } else if constexpr (is_int_v<T>) {
+        return run([](T x, T y) { return wrapping_mul(x, y); });
+      } else {
+        return run([](T x, T y) { return x * y; });
+      }
+    case BinaryOp::Div:
+      return run_if(std::bool_constant < cplx || is_float_v < T >> {},
+                    [](auto x, auto y) { return x / y; });
+    case BinaryOp::Pow:
+      if constexpr (cplx) {
+        return run([](T x, T y) { return complex_pow(x, y); });
+      } else if constexpr (is_int_v<T>) {
+        return run([](T x, T y) { return integer_pow(x, y); });
+      } else {
+        return run_if(FloatT{}, [](auto x, auto y) { return std::pow(x, y); });
+      }
+    case BinaryOp::Maximum:
+      return run_if(RealT{}, [](auto x, auto y) { return nan_max(x, y); });
+    case BinaryOp::Minimum:
+      return run_if(RealT{}, [](auto x, auto y) { return nan_min(x, y); });
+    case BinaryOp::Atan2:
+      return run_if(FloatT{}, [](auto x, auto y) { return std::atan2(x, y); });
+    case BinaryOp::Hypot:
+      return run_if(FloatT{}, [](auto x, auto y) { return std::hypot(x, y); });
+    case BinaryOp::Copysign:
+      return run_if(FloatT{}, [](auto x, auto y) { return std::copysign(x, y); });
+    case BinaryOp::Fmod:
+    case BinaryOp::Remainder:
+      if constexpr (is_int_v<T>) require_nonzero_divisor<T>(op, b);
+      if (op == BinaryOp::Fmod) {
+        return run_if(RealNotBoolT{}, [](auto x, auto y) { return c_fmod(x, y); });
+      }
+      return run_if(RealNotBoolT{}, [](auto x, auto y) { return python_remainder(x, y); });
+    case BinaryOp::Eq:
+      return run([](T x, T y) { return x == y; });
+    case BinaryOp::Ne:
+      return run([](T x, T y) { return x != y; });
+    case BinaryOp::Lt:
+      return run_if(RealT{}, [](auto x, auto y) { return x < y; });
+    case BinaryOp::Le:
+      return run_if(RealT{}, [](auto x, auto y) { return x <= y; });
+    case BinaryOp::Gt:
+      return run_if(RealT{}, [](auto x, auto y) { return x > y; });
+    case BinaryOp::Ge:
+      return run_if(RealT{}, [](auto x, auto y) { return x >= y; });
+    // The dtype rules convert both operands to bool (x != 0) first.
+    case BinaryOp::LogicalAnd:
+      return run_if(std::bool_constant<is_bool>{}, [](auto x, auto y) { return x && y; });
+    case BinaryOp::LogicalOr:
+      return run_if(std::bool_constant<is_bool>{}, [](auto x, auto y) { return x || y; });
+  }
+  unreachable_dtype(op, a.dtype());
+}
+
+}  // namespace
+
+void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
+                   const Tensor& out) {
+  tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
+    binary_typed<typename decltype(tag)::type>(backend, op, a, b, out);
+  });
+}
+
+void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, const Tensor& b,
+                  const Tensor& out) {
+  tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_elements<T, bool, T, T>(
+        backend, out, [](bool c, T x, T y) { return c ? x : y; }, cond, a, b);
+  });
+}
+
+}  // namespace tenferro::cpu

@@ -1,0 +1,79 @@
+#pragma once
+// CPU elementwise kernels behind backend/elementwise.hpp, and the loop they share.
+// Not installed. Callers (src/backend/elementwise.cpp) validate, promote and
+// broadcast first: every kernel receives operands already in the compute dtype
+// and with the output's shape (stride-0 broadcast views are fine).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "internal/strided.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/backend/elementwise.hpp"
+
+namespace tenferro::cpu {
+
+/// out = op(x); x has the op's compute dtype, out its result dtype.
+void unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out);
+/// out = op(a, b); a and b have the compute dtype and out's shape.
+void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
+                   const Tensor& out);
+/// out = cond ? a : b; cond is bool, a, b and out share one dtype.
+void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, const Tensor& b,
+                  const Tensor& out);
+/// out = min(max(x, lo), hi) on x's dtype (real or integer); absent bounds are open.
+void clamp_kernel(CpuBackend& backend, const Tensor& x, std::optional<Scalar> lo,
+                  std::optional<Scalar> hi, const Tensor& out);
+
+namespace detail_ew {
+
+template <class Out, class... In, class F, std::size_t... I>
+void map_elements_impl(CpuBackend& backend, const Tensor& out, const F& f,
+                       std::index_sequence<I...>,
+                       const std::array<const Tensor*, sizeof...(In)>& ins) {
+  constexpr std::size_t K = 1 + sizeof...(In);
+  if (out.numel() == 0) return;
+  const tenferro::detail::StridedPlan<K> plan(out.shape(),
+                                              {out.strides().span(), ins[I]->strides().span()...});
+  Out* const out_base = static_cast<Out*>(out.raw_data());
+  const std::tuple<const In*...> in_base{static_cast<const In*>(ins[I]->raw_data())...};
+  const bool flat = plan.is_flat_unit();
+  backend.parallel_for(plan.numel, backend.parallel_threshold(),
+                       [&](std::int64_t b, std::int64_t e) {
+                         if (flat) {
+                           // Compact operands: a plain indexed loop the compiler vectorises.
+                           Out* o = out_base + b;
+                           const std::tuple<const In*...> p{(std::get<I>(in_base) + b)...};
+                           const std::int64_t n = e - b;
+                           for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(p)[i]...);
+                           return;
+                         }
+                         plan.run(b, e, [&](std::int64_t n, const auto& off, const auto& inc) {
+                           Out* o = out_base + off[0];
+                           const std::tuple<const In*...> p{(std::get<I>(in_base) + off[I + 1])...};
+                           if (inc[0] == 1 && ((inc[I + 1] == 1) && ...)) {
+                             for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(p)[i]...);
+                           } else {
+                             for (std::int64_t i = 0; i < n; ++i)
+                               o[i * inc[0]] = f(std::get<I>(p)[i * inc[I + 1]]...);
+                           }
+                         });
+                       });
+}
+
+}  // namespace detail_ew
+
+/// out[i] = f(ins[i]...) over out's shape: a flat loop for compact operands,
+/// StridedPlan runs otherwise (any strides, stride 0 from broadcasting), split
+/// across the pool above the backend's parallel threshold.
+template <class Out, class... In, class F, class... Ts>
+void map_elements(CpuBackend& backend, const Tensor& out, const F& f, const Ts&... ins) {
+  static_assert(sizeof...(In) == sizeof...(Ts), "one element type per input tensor");
+  detail_ew::map_elements_impl<Out, In...>(backend, out, f, std::index_sequence_for<In...>{},
+                                           {&ins...});
+}
+
+}  // namespace tenferro::cpu

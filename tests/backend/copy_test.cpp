@@ -1,0 +1,166 @@
+// cpu::copy against Tensor::copy_into (the simple reference semantics).
+
+#include <numeric>
+
+#include "../../src/backend/cpu/kernels.hpp"
+#include "test_util.hpp"
+
+using namespace tenferro;
+
+namespace {
+
+Tensor random(std::span<const std::int64_t> shape, DType dtype, std::uint64_t seed) {
+  Generator gen(seed);
+  Tensor r = randn(shape, is_inexact(dtype) ? dtype : f64, gen);
+  if (is_inexact(dtype)) return r;
+  // Integers in [-20, 20] and bools with both values.
+  Tensor scaled = zeros(shape, f64);
+  const auto v = r.to_vector<double>();
+  std::vector<double> w(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) w[i] = std::round(v[i] * 10.0);
+  Tensor src = Tensor::from_col_major(Shape(shape), w);
+  Tensor out = zeros(shape, dtype);
+  Tensor::copy_into(src, out);
+  return out;
+}
+Tensor random(std::initializer_list<std::int64_t> shape, DType dtype, std::uint64_t seed) {
+  return random(std::span<const std::int64_t>(shape.begin(), shape.size()), dtype, seed);
+}
+
+// Copies src into a fresh compact dst of `dtype` with cpu::copy and checks it
+// against Tensor::copy_into; returns the result.
+Tensor check_copy(CpuBackend& cpu, const Tensor& src, DType dtype) {
+  Tensor got = cpu.empty(src.shape(), dtype);
+  cpu::copy(cpu, src, got);
+  Tensor want = zeros(src.shape(), dtype);
+  Tensor::copy_into(src, want);
+  EXPECT_EQ(max_abs_diff(got, want), 0.0) << "src shape " << shape_to_string(src.shape())
+                                          << " strides " << shape_to_string(src.strides());
+  return got;
+}
+
+std::vector<std::int64_t> reversed_axes(std::int64_t rank) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(rank));
+  std::iota(p.rbegin(), p.rend(), 0);
+  return p;
+}
+
+}  // namespace
+
+TEST(Copy, TransposeEveryDType) {
+  CpuBackend cpu({.num_threads = 1});
+  for (DType dt : kAllDTypes) {
+    SCOPED_TRACE(std::string(name(dt)));
+    const Tensor t = random({67, 45}, dt, 1);
+    check_copy(cpu, t.transpose(), dt);
+    // Tile edges: extents below, at and just above the tile side.
+    check_copy(cpu, random({64, 65}, dt, 2).transpose(), dt);
+    check_copy(cpu, random({32, 130}, dt, 2).transpose(), dt);
+    check_copy(cpu, random({5, 100}, dt, 3).transpose(), dt);
+  }
+}
+
+TEST(Copy, Rank3PermutationsAndSmallExtents) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor t = random({24, 20, 10}, f64, 4);
+  for (const auto& p : std::vector<std::vector<std::int64_t>>{
+           {2, 0, 1}, {1, 2, 0}, {1, 0, 2}, {0, 2, 1}, {2, 1, 0}}) {
+    check_copy(cpu, t.permute(p), f64);
+  }
+  // A 3^9 tensor with its axes reversed: every extent is below the tile side.
+  const std::vector<std::int64_t> shape(9, 3);
+  const Tensor cube = random(shape, c128, 5);
+  check_copy(cpu, cube.permute(reversed_axes(9)), c128);
+  check_copy(cpu, cube.permute({4, 0, 8, 1, 7, 2, 6, 3, 5}), c128);
+}
+
+TEST(Copy, NegativeStridesBroadcastAndStridedDestinations) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor t = random({13, 7, 5}, f32, 6);
+  check_copy(cpu, tftest::strided_copy(t), f32);
+  check_copy(cpu, tftest::strided_copy(t).permute({2, 0, 1}), f32);
+  check_copy(cpu, t.slice(1, std::nullopt, std::nullopt, -1).transpose(0, 2), f32);
+  // Broadcast (stride-0) sources, plain and permuted.
+  const Tensor b = random({5, 1, 3}, i64, 7).broadcast_to(std::vector<std::int64_t>{5, 40, 3});
+  check_copy(cpu, b, i64);
+  check_copy(cpu, b.permute({1, 2, 0}), i64);
+  check_copy(cpu, random({1}, f64, 8).broadcast_to(std::vector<std::int64_t>{4, 50}), f64);
+  // Permuted and negative-stride destinations.
+  const Tensor src = random({40, 36}, f64, 9);
+  Tensor base = zeros({36, 40}, f64);
+  cpu::copy(cpu, src, base.transpose());
+  EXPECT_EQ(max_abs_diff(base.transpose(), src), 0.0);
+  Tensor rev = zeros({40, 36}, f64);
+  cpu::copy(cpu, src, rev.slice(0, std::nullopt, std::nullopt, -1));
+  EXPECT_EQ(max_abs_diff(rev.slice(0, std::nullopt, std::nullopt, -1), src), 0.0);
+}
+
+TEST(Copy, CompactSameDTypeIsExact) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor t = random({17, 9}, c64, 10);
+  check_copy(cpu, t, c64);
+  // A compact view with an offset (the last columns).
+  check_copy(cpu, t.slice(1, 4, std::nullopt), c64);
+}
+
+TEST(Copy, ConvertingDTypePairs) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor x = Tensor::from_col_major({2, 2}, std::vector<double>{1.5, -2.0, 0.0, 3.25});
+  Tensor z = check_copy(cpu, x.transpose(), c128);
+  EXPECT_EQ(z.to_vector<c128_t>(), (std::vector<c128_t>{{1.5, 0}, {0.0, 0}, {-2.0, 0}, {3.25, 0}}));
+  const Tensor c = Tensor::from_col_major({3}, std::vector<c128_t>{{1, 2}, {-3, 4}, {5, -6}});
+  Tensor re = check_copy(cpu, c, f64);
+  EXPECT_EQ(re.to_vector<double>(), (std::vector<double>{1, -3, 5}));
+  const Tensor f = Tensor::from_col_major({3}, std::vector<float>{2.75f, -1.5f, 7.0f});
+  Tensor i = check_copy(cpu, f, i64);
+  EXPECT_EQ(i.to_vector<std::int64_t>(), (std::vector<std::int64_t>{2, -1, 7}));
+  const Tensor n = Tensor::from_col_major({4}, std::vector<std::int32_t>{0, 3, -1, 0});
+  Tensor bl = check_copy(cpu, n, bool_);
+  Tensor bi = zeros({4}, i32);  // to_vector<bool> cannot work (std::vector<bool> has no data())
+  Tensor::copy_into(bl, bi);
+  EXPECT_EQ(bi.to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 1, 1, 0}));
+  // Strided and permuted converting copies across every pair.
+  const Tensor t = random({6, 5, 4}, c128, 11);
+  for (DType from : kAllDTypes) {
+    Tensor s = zeros({6, 5, 4}, from);
+    Tensor::copy_into(t, s);
+    for (DType to : kAllDTypes) {
+      SCOPED_TRACE(std::string(name(from)) + " -> " + std::string(name(to)));
+      check_copy(cpu, tftest::strided_copy(s).permute({2, 0, 1}), to);
+    }
+  }
+}
+
+TEST(Copy, ZeroSizeAndRankZero) {
+  CpuBackend cpu({.num_threads = 1});
+  check_copy(cpu, zeros({0, 4}, f64).transpose(), f64);
+  check_copy(cpu, zeros({3, 0, 2}, i32), c64);
+  Tensor s = check_copy(cpu, Tensor::scalar(2.5), f64);
+  EXPECT_EQ(s.item().real(), 2.5);
+  Tensor si = check_copy(cpu, Tensor::scalar(c128_t(3.0, 1.0)), i32);
+  EXPECT_EQ(si.item().to_int(), 3);
+}
+
+TEST(Copy, TwoThreadsMatchOneThread) {
+  CpuBackend one({.num_threads = 1});
+  CpuBackend two({.num_threads = 2, .parallel_threshold = 256});
+  const Tensor t = random({96, 80, 6}, f64, 12);
+  for (const Tensor& src :
+       {t.permute({1, 0, 2}), t.permute({2, 0, 1}), t, tftest::strided_copy(t)}) {
+    Tensor a = check_copy(one, src, f64);
+    Tensor b = check_copy(two, src, f64);
+    EXPECT_EQ(max_abs_diff(a, b), 0.0);
+    Tensor c = check_copy(two, src, c128);  // converting path splits too
+    EXPECT_EQ(max_abs_diff(c, a), 0.0);
+  }
+  const std::vector<std::int64_t> shape(8, 3);
+  const Tensor cube = random(shape, f32, 13).permute(reversed_axes(8));
+  EXPECT_EQ(max_abs_diff(check_copy(one, cube, f32), check_copy(two, cube, f32)), 0.0);
+}
+
+TEST(Copy, ErrorKinds) {
+  CpuBackend cpu({.num_threads = 1});
+  Tensor dst = zeros({3, 2});
+  EXPECT_TF_ERROR(cpu::copy(cpu, zeros({2, 3}), dst), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(cpu::copy(cpu, Tensor(), dst), ErrorKind::InvalidArgument);
+}

@@ -1,0 +1,447 @@
+// Binary elementwise ops and where against naive std:: reference loops, with
+// broadcasting, promotion, strided inputs and the *_into forms.
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+
+#include "test_util.hpp"
+
+using namespace tenferro;
+
+namespace {
+
+using C = c128_t;
+using RealRef = std::function<double(double, double)>;
+using ComplexRef = std::function<C(C, C)>;
+using IntRef = std::function<std::int64_t(std::int64_t, std::int64_t)>;
+
+/// The elements of any tensor in column-major order, converted to c128.
+std::vector<C> values(const Tensor& t) {
+  Tensor c = zeros(t.shape(), c128);
+  Tensor::copy_into(t, c);
+  return c.to_vector<C>();
+}
+
+std::vector<std::int64_t> ints(const Tensor& t) {
+  Tensor c = zeros(t.shape(), i64);
+  Tensor::copy_into(t, c);
+  return c.to_vector<std::int64_t>();
+}
+
+bool close(C got, C want, double tol) {
+  if (std::isnan(want.real()) || std::isnan(want.imag())) {
+    return std::isnan(got.real()) || std::isnan(got.imag());
+  }
+  if (std::isinf(want.real()) || std::isinf(want.imag())) return got == want;
+  return std::abs(got - want) <= tol * (1.0 + std::abs(want));
+}
+
+/// Element idx of `t` broadcast to `shape` (right-aligned), as c128.
+C broadcast_element(const Tensor& t, const std::vector<std::int64_t>& idx) {
+  std::vector<std::int64_t> own(static_cast<std::size_t>(t.rank()));
+  const std::size_t lead = idx.size() - own.size();
+  for (std::size_t d = 0; d < own.size(); ++d) own[d] = t.shape()[d] == 1 ? 0 : idx[lead + d];
+  return tftest::element<C>(t, own);
+}
+
+/// Checks got == ref(a, b) elementwise under broadcasting.
+template <class Ref>
+void expect_binary(const Tensor& got, const Tensor& a, const Tensor& b, const Ref& ref, double tol,
+                   const std::string& what) {
+  ASSERT_EQ(got.shape(), broadcast_shapes(a.shape(), b.shape())) << what;
+  const auto g = values(got);
+  for (std::int64_t i = 0; i < got.numel(); ++i) {
+    const auto idx = tftest::unravel(i, got.shape());
+    const C x = broadcast_element(a, idx), y = broadcast_element(b, idx);
+    C want;
+    if constexpr (std::is_same_v<Ref, RealRef>) {
+      want = ref(x.real(), y.real());
+    } else if constexpr (std::is_same_v<Ref, IntRef>) {
+      want = static_cast<double>(
+          ref(static_cast<std::int64_t>(x.real()), static_cast<std::int64_t>(y.real())));
+    } else {
+      want = ref(x, y);
+    }
+    EXPECT_TRUE(close(g[static_cast<std::size_t>(i)], want, tol))
+        << what << " at " << i << ": " << x << ", " << y << " got " << g[i] << " want " << want;
+  }
+}
+
+Tensor convert(const Tensor& t, DType d) {
+  Tensor out = zeros(t.shape(), d);
+  Tensor::copy_into(t, out);
+  return out;
+}
+
+/// [3, 1] and [1, 4] operands with values in [lo, hi].
+std::pair<Tensor, Tensor> column_and_row(double lo, double hi, DType d = f64) {
+  const double s = (hi - lo) / 6;
+  Tensor a = Tensor::from_col_major({3, 1}, std::vector<double>{lo, lo + s, lo + 2 * s});
+  Tensor b = Tensor::from_col_major(
+      {1, 4}, std::vector<double>{lo + 3 * s, lo + 4.5 * s, hi, lo + 0.5 * s});
+  return {convert(a, d), convert(b, d)};
+}
+
+Tensor complex_operand(std::initializer_list<std::int64_t> shape, double phase) {
+  std::vector<C> v;
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  for (std::int64_t i = 0; i < n; ++i) v.emplace_back(0.3 + 0.2 * i + phase, 0.5 - 0.15 * i);
+  return Tensor::from_col_major(shape, v);
+}
+
+struct BinaryCase {
+  BinaryOp op;
+  std::function<Tensor(const Tensor&, const Tensor&, Backend&)> fn;
+  RealRef real_ref;
+  ComplexRef complex_ref;  // empty when complex is rejected
+  IntRef int_ref;          // empty when integers compute in f64
+  double lo, hi;
+};
+
+double py_remainder(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+std::int64_t int_pow(std::int64_t a, std::int64_t e) {
+  if (e < 0) return a == 1 ? 1 : a == -1 ? (e % 2 == 0 ? 1 : -1) : 0;
+  std::int64_t r = 1;
+  for (std::int64_t i = 0; i < e; ++i) r *= a;
+  return r;
+}
+
+std::vector<BinaryCase> cases() {
+  auto b2d = [](bool v) { return v ? 1.0 : 0.0; };
+  return {
+      {BinaryOp::Add, tenferro::add, [](double a, double b) { return a + b; },
+       [](C a, C b) { return a + b; }, [](std::int64_t a, std::int64_t b) { return a + b; }, -2, 2},
+      {BinaryOp::Sub, tenferro::sub, [](double a, double b) { return a - b; },
+       [](C a, C b) { return a - b; }, [](std::int64_t a, std::int64_t b) { return a - b; }, -2, 2},
+      {BinaryOp::Mul, tenferro::mul, [](double a, double b) { return a * b; },
+       [](C a, C b) { return a * b; }, [](std::int64_t a, std::int64_t b) { return a * b; }, -2, 2},
+      {BinaryOp::Div, tenferro::div, [](double a, double b) { return a / b; },
+       [](C a, C b) { return a / b; }, nullptr, 0.5, 3},
+      {BinaryOp::Pow, tenferro::pow, [](double a, double b) { return std::pow(a, b); },
+       [](C a, C b) { return std::pow(a, b); }, int_pow, 0.5, 3},
+      {BinaryOp::Maximum, tenferro::maximum, [](double a, double b) { return std::max(a, b); },
+       nullptr, [](std::int64_t a, std::int64_t b) { return std::max(a, b); }, -2, 2},
+      {BinaryOp::Minimum, tenferro::minimum, [](double a, double b) { return std::min(a, b); },
+       nullptr, [](std::int64_t a, std::int64_t b) { return std::min(a, b); }, -2, 2},
+      {BinaryOp::Atan2, tenferro::atan2, [](double a, double b) { return std::atan2(a, b); },
+       nullptr, nullptr, -2, 2},
+      {BinaryOp::Hypot, tenferro::hypot, [](double a, double b) { return std::hypot(a, b); },
+       nullptr, nullptr, -2, 2},
+      {BinaryOp::Copysign, tenferro::copysign,
+       [](double a, double b) { return std::copysign(a, b); }, nullptr, nullptr, -2, 2},
+      {BinaryOp::Fmod, tenferro::fmod, [](double a, double b) { return std::fmod(a, b); }, nullptr,
+       [](std::int64_t a, std::int64_t b) { return a % b; }, -5, 4},
+      {BinaryOp::Remainder, tenferro::remainder, py_remainder, nullptr,
+       [](std::int64_t a, std::int64_t b) {
+         return static_cast<std::int64_t>(py_remainder(double(a), double(b)));
+       },
+       -5, 4},
+      {BinaryOp::Eq, tenferro::eq, [=](double a, double b) { return b2d(a == b); },
+       [](C a, C b) { return C(a == b); },
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a == b}; }, -2, 2},
+      {BinaryOp::Ne, tenferro::ne, [=](double a, double b) { return b2d(a != b); },
+       [](C a, C b) { return C(a != b); },
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a != b}; }, -2, 2},
+      {BinaryOp::Lt, tenferro::lt, [=](double a, double b) { return b2d(a < b); }, nullptr,
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a < b}; }, -2, 2},
+      {BinaryOp::Le, tenferro::le, [=](double a, double b) { return b2d(a <= b); }, nullptr,
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a <= b}; }, -2, 2},
+      {BinaryOp::Gt, tenferro::gt, [=](double a, double b) { return b2d(a > b); }, nullptr,
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a > b}; }, -2, 2},
+      {BinaryOp::Ge, tenferro::ge, [=](double a, double b) { return b2d(a >= b); }, nullptr,
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a >= b}; }, -2, 2},
+      {BinaryOp::LogicalAnd, tenferro::logical_and,
+       [=](double a, double b) { return b2d(a != 0 && b != 0); },
+       [](C a, C b) { return C(a != C(0) && b != C(0)); },
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a != 0 && b != 0}; }, -1, 1},
+      {BinaryOp::LogicalOr, tenferro::logical_or,
+       [=](double a, double b) { return b2d(a != 0 || b != 0); },
+       [](C a, C b) { return C(a != C(0) || b != C(0)); },
+       [](std::int64_t a, std::int64_t b) { return std::int64_t{a != 0 || b != 0}; }, -1, 1},
+  };
+}
+
+}  // namespace
+
+TEST(ElementwiseBinary, EveryOpBroadcastsAgainstReference) {
+  CpuBackend cpu({.num_threads = 1});
+  for (const auto& c : cases()) {
+    const std::string what(name(c.op));
+    const auto [a, b] = column_and_row(c.lo, c.hi);
+    const Tensor y = c.fn(a, b, cpu);
+    EXPECT_EQ(y.shape(), Shape({3, 4})) << what;
+    EXPECT_EQ(y.dtype(), binary_result_dtype(c.op, f64, f64)) << what;
+    expect_binary(y, a, b, c.real_ref, 1e-14, what);
+    EXPECT_EQ(max_abs_diff(binary(c.op, a, b, cpu), y), 0.0) << what;
+    // Negative-stride operands and the reversed order of broadcasting.
+    EXPECT_EQ(max_abs_diff(c.fn(tftest::strided_copy(a), tftest::strided_copy(b), cpu), y), 0.0)
+        << what;
+    expect_binary(c.fn(b, a, cpu), b, a, c.real_ref, 1e-14, what + " swapped");
+    // Same-shape compact operands (the flat path) and rank 0 with [2, 3].
+    const Tensor full_a = convert(a.broadcast_to(y.shape()), f64);
+    const Tensor full_b = convert(b.broadcast_to(y.shape()), f64);
+    EXPECT_EQ(max_abs_diff(c.fn(full_a, full_b, cpu), y), 0.0) << what;
+    const Tensor s = Tensor::scalar(c.hi * 0.7);
+    const Tensor m = convert(full_a.slice(1, 0, 3).slice(0, 0, 2), f64);
+    expect_binary(c.fn(s, m, cpu), s, m, c.real_ref, 1e-14, what + " rank0");
+    const Tensor z = c.fn(Tensor::scalar(1.0), Tensor::scalar(c.hi), cpu);
+    EXPECT_EQ(z.rank(), 0) << what;
+    // Zero-size broadcasting.
+    EXPECT_EQ(c.fn(zeros({0, 1}), zeros({1, 3}), cpu).shape(), Shape({0, 3})) << what;
+    // f32.
+    const auto [af, bf] = column_and_row(c.lo, c.hi, f32);
+    const Tensor yf = c.fn(af, bf, cpu);
+    EXPECT_EQ(yf.dtype(), binary_result_dtype(c.op, f32, f32)) << what;
+    expect_binary(yf, af, bf, c.real_ref, 1e-6, what + " f32");
+  }
+}
+
+TEST(ElementwiseBinary, EveryOpC128OrRejected) {
+  CpuBackend cpu({.num_threads = 1});
+  for (const auto& c : cases()) {
+    const std::string what(name(c.op));
+    const Tensor a = complex_operand({2, 3}, 0.0), b = complex_operand({2, 1}, 0.4);
+    if (!c.complex_ref) {
+      EXPECT_TF_ERROR(c.fn(a, b, cpu), ErrorKind::DTypeMismatch);
+      continue;
+    }
+    const Tensor y = c.fn(a, b, cpu);
+    EXPECT_EQ(y.dtype(), binary_result_dtype(c.op, c128, c128)) << what;
+    expect_binary(y, a, b, c.complex_ref, 1e-13, what + " c128");
+    expect_binary(c.fn(tftest::strided_copy(a), b, cpu), a, b, c.complex_ref, 1e-13,
+                  what + " c128 strided");
+    // Equal values compare equal, also mixed with a real operand.
+    if (c.op == BinaryOp::Eq) {
+      EXPECT_EQ(ints(eq(a, tftest::strided_copy(a), cpu)), std::vector<std::int64_t>(6, 1));
+    }
+  }
+}
+
+TEST(ElementwiseBinary, EveryOpI64) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor a = Tensor::from_col_major({4, 1}, std::vector<std::int64_t>{-7, -2, 3, 9});
+  const Tensor b = Tensor::from_col_major({1, 3}, std::vector<std::int64_t>{-3, 2, 5});
+  for (const auto& c : cases()) {
+    const std::string what(name(c.op));
+    const Tensor y = c.fn(a, b, cpu);
+    EXPECT_EQ(y.dtype(), binary_result_dtype(c.op, i64, i64)) << what;
+    if (c.int_ref) {
+      EXPECT_TRUE(y.dtype() == i64 || y.dtype() == bool_) << what;
+      expect_binary(y, a, b, c.int_ref, 0, what + " i64");
+    } else {
+      EXPECT_EQ(y.dtype(), f64) << what;  // computed in f64
+      expect_binary(y, a, b, c.real_ref, 1e-14, what + " i64->f64");
+    }
+  }
+}
+
+TEST(ElementwiseBinary, Promotion) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor i = Tensor::from_col_major({2}, std::vector<std::int32_t>{3, -4});
+  const Tensor f = Tensor::from_col_major({2}, std::vector<float>{0.5f, 2.0f});
+  const Tensor z = Tensor::from_col_major({2}, std::vector<C>{{1, 1}, {0, -2}});
+  const Tensor l = Tensor::from_col_major({2}, std::vector<std::int64_t>{7, -7});
+  const Tensor l2 = Tensor::from_col_major({2}, std::vector<std::int64_t>{2, 2});
+  const Tensor sum = add(i, f, cpu);
+  EXPECT_EQ(sum.dtype(), f32);
+  EXPECT_EQ(sum.to_vector<float>(), (std::vector<float>{3.5f, -2.0f}));
+  const Tensor fz = mul(f, z, cpu);
+  EXPECT_EQ(fz.dtype(), c128);
+  EXPECT_EQ(fz.to_vector<C>(), (std::vector<C>{{0.5, 0.5}, {0, -4}}));
+  const Tensor q = div(l, l2, cpu);
+  EXPECT_EQ(q.dtype(), f64);
+  EXPECT_EQ(q.to_vector<double>(), (std::vector<double>{3.5, -3.5}));
+  EXPECT_EQ(add(i, l, cpu).dtype(), i64);
+  EXPECT_EQ(binary_compute_dtype(BinaryOp::Div, i32, i32), f64);
+  EXPECT_EQ(binary_compute_dtype(BinaryOp::Atan2, i32, i64), f64);
+  EXPECT_EQ(binary_compute_dtype(BinaryOp::Add, f32, c64), c64);
+  EXPECT_EQ(binary_compute_dtype(BinaryOp::Add, f64, c64), c128);
+  EXPECT_EQ(binary_compute_dtype(BinaryOp::LogicalAnd, c128, i32), bool_);
+  EXPECT_EQ(binary_compute_dtype(BinaryOp::Lt, i32, f32), f32);
+  EXPECT_EQ(binary_result_dtype(BinaryOp::Lt, i32, f32), bool_);
+  EXPECT_EQ(binary_result_dtype(BinaryOp::Eq, c64, c128), bool_);
+  EXPECT_EQ(binary_result_dtype(BinaryOp::Pow, i32, i32), i32);
+  // Comparisons promote first: 3 (i32) < 3.5 (f32).
+  EXPECT_EQ(ints(lt(i, Tensor::scalar(3.5f), cpu)), (std::vector<std::int64_t>{1, 1}));
+  // Logical ops take any dtype by truth value.
+  EXPECT_EQ(ints(logical_and(z, Tensor::from_col_major({2}, std::vector<double>{0, 3}), cpu)),
+            (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(name(BinaryOp::Add), "add");
+  EXPECT_EQ(name(BinaryOp::LogicalOr), "logical_or");
+}
+
+TEST(ElementwiseBinary, BoolArithmetic) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor t =
+      convert(Tensor::from_col_major({4}, std::vector<std::int32_t>{1, 1, 0, 0}), bool_);
+  const Tensor u =
+      convert(Tensor::from_col_major({4}, std::vector<std::int32_t>{1, 0, 1, 0}), bool_);
+  EXPECT_EQ(add(t, u, cpu).dtype(), bool_);
+  EXPECT_EQ(ints(add(t, u, cpu)), (std::vector<std::int64_t>{1, 1, 1, 0}));
+  EXPECT_EQ(ints(mul(t, u, cpu)), (std::vector<std::int64_t>{1, 0, 0, 0}));
+  EXPECT_EQ(ints(maximum(t, u, cpu)), (std::vector<std::int64_t>{1, 1, 1, 0}));
+  EXPECT_EQ(ints(minimum(t, u, cpu)), (std::vector<std::int64_t>{1, 0, 0, 0}));
+  EXPECT_EQ(ints(gt(t, u, cpu)), (std::vector<std::int64_t>{0, 1, 0, 0}));
+  EXPECT_EQ(div(t, t, cpu).dtype(), f64);
+  EXPECT_TF_ERROR(sub(t, u, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(pow(t, u, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(fmod(t, u, cpu), ErrorKind::DTypeMismatch);
+  // bool with an integer promotes to the integer.
+  EXPECT_EQ(sub(t, Tensor::scalar(std::int32_t{2}), cpu).dtype(), i32);
+}
+
+TEST(ElementwiseBinary, IntegerPowAndRemainders) {
+  CpuBackend cpu({.num_threads = 1});
+  const auto vec = [](std::vector<std::int64_t> v) {
+    return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v);
+  };
+  const Tensor base = vec({2, 3, 2, 1, -1, -1, 0, -2, 5});
+  const Tensor expo = vec({10, 0, -1, -5, -3, -2, 0, 3, -2});
+  EXPECT_EQ(pow(base, expo, cpu).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1024, 1, 0, 1, -1, 1, 1, -8, 0}));
+  // Overflow wraps instead of being undefined.
+  EXPECT_EQ(pow(vec({2}), vec({64}), cpu).to_vector<std::int64_t>()[0], 0);
+  const Tensor a = vec({-7, 7, -7, 7, std::numeric_limits<std::int64_t>::min()});
+  const Tensor b = vec({3, -3, -3, 3, -1});
+  EXPECT_EQ(fmod(a, b, cpu).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{-1, 1, -1, 1, 0}));
+  EXPECT_EQ(remainder(a, b, cpu).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{2, -2, -1, 1, 0}));
+  // Floats follow C fmod and Python's %.
+  const Tensor fa = Tensor::from_col_major({3}, std::vector<double>{-7, 7, 6});
+  const Tensor fb = Tensor::from_col_major({3}, std::vector<double>{3, -3, -3});
+  EXPECT_EQ(fmod(fa, fb, cpu).to_vector<double>(), (std::vector<double>{-1, 1, 0}));
+  const auto r = remainder(fa, fb, cpu).to_vector<double>();
+  EXPECT_EQ(r, (std::vector<double>{2, -2, 0}));
+  EXPECT_TRUE(std::signbit(r[2]));  // zero takes the divisor's sign
+  // A zero integer divisor is refused before any work, also when broadcast.
+  try {
+    (void)fmod(vec({1, 2, 3}), vec({1, 0, 1}), cpu);
+    ADD_FAILURE() << "fmod by zero did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_EQ(std::string(e.what()).rfind("[fmod] integer division by zero", 0), 0u) << e.what();
+  }
+  EXPECT_TF_ERROR(remainder(vec({1, 2}), Tensor::scalar(std::int64_t{0}), cpu),
+                  ErrorKind::InvalidArgument);
+  // Float division by zero is IEEE.
+  EXPECT_TRUE(std::isinf(div(vec({1}), vec({0}), cpu).to_vector<double>()[0]));
+}
+
+TEST(ElementwiseBinary, NanPropagationInMaxMin) {
+  CpuBackend cpu({.num_threads = 1});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor a = Tensor::from_col_major({3}, std::vector<double>{nan, 1, 2});
+  const Tensor b = Tensor::from_col_major({3}, std::vector<double>{1, nan, 3});
+  const auto mx = maximum(a, b, cpu).to_vector<double>();
+  const auto mn = minimum(a, b, cpu).to_vector<double>();
+  EXPECT_TRUE(std::isnan(mx[0]) && std::isnan(mx[1]) && mx[2] == 3);
+  EXPECT_TRUE(std::isnan(mn[0]) && std::isnan(mn[1]) && mn[2] == 2);
+}
+
+TEST(ElementwiseBinary, IntoWritesThroughStrides) {
+  CpuBackend cpu({.num_threads = 1});
+  const auto [a, b] = column_and_row(-2, 2);
+  Tensor base = full({8, 6}, -100.0);
+  // A transposed, reversed [3, 4] view of the base.
+  const Tensor out = base.slice(0, std::nullopt, std::nullopt, -2).slice(1, 0, 3).transpose();
+  ASSERT_EQ(out.shape(), Shape({3, 4}));
+  binary_into(BinaryOp::Add, a, b, out, cpu);
+  EXPECT_EQ(max_abs_diff(out, add(a, b, cpu)), 0.0);
+  int written = 0;
+  for (const auto v : values(base)) written += v != C(-100);
+  EXPECT_EQ(written, 12);
+  // Promoting inputs into a bool out.
+  Tensor flags = zeros({3, 4}, bool_);
+  binary_into(BinaryOp::Lt, convert(a, i32), b, flags, cpu);
+  EXPECT_EQ(max_abs_diff(flags, lt(convert(a, i32), b, cpu)), 0.0);
+  // In place on the exact same view.
+  Tensor acc = convert(add(a, b, cpu), f64);
+  const Tensor before = acc.clone();
+  binary_into(BinaryOp::Mul, acc, b, acc, cpu);
+  EXPECT_EQ(max_abs_diff(acc, mul(before, b, cpu)), 0.0);
+}
+
+TEST(ElementwiseBinary, Errors) {
+  CpuBackend cpu({.num_threads = 1});
+  const auto [a, b] = column_and_row(-2, 2);
+  EXPECT_TF_ERROR(add(Tensor(), b, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(add(a, Tensor(), cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(add(zeros({2, 3}), zeros({3, 2}), cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(lt(complex_operand({2}, 0), zeros({2}), cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(maximum(zeros({2}, c64), zeros({2}), cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(binary_into(BinaryOp::Add, a, b, Tensor(), cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(binary_into(BinaryOp::Add, a, b, zeros({4, 3}), cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(binary_into(BinaryOp::Add, a, b, zeros({3, 4}, f32), cpu),
+                  ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(binary_into(BinaryOp::Eq, a, b, zeros({3, 4}), cpu), ErrorKind::DTypeMismatch);
+  // out overlapping an input in another layout.
+  Tensor buf = arange(0.0, 12.0, 1.0);
+  const Tensor view = buf.slice(0, 0, 6);
+  EXPECT_TF_ERROR(binary_into(BinaryOp::Add, view, view, buf.slice(0, 3, 9), cpu),
+                  ErrorKind::InvalidArgument);
+  // where.
+  const Tensor cond =
+      convert(Tensor::from_col_major({3, 1}, std::vector<std::int32_t>{1, 0, 1}), bool_);
+  EXPECT_TF_ERROR(where(convert(cond, i32), a, b, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(where(cond, zeros({2, 2}), b, cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(where(Tensor(), a, b, cpu), ErrorKind::InvalidArgument);
+}
+
+TEST(ElementwiseBinary, Where) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor cond =
+      convert(Tensor::from_col_major({3, 1}, std::vector<std::int32_t>{1, 0, 1}), bool_);
+  const Tensor a = Tensor::from_col_major({1, 4}, std::vector<double>{1, 2, 3, 4});
+  const Tensor b = Tensor::scalar(std::int32_t{-5});
+  const Tensor w = where(cond, a, b, cpu);
+  EXPECT_EQ(w.dtype(), f64);
+  ASSERT_EQ(w.shape(), Shape({3, 4}));
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t j = 0; j < 4; ++j)
+      EXPECT_EQ(tftest::element<double>(w, {i, j}), i == 1 ? -5.0 : double(j + 1));
+  // Strided operands, complex promotion, rank 0 and zero-size.
+  const Tensor z = complex_operand({3, 4}, 0.1);
+  const Tensor wz = where(tftest::strided_copy(cond), tftest::strided_copy(z), a, cpu);
+  EXPECT_EQ(wz.dtype(), c128);
+  for (std::int64_t i = 0; i < 12; ++i) {
+    const auto idx = tftest::unravel(i, wz.shape());
+    const C want = idx[0] == 1 ? C(double(idx[1] + 1)) : tftest::element<C>(z, idx);
+    EXPECT_EQ(tftest::element<C>(wz, idx), want);
+  }
+  const Tensor t = convert(Tensor::scalar(std::int32_t{1}), bool_);
+  EXPECT_EQ(where(t, Tensor::scalar(2.0), Tensor::scalar(3.0), cpu).item().real(), 2.0);
+  EXPECT_EQ(where(zeros({0, 1}, bool_), a, b, cpu).shape(), Shape({0, 4}));
+}
+
+TEST(ElementwiseBinary, LargeParallelMatchesSerial) {
+  CpuBackend serial({.num_threads = 1});
+  CpuBackend two({.num_threads = 2});
+  const std::int64_t n = std::int64_t{1} << 17;
+  const Tensor x = linspace(-3.0, 3.0, n);
+  const Tensor y = linspace(1.0, 2.0, n);
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Lt}) {
+    // Compact same-shape operands: the flat path split in two.
+    EXPECT_EQ(max_abs_diff(binary(op, x, y, two), binary(op, x, y, serial)), 0.0) << name(op);
+    // Broadcast and negative strides: StridedPlan runs split mid-axis.
+    const Tensor xm = x.reshape({256, 512});
+    const Tensor row = y.slice(0, 0, 512).reshape({1, 512});
+    const Tensor strided = tftest::strided_copy(xm);
+    EXPECT_EQ(max_abs_diff(binary(op, strided, row, two), binary(op, xm, row, serial)), 0.0)
+        << name(op);
+  }
+  const Tensor cond = lt(x, Tensor::scalar(0.5), serial);
+  EXPECT_EQ(max_abs_diff(where(cond, x, y, two), where(cond, x, y, serial)), 0.0);
+  // Checked against the reference loop as well, on a sample of positions.
+  const auto s = add(x, y, two).to_vector<double>();
+  const auto xv = x.to_vector<double>(), yv = y.to_vector<double>();
+  for (std::size_t i = 0; i < s.size(); i += 4099) EXPECT_EQ(s[i], xv[i] + yv[i]);
+}
