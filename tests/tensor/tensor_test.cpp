@@ -304,3 +304,8 @@ TEST(Errors, KindPhaseOpAndCauseChain) {
   EXPECT_NE(std::string(outer.what()).find("caused by: [lu] matrix is singular"),
             std::string::npos);
 }
+
+TEST(TensorAccess, BoolToVector) {
+  auto b = full({3}, true);
+  EXPECT_EQ(b.to_vector<bool>(), (std::vector<bool>{true, true, true}));
+}

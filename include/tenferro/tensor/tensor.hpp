@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tenferro/core/dtype.hpp"
@@ -131,9 +132,16 @@ class Tensor {
   /// Copies the elements in column-major order (any layout).
   template <class T>
   std::vector<T> to_vector() const {
-    std::vector<T> out(static_cast<std::size_t>(numel()));
-    copy_to_host(dtype_of_v<T>, out.data());
-    return out;
+    if constexpr (std::is_same_v<T, bool>) {
+      // std::vector<bool> is packed: go through one byte per element.
+      std::vector<unsigned char> bytes(static_cast<std::size_t>(numel()));
+      copy_to_host(DType::Bool, bytes.data());
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> out(static_cast<std::size_t>(numel()));
+      copy_to_host(dtype_of_v<T>, out.data());
+      return out;
+    }
   }
   /// The value of a one-element tensor.
   Scalar item() const;

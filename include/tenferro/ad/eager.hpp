@@ -1,0 +1,165 @@
+#pragma once
+// Eager tier: immediate execution with PyTorch-style autodiff.
+//
+// Nothing is recorded unless an input requires grad (or a capture scope is
+// active): untracked code pays no AD bookkeeping. A recorded op keeps only the
+// residuals its rule declares. backward() accumulates into leaf grad slots;
+// the functional transforms (grad, vjp, jvp) never touch grad slots and return
+// differentiable tensors, so jvp(grad(f)) is a Hessian-vector product.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tenferro/ad/rules.hpp"
+#include "tenferro/runtime/runtime.hpp"
+
+namespace tenferro {
+
+class EagerRuntime;
+class EagerTensor;
+using EagerRuntimePtr = std::shared_ptr<EagerRuntime>;
+
+namespace detail {
+struct EagerImpl;
+struct GradNode;
+}  // namespace detail
+
+/// Owns a runtime (engine, backend, caches) and an AD context.
+class EagerRuntime : public std::enable_shared_from_this<EagerRuntime> {
+ public:
+  /// A CPU runtime with the core AD rules.
+  static EagerRuntimePtr make_cpu(CpuBackendOptions options = {});
+  /// Over an existing runtime and AD context (default: core rules).
+  static EagerRuntimePtr make(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad = nullptr);
+
+  std::uint64_t id() const { return runtime_->id(); }
+  const RuntimePtr& runtime() const { return runtime_; }
+  Backend& backend() const { return runtime_->backend(); }
+  ad::AdContext& ad() const { return *ad_; }
+
+  /// An untracked tensor holding `value` (no copy).
+  EagerTensor tensor(Tensor value);
+  /// A leaf that requires grad (no copy).
+  EagerTensor variable(Tensor value);
+
+ private:
+  EagerRuntime(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad);
+  RuntimePtr runtime_;
+  std::shared_ptr<ad::AdContext> ad_;
+};
+
+class EagerTensor {
+ public:
+  /// Undefined (defined() == false).
+  EagerTensor() = default;
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  std::int64_t rank() const;
+  std::int64_t numel() const;
+  /// The value, without a copy.
+  const Tensor& value() const;
+  /// An explicit copy of the value.
+  Tensor copy_value() const;
+  const EagerRuntimePtr& runtime() const;
+
+  bool requires_grad() const;
+  /// Marks a leaf as requiring grad (RuntimeState on a tensor with history;
+  /// DTypeMismatch for integer/bool values, which are not differentiable).
+  EagerTensor& requires_grad_(bool on = true);
+  bool is_leaf() const;
+  /// The accumulated gradient of a leaf (undefined when none).
+  EagerTensor grad() const;
+  void clear_grad();
+  /// Same value, no history, not requiring grad.
+  EagerTensor detach() const;
+  /// The value moved into another runtime as an untracked tensor (the only way
+  /// to cross runtimes; placement must be accepted there).
+  EagerTensor detach_into(const EagerRuntimePtr& other) const;
+
+  /// Reverse mode from a scalar (rank 0 or one element); accumulates into the
+  /// grad slots of the leaves it reaches.
+  void backward() const;
+  /// Reverse mode with an explicit seed (same runtime, dtype and shape).
+  void backward(const EagerTensor& seed) const;
+
+  /// For the runtime and extension dispatch.
+  const std::shared_ptr<detail::EagerImpl>& impl() const { return impl_; }
+  explicit EagerTensor(std::shared_ptr<detail::EagerImpl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<detail::EagerImpl> impl_;
+};
+
+/// Clears the grad slots of every given tensor.
+void clear_grads(std::span<EagerTensor> tensors);
+
+// ---- scopes (thread-local, nestable) -------------------------------------------
+
+/// Inside, no op is recorded (tracked inputs give untracked outputs).
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+};
+
+/// Inside, every op is recorded, tracked or not, and logged so that the
+/// captured computation can be handed to the traced tier.
+class CaptureScope {
+ public:
+  CaptureScope();
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+  struct Step {
+    OpPtr op;
+    std::vector<EagerTensor> inputs;
+    std::vector<EagerTensor> outputs;
+  };
+  /// The ops run in this scope (outermost first), in execution order.
+  const std::vector<Step>& steps() const { return steps_; }
+
+ private:
+  friend struct detail::EagerImpl;
+  friend void record_capture(const OpPtr&, std::span<const EagerTensor>, std::span<const EagerTensor>);
+  std::vector<Step> steps_;
+  CaptureScope* previous_;
+};
+
+bool grad_recording_enabled();
+bool capture_active();
+
+// ---- functional transforms ---------------------------------------------------------
+
+using EagerFn = std::function<EagerTensor(const EagerTensor&)>;
+using EagerFnN = std::function<EagerTensor(std::span<const EagerTensor>)>;
+
+/// Gradient of a scalar function at x (differentiable w.r.t. x). Throws
+/// InvalidArgument when f does not depend on x (see try_grad).
+EagerTensor grad(const EagerFn& f, const EagerTensor& x);
+std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x);
+/// Gradients w.r.t. several inputs; nullopt for inputs f does not depend on.
+std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, std::span<const EagerTensor> xs);
+
+struct VjpResult {
+  EagerTensor output;
+  std::optional<EagerTensor> cotangent;  // nullopt: no dependence
+};
+/// f(x) and the cotangent of x for output cotangent `ct` (f's shape and dtype).
+VjpResult vjp(const EagerFn& f, const EagerTensor& x, const EagerTensor& ct);
+
+struct JvpResult {
+  EagerTensor output;
+  std::optional<EagerTensor> tangent;  // nullopt: no dependence
+};
+/// f(x) and the directional derivative along v (x's shape and dtype).
+JvpResult jvp(const EagerFn& f, const EagerTensor& x, const EagerTensor& v);
+/// jvp that throws InvalidArgument when f does not depend on x.
+EagerTensor jvp_tangent(const EagerFn& f, const EagerTensor& x, const EagerTensor& v);
+
+}  // namespace tenferro

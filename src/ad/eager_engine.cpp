@@ -1,0 +1,348 @@
+#include <algorithm>
+
+#include "ad/eager_impl.hpp"
+#include "tenferro/backend/elementwise.hpp"
+
+namespace tenferro {
+
+using detail::EagerImpl;
+using detail::GradNode;
+using detail::NodeKind;
+
+namespace detail {
+
+namespace {
+
+// A saved residual as an eager tensor that keeps its place in the graph, so
+// derivatives computed from it are themselves differentiable.
+EagerTensor unpack(const EagerRuntimePtr& rt, const SavedValue& s) {
+  auto impl = std::make_shared<EagerImpl>();
+  impl->value = s.value;
+  impl->rt = rt;
+  impl->node = s.node ? s.node : s.self.lock();
+  impl->output_index = s.index;
+  impl->requires_grad = impl->node != nullptr;
+  return EagerTensor(std::move(impl));
+}
+
+// Every node reachable from the roots through input edges.
+std::vector<GradNode*> collect(const std::vector<GradNode*>& roots) {
+  std::vector<GradNode*> order;
+  std::unordered_set<GradNode*> seen;
+  std::vector<GradNode*> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    GradNode* n = stack.back();
+    stack.pop_back();
+    if (n == nullptr || !seen.insert(n).second) continue;
+    order.push_back(n);
+    for (const auto& e : n->inputs) stack.push_back(e.node.get());
+  }
+  return order;
+}
+
+EagerTensor accumulate(const std::optional<EagerTensor>& acc, const EagerTensor& add) {
+  if (!acc) return add;
+  const OpPtr op = make_primitive(prim::Binary{BinaryOp::Add});
+  const EagerTensor in[2] = {*acc, add};
+  return eager_dispatch(add.runtime(), op, in)[0];
+}
+
+}  // namespace
+
+std::unordered_map<const GradNode*, EagerTensor> run_reverse(
+    const EagerRuntimePtr& rt, const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
+    const std::unordered_set<const GradNode*>* targets, bool create_graph, std::string_view transform) {
+  std::optional<NoGradGuard> no_grad;
+  if (!create_graph) no_grad.emplace();
+
+  std::vector<GradNode*> root_nodes;
+  for (const auto& [out, seed] : roots) root_nodes.push_back(out.impl()->node.get());
+  std::vector<GradNode*> nodes = collect(root_nodes);
+  std::sort(nodes.begin(), nodes.end(), [](GradNode* a, GradNode* b) { return a->seq < b->seq; });
+
+  // needed: the node leads to a target (or to a live leaf in backward()).
+  std::unordered_set<const GradNode*> needed;
+  for (GradNode* n : nodes) {  // ascending: inputs before users
+    bool need = targets ? targets->count(n) != 0 : (n->kind == NodeKind::Leaf && !n->leaf.expired());
+    if (!(targets && targets->count(n))) {
+      for (const auto& e : n->inputs) need |= e.node && needed.count(e.node.get()) != 0;
+    }
+    if (need) needed.insert(n);
+  }
+
+  std::unordered_map<const GradNode*, std::vector<std::optional<EagerTensor>>> cts;
+  auto deliver = [&](const GradNode* n, std::uint32_t index, const EagerTensor& ct) {
+    auto& slots = cts[n];
+    if (slots.size() <= index) slots.resize(index + 1);
+    slots[index] = accumulate(slots[index], ct);
+  };
+  for (const auto& [out, seed] : roots) {
+    const GradNode* n = out.impl()->node.get();
+    if (needed.count(n)) deliver(n, out.impl()->output_index, seed);
+  }
+
+  std::unordered_map<const GradNode*, EagerTensor> results;
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    GradNode* n = *it;
+    auto found = cts.find(n);
+    if (found == cts.end() || !needed.count(n)) continue;
+    std::vector<std::optional<EagerTensor>> out_ct = std::move(found->second);
+    cts.erase(found);
+    if (targets && targets->count(n)) {
+      if (!out_ct.empty() && out_ct[0]) results.emplace(n, *out_ct[0]);
+      continue;
+    }
+    if (n->kind == NodeKind::Leaf) {
+      auto leaf = n->leaf.lock();
+      if (!leaf || out_ct.empty() || !out_ct[0]) continue;
+      std::lock_guard<std::mutex> lock(leaf->grad_mutex);
+      std::optional<EagerTensor> have;
+      if (leaf->grad) have = EagerTensor(leaf->grad);
+      EagerTensor sum = accumulate(have, out_ct[0]->value().dtype() == leaf->value.dtype()
+                                             ? *out_ct[0]
+                                             : *out_ct[0]);
+      leaf->grad = create_graph ? sum.impl() : sum.detach().impl();
+      continue;
+    }
+    if (n->kind == NodeKind::Alias) {
+      if (!out_ct.empty() && out_ct[0] && n->inputs[0].node && needed.count(n->inputs[0].node.get())) {
+        deliver(n->inputs[0].node.get(), n->inputs[0].index, *out_ct[0]);
+      }
+      continue;
+    }
+    EagerEmitter em(rt);
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->saved_outputs.size());
+    for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
+      if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
+    for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
+      if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
+    std::vector<ad::MaybeVal> ct_vals(n->op->output_count());
+    for (std::size_t j = 0; j < out_ct.size() && j < ct_vals.size(); ++j)
+      if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
+    std::vector<ad::MaybeVal> in_ct =
+        ad::backward_op(rt->ad(), em, *n->op, n->input_metas, ins, outs, ct_vals, transform);
+    for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
+      const Edge& e = n->inputs[i];
+      if (!in_ct[i] || !e.node || !needed.count(e.node.get())) continue;
+      deliver(e.node.get(), e.index, em.get(*in_ct[i]));
+    }
+  }
+  return results;
+}
+
+std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode* source,
+                                       const EagerTensor& v, const EagerTensor& output,
+                                       std::string_view transform) {
+  const GradNode* out_node = output.impl()->node.get();
+  if (out_node == nullptr) return std::nullopt;
+  std::vector<GradNode*> nodes = collect({output.impl()->node.get()});
+  std::sort(nodes.begin(), nodes.end(), [](GradNode* a, GradNode* b) { return a->seq < b->seq; });
+  std::unordered_map<const GradNode*, std::vector<std::optional<EagerTensor>>> tangents;
+  tangents[source] = {v};
+  auto tangent_of = [&](const Edge& e) -> std::optional<EagerTensor> {
+    if (!e.node) return std::nullopt;
+    auto it = tangents.find(e.node.get());
+    if (it == tangents.end() || it->second.size() <= e.index) return std::nullopt;
+    return it->second[e.index];
+  };
+  for (GradNode* n : nodes) {
+    if (n == source || n->kind == NodeKind::Leaf) continue;
+    if (n->kind == NodeKind::Alias) {
+      if (auto t = tangent_of(n->inputs[0])) tangents[n] = {*t};
+      continue;
+    }
+    std::vector<ad::MaybeVal> tin(n->inputs.size());
+    EagerEmitter em(rt);
+    bool any = false;
+    for (std::size_t i = 0; i < n->inputs.size(); ++i) {
+      if (auto t = tangent_of(n->inputs[i])) {
+        tin[i] = em.add_value(*t);
+        any = true;
+      }
+    }
+    if (!any) continue;
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->saved_outputs.size());
+    for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
+      if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
+    for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
+      if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
+    std::vector<ad::MaybeVal> tout = ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform);
+    auto& slot = tangents[n];
+    slot.resize(tout.size());
+    for (std::size_t j = 0; j < tout.size(); ++j)
+      if (tout[j]) slot[j] = em.get(*tout[j]);
+  }
+  auto it = tangents.find(out_node);
+  if (it == tangents.end() || it->second.size() <= output.impl()->output_index) return std::nullopt;
+  return it->second[output.impl()->output_index];
+}
+
+}  // namespace detail
+
+// ---- backward ----------------------------------------------------------------------------
+
+void EagerTensor::backward() const {
+  if (!defined()) fail(ErrorKind::InvalidArgument, "backward", "eager tensor is undefined");
+  if (numel() != 1) {
+    fail(ErrorKind::ShapeMismatch, "backward", "backward() needs a scalar (one element), got shape ",
+         shape_to_string(shape()), "; pass a seed: backward(seed)");
+  }
+  backward(runtime()->tensor(ones(shape(), dtype())));
+}
+
+void EagerTensor::backward(const EagerTensor& seed) const {
+  if (!defined() || !seed.defined()) fail(ErrorKind::InvalidArgument, "backward", "tensor or seed is undefined");
+  if (seed.runtime() != runtime()) {
+    fail(ErrorKind::ContextMismatch, "backward", "the seed belongs to another eager runtime; detach_into() it first");
+  }
+  if (seed.dtype() != dtype()) {
+    fail(ErrorKind::DTypeMismatch, "backward", "seed dtype ", name(seed.dtype()), " differs from output dtype ",
+         name(dtype()));
+  }
+  if (!(seed.shape() == shape())) {
+    fail(ErrorKind::ShapeMismatch, "backward", "seed shape ", shape_to_string(seed.shape()),
+         " differs from output shape ", shape_to_string(shape()));
+  }
+  if (!impl()->node) {
+    fail(ErrorKind::RuntimeState, "backward",
+         "this tensor does not require grad and has no recorded history; mark an input with "
+         "requires_grad_() before computing it");
+  }
+  detail::run_reverse(runtime(), {{*this, seed.detach()}}, nullptr, /*create_graph=*/false, "backward");
+}
+
+// ---- functional transforms -------------------------------------------------------------------
+
+namespace {
+
+// A tracked alias of x that the current transform differentiates with respect
+// to; it forwards derivatives to x's own history for outer transforms.
+EagerTensor make_alias(const EagerTensor& x) {
+  auto impl = std::make_shared<EagerImpl>();
+  impl->value = x.value();
+  impl->rt = x.runtime();
+  impl->requires_grad = true;
+  auto node = std::make_shared<GradNode>();
+  node->kind = NodeKind::Alias;
+  node->seq = detail::next_node_seq();
+  node->inputs.push_back(detail::Edge{x.impl()->node, x.impl()->output_index});
+  node->runtime = x.runtime();
+  impl->node = std::move(node);
+  return EagerTensor(std::move(impl));
+}
+
+void require_differentiable(const EagerTensor& x, const char* what) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, what, "input is undefined");
+  if (!is_inexact(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, what, "cannot differentiate with respect to a ", name(x.dtype()),
+         " input; convert it to a floating or complex dtype");
+  }
+}
+
+EagerTensor finish(const EagerTensor& result, bool keep_graph) {
+  return keep_graph ? result : result.detach();
+}
+
+std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f, std::span<const EagerTensor> xs,
+                                                     const EagerTensor* seed, EagerTensor* out,
+                                                     const char* what) {
+  if (xs.empty()) fail(ErrorKind::InvalidArgument, what, "at least one input is required");
+  std::vector<EagerTensor> aliases;
+  std::unordered_set<const GradNode*> targets;
+  bool any_tracked = false;
+  for (const auto& x : xs) {
+    require_differentiable(x, what);
+    aliases.push_back(make_alias(x));
+    targets.insert(aliases.back().impl()->node.get());
+    any_tracked |= x.impl()->node != nullptr;
+  }
+  detail::common_runtime(xs, what);
+  EagerTensor y = f(aliases);
+  if (!y.defined()) fail(ErrorKind::InvalidArgument, what, "the function returned an undefined tensor");
+  const bool keep = any_tracked && grad_recording_enabled();
+  if (out) *out = finish(y, keep);
+  std::vector<std::optional<EagerTensor>> result(xs.size());
+  if (!y.impl()->node) return result;  // no dependence at all
+  EagerTensor s;
+  if (seed) {
+    if (seed->dtype() != y.dtype() || !(seed->shape() == y.shape())) {
+      fail(ErrorKind::ShapeMismatch, what, "cotangent has ", name(seed->dtype()), shape_to_string(seed->shape()),
+           " but the output is ", name(y.dtype()), shape_to_string(y.shape()));
+    }
+    s = *seed;
+  } else {
+    if (y.numel() != 1) {
+      fail(ErrorKind::ShapeMismatch, what, "grad needs a scalar function, got output shape ",
+           shape_to_string(y.shape()), "; use vjp for non-scalar outputs");
+    }
+    s = y.runtime()->tensor(ones(y.shape(), y.dtype()));
+  }
+  auto cts = detail::run_reverse(y.runtime(), {{y, s}}, &targets, grad_recording_enabled(), what);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    auto it = cts.find(aliases[i].impl()->node.get());
+    if (it != cts.end()) result[i] = finish(it->second, keep);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x) {
+  auto r = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1), nullptr,
+                        nullptr, "grad");
+  return r[0];
+}
+
+EagerTensor grad(const EagerFn& f, const EagerTensor& x) {
+  auto g = try_grad(f, x);
+  if (!g) {
+    fail(ErrorKind::InvalidArgument, "grad", "the function does not depend on its input; use try_grad to get "
+                                             "\"no dependence\" instead of an error");
+  }
+  return *g;
+}
+
+std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, std::span<const EagerTensor> xs) {
+  return reverse_many(f, xs, nullptr, nullptr, "grad");
+}
+
+VjpResult vjp(const EagerFn& f, const EagerTensor& x, const EagerTensor& ct) {
+  VjpResult r;
+  if (!ct.defined()) fail(ErrorKind::InvalidArgument, "vjp", "cotangent is undefined");
+  auto cts = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1), &ct,
+                          &r.output, "vjp");
+  r.cotangent = cts[0];
+  return r;
+}
+
+JvpResult jvp(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
+  require_differentiable(x, "jvp");
+  if (!v.defined()) fail(ErrorKind::InvalidArgument, "jvp", "tangent is undefined");
+  if (v.runtime() != x.runtime()) {
+    fail(ErrorKind::ContextMismatch, "jvp", "the tangent belongs to another eager runtime; detach_into() it first");
+  }
+  if (v.dtype() != x.dtype() || !(v.shape() == x.shape())) {
+    fail(ErrorKind::ShapeMismatch, "jvp", "tangent has ", name(v.dtype()), shape_to_string(v.shape()),
+         " but the input is ", name(x.dtype()), shape_to_string(x.shape()));
+  }
+  EagerTensor alias = make_alias(x);
+  EagerTensor y = f(alias);
+  if (!y.defined()) fail(ErrorKind::InvalidArgument, "jvp", "the function returned an undefined tensor");
+  const bool keep = (x.impl()->node != nullptr || v.impl()->node != nullptr) && grad_recording_enabled();
+  JvpResult r;
+  r.output = finish(y, keep);
+  auto t = detail::run_forward(x.runtime(), alias.impl()->node.get(), v, y, "jvp");
+  if (t) r.tangent = finish(*t, keep);
+  return r;
+}
+
+EagerTensor jvp_tangent(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
+  auto r = jvp(f, x, v);
+  if (!r.tangent) {
+    fail(ErrorKind::InvalidArgument, "jvp", "the function does not depend on its input; use jvp() to get "
+                                            "\"no dependence\" instead of an error");
+  }
+  return *r.tangent;
+}
+
+}  // namespace tenferro

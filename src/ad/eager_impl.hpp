@@ -1,0 +1,94 @@
+#pragma once
+// Internal state of eager tensors and the recorded graph.
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/linearize.hpp"
+
+namespace tenferro::detail {
+
+struct Edge {
+  std::shared_ptr<GradNode> node;
+  std::uint32_t index = 0;
+};
+
+/// A residual kept for the reverse rule. Output residuals refer to their own
+/// node weakly, so a node never owns itself.
+struct SavedValue {
+  bool present = false;
+  Tensor value;
+  std::shared_ptr<GradNode> node;  // inputs: the producer's node (may be null)
+  std::weak_ptr<GradNode> self;    // outputs: this node
+  std::uint32_t index = 0;
+};
+
+enum class NodeKind : unsigned char { Op, Leaf, Alias };
+
+struct GradNode {
+  NodeKind kind = NodeKind::Op;
+  std::uint64_t seq = 0;
+  OpPtr op;
+  std::vector<Edge> inputs;
+  std::vector<TensorMeta> input_metas;
+  std::vector<SavedValue> saved_inputs;
+  std::vector<SavedValue> saved_outputs;
+  std::weak_ptr<EagerImpl> leaf;  // Leaf kind: the tensor owning the grad slot
+  std::weak_ptr<EagerRuntime> runtime;
+};
+
+struct EagerImpl {
+  Tensor value;
+  EagerRuntimePtr rt;
+  bool requires_grad = false;
+  std::shared_ptr<GradNode> node;  // null: untracked
+  std::uint32_t output_index = 0;
+  std::mutex grad_mutex;
+  std::shared_ptr<EagerImpl> grad;  // leaf grad slot
+};
+
+std::uint64_t next_node_seq();
+EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value);
+std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl);
+
+/// Runs `op` on eager inputs of runtime `rt` and records it when an input is
+/// tracked and recording is on. Checks that every input belongs to `rt`.
+std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& op,
+                                        std::span<const EagerTensor> inputs);
+/// Records already computed outputs of `op` (used by extension dispatch).
+std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
+                                        std::span<const EagerTensor> inputs, std::vector<Tensor> outputs);
+/// The runtime shared by `inputs` (ContextMismatch otherwise).
+const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::string_view op);
+
+/// An emitter whose values are eager tensors of one runtime.
+class EagerEmitter final : public ad::Emitter {
+ public:
+  explicit EagerEmitter(EagerRuntimePtr rt) : rt_(std::move(rt)) {}
+  ad::Val add_value(EagerTensor t);
+  const EagerTensor& get(ad::Val v) const;
+  std::vector<ad::Val> emit(const OpPtr& op, std::span<const ad::Val> inputs) override;
+  TensorMeta meta(ad::Val v) const override;
+
+ private:
+  EagerRuntimePtr rt_;
+  std::vector<EagerTensor> values_;
+};
+
+/// Reverse traversal. `targets` null: accumulate into the grad slots of the
+/// leaves reached (backward()); otherwise deliver only to those nodes and
+/// return their cotangents (functional transforms).
+std::unordered_map<const GradNode*, EagerTensor> run_reverse(
+    const EagerRuntimePtr& rt, const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
+    const std::unordered_set<const GradNode*>* targets, bool create_graph, std::string_view transform);
+
+/// Forward replay of the recorded graph from `source` with tangent `v`;
+/// returns the tangent of `output` (nullopt when it does not depend on source).
+std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode* source,
+                                       const EagerTensor& v, const EagerTensor& output,
+                                       std::string_view transform);
+
+}  // namespace tenferro::detail

@@ -1,0 +1,265 @@
+#include "ad/eager_impl.hpp"
+#include "tenferro/backend/elementwise.hpp"
+
+namespace tenferro {
+
+using detail::EagerImpl;
+using detail::GradNode;
+
+namespace {
+std::atomic<std::uint64_t> g_seq{1};
+thread_local int t_no_grad_depth = 0;
+thread_local CaptureScope* t_capture = nullptr;
+}  // namespace
+
+// ---- runtime ------------------------------------------------------------------------
+
+EagerRuntime::EagerRuntime(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad)
+    : runtime_(std::move(runtime)), ad_(std::move(ad)) {}
+
+EagerRuntimePtr EagerRuntime::make_cpu(CpuBackendOptions options) {
+  return make(Runtime::builder().cpu(std::make_shared<CpuBackend>(options)).build());
+}
+
+EagerRuntimePtr EagerRuntime::make(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad) {
+  if (!runtime) fail(ErrorKind::InvalidArgument, "EagerRuntime", "runtime is null");
+  if (!ad) ad = ad::AdContext::with_core_rules();
+  return EagerRuntimePtr(new EagerRuntime(std::move(runtime), std::move(ad)));
+}
+
+EagerTensor EagerRuntime::tensor(Tensor value) {
+  if (!value.defined()) fail(ErrorKind::InvalidArgument, "tensor", "value is undefined");
+  return detail::make_eager(shared_from_this(), std::move(value));
+}
+
+EagerTensor EagerRuntime::variable(Tensor value) {
+  EagerTensor t = tensor(std::move(value));
+  t.requires_grad_(true);
+  return t;
+}
+
+namespace detail {
+
+std::uint64_t next_node_seq() { return g_seq++; }
+
+EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
+  auto impl = std::make_shared<EagerImpl>();
+  impl->value = std::move(value);
+  impl->rt = rt;
+  return EagerTensor(std::move(impl));
+}
+
+std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl) {
+  auto node = std::make_shared<GradNode>();
+  node->kind = NodeKind::Leaf;
+  node->seq = next_node_seq();
+  node->leaf = impl;
+  node->runtime = impl->rt;
+  return node;
+}
+
+}  // namespace detail
+
+// ---- tensor --------------------------------------------------------------------------
+
+namespace {
+const EagerImpl& require(const std::shared_ptr<EagerImpl>& impl, const char* what) {
+  if (!impl) fail(ErrorKind::InvalidArgument, what, "eager tensor is undefined");
+  return *impl;
+}
+}  // namespace
+
+DType EagerTensor::dtype() const { return require(impl_, "dtype").value.dtype(); }
+const Shape& EagerTensor::shape() const { return require(impl_, "shape").value.shape(); }
+std::int64_t EagerTensor::rank() const { return require(impl_, "rank").value.rank(); }
+std::int64_t EagerTensor::numel() const { return require(impl_, "numel").value.numel(); }
+const Tensor& EagerTensor::value() const { return require(impl_, "value").value; }
+Tensor EagerTensor::copy_value() const { return require(impl_, "copy_value").value.clone(); }
+const EagerRuntimePtr& EagerTensor::runtime() const { return require(impl_, "runtime").rt; }
+bool EagerTensor::requires_grad() const { return require(impl_, "requires_grad").requires_grad; }
+bool EagerTensor::is_leaf() const {
+  const auto& i = require(impl_, "is_leaf");
+  return !i.node || i.node->kind == detail::NodeKind::Leaf;
+}
+
+EagerTensor& EagerTensor::requires_grad_(bool on) {
+  require(impl_, "requires_grad_");
+  if (impl_->node && impl_->node->kind != detail::NodeKind::Leaf) {
+    fail(ErrorKind::RuntimeState, "requires_grad_",
+         "only leaves can change requires_grad; this tensor has recorded history (detach() it first)");
+  }
+  if (on && !is_inexact(impl_->value.dtype())) {
+    fail(ErrorKind::DTypeMismatch, "requires_grad_", "values of dtype ", name(impl_->value.dtype()),
+         " are not differentiable; convert to a floating or complex dtype");
+  }
+  impl_->requires_grad = on;
+  impl_->node = on ? detail::make_leaf_node(impl_) : nullptr;
+  return *this;
+}
+
+EagerTensor EagerTensor::grad() const {
+  require(impl_, "grad");
+  std::lock_guard<std::mutex> lock(impl_->grad_mutex);
+  return EagerTensor(impl_->grad);
+}
+
+void EagerTensor::clear_grad() {
+  require(impl_, "clear_grad");
+  std::lock_guard<std::mutex> lock(impl_->grad_mutex);
+  impl_->grad.reset();
+}
+
+void clear_grads(std::span<EagerTensor> tensors) {
+  for (auto& t : tensors) t.clear_grad();
+}
+
+EagerTensor EagerTensor::detach() const { return detail::make_eager(runtime(), value()); }
+
+EagerTensor EagerTensor::detach_into(const EagerRuntimePtr& other) const {
+  if (!other) fail(ErrorKind::InvalidArgument, "detach_into", "target runtime is null");
+  other->runtime()->check_ingress("detach_into", std::span<const Tensor>(&value(), 1));
+  return detail::make_eager(other, value());
+}
+
+// ---- scopes ---------------------------------------------------------------------------
+
+NoGradGuard::NoGradGuard() { ++t_no_grad_depth; }
+NoGradGuard::~NoGradGuard() { --t_no_grad_depth; }
+
+CaptureScope::CaptureScope() : previous_(t_capture) { t_capture = this; }
+CaptureScope::~CaptureScope() { t_capture = previous_; }
+
+bool grad_recording_enabled() { return t_no_grad_depth == 0; }
+bool capture_active() { return t_capture != nullptr; }
+
+void record_capture(const OpPtr& op, std::span<const EagerTensor> inputs,
+                    std::span<const EagerTensor> outputs) {
+  for (CaptureScope* s = t_capture; s != nullptr; s = s->previous_) {
+    s->steps_.push_back({op, {inputs.begin(), inputs.end()}, {outputs.begin(), outputs.end()}});
+  }
+}
+
+// ---- dispatch ---------------------------------------------------------------------------
+
+namespace detail {
+
+const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::string_view op) {
+  if (inputs.empty()) fail(ErrorKind::InvalidArgument, std::string(op), "at least one input is required");
+  const EagerRuntimePtr& rt = require(inputs[0].impl(), "dispatch").rt;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    const auto& other = require(inputs[i].impl(), "dispatch").rt;
+    if (other != rt) {
+      fail(ErrorKind::ContextMismatch, std::string(op), "input ", i, " belongs to eager runtime ",
+           other->id(), " but input 0 to runtime ", rt->id(),
+           "; move it with detach_into(target runtime) first");
+    }
+  }
+  return rt;
+}
+
+std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
+                                        std::span<const EagerTensor> inputs, std::vector<Tensor> outputs) {
+  if (outputs.size() != op->output_count()) {
+    fail(ErrorKind::Internal, std::string(op->name()), "executor returned ", outputs.size(),
+         " outputs but ", op->name(), " declares ", op->output_count());
+  }
+  bool tracked = false;
+  if (grad_recording_enabled()) {
+    for (const auto& t : inputs) tracked |= t.impl()->node != nullptr;
+  }
+  std::vector<EagerTensor> result;
+  result.reserve(outputs.size());
+  const ad::RuleSet* rules = tracked ? rt->ad().find(*op) : nullptr;
+  if (!tracked || (rules != nullptr && rules->non_differentiable)) {
+    for (auto& v : outputs) result.push_back(make_eager(rt, std::move(v)));
+    if (capture_active()) record_capture(op, inputs, result);
+    return result;
+  }
+  const ad::Residuals residuals = rules != nullptr ? rules->residuals : ad::Residuals::all();
+  auto node = std::make_shared<GradNode>();
+  node->seq = next_node_seq();
+  node->op = op;
+  node->runtime = rt;
+  node->inputs.resize(inputs.size());
+  node->saved_inputs.resize(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = *inputs[i].impl();
+    node->inputs[i] = Edge{in.node, in.output_index};
+    node->input_metas.push_back(TensorMeta{in.value.dtype(), to_sym_shape(in.value.shape())});
+    if (residuals.input(i)) node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
+  }
+  node->saved_outputs.resize(outputs.size());
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    auto impl = std::make_shared<EagerImpl>();
+    impl->rt = rt;
+    impl->requires_grad = is_inexact(outputs[j].dtype());
+    if (impl->requires_grad) {
+      impl->node = node;
+      impl->output_index = static_cast<std::uint32_t>(j);
+      if (residuals.output(j)) {
+        node->saved_outputs[j] = SavedValue{true, outputs[j], nullptr, node, static_cast<std::uint32_t>(j)};
+      }
+    }
+    impl->value = std::move(outputs[j]);
+    result.emplace_back(std::move(impl));
+  }
+  if (capture_active()) record_capture(op, inputs, result);
+  return result;
+}
+
+std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& op,
+                                        std::span<const EagerTensor> inputs) {
+  if (inputs.size() != op->input_count()) {
+    fail(ErrorKind::InvalidArgument, std::string(op->name()), "expects ", op->input_count(),
+         " inputs, got ", inputs.size());
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& other = require(inputs[i].impl(), "dispatch").rt;
+    if (other != rt) {
+      fail(ErrorKind::ContextMismatch, std::string(op->name()), "input ", i, " belongs to eager runtime ",
+           other->id(), " but the op runs in runtime ", rt->id(),
+           "; move it with detach_into(target runtime) first");
+    }
+  }
+  std::vector<Tensor> values;
+  values.reserve(inputs.size());
+  for (const auto& t : inputs) values.push_back(t.impl()->value);
+  std::vector<Tensor> outputs;
+  if (op->is_extension()) {
+    outputs = rt->runtime()->apply(op, values);
+  } else {
+    outputs.push_back(execute_primitive(static_cast<const PrimitiveOp&>(*op), values, rt->backend()));
+  }
+  return finish_outputs(rt, op, inputs, std::move(outputs));
+}
+
+// ---- emitter ------------------------------------------------------------------------------
+
+ad::Val EagerEmitter::add_value(EagerTensor t) {
+  values_.push_back(std::move(t));
+  return ad::Val{static_cast<std::int64_t>(values_.size() - 1)};
+}
+
+const EagerTensor& EagerEmitter::get(ad::Val v) const {
+  if (!v.valid()) {
+    fail(ErrorKind::Internal, "autodiff", "an AD rule read a primal value it did not declare as a residual");
+  }
+  return values_.at(static_cast<std::size_t>(v.id));
+}
+
+std::vector<ad::Val> EagerEmitter::emit(const OpPtr& op, std::span<const ad::Val> inputs) {
+  std::vector<EagerTensor> in;
+  in.reserve(inputs.size());
+  for (ad::Val v : inputs) in.push_back(get(v));
+  std::vector<ad::Val> out;
+  for (auto& t : eager_dispatch(rt_, op, in)) out.push_back(add_value(std::move(t)));
+  return out;
+}
+
+TensorMeta EagerEmitter::meta(ad::Val v) const {
+  const Tensor& t = get(v).value();
+  return TensorMeta{t.dtype(), to_sym_shape(t.shape())};
+}
+
+}  // namespace detail
+}  // namespace tenferro

@@ -1,0 +1,383 @@
+// sum, prod, mean, max, min, all, any, logsumexp against naive reference loops;
+// dtype rules, empty reductions, and every error kind.
+#include <cmath>
+#include <limits>
+
+#include "test_util.hpp"
+
+using namespace tenferro;
+
+namespace {
+
+using AxisList = std::vector<std::int64_t>;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The elements of t in column-major order, converted to V.
+template <class V>
+std::vector<V> values_as(const Tensor& t) {
+  Tensor tmp = zeros(t.shape(), dtype_of_v<V>);
+  Tensor::copy_into(t, tmp);
+  return tmp.to_vector<V>();
+}
+
+// The values of x grouped by output element (kept axes, column-major), each
+// group in logical order of the reduced axes.
+template <class V>
+std::vector<std::vector<V>> group_values(const Tensor& x, const AxisList& axes) {
+  std::vector<bool> mask(static_cast<std::size_t>(x.rank()), false);
+  for (auto a : axes) mask[static_cast<std::size_t>(a < 0 ? a + x.rank() : a)] = true;
+  std::int64_t num_out = 1;
+  for (std::size_t d = 0; d < mask.size(); ++d)
+    if (!mask[d]) num_out *= x.shape()[d];
+  std::vector<std::vector<V>> groups(static_cast<std::size_t>(num_out));
+  const auto values = values_as<V>(x);
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    const auto idx = tftest::unravel(i, x.shape());
+    std::int64_t o = 0, stride = 1;
+    for (std::size_t d = 0; d < mask.size(); ++d) {
+      if (mask[d]) continue;
+      o += idx[d] * stride;
+      stride *= x.shape()[d];
+    }
+    groups[static_cast<std::size_t>(o)].push_back(values[static_cast<std::size_t>(i)]);
+  }
+  return groups;
+}
+
+Shape expected_shape(const Tensor& x, const AxisList& axes, bool keepdim) {
+  std::vector<bool> mask(static_cast<std::size_t>(x.rank()), false);
+  for (auto a : axes) mask[static_cast<std::size_t>(a < 0 ? a + x.rank() : a)] = true;
+  Shape s;
+  for (std::size_t d = 0; d < mask.size(); ++d) {
+    if (!mask[d])
+      s.push_back(x.shape()[d]);
+    else if (keepdim)
+      s.push_back(1);
+  }
+  return s;
+}
+
+template <class V>
+V reference(ReduceOp op, const std::vector<V>& g) {
+  switch (op) {
+    case ReduceOp::Sum: {
+      V s{};
+      for (auto v : g) s += v;
+      return s;
+    }
+    case ReduceOp::Prod: {
+      V p(1);
+      for (auto v : g) p *= v;
+      return p;
+    }
+    case ReduceOp::Mean: {
+      V s{};
+      for (auto v : g) s += v;
+      return s / static_cast<double>(g.size());
+    }
+    case ReduceOp::All: {
+      for (auto v : g)
+        if (v == V{}) return V(0);
+      return V(1);
+    }
+    case ReduceOp::Any: {
+      for (auto v : g)
+        if (v != V{}) return V(1);
+      return V(0);
+    }
+    default:
+      break;
+  }
+  if constexpr (std::is_same_v<V, double>) {
+    double m = op == ReduceOp::Min ? kInf : -kInf;
+    for (auto v : g) {
+      if (std::isnan(v)) return v;
+      m = op == ReduceOp::Min ? std::min(m, v) : std::max(m, v);
+    }
+    if (op != ReduceOp::LogSumExp || !std::isfinite(m)) return m;
+    double s = 0;
+    for (auto v : g) s += std::exp(v - m);
+    return m + std::log(s);
+  }
+  ADD_FAILURE() << "no reference for " << name(op);
+  return V{};
+}
+
+// Checks one reduction against the reference, value by value.
+template <class V>
+void expect_reduction(ReduceOp op, const Tensor& x, const AxisList& axes, bool keepdim,
+                      const Tensor& got, double tol) {
+  SCOPED_TRACE(::testing::Message() << name(op) << " axes " << shape_to_string(axes) << " keepdim "
+                                    << keepdim << " shape " << shape_to_string(x.shape())
+                                    << " strides " << shape_to_string(x.strides()));
+  ASSERT_EQ(got.shape(), expected_shape(x, axes, keepdim));
+  const auto groups = group_values<V>(x, axes);
+  const auto values = values_as<V>(got);
+  ASSERT_EQ(values.size(), groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const V want = reference(op, groups[i]);
+    EXPECT_LE(std::abs(values[i] - want), tol * (1 + std::abs(want))) << "output " << i;
+  }
+}
+
+// Normal values with about a third exact zeros (for all/any), seeded.
+Tensor sample(std::initializer_list<std::int64_t> shape, DType dtype, std::uint64_t seed) {
+  Generator gen(seed);
+  Tensor re = randn(shape, f64, gen);
+  auto v = re.to_vector<double>();
+  for (auto& e : v)
+    if (gen.uniform() < 0.3) e = 0.0;
+  Tensor base = Tensor::from_col_major(re.shape(), v);
+  if (is_complex(dtype)) base = complex(base, randn(shape, f64, gen));
+  Tensor out = zeros(shape, dtype);
+  Tensor::copy_into(base, out);
+  return out;
+}
+
+const std::vector<AxisList> kAxisSets = {{},     {0},    {1},    {2},       {-1},
+                                         {0, 2}, {2, 0}, {1, 2}, {0, 1, 2}, {-3, 1}};
+
+std::vector<Tensor> layouts_of(const Tensor& x) {
+  // Compact, negative strides, and a permuted view of a permuted copy.
+  return {x, tftest::strided_copy(x), x.permute({2, 0, 1}).contiguous().permute({1, 2, 0})};
+}
+
+}  // namespace
+
+TEST(Reduce, Names) {
+  EXPECT_EQ(name(ReduceOp::Sum), "sum");
+  EXPECT_EQ(name(ReduceOp::Prod), "prod");
+  EXPECT_EQ(name(ReduceOp::Mean), "mean");
+  EXPECT_EQ(name(ReduceOp::Max), "max");
+  EXPECT_EQ(name(ReduceOp::Min), "min");
+  EXPECT_EQ(name(ReduceOp::All), "all");
+  EXPECT_EQ(name(ReduceOp::Any), "any");
+  EXPECT_EQ(name(ReduceOp::LogSumExp), "logsumexp");
+}
+
+TEST(Reduce, EveryOpMatchesReferenceF64) {
+  CpuBackend cpu({.num_threads = 1});
+  const ReduceOp ops[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Mean, ReduceOp::Max,
+                          ReduceOp::Min, ReduceOp::All,  ReduceOp::Any,  ReduceOp::LogSumExp};
+  // [3,4,5] reduces short axes row by row; [16,5,6] also takes the per-output path.
+  for (const Tensor& base : {sample({3, 4, 5}, f64, 1), sample({16, 5, 6}, f64, 2)}) {
+    for (const Tensor& x : layouts_of(base)) {
+      for (const auto& axes : kAxisSets) {
+        for (bool keepdim : {false, true}) {
+          for (ReduceOp op : ops) {
+            const Tensor got = reduce(op, x, axes, cpu, keepdim);
+            EXPECT_EQ(got.dtype(), (op == ReduceOp::All || op == ReduceOp::Any) ? bool_ : f64);
+            expect_reduction<double>(op, x, axes, keepdim, got, 1e-12);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Reduce, ComplexSumProdMeanMatchReference) {
+  CpuBackend cpu({.num_threads = 1});
+  for (const Tensor& x : layouts_of(sample({3, 4, 5}, c128, 3))) {
+    for (const auto& axes : kAxisSets) {
+      for (ReduceOp op :
+           {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Mean, ReduceOp::All, ReduceOp::Any}) {
+        const Tensor got = reduce(op, x, axes, cpu, false);
+        const bool logical = op == ReduceOp::All || op == ReduceOp::Any;
+        EXPECT_EQ(got.dtype(), logical ? bool_ : c128);
+        expect_reduction<c128_t>(op, x, axes, false, got, 1e-12);
+      }
+    }
+  }
+  const Tensor x = sample({4, 3}, c64, 4);
+  const Tensor s = sum(x, {0}, cpu);
+  EXPECT_EQ(s.dtype(), c64);
+  expect_reduction<c128_t>(ReduceOp::Sum, x, {0}, false, s, 1e-5);
+}
+
+TEST(Reduce, F32AndIntegersMatchReference) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor xf = sample({5, 6, 7}, f32, 5);
+  for (const Tensor& x : layouts_of(xf)) {
+    for (const auto& axes : kAxisSets) {
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::LogSumExp}) {
+        const Tensor got = reduce(op, x, axes, cpu, true);
+        EXPECT_EQ(got.dtype(), f32);
+        expect_reduction<double>(op, x, axes, true, got, 1e-5);
+      }
+    }
+  }
+  // Integers: exact, with the i64 (sum/prod) and f64 (mean) result dtypes.
+  Generator gen(6);
+  std::vector<std::int64_t> v(60);
+  for (auto& e : v) e = static_cast<std::int64_t>(gen.next_u64() % 5) - 2;
+  const Tensor xi = Tensor::from_col_major({3, 4, 5}, v);
+  for (const Tensor& x : layouts_of(xi)) {
+    for (const auto& axes : kAxisSets) {
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min,
+                          ReduceOp::Mean, ReduceOp::All, ReduceOp::Any}) {
+        const Tensor got = reduce(op, x, axes, cpu, false);
+        expect_reduction<double>(op, x, axes, false, got, 0.0 + 1e-15);
+      }
+    }
+  }
+}
+
+TEST(Reduce, DTypeRules) {
+  CpuBackend cpu({.num_threads = 1});
+  Tensor b = zeros({4}, bool_);
+  Tensor::copy_into(Tensor::from_col_major({4}, std::vector<double>{1, 0, 1, 1}), b);
+  const Tensor i = Tensor::from_col_major({3}, std::vector<std::int32_t>{2, 3, 4});
+  EXPECT_EQ(sum(b, cpu).dtype(), i64);
+  EXPECT_EQ(sum(b, cpu).item().to_int(), 3);
+  EXPECT_EQ(sum(i, cpu).dtype(), i64);
+  EXPECT_EQ(sum(i, cpu).item().to_int(), 9);
+  EXPECT_EQ(prod(i, cpu).dtype(), i64);
+  EXPECT_EQ(prod(i, cpu).item().to_int(), 24);
+  EXPECT_EQ(prod(b, cpu).item().to_int(), 0);
+  EXPECT_EQ(mean(i, cpu).dtype(), f64);
+  EXPECT_DOUBLE_EQ(mean(i, cpu).item().real(), 3.0);
+  EXPECT_DOUBLE_EQ(mean(b, cpu).item().real(), 0.75);
+  EXPECT_EQ(logsumexp(i, cpu).dtype(), f64);
+  EXPECT_EQ(max(i, cpu).dtype(), i32);
+  EXPECT_EQ(max(i, cpu).item().to_int(), 4);
+  EXPECT_EQ(min(b, cpu).dtype(), bool_);
+  EXPECT_EQ(min(b, cpu).item().to<bool>(), false);
+  EXPECT_EQ(all(i, cpu).dtype(), bool_);
+  EXPECT_EQ(all(i, cpu).item().to<bool>(), true);
+  EXPECT_EQ(any(zeros({3}, c128), cpu).item().to<bool>(), false);
+  // NaN is truthy.
+  EXPECT_EQ(all(full({2}, kNaN), cpu).item().to<bool>(), true);
+  const Tensor f = ones({2, 2}, f32);
+  EXPECT_EQ(sum(f, cpu).dtype(), f32);
+  EXPECT_EQ(mean(f, cpu).dtype(), f32);
+  EXPECT_EQ(sum(ones({2}, c64), cpu).dtype(), c64);
+}
+
+TEST(Reduce, RankZeroAndEmptyAxisList) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor s = Tensor::scalar(2.5);
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min,
+                      ReduceOp::LogSumExp}) {
+    const Tensor whole = reduce(op, s, AxisList{}, cpu);
+    EXPECT_EQ(whole.rank(), 0);
+    EXPECT_DOUBLE_EQ(whole.item().real(), 2.5) << name(op);
+  }
+  EXPECT_EQ(sum(s, cpu).rank(), 0);
+  EXPECT_DOUBLE_EQ(sum(s, cpu).item().real(), 2.5);
+  EXPECT_EQ(any(s, cpu).item().to<bool>(), true);
+  EXPECT_TF_ERROR(sum(s, {0}, cpu), ErrorKind::AxisOutOfBounds);
+
+  // An empty list reduces nothing but applies the dtype rule.
+  const Tensor i = Tensor::from_col_major({2, 2}, std::vector<std::int32_t>{1, -2, 3, 0});
+  const Tensor same = sum(i, std::span<const std::int64_t>{}, cpu, true);
+  EXPECT_EQ(same.dtype(), i64);
+  EXPECT_EQ(same.shape(), i.shape());
+  EXPECT_EQ(same.to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, -2, 3, 0}));
+  const Tensor truth = all(i, std::span<const std::int64_t>{}, cpu);
+  EXPECT_EQ(truth.dtype(), bool_);
+  EXPECT_EQ(values_as<std::int64_t>(truth), (std::vector<std::int64_t>{1, 1, 1, 0}));
+}
+
+TEST(Reduce, ZeroSizeUsesEachIdentity) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor x = zeros({0, 3});
+  const Tensor s = sum(x, {0}, cpu);
+  EXPECT_EQ(s.shape(), (Shape{3}));
+  EXPECT_EQ(s.to_vector<double>(), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(prod(x, {0}, cpu).to_vector<double>(), (std::vector<double>{1, 1, 1}));
+  for (double v : mean(x, {0}, cpu).to_vector<double>()) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(values_as<std::int64_t>(all(x, AxisList{0}, cpu)),
+            (std::vector<std::int64_t>{1, 1, 1}));
+  EXPECT_EQ(values_as<std::int64_t>(any(x, AxisList{0}, cpu)),
+            (std::vector<std::int64_t>{0, 0, 0}));
+  for (double v : logsumexp(x, AxisList{0}, cpu).to_vector<double>()) EXPECT_EQ(v, -kInf);
+  EXPECT_EQ(sum(zeros({0}, i32), cpu).item().to_int(), 0);
+  EXPECT_EQ(prod(zeros({0}, c128), cpu).item().to_complex(), c128_t(1, 0));
+  EXPECT_EQ(all(zeros({0}, bool_), cpu).item().to<bool>(), true);
+  EXPECT_EQ(any(zeros({0}, bool_), cpu).item().to<bool>(), false);
+  EXPECT_EQ(logsumexp(zeros({0}), cpu).item().real(), -kInf);
+  // Reducing the non-empty axis: an empty result, valid for every op.
+  EXPECT_EQ(max(x, {1}, cpu).shape(), (Shape{0}));
+  EXPECT_EQ(sum(x, {1}, cpu, true).shape(), (Shape{0, 1}));
+  // max/min have no identity.
+  EXPECT_TF_ERROR(max(x, {0}, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(min(x, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(max(zeros({3, 0}, i64), {1}, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(reduce(ReduceOp::Min, x, AxisList{0, 1}, cpu), ErrorKind::InvalidArgument);
+}
+
+TEST(Reduce, MaxMinPropagateNaN) {
+  CpuBackend cpu({.num_threads = 1});
+  // Long contiguous runs (the pairwise path) and short strided rows.
+  for (std::int64_t at : {0, 7, 300, 999}) {
+    std::vector<double> v(1000, 1.0);
+    v[static_cast<std::size_t>(at)] = kNaN;
+    const Tensor x = Tensor::from_col_major({1000}, v);
+    EXPECT_TRUE(std::isnan(max(x, cpu).item().real())) << at;
+    EXPECT_TRUE(std::isnan(min(x, cpu).item().real())) << at;
+    const Tensor m = x.reshape({4, 250});
+    const auto cols = max(m, {1}, cpu).to_vector<double>();
+    for (std::int64_t r = 0; r < 4; ++r)
+      EXPECT_EQ(std::isnan(cols[static_cast<std::size_t>(r)]), r == at % 4) << at;
+    const Tensor lse = logsumexp(x, cpu);
+    EXPECT_TRUE(std::isnan(lse.item().real()));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> f{1.f, std::nanf(""), -inf, 3.f};
+  const Tensor xf = Tensor::from_col_major({2, 2}, f);
+  const auto mf = min(xf, {0}, cpu).to_vector<float>();
+  EXPECT_TRUE(std::isnan(mf[0]));
+  EXPECT_EQ(mf[1], -kInf);
+}
+
+TEST(Reduce, LargeCompactAndColumnSums) {
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(7);
+  const Tensor x = rand({150, 70}, f64, gen);  // > 2 row blocks each way
+  // Both axes of a column-major matrix, transposed and sliced views, all axes.
+  for (const Tensor& v : {x, x.transpose(), x.slice(0, 1, std::nullopt, 3),
+                          x.slice(1, std::nullopt, std::nullopt, -1)}) {
+    for (const auto& axes : std::vector<AxisList>{{0}, {1}, {0, 1}}) {
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::LogSumExp}) {
+        expect_reduction<double>(op, v, axes, false, reduce(op, v, axes, cpu), 1e-12);
+      }
+    }
+  }
+  // More kept elements than one accumulator chunk holds.
+  const Tensor longcols = rand({1100, 3}, f64, gen);
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::LogSumExp})
+    expect_reduction<double>(op, longcols, {1}, true, reduce(op, longcols, AxisList{1}, cpu, true),
+                             1e-12);
+  // Broadcast (stride-0) inputs.
+  const Tensor row = x.slice(0, 0, 1).broadcast_to(Shape{5, 70});
+  for (const auto& axes : std::vector<AxisList>{{0}, {1}, {0, 1}})
+    expect_reduction<double>(ReduceOp::Sum, row, axes, false, sum(row, axes, cpu), 1e-12);
+}
+
+TEST(Reduce, Errors) {
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor x = ones({2, 3, 4});
+  EXPECT_TF_ERROR(sum(Tensor(), cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(max(Tensor(), {0}, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(sum(x, {3}, cpu), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(mean(x, {-4}, cpu), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(sum(x, {0, -3}, cpu), ErrorKind::DuplicateAxis);
+  EXPECT_TF_ERROR(prod(x, {1, 1}, cpu), ErrorKind::DuplicateAxis);
+  EXPECT_TF_ERROR(max(ones({2}, c128), cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(min(ones({2}, c64), {0}, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(logsumexp(ones({2}, c128), cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(reduce(static_cast<ReduceOp>(99), x, AxisList{0}, cpu),
+                  ErrorKind::InvalidArgument);
+
+  struct OtherBackend final : Backend {
+    BackendKind kind() const override { return BackendKind::Cuda; }
+    Placement placement() const override { return Placement{DeviceKind::Cuda, 0}; }
+    using Backend::empty;
+    Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
+      return tenferro::empty(shape, dtype);
+    }
+  } other;
+  EXPECT_TF_ERROR(sum(x, other), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(max(x, {0}, other), ErrorKind::Unsupported);
+}
