@@ -53,9 +53,6 @@ CASES += [("overhead_extension_call", "4", "", 1, "13 overhead"),
 # Rows with no tenferro implementation yet, and the reason shown in the table.
 PENDING_OURS = {
     "einsum_abcd_dbef_acef": "einsum not implemented yet",
-    "overhead_add_recorded": "AD not implemented yet",
-    "overhead_chain_fwd_bwd": "AD not implemented yet",
-    "overhead_grad_matmul": "AD not implemented yet",
     "overhead_einsum_2x2": "einsum not implemented yet",
 }
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
@@ -66,9 +63,8 @@ PENDING_ALL = [
     ("9 linalg", "svd, qr, eigh, solve (1 and 16 rhs) at 256", "linalg not implemented yet"),
     ("10 linalg AD", "grad of sum(svdvals), sum(eigvalsh), sum(Q)+sum(R), sum(solve)",
      "AD not implemented yet"),
-    ("11 jvp/vjp", "traced programs vs torch.autograd.functional", "AD not implemented yet"),
+    ("11 jvp/vjp", "traced programs vs torch.autograd.functional", "tracing not implemented yet"),
     ("12 FFT", "c128 fft, f64 rfft at 2^20, 128 x 1024 batched", "FFT not implemented yet"),
-    ("14 compile time", "the autodiff part of the TU", "AD not implemented yet"),
 ]
 TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
                ("einsum_abcd_dbef_acef", "32"): 2 * 32**6}

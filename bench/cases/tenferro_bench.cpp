@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 #include "tenferro/tenferro.hpp"
 
@@ -66,6 +68,7 @@ class Suite {
   void reduction_cases();
   void permute_cases();
   void overhead_cases();
+  void autodiff_cases();
 
  private:
   Options o_;
@@ -265,6 +268,53 @@ void Suite::overhead_cases() {
       [&](std::int64_t q) { return xv[q] + 1.0; });
 }
 
+// Eager-tier AD overheads, the counterparts of PyTorch's autograd (x untracked,
+// y a leaf requiring grad, as in the peer).
+void Suite::autodiff_cases() {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o_.threads});
+  const EagerTensor x = rt->tensor(make_input({4}, 1));
+  const EagerTensor y = rt->variable(make_input({4}, 2));
+  const auto xv = input_vector(4, 1), yv = input_vector(4, 2);
+  constexpr int kChain = 1000;
+  const auto chain = [&](const EagerTensor& yy) {
+    EagerTensor z = x;
+    for (int i = 0; i < kChain; ++i) z = z + yy;
+    return z;
+  };
+  run(
+      "overhead_add_recorded", "4", "", [&] { return chain(y).value(); },
+      [&](std::int64_t q) {
+        double z = xv[q];
+        for (int i = 0; i < kChain; ++i) z += yv[q];
+        return z;
+      },
+      kChain);
+  run(
+      "overhead_chain_fwd_bwd", "4", "",
+      [&] { return grad([&](const EagerTensor& yy) { return sum(chain(yy)); }, y).value(); },
+      [&](std::int64_t) { return static_cast<double>(kChain); }, kChain);
+  // grad of sum(A B) w.r.t. A and B, reported as gA + gB.
+  for (std::int64_t n : {2, 64, 512}) {
+    const std::vector<EagerTensor> ab{rt->variable(make_input({n, n}, 1)),
+                                      rt->variable(make_input({n, n}, 2))};
+    const auto av = input_vector(n * n, 1), bv = input_vector(n * n, 2);
+    run(
+        "overhead_grad_matmul", std::to_string(n), "",
+        [&] {
+          auto g = grad_many(
+              [](std::span<const EagerTensor> in) { return sum(matmul(in[0], in[1])); }, ab);
+          return add(g[0]->value(), g[1]->value(), rt->backend());
+        },
+        [&](std::int64_t q) {
+          // d/dA = 1 B^T: row sums of B; d/dB = A^T 1: column sums of A.
+          const std::int64_t i = q % n, j = q / n;
+          double s = 0;
+          for (std::int64_t k = 0; k < n; ++k) s += bv[j + k * n] + av[k + i * n];
+          return s;
+        });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -276,6 +326,7 @@ int main(int argc, char** argv) {
     suite.reduction_cases();
     suite.permute_cases();
     suite.overhead_cases();
+    suite.autodiff_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());
