@@ -13,7 +13,8 @@ ShapeConstraint ShapeConstraint::same_shape(std::size_t i, std::size_t j) {
   c.kind = Kind::SameShape;
   c.lhs_input = i;
   c.rhs_input = j;
-  c.what = "inputs " + std::to_string(i) + " and " + std::to_string(j) + " must have the same shape";
+  c.what =
+      "inputs " + std::to_string(i) + " and " + std::to_string(j) + " must have the same shape";
   return c;
 }
 
@@ -73,9 +74,11 @@ void validate_id(const std::string& id, const char* what) {
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     const std::string& p = parts[i];
     if (p.empty()) bad("empty segment");
-    if (!std::islower(static_cast<unsigned char>(p[0]))) bad("segment '" + p + "' must start with a lowercase letter");
+    if (!std::islower(static_cast<unsigned char>(p[0])))
+      bad("segment '" + p + "' must start with a lowercase letter");
     for (char c : p) {
-      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+      if (!(std::islower(static_cast<unsigned char>(c)) ||
+            std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
         bad("segment '" + p + "' has character '" + std::string(1, c) + "'");
       }
     }
@@ -89,19 +92,26 @@ void validate_id(const std::string& id, const char* what) {
 }
 }  // namespace
 
-FamilyId::FamilyId(std::string id) : id_(std::move(id)) { validate_id(id_, "family_id"); }
+FamilyId::FamilyId(std::string id) : id_(std::move(id)) {
+  validate_id(id_, "family_id");
+}
 
 std::string_view FamilyId::library() const {
   return std::string_view(id_).substr(0, id_.find('.'));
 }
 
-int FamilyId::version() const { return std::stoi(id_.substr(id_.rfind('.') + 2)); }
+int FamilyId::version() const {
+  return std::stoi(id_.substr(id_.rfind('.') + 2));
+}
 
-EngineId::EngineId(std::string id) : id_(std::move(id)) { validate_id(id_, "engine_id"); }
+EngineId::EngineId(std::string id) : id_(std::move(id)) {
+  validate_id(id_, "engine_id");
+}
 
-std::vector<LoweringBuilder::Value> ExtensionOp::lower(LoweringBuilder&,
-                                                       std::span<const LoweringBuilder::Value>) const {
-  fail(ErrorKind::Unsupported, std::string(name()), "this family has no lowering to core primitives");
+std::vector<LoweringBuilder::Value> ExtensionOp::lower(
+    LoweringBuilder&, std::span<const LoweringBuilder::Value>) const {
+  fail(ErrorKind::Unsupported, std::string(name()),
+       "this family has no lowering to core primitives");
 }
 
 }  // namespace tenferro

@@ -24,31 +24,46 @@ std::int64_t floordiv_value(std::int64_t a, std::int64_t b) {
 }
 std::int64_t apply(SymDim::Kind k, std::int64_t a, std::int64_t b) {
   switch (k) {
-    case SymDim::Kind::Add: return a + b;
-    case SymDim::Kind::Sub: return a - b;
-    case SymDim::Kind::Mul: return a * b;
-    case SymDim::Kind::FloorDiv: return floordiv_value(a, b);
-    case SymDim::Kind::Min: return std::min(a, b);
-    case SymDim::Kind::Max: return std::max(a, b);
-    default: break;
+    case SymDim::Kind::Add:
+      return a + b;
+    case SymDim::Kind::Sub:
+      return a - b;
+    case SymDim::Kind::Mul:
+      return a * b;
+    case SymDim::Kind::FloorDiv:
+      return floordiv_value(a, b);
+    case SymDim::Kind::Min:
+      return std::min(a, b);
+    case SymDim::Kind::Max:
+      return std::max(a, b);
+    default:
+      break;
   }
   fail(ErrorKind::Internal, "sym_dim", "not a binary kind");
 }
 const char* symbol(SymDim::Kind k) {
   switch (k) {
-    case SymDim::Kind::Add: return " + ";
-    case SymDim::Kind::Sub: return " - ";
-    case SymDim::Kind::Mul: return "*";
-    case SymDim::Kind::FloorDiv: return " // ";
-    case SymDim::Kind::Min: return "min";
-    case SymDim::Kind::Max: return "max";
-    default: return "?";
+    case SymDim::Kind::Add:
+      return " + ";
+    case SymDim::Kind::Sub:
+      return " - ";
+    case SymDim::Kind::Mul:
+      return "*";
+    case SymDim::Kind::FloorDiv:
+      return " // ";
+    case SymDim::Kind::Min:
+      return "min";
+    case SymDim::Kind::Max:
+      return "max";
+    default:
+      return "?";
   }
 }
 }  // namespace
 
 SymDim SymDim::var(std::string name) {
-  if (name.empty()) fail(ErrorKind::InvalidArgument, "sym_dim", "a named size needs a non-empty name");
+  if (name.empty())
+    fail(ErrorKind::InvalidArgument, "sym_dim", "a named size needs a non-empty name");
   SymDim d;
   auto node = std::make_shared<Node>();
   node->kind = Kind::Var;
@@ -58,7 +73,9 @@ SymDim SymDim::var(std::string name) {
   return d;
 }
 
-SymDim::Kind SymDim::kind() const { return node_ ? node_->kind : Kind::Const; }
+SymDim::Kind SymDim::kind() const {
+  return node_ ? node_->kind : Kind::Const;
+}
 
 std::int64_t SymDim::constant() const {
   if (!is_constant()) {
@@ -83,17 +100,20 @@ SymDim SymDim::make(Kind kind, const SymDim& a, const SymDim& b) {
     case Kind::Mul:
       if (a.is_constant() && a.value_ == 1) return b;
       if (b.is_constant() && b.value_ == 1) return a;
-      if ((a.is_constant() && a.value_ == 0) || (b.is_constant() && b.value_ == 0)) return SymDim(0);
+      if ((a.is_constant() && a.value_ == 0) || (b.is_constant() && b.value_ == 0))
+        return SymDim(0);
       break;
     case Kind::FloorDiv:
       if (b.is_constant() && b.value_ == 1) return a;
-      if (b.is_constant() && b.value_ == 0) fail(ErrorKind::InvalidArgument, "sym_dim", "floordiv by zero");
+      if (b.is_constant() && b.value_ == 0)
+        fail(ErrorKind::InvalidArgument, "sym_dim", "floordiv by zero");
       break;
     case Kind::Min:
     case Kind::Max:
       if (a == b) return a;
       break;
-    default: break;
+    default:
+      break;
   }
   SymDim d;
   auto node = std::make_shared<Node>();
@@ -162,12 +182,24 @@ bool operator==(const SymDim& a, const SymDim& b) {
   return a.node_->lhs == b.node_->lhs && a.node_->rhs == b.node_->rhs;
 }
 
-SymDim operator+(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Add, a, b); }
-SymDim operator-(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Sub, a, b); }
-SymDim operator*(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Mul, a, b); }
-SymDim floordiv(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::FloorDiv, a, b); }
-SymDim min(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Min, a, b); }
-SymDim max(const SymDim& a, const SymDim& b) { return SymDim::make(SymDim::Kind::Max, a, b); }
+SymDim operator+(const SymDim& a, const SymDim& b) {
+  return SymDim::make(SymDim::Kind::Add, a, b);
+}
+SymDim operator-(const SymDim& a, const SymDim& b) {
+  return SymDim::make(SymDim::Kind::Sub, a, b);
+}
+SymDim operator*(const SymDim& a, const SymDim& b) {
+  return SymDim::make(SymDim::Kind::Mul, a, b);
+}
+SymDim floordiv(const SymDim& a, const SymDim& b) {
+  return SymDim::make(SymDim::Kind::FloorDiv, a, b);
+}
+SymDim min(const SymDim& a, const SymDim& b) {
+  return SymDim::make(SymDim::Kind::Min, a, b);
+}
+SymDim max(const SymDim& a, const SymDim& b) {
+  return SymDim::make(SymDim::Kind::Max, a, b);
+}
 
 SymShape to_sym_shape(std::span<const std::int64_t> shape) {
   return SymShape(shape.begin(), shape.end());

@@ -1,0 +1,74 @@
+#pragma once
+// Internal to the ops layer: the pieces PrimitiveOp::infer is built from,
+// shared by primitive_infer.cpp (elementwise, reductions, contraction,
+// conversion, sources) and primitive_infer_structural.cpp (layout ops).
+
+#include <string>
+
+#include "tenferro/ops/primitives.hpp"
+
+namespace tenferro::detail {
+
+/// State of one inference: the primitive's name (for errors), its inputs and
+/// the result being built.
+struct InferContext {
+  std::string op;
+  std::span<const TensorMeta> in;
+  InferenceResult result;
+
+  /// Appends a constraint `a == b` unless the two are structurally equal;
+  /// two different constants are a ShapeMismatch right away.
+  void require_equal(const SymDim& a, const SymDim& b, const std::string& what);
+  /// Records `a <= b` (as min(a, b) == a); constants are checked now and a
+  /// violation is `kind`.
+  void require_at_most(const SymDim& a, const SymDim& b, const std::string& what, ErrorKind kind);
+  /// Adds the single output.
+  void emit(DType dtype, SymShape shape) { result.outputs.push_back({dtype, std::move(shape)}); }
+};
+
+/// Broadcasts two extents (NumPy rules); an undecidable pair yields a
+/// constraint and the constant side when there is one.
+SymDim broadcast_dim(InferContext& ctx, const SymDim& a, const SymDim& b, const std::string& what);
+SymShape broadcast_shape(InferContext& ctx, const SymShape& a, const SymShape& b);
+
+/// normalize_axis with the primitive's name in the error.
+std::int64_t normalize_axis_for(const InferContext& ctx, std::int64_t axis, std::int64_t rank);
+/// Normalised axes, rejecting out-of-range (AxisOutOfBounds) and repeated
+/// (DuplicateAxis) entries.
+Axes normalize_axes_for(const InferContext& ctx, std::span<const std::int64_t> axes,
+                        std::int64_t rank);
+/// Rejects constant negative extents of a parameter shape (InvalidArgument).
+void require_nonnegative(const std::string& op, const SymShape& shape, const char* what);
+/// Rejects fill values that have no equivalent in `dtype` (non-finite or
+/// out-of-range floats for integer tensors): converting them is undefined.
+void check_fill_value(const std::string& op, const Scalar& value, DType dtype);
+/// "[1, 2, 3]".
+std::string axes_to_string(std::span<const std::int64_t> axes);
+
+// One inference routine per kind; they validate and call ctx.emit.
+void infer_kind(const prim::Unary& p, InferContext& ctx);
+void infer_kind(const prim::Binary& p, InferContext& ctx);
+void infer_kind(const prim::Select& p, InferContext& ctx);
+void infer_kind(const prim::Clamp& p, InferContext& ctx);
+void infer_kind(const prim::Reduce& p, InferContext& ctx);
+void infer_kind(const prim::Variance& p, InferContext& ctx);
+void infer_kind(const prim::ArgReduce& p, InferContext& ctx);
+void infer_kind(const prim::DotGeneral& p, InferContext& ctx);
+void infer_kind(const prim::Convert& p, InferContext& ctx);
+void infer_kind(const prim::Full& p, InferContext& ctx);
+void infer_kind(const prim::Constant& p, InferContext& ctx);
+void infer_kind(const prim::Transpose& p, InferContext& ctx);
+void infer_kind(const prim::Reshape& p, InferContext& ctx);
+void infer_kind(const prim::BroadcastInDim& p, InferContext& ctx);
+void infer_kind(const prim::Slice& p, InferContext& ctx);
+void infer_kind(const prim::Pad& p, InferContext& ctx);
+void infer_kind(const prim::Concatenate& p, InferContext& ctx);
+void infer_kind(const prim::Reverse& p, InferContext& ctx);
+void infer_kind(const prim::IndexSelect& p, InferContext& ctx);
+void infer_kind(const prim::TakeAlongAxis& p, InferContext& ctx);
+void infer_kind(const prim::ScatterAdd& p, InferContext& ctx);
+void infer_kind(const prim::Diagonal& p, InferContext& ctx);
+void infer_kind(const prim::DiagEmbed& p, InferContext& ctx);
+void infer_kind(const prim::Triangle& p, InferContext& ctx);
+
+}  // namespace tenferro::detail
