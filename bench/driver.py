@@ -306,11 +306,19 @@ def main():
                   for r in shown]
         vals = [r["ratio"] for r in shown]
         fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.5))
-        ax.barh(range(len(shown)), vals,
+        # bars grow from 1 (parity) towards the ratio, right = we are faster
+        ax.barh(range(len(shown)), [v - 1.0 for v in vals], left=1.0,
                 color=["tab:green" if v >= 1 else "tab:red" for v in vals])
+        for y, v in enumerate(vals):
+            ax.text(v, y, f" {v:.2f} ", va="center", ha="left" if v >= 1 else "right",
+                    fontsize=7)
         ax.set_yticks(range(len(shown)), labels, fontsize=8)
         ax.invert_yaxis()
         ax.set_xscale("log")
+        lo, hi = min(vals + [1.0]) / 1.6, max(vals + [1.0]) * 1.6
+        ax.set_xlim(lo, hi)
+        ticks = [t for t in (0.03, 0.1, 0.25, 0.5, 1, 2, 4, 10, 30) if lo <= t <= hi]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_xlabel("best peer time / tenferro time (log; > 1 means tenferro is faster)")
         ax.set_title("tenferro vs best of libtorch, PyTorch, NumPy (f64)")
