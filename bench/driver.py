@@ -256,9 +256,14 @@ def main():
                                     "iqr_ns")} for r in records]
     (out / "latest.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
+    cpu = "unknown CPU"
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                   if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
     lines = [f"# Benchmark results{' (--quick)' if args.quick else ''}", "",
-             f"Run: {time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} cores, "
-             f"{os.uname().machine}; median of {7 if args.quick else 11} timed samples per cell. "
+             f"Run: {time.strftime('%Y-%m-%d %H:%M:%S')}, {cpu}, {os.cpu_count()} cores; median of {7 if args.quick else 11} timed samples per cell. "
              "ratio = best peer time / tenferro time (> 1: tenferro faster).", ""]
     if peak:
         lines.append("Measured GEMM peak (best f64 matmul rate of any side): " +
