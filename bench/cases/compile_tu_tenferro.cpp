@@ -1,8 +1,7 @@
 // Compile-time probe (case 14): a user translation unit that includes the
-// umbrella header and the eager AD tier and differentiates one matmul. The
+// umbrella header (which has the eager AD tier) and differentiates one matmul. The
 // driver times `g++ -std=c++20 -O2 -c` of this file against
 // bench/peers/compile_tu_torch.cpp.
-#include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/tenferro.hpp"
 
 tenferro::Tensor user_grad_matmul(const tenferro::Tensor& a, const tenferro::Tensor& b) {
