@@ -146,6 +146,26 @@ def compile_times(build_dir, reps):
     return out
 
 
+def loadavg():
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def wait_for_quiet(max_wait_s):
+    """Other processes skew every cell: wait (bounded) for the 1-min load to drop."""
+    limit = 0.5 * (os.cpu_count() or 2)
+    t0 = time.time()
+    load = loadavg()
+    if load > limit:
+        log(f"--> load average {load:.2f} > {limit:.1f}: waiting up to {max_wait_s}s for quiet")
+    while load > limit and time.time() - t0 < max_wait_s:
+        time.sleep(5)
+        load = loadavg()
+    return load
+
+
 def fmt_time(ns):
     if ns is None:
         return "n/a"
@@ -164,6 +184,7 @@ def main():
                     help="also copy the table into docs/performance.md (between its markers)")
     args = ap.parse_args()
     build = Path(args.build_dir)
+    load_start = wait_for_quiet(30 if args.quick else 180)
     t_start = time.time()
     mode = ["--quick"] if args.quick else []
 
@@ -263,7 +284,9 @@ def main():
     except (OSError, StopIteration):
         pass
     lines = [f"# Benchmark results{' (--quick)' if args.quick else ''}", "",
-             f"Run: {time.strftime('%Y-%m-%d %H:%M:%S')}, {cpu}, {os.cpu_count()} cores; median of {7 if args.quick else 11} timed samples per cell. "
+             f"Run: {time.strftime('%Y-%m-%d %H:%M:%S')}, {cpu}, {os.cpu_count()} cores, "
+             f"1-min load average {load_start:.2f} at the start and "
+             f"{loadavg():.2f} at the end (other processes add noise); median of {7 if args.quick else 11} timed samples per cell. "
              "ratio = best peer time / tenferro time (> 1: tenferro faster).", ""]
     if peak:
         lines.append("Measured GEMM peak (best f64 matmul rate of any side): " +
