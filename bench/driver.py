@@ -297,7 +297,8 @@ def main():
     for r in rows:
         tm = r["times"]
         check = "MISMATCH vs " + ",".join(r["mismatch"]) if r["mismatch"] else (
-            "ok" if tm["tenferro"] and any(tm[p] for p in PEERS) else "")
+            "ok" if any("check" in by.get((r["case"], r["size"], r["variant"], r["threads"], p),
+                                         {}) for p in PEERS) and tm["tenferro"] else "")
         ours_cell = fmt_time(tm["tenferro"]) if tm["tenferro"] else (
             f"n/a ({r['note']})" if r["note"] else "n/a")
         ratio = f"{r['ratio']:.2f}" if r["ratio"] else "n/a"
