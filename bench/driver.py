@@ -184,7 +184,7 @@ def main():
                     help="also copy the table into docs/performance.md (between its markers)")
     args = ap.parse_args()
     build = Path(args.build_dir)
-    load_start = wait_for_quiet(30 if args.quick else 180)
+    load_start = wait_for_quiet(10 if args.quick else 180)
     t_start = time.time()
     mode = ["--quick"] if args.quick else []
 
