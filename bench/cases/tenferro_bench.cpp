@@ -1,0 +1,340 @@
+// Our side of the peer benchmark suite (driven by bench/driver.py through
+// `./run bench`). One JSON line per case (see harness.hpp). Every result is
+// also checked against a naive reference at the probed positions before it is
+// timed; a mismatch is reported on stderr and makes the exit status 1.
+//
+//   tenferro_bench [--smoke] [--quick] [--threads N] [--cases case/size/variant,...]
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/runtime/simple_family.hpp"
+#include "tenferro/tenferro.hpp"
+
+namespace {
+
+using namespace tenferro;
+using bench::input_vector;
+using bench::Options;
+
+Tensor make_input(const std::vector<std::int64_t>& shape, std::int64_t off) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  const Shape s(shape.begin(), shape.end());
+  return Tensor::from_col_major(s, input_vector(n, off));
+}
+
+class Suite {
+ public:
+  explicit Suite(Options o)
+      : o_(std::move(o)), cpu_(CpuBackendOptions{o_.threads, std::size_t{512} << 20, 1 << 16}) {}
+
+  int failures() const { return failures_; }
+
+  /// Runs one case: `op` produces the result (it is also the timed call);
+  /// `ref(q)` is the naive value at flat position q; per_unit divides the time.
+  void run(const std::string& name, const std::string& size, const std::string& variant,
+           const std::function<Tensor()>& op, const std::function<double(std::int64_t)>& ref,
+           double per_unit = 1.0) {
+    if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
+    std::fprintf(stderr, "  tenferro %s %s %s (%dT)\n", name.c_str(), size.c_str(), variant.c_str(),
+                 o_.threads);
+    const Tensor r = op().contiguous();
+    const auto check = bench::make_check(r.data<double>(), r.numel());
+    const auto qs = bench::probe_positions(r.numel());
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      const double want = ref(qs[i]);
+      const double got = check[i + 1];
+      if (!(std::abs(got - want) <= 1e-9 * std::max(1.0, std::abs(want)))) {
+        std::fprintf(stderr, "MISMATCH tenferro %s %s %s at %lld: got %.17g want %.17g\n",
+                     name.c_str(), size.c_str(), variant.c_str(), static_cast<long long>(qs[i]),
+                     got, want);
+        ++failures_;
+      }
+    }
+    const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
+    bench::emit("tenferro", name, size, variant, o_.threads, st, check, per_unit);
+  }
+
+  void matmul_cases();
+  void elementwise_cases();
+  void reduction_cases();
+  void permute_cases();
+  void overhead_cases();
+  void autodiff_cases();
+
+ private:
+  Options o_;
+  CpuBackend cpu_;
+  int failures_ = 0;
+};
+
+void Suite::matmul_cases() {
+  for (std::int64_t n : {256, 1024}) {
+    const Tensor a = make_input({n, n}, 1), b = make_input({n, n}, 2);
+    const auto av = input_vector(n * n, 1), bv = input_vector(n * n, 2);
+    run(
+        "matmul", std::to_string(n), "", [&] { return matmul(a, b, cpu_); },
+        [&](std::int64_t q) {
+          const std::int64_t i = q % n, j = q / n;
+          double s = 0;
+          for (std::int64_t k = 0; k < n; ++k) s += av[i + k * n] * bv[k + j * n];
+          return s;
+        });
+  }
+  // Batch last: [m, m, batch] x [m, m, batch].
+  for (auto [m, batch] : {std::pair<std::int64_t, std::int64_t>{4, 1024}, {16, 256}}) {
+    const Tensor a = make_input({m, m, batch}, 1), b = make_input({m, m, batch}, 2);
+    const auto av = input_vector(m * m * batch, 1), bv = input_vector(m * m * batch, 2);
+    const std::string size =
+        std::to_string(m) + "x" + std::to_string(m) + "x" + std::to_string(batch);
+    run(
+        "batched_matmul", size, "", [&] { return matmul(a, b, cpu_); },
+        [&](std::int64_t q) {
+          const std::int64_t i = q % m, j = (q / m) % m, base = (q / (m * m)) * m * m;
+          double s = 0;
+          for (std::int64_t l = 0; l < m; ++l) s += av[base + i + l * m] * bv[base + l + j * m];
+          return s;
+        });
+  }
+}
+
+void Suite::elementwise_cases() {
+  for (int lg : {20, 22}) {
+    const std::int64_t n = std::int64_t{1} << lg;
+    const std::string size = "2^" + std::to_string(lg);
+    const Tensor a = make_input({n}, 1), b = make_input({n}, 2);
+    const auto av = input_vector(n, 1), bv = input_vector(n, 2);
+    const Tensor out = cpu_.empty(Shape{n}, f64);
+    for (auto [opname, op] :
+         {std::pair<const char*, BinaryOp>{"add", BinaryOp::Add}, {"mul", BinaryOp::Mul}}) {
+      const auto ref = [&, op = op](std::int64_t q) {
+        return op == BinaryOp::Add ? av[q] + bv[q] : av[q] * bv[q];
+      };
+      run(
+          opname, size, "fresh", [&, op = op] { return binary(op, a, b, cpu_); }, ref);
+      run(
+          opname, size, "into",
+          [&, op = op] {
+            binary_into(op, a, b, out, cpu_);
+            return out;
+          },
+          ref);
+    }
+  }
+  // x <- tanh(t * x + b), eight times, from x = a; eager direct ops.
+  const std::int64_t n = std::int64_t{1} << 20;
+  const Tensor a = make_input({n}, 1), b = make_input({n}, 2);
+  const auto av = input_vector(n, 1), bv = input_vector(n, 2);
+  const Tensor t = Tensor::scalar(0.5);
+  run(
+      "tanh_chain", "2^20", "eager",
+      [&] {
+        Tensor x = a;
+        for (int i = 0; i < 8; ++i) x = tanh(add(mul(t, x, cpu_), b, cpu_), cpu_);
+        return x;
+      },
+      [&](std::int64_t q) {
+        double x = av[q];
+        for (int i = 0; i < 8; ++i) x = std::tanh(0.5 * x + bv[q]);
+        return x;
+      });
+}
+
+void Suite::reduction_cases() {
+  const std::int64_t n = 2048;
+  const Tensor x = make_input({n, n}, 1);
+  const auto xv = input_vector(n * n, 1);
+  const std::string size = "2048x2048";
+  run(
+      "sum_all", size, "", [&] { return sum(x, cpu_); },
+      [&](std::int64_t) {
+        double s = 0;
+        for (double v : xv) s += v;
+        return s;
+      });
+  // Our axis 0 is the contiguous one (peer axis 1 of the reversed row-major array).
+  run(
+      "sum_axis0", size, "", [&] { return sum(x, {0}, cpu_); },
+      [&](std::int64_t j) {
+        double s = 0;
+        for (std::int64_t i = 0; i < n; ++i) s += xv[i + j * n];
+        return s;
+      });
+  run(
+      "sum_axis1", size, "", [&] { return sum(x, {1}, cpu_); },
+      [&](std::int64_t i) {
+        double s = 0;
+        for (std::int64_t j = 0; j < n; ++j) s += xv[i + j * n];
+        return s;
+      });
+  run(
+      "max_all", size, "", [&] { return max(x, cpu_); },
+      [&](std::int64_t) {
+        double m = xv[0];
+        for (double v : xv) m = std::max(m, v);
+        return m;
+      });
+}
+
+void Suite::permute_cases() {
+  struct PermCase {
+    std::string size;
+    std::vector<std::int64_t> shape, perm;
+  };
+  std::vector<std::int64_t> rev15(15), shape15(15, 3);
+  for (int i = 0; i < 15; ++i) rev15[i] = 14 - i;
+  const std::vector<PermCase> cases{{"2048x2048", {2048, 2048}, {1, 0}},
+                                    {"256x256x64", {256, 256, 64}, {2, 0, 1}},
+                                    {"3^15", shape15, rev15}};
+  for (const auto& c : cases) {
+    const Tensor x = make_input(c.shape, 1);
+    std::int64_t numel = 1;
+    for (auto e : c.shape) numel *= e;
+    const auto xv = input_vector(numel, 1);
+    run(
+        "permute", c.size, "", [&] { return permute(x, c.perm, cpu_); },
+        [&](std::int64_t q) {
+          // Output index (column-major unravel), then input axis perm[d] = out[d].
+          const std::size_t r = c.shape.size();
+          std::vector<std::int64_t> in(r);
+          for (std::size_t d = 0; d < r; ++d) {
+            const std::int64_t ext = c.shape[c.perm[d]];
+            in[c.perm[d]] = q % ext;
+            q /= ext;
+          }
+          std::int64_t lin = 0, stride = 1;
+          for (std::size_t d = 0; d < r; ++d) {
+            lin += in[d] * stride;
+            stride *= c.shape[d];
+          }
+          return xv[lin];
+        });
+  }
+}
+
+class AddOne final : public ExtensionOpWithParams<AddOne, NoParams> {
+ public:
+  AddOne() : ExtensionOpWithParams("bench.add_one.v1", {}) {}
+  std::size_t input_count() const override { return 1; }
+  std::size_t output_count() const override { return 1; }
+  InferenceResult infer(std::span<const TensorMeta> in) const override { return {{in[0]}, {}}; }
+};
+
+void Suite::overhead_cases() {
+  const Tensor x = make_input({4}, 1), y = make_input({4}, 2);
+  const auto xv = input_vector(4, 1), yv = input_vector(4, 2);
+  constexpr int kChain = 1000;
+  run(
+      "overhead_add_untracked", "4", "",
+      [&] {
+        Tensor z = x;
+        for (int i = 0; i < kChain; ++i) z = add(z, y, cpu_);
+        return z;
+      },
+      [&](std::int64_t q) {
+        double z = xv[q];
+        for (int i = 0; i < kChain; ++i) z += yv[q];
+        return z;
+      },
+      kChain);
+
+  // One eager call of a one-input extension op through Runtime::apply (warm plan cache).
+  auto module = std::make_shared<SimpleModule>("bench.families");
+  module->family<AddOne>("bench.add_one.v1", [](const AddOne&, ExecutionScope& scope,
+                                                ExtensionCaches&, std::span<const Tensor> in) {
+    Tensor src = scope.compact(in[0]);
+    Tensor dst = scope.backend().empty(src.shape(), src.dtype());
+    const double* s = src.data<double>();
+    double* d = static_cast<double*>(dst.raw_data());
+    for (std::int64_t i = 0; i < src.numel(); ++i) d[i] = s[i] + 1.0;
+    return std::vector<Tensor>{dst};
+  });
+  auto rt = Runtime::builder()
+                .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{o_.threads}))
+                .module(module)
+                .build();
+  auto op = std::make_shared<AddOne>();
+  const std::vector<Tensor> inputs{x};
+  run(
+      "overhead_extension_call", "4", "", [&] { return rt->apply(op, inputs)[0]; },
+      [&](std::int64_t q) { return xv[q] + 1.0; });
+}
+
+// Eager-tier AD overheads, the counterparts of PyTorch's autograd (x untracked,
+// y a leaf requiring grad, as in the peer).
+void Suite::autodiff_cases() {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o_.threads});
+  const EagerTensor x = rt->tensor(make_input({4}, 1));
+  const EagerTensor y = rt->variable(make_input({4}, 2));
+  const auto xv = input_vector(4, 1), yv = input_vector(4, 2);
+  constexpr int kChain = 1000;
+  const auto chain = [&](const EagerTensor& yy) {
+    EagerTensor z = x;
+    for (int i = 0; i < kChain; ++i) z = z + yy;
+    return z;
+  };
+  run(
+      "overhead_add_recorded", "4", "", [&] { return chain(y).value(); },
+      [&](std::int64_t q) {
+        double z = xv[q];
+        for (int i = 0; i < kChain; ++i) z += yv[q];
+        return z;
+      },
+      kChain);
+  run(
+      "overhead_chain_fwd_bwd", "4", "",
+      [&] { return grad([&](const EagerTensor& yy) { return sum(chain(yy)); }, y).value(); },
+      [&](std::int64_t) { return static_cast<double>(kChain); }, kChain);
+  // grad of sum(A B) w.r.t. A and B, reported as gA + gB.
+  for (std::int64_t n : {2, 64, 512}) {
+    const std::vector<EagerTensor> ab{rt->variable(make_input({n, n}, 1)),
+                                      rt->variable(make_input({n, n}, 2))};
+    const auto av = input_vector(n * n, 1), bv = input_vector(n * n, 2);
+    run(
+        "overhead_grad_matmul", std::to_string(n), "",
+        [&] {
+          auto g = grad_many(
+              [](std::span<const EagerTensor> in) { return sum(matmul(in[0], in[1])); }, ab);
+          return add(g[0]->value(), g[1]->value(), rt->backend());
+        },
+        [&](std::int64_t q) {
+          // d/dA = 1 B^T: row sums of B; d/dB = A^T 1: column sums of A.
+          const std::int64_t i = q % n, j = q / n;
+          double s = 0;
+          for (std::int64_t k = 0; k < n; ++k) s += bv[j + k * n] + av[k + i * n];
+          return s;
+        });
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = bench::parse_options(argc, argv);
+  try {
+    Suite suite(o);
+    suite.matmul_cases();
+    suite.elementwise_cases();
+    suite.reduction_cases();
+    suite.permute_cases();
+    suite.overhead_cases();
+    suite.autodiff_cases();
+    if (suite.failures() > 0) {
+      std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
+                   suite.failures());
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tenferro_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

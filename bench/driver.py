@@ -1,0 +1,367 @@
+#!/usr/bin/python3
+"""Runs the side-by-side benchmark suite and writes bench/results/latest.{md,json,png}.
+
+    /usr/bin/python3 bench/driver.py --build-dir build-bench [--quick] [--out bench/results]
+
+Called by `./run bench`. Every implementation runs in its own child process,
+sequentially, with the same thread and malloc environment. Results of each
+peer are checked against ours (sum and five probed values of the result);
+mismatches are printed loudly and marked in the table. See docs/performance.md.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = "/usr/bin/python3"
+PEERS = ["libtorch", "torch", "numpy"]
+IMPLS = ["tenferro"] + PEERS
+
+# Same for every side: glibc returns big blocks to the OS only above these, so
+# fresh 8-32 MiB outputs come from the heap instead of a fresh mmap per call.
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824"}
+
+# (case, size, variant, threads, group). Stable ids; tenferro rows that are
+# not implemented yet are in PENDING below.
+CASES = []
+for n in ("256", "1024"):
+    CASES += [("matmul", n, "", 1, "1 matmul"), ("matmul", n, "", 2, "1 matmul")]
+CASES += [("einsum_abcd_dbef_acef", "32", "", t, "2 einsum") for t in (1, 2)]
+CASES += [("batched_matmul", s, "", 1, "3 batched matmul") for s in ("4x4x1024", "16x16x256")]
+for lg in ("2^20", "2^22"):
+    for op in ("add", "mul"):
+        CASES += [(op, lg, v, 1, "4 elementwise") for v in ("fresh", "into")]
+CASES += [("tanh_chain", "2^20", "eager", 1, "5 tanh chain")]
+CASES += [(c, "2048x2048", "", 1, "6 reductions")
+          for c in ("sum_all", "sum_axis0", "sum_axis1", "max_all")]
+CASES += [("permute", s, "", 1, "7 permutation") for s in ("2048x2048", "256x256x64", "3^15")]
+CASES += [("overhead_add_untracked", "4", "", 1, "13 overhead"),
+          ("overhead_add_recorded", "4", "", 1, "13 overhead"),
+          ("overhead_chain_fwd_bwd", "4", "", 1, "13 overhead")]
+CASES += [("overhead_grad_matmul", s, "", 1, "13 overhead") for s in ("2", "64", "512")]
+CASES += [("overhead_extension_call", "4", "", 1, "13 overhead"),
+          ("overhead_einsum_2x2", "2", "", 1, "13 overhead")]
+
+# Rows with no tenferro implementation yet, and the reason shown in the table.
+PENDING_OURS = {
+    "einsum_abcd_dbef_acef": "einsum not implemented yet",
+    "overhead_einsum_2x2": "einsum not implemented yet",
+}
+# Cases of the issue not measured at all yet (no tenferro side, peers skipped).
+PENDING_ALL = [
+    ("5 tanh chain", "tanh_chain 2^20 traced (fused)", "tracing not implemented yet"),
+    ("8 tensor networks", "str_matrix_chain_multiplication_100, str_mps_varying_inner_product_200, "
+     "lm_batch_likelihood_sentence_4_4d, nary_matmul_chain_64", "einsum not implemented yet"),
+    ("9 linalg", "svd, qr, eigh, solve (1 and 16 rhs) at 256", "linalg not implemented yet"),
+    ("10 linalg AD", "grad of sum(svdvals), sum(eigvalsh), sum(Q)+sum(R), sum(solve)",
+     "AD not implemented yet"),
+    ("11 jvp/vjp", "traced programs vs torch.autograd.functional", "tracing not implemented yet"),
+    ("12 FFT", "c128 fft, f64 rfft at 2^20, 128 x 1024 batched", "FFT not implemented yet"),
+]
+TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
+               ("einsum_abcd_dbef_acef", "32"): 2 * 32**6}
+# Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
+COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
+              ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21,
+              ("permute", "2048x2048"): 1 << 22, ("permute", "256x256x64"): 1 << 22,
+              ("permute", "3^15"): 3**15}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def child_env(threads):
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    env.update(MALLOC_ENV)
+    return env
+
+
+def run_child(label, cmd, threads, timeout):
+    """Runs one implementation; returns its JSON records ([] on failure)."""
+    log(f"--> {label} ({threads}T)")
+    t0 = time.time()
+    try:
+        proc = subprocess.run(cmd, env=child_env(threads), stdout=subprocess.PIPE, stderr=None,
+                              text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        log(f"!!! {label}: timed out after {timeout}s; its column is n/a")
+        return [], f"{label} timed out"
+    recs = []
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            recs.append(json.loads(line))
+    err = None
+    if proc.returncode != 0:
+        err = f"{label} ({threads}T) exited with status {proc.returncode}"
+        log(f"!!! {err}")
+    log(f"    {label}: {len(recs)} results in {time.time() - t0:.1f}s")
+    return recs, err
+
+
+def close(a, b):
+    if a is None or b is None:
+        return False
+    return abs(a - b) <= 1e-7 * max(1.0, abs(a), abs(b))
+
+
+def compile_times(build_dir, reps):
+    """Case 14: wall time of `g++ -std=c++20 -O2 -c` of a user TU, median of reps."""
+    out = []
+    gxx = shutil.which("g++")
+    torch_inc = Path("/usr/include/torch/csrc/api/include")
+    tus = [("tenferro", ["-I", str(ROOT / "include")], ROOT / "bench/cases/compile_tu_tenferro.cpp")]
+    if torch_inc.is_dir():
+        tus.append(("libtorch", ["-isystem", str(torch_inc)],
+                    ROOT / "bench/peers/compile_tu_torch.cpp"))
+    obj = Path(build_dir) / "compile_tu.o"
+    for impl, flags, src in tus:
+        times = []
+        for i in range(reps):
+            log(f"--> compile time {impl} ({i + 1}/{reps})")
+            t0 = time.perf_counter_ns()
+            rc = subprocess.run([gxx, "-std=c++20", "-O2", *flags, "-c", str(src), "-o", str(obj)],
+                                cwd=ROOT).returncode
+            if rc != 0:
+                log(f"!!! compile of {src.name} failed")
+                break
+            times.append(time.perf_counter_ns() - t0)
+        if times:
+            q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+            out.append({"case": "compile_time_matmul", "size": "1 TU", "impl": impl,
+                        "variant": "", "threads": 1, "median_ns": statistics.median(times),
+                        "iqr_ns": q[2] - q[0]})
+    obj.unlink(missing_ok=True)
+    return out
+
+
+def loadavg():
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def wait_for_quiet(max_wait_s):
+    """Other processes skew every cell: wait (bounded) for the 1-min load to drop."""
+    limit = 0.5 * (os.cpu_count() or 2)
+    t0 = time.time()
+    load = loadavg()
+    if load > limit:
+        log(f"--> load average {load:.2f} > {limit:.1f}: waiting up to {max_wait_s}s for quiet")
+    while load > limit and time.time() - t0 < max_wait_s:
+        time.sleep(5)
+        load = loadavg()
+    return load
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "n/a"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build-dir", default=str(ROOT / "build-bench"))
+    ap.add_argument("--out", default=str(ROOT / "bench/results"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="also copy the table into docs/performance.md (between its markers)")
+    args = ap.parse_args()
+    build = Path(args.build_dir)
+    load_start = wait_for_quiet(10 if args.quick else 180)
+    t_start = time.time()
+    mode = ["--quick"] if args.quick else []
+
+    ours = build / "bench/tenferro_bench"
+    libtorch = build / "bench/peers/libtorch_bench"
+    errors = []
+    records = []
+    for threads in (1, 2):
+        ids = ",".join(f"{c}/{s}/{v}" for c, s, v, t, _ in CASES if t == threads)
+        cmds = []
+        if ours.exists():
+            cmds.append(("tenferro", [str(ours), *mode, "--threads", str(threads), "--cases", ids]))
+        else:
+            if threads == 1:
+                errors.append(f"{ours} missing: tenferro column is n/a")
+        if libtorch.exists():
+            cmds.append(("libtorch", [str(libtorch), *mode, "--threads", str(threads), "--cases",
+                                      ids]))
+        # the memory floors (copies of the same bytes) run with numpy at 1T
+        floors = "".join(f",floor_copy/{n}/floor" for n in sorted(set(COPY_FLOOR.values())))
+        for impl in ("torch", "numpy"):
+            wanted = ids + (floors if impl == "numpy" and threads == 1 else "")
+            cmds.append((impl, [PY, str(ROOT / "bench/python/peers.py"), "--impl", impl, *mode,
+                                "--threads", str(threads), "--cases", wanted]))
+        for label, cmd in cmds:
+            recs, err = run_child(label, cmd, threads, timeout=300)
+            records += recs
+            if err:
+                errors.append(err)
+    if not libtorch.exists():
+        errors.append("libtorch peer not built (libtorch not found): libtorch column is n/a")
+
+    # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
+    if not args.quick:
+        records += compile_times(build, 3)
+
+    # ---- index, checks, floors ---------------------------------------------
+    by = {}
+    for r in records:
+        by[(r["case"], r["size"], r["variant"], r["threads"], r["impl"])] = r
+    mismatches = []
+    for (c, s, v, t, impl), r in by.items():
+        if impl == "tenferro" or "check" not in r:
+            continue
+        mine = by.get((c, s, v, t, "tenferro"))
+        if mine is None or "check" not in mine:
+            continue
+        a, b = mine["check"], r["check"]
+        if len(a) != len(b) or not all(close(x, y) for x, y in zip(a, b)):
+            msg = f"MISMATCH {c} {s} {v} {t}T: tenferro {a} vs {impl} {b}"
+            mismatches.append((c, s, v, t, impl))
+            log("!" * 78 + "\n!!! " + msg + "\n" + "!" * 78)
+
+    def t_of(c, s, v, t, impl):
+        r = by.get((c, s, v, t, impl))
+        return r["median_ns"] if r and r.get("median_ns") else None
+
+    # The machine's GEMM peak per thread count: the best f64 matmul rate any
+    # side reached (flop per ns = GFLOP/s); floors are flops / peak.
+    peak = {}
+    for t in (1, 2):
+        rates = [TWO_T_FLOPS[("matmul", n)] / t_of("matmul", n, "", t, i)
+                 for n in ("256", "1024") for i in IMPLS if t_of("matmul", n, "", t, i)]
+        if rates:
+            peak[t] = max(rates)
+
+    rows = []
+    for c, s, v, t, group in CASES + [("compile_time_matmul", "1 TU", "", 1, "14 compile time")]:
+        times = {i: t_of(c, s, v, t, i) for i in IMPLS}
+        peer_times = [times[p] for p in PEERS if times[p]]
+        best_peer = min(peer_times) if peer_times else None
+        ratio = best_peer / times["tenferro"] if best_peer and times["tenferro"] else None
+        floor = None
+        if (c, s) in TWO_T_FLOPS and t in peak:
+            floor = TWO_T_FLOPS[(c, s)] / peak[t]
+        elif (c, s) in COPY_FLOOR:
+            floor = t_of("floor_copy", str(COPY_FLOOR[(c, s)]), "floor", 1, "numpy")
+        bad = [i for (cc, ss, vv, tt, i) in mismatches if (cc, ss, vv, tt) == (c, s, v, t)]
+        note = PENDING_OURS.get(c, "") if times["tenferro"] is None else ""
+        if c == "compile_time_matmul" and args.quick:
+            note = "skipped in --quick"
+        rows.append({"group": group, "case": c, "size": s, "variant": v, "threads": t,
+                     "times": times, "ratio": ratio, "floor": floor, "mismatch": bad,
+                     "note": note})
+
+    # ---- outputs -------------------------------------------------------------
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    json_recs = [{k: r[k] for k in ("case", "size", "impl", "variant", "threads", "median_ns",
+                                    "iqr_ns")} for r in records]
+    (out / "latest.json").write_text(json.dumps(json_recs, indent=1) + "\n")
+
+    cpu = "unknown CPU"
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                   if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    lines = [f"# Benchmark results{' (--quick)' if args.quick else ''}", "",
+             f"Run: {time.strftime('%Y-%m-%d %H:%M:%S')}, {cpu}, {os.cpu_count()} cores, "
+             f"1-min load average {load_start:.2f} at the start and "
+             f"{loadavg():.2f} at the end (other processes add noise); median of {7 if args.quick else 11} timed samples per cell. "
+             "ratio = best peer time / tenferro time (> 1: tenferro faster).", ""]
+    if peak:
+        lines.append("Measured GEMM peak (best f64 matmul rate of any side): " +
+                     ", ".join(f"{t}T {p:.1f} GFLOP/s" for t, p in sorted(peak.items())) + ".")
+        lines.append("")
+    lines += ["| case | size | variant | T | tenferro | libtorch | torch | numpy | ratio | floor "
+              "| check |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        tm = r["times"]
+        check = "MISMATCH vs " + ",".join(r["mismatch"]) if r["mismatch"] else (
+            "ok" if any("check" in by.get((r["case"], r["size"], r["variant"], r["threads"], p),
+                                         {}) for p in PEERS) and tm["tenferro"] else "")
+        ours_cell = fmt_time(tm["tenferro"]) if tm["tenferro"] else (
+            f"n/a ({r['note']})" if r["note"] else "n/a")
+        ratio = f"{r['ratio']:.2f}" if r["ratio"] else "n/a"
+        lines.append(f"| {r['case']} | {r['size']} | {r['variant']} | {r['threads']} | {ours_cell} "
+                     f"| {fmt_time(tm['libtorch'])} | {fmt_time(tm['torch'])} "
+                     f"| {fmt_time(tm['numpy'])} | {ratio} | "
+                     f"{fmt_time(r['floor']) if r['floor'] else ''} | {check} |")
+    lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
+    for group, what, why in PENDING_ALL:
+        lines.append(f"- {group}: {what} — n/a ({why})")
+    if errors or mismatches:
+        lines += ["", "Problems in this run:", ""]
+        lines += [f"- {e}" for e in errors]
+        lines += [f"- MISMATCH {c} {s} {v} {t}T vs {i}" for c, s, v, t, i in mismatches]
+    lines.append("")
+    (out / "latest.md").write_text("\n".join(lines))
+    if args.update_docs:
+        doc = ROOT / "docs/performance.md"
+        text = doc.read_text()
+        begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+        if begin in text and end in text:
+            head, rest = text.split(begin, 1)
+            body = "\n".join(lines[2:])  # without the title
+            doc.write_text(head + begin + "\n" + body + "\n" + end + rest.split(end, 1)[1])
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        shown = [r for r in rows if r["ratio"]]
+        labels = [f"{r['case']} {r['size']} {r['variant']} {r['threads']}T".replace("  ", " ")
+                  for r in shown]
+        vals = [r["ratio"] for r in shown]
+        fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.5))
+        # bars grow from 1 (parity) towards the ratio, right = we are faster
+        ax.barh(range(len(shown)), [v - 1.0 for v in vals], left=1.0,
+                color=["tab:green" if v >= 1 else "tab:red" for v in vals])
+        for y, v in enumerate(vals):
+            ax.text(v, y, f" {v:.2f} ", va="center", ha="left" if v >= 1 else "right",
+                    fontsize=7)
+        ax.set_yticks(range(len(shown)), labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        lo, hi = min(vals + [1.0]) / 1.6, max(vals + [1.0]) * 1.6
+        ax.set_xlim(lo, hi)
+        ticks = [t for t in (0.03, 0.1, 0.25, 0.5, 1, 2, 4, 10, 30) if lo <= t <= hi]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_xlabel("best peer time / tenferro time (log; > 1 means tenferro is faster)")
+        ax.set_title("tenferro vs best of libtorch, PyTorch, NumPy (f64)")
+        fig.tight_layout()
+        fig.savefig(out / "latest.png", dpi=110)
+    except Exception as e:  # the table and JSON are still written
+        errors.append(f"chart not written: {e}")
+        log(f"!!! chart not written: {e}")
+
+    log("")
+    log("\n".join(lines))
+    log(f"wrote {out}/latest.md, latest.json, latest.png in {time.time() - t_start:.0f}s")
+    return 1 if mismatches or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+// libtorch C++ peer of the benchmark suite (driven by bench/driver.py). Same
+// cases, inputs, protocol and JSON lines as bench/cases/tenferro_bench.cpp.
+// Our column-major tensor of shape S is here the row-major tensor of shape
+// reversed(S) over the same numbers, so our axis d is axis rank-1-d here.
+//
+//   libtorch_bench [--smoke] [--quick] [--threads N] [--cases case/size/variant,...]
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../cases/harness.hpp"
+
+namespace {
+
+using bench::Options;
+
+torch::Tensor make_input(const std::vector<std::int64_t>& shape, std::int64_t off) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  auto v = bench::input_vector(n, off);
+  auto t = torch::empty(bench::reversed(shape), torch::kFloat64);
+  std::copy(v.begin(), v.end(), t.data_ptr<double>());
+  return t;
+}
+
+class Suite {
+ public:
+  explicit Suite(Options o) : o_(std::move(o)) {}
+
+  void run(const std::string& name, const std::string& size, const std::string& variant,
+           const std::function<torch::Tensor()>& op, double per_unit = 1.0) {
+    if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
+    std::fprintf(stderr, "  libtorch %s %s %s (%dT)\n", name.c_str(), size.c_str(), variant.c_str(),
+                 o_.threads);
+    const torch::Tensor r = op().contiguous();
+    const auto check = bench::make_check(r.data_ptr<double>(), r.numel());
+    const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
+    bench::emit("libtorch", name, size, variant, o_.threads, st, check, per_unit);
+  }
+
+  void all() {
+    for (std::int64_t n : {256, 1024}) {
+      auto a = make_input({n, n}, 1), b = make_input({n, n}, 2);
+      run("matmul", std::to_string(n), "", [&] { return torch::matmul(b, a); });
+    }
+    for (auto [m, batch] : {std::pair<std::int64_t, std::int64_t>{4, 1024}, {16, 256}}) {
+      auto a = make_input({m, m, batch}, 1), b = make_input({m, m, batch}, 2);
+      run("batched_matmul",
+          std::to_string(m) + "x" + std::to_string(m) + "x" + std::to_string(batch), "",
+          [&] { return torch::matmul(b, a); });
+    }
+    {
+      auto a = make_input({32, 32, 32, 32}, 1), b = make_input({32, 32, 32, 32}, 2);
+      run("einsum_abcd_dbef_acef", "32", "", [&] {
+        return torch::einsum("abcd,dbef->acef", {a, b});
+      });
+    }
+    for (int lg : {20, 22}) {
+      const std::int64_t n = std::int64_t{1} << lg;
+      const std::string size = "2^" + std::to_string(lg);
+      auto a = make_input({n}, 1), b = make_input({n}, 2), out = make_input({n}, 3);
+      run("add", size, "fresh", [&] { return torch::add(a, b); });
+      run("add", size, "into", [&] { return torch::add_out(out, a, b); });
+      run("mul", size, "fresh", [&] { return torch::mul(a, b); });
+      run("mul", size, "into", [&] { return torch::mul_out(out, a, b); });
+    }
+    {
+      const std::int64_t n = std::int64_t{1} << 20;
+      auto a = make_input({n}, 1), b = make_input({n}, 2);
+      run("tanh_chain", "2^20", "eager", [&] {
+        torch::Tensor x = a;
+        for (int i = 0; i < 8; ++i) x = torch::tanh(0.5 * x + b);
+        return x;
+      });
+    }
+    {
+      auto x = make_input({2048, 2048}, 1);
+      const std::string size = "2048x2048";
+      run("sum_all", size, "", [&] { return x.sum(); });
+      run("sum_axis0", size, "", [&] { return x.sum(1); });  // our axis 0 = axis 1 here
+      run("sum_axis1", size, "", [&] { return x.sum(0); });
+      run("max_all", size, "", [&] { return x.max(); });
+    }
+    {
+      std::vector<std::int64_t> rev15(15), shape15(15, 3);
+      for (int i = 0; i < 15; ++i) rev15[i] = 14 - i;
+      struct PermCase {
+        std::string size;
+        std::vector<std::int64_t> shape, perm;
+      };
+      const std::vector<PermCase> cases{{"2048x2048", {2048, 2048}, {1, 0}},
+                                        {"256x256x64", {256, 256, 64}, {2, 0, 1}},
+                                        {"3^15", shape15, rev15}};
+      for (const auto& c : cases) {
+        auto x = make_input(c.shape, 1);
+        const auto q = bench::peer_perm(c.perm);
+        run("permute", c.size, "", [&] { return x.permute(q).contiguous(); });
+      }
+    }
+    {
+      auto x = make_input({4}, 1), y = make_input({4}, 2);
+      run(
+          "overhead_add_untracked", "4", "",
+          [&] {
+            torch::Tensor z = x;
+            for (int i = 0; i < 1000; ++i) z = torch::add(z, y);
+            return z;
+          },
+          1000.0);
+    }
+  }
+
+ private:
+  Options o_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = bench::parse_options(argc, argv);
+  torch::set_num_threads(o.threads);
+  try {
+    Suite(o).all();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libtorch_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

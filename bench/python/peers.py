@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""PyTorch and NumPy/SciPy peers of the benchmark suite (driven by bench/driver.py).
+
+    peers.py --impl torch|numpy [--threads N] [--quick] [--smoke] [--cases id,...]
+
+Prints one JSON line per case in the format of bench/cases/harness.hpp. Inputs
+are the same numbers as ours: our column-major tensor of shape S is here the
+row-major array of shape reversed(S) (the same bytes), so our axis d is axis
+rank-1-d here. The `numpy` impl also measures the memory floors (variant
+"floor": a plain copy of the same bytes).
+"""
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+# Must match bench/cases/harness.hpp.
+def inp(n, off):
+    k = np.arange(n, dtype=np.int64)
+    return ((k + off * 1000003) * 7919 % 10007) / 10007.0 - 0.5
+
+
+def probe_positions(n):
+    return [(n - 1) * p // 4 for p in range(5)] if n > 0 else []
+
+
+def make_check(res):
+    flat = np.ascontiguousarray(np.asarray(res, dtype=np.float64)).ravel()
+    return [float(flat.sum())] + [float(flat[q]) for q in probe_positions(flat.size)]
+
+
+def peer_perm(perm):
+    r = len(perm)
+    return [r - 1 - perm[r - 1 - i] for i in range(r)]
+
+
+def quantile(v, p):
+    v = sorted(v)
+    pos = p * (len(v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def measure(opts, fn):
+    """Same protocol as harness.hpp: warm-up, batches of >= 2/10 ms, median/IQR."""
+    if opts.smoke:
+        fn()
+        return 0.0, 0.0
+    target = 2e6 if opts.quick else 10e6
+    samples = 7 if opts.quick else 11
+    fn()
+    t0 = time.perf_counter_ns()
+    fn()
+    one = max(time.perf_counter_ns() - t0, 1)
+    batch = max(1, int(target / one))
+    if batch > 1:  # a slow call was already warmed up by the one above
+        for _ in range(min(batch, 64)):
+            fn()
+    per_call = []
+    for _ in range(samples):
+        t0 = time.perf_counter_ns()
+        for _ in range(batch):
+            fn()
+        per_call.append((time.perf_counter_ns() - t0) / batch)
+    return quantile(per_call, 0.5), quantile(per_call, 0.75) - quantile(per_call, 0.25)
+
+
+class Suite:
+    def __init__(self, opts):
+        self.opts = opts
+        self.impl = opts.impl
+        self.wanted = set(opts.cases.split(",")) if opts.cases else None
+        if self.impl == "torch":
+            import torch
+
+            torch.set_num_threads(opts.threads)
+            self.torch = torch
+
+    def selected(self, name, size, variant):
+        return self.wanted is None or f"{name}/{size}/{variant}" in self.wanted
+
+    def arr(self, shape, off):
+        """Our column-major `shape` input number `off`, in the peer layout."""
+        n = int(np.prod(shape))
+        a = inp(n, off).reshape(tuple(reversed(shape)))
+        return self.torch.from_numpy(a.copy()) if self.impl == "torch" else a
+
+    def to_numpy(self, r):
+        if self.impl == "torch":
+            return r.contiguous().numpy()
+        return r
+
+    def run(self, name, size, variant, fn, per_unit=1.0, impl=None):
+        if not self.selected(name, size, variant):
+            return
+        impl = impl or self.impl
+        print(f"  {impl} {name} {size} {variant} ({self.opts.threads}T)", file=sys.stderr, flush=True)
+        check = make_check(self.to_numpy(fn()))
+        med, iqr = measure(self.opts, fn)
+        rec = {"case": name, "size": size, "impl": impl, "variant": variant,
+               "threads": self.opts.threads, "median_ns": med / per_unit,
+               "iqr_ns": iqr / per_unit, "check": check}
+        print(json.dumps(rec), flush=True)
+
+    # ---- cases -------------------------------------------------------------
+
+    def matmul(self):
+        mm = self.torch.matmul if self.impl == "torch" else np.matmul
+        for n in (256, 1024):
+            a, b = self.arr([n, n], 1), self.arr([n, n], 2)
+            # ours C = A B column-major == (B^T A^T) row-major on the same bytes
+            self.run("matmul", str(n), "", lambda: mm(b, a))
+        for m, batch in ((4, 1024), (16, 256)):
+            a, b = self.arr([m, m, batch], 1), self.arr([m, m, batch], 2)
+            self.run("batched_matmul", f"{m}x{m}x{batch}", "", lambda: mm(b, a))
+
+    def einsum(self):
+        if self.impl == "torch":
+            es = self.torch.einsum
+        else:
+            def es(spec, x, y):
+                return np.einsum(spec, x, y, optimize=True)
+        a, b = self.arr([32] * 4, 1), self.arr([32] * 4, 2)
+        self.run("einsum_abcd_dbef_acef", "32", "", lambda: es("abcd,dbef->acef", a, b))
+
+    def elementwise(self):
+        t = self.torch if self.impl == "torch" else None
+        for lg in (20, 22):
+            n = 1 << lg
+            a, b = self.arr([n], 1), self.arr([n], 2)
+            out = self.arr([n], 3)
+            for opname in ("add", "mul"):
+                if t is not None:
+                    f = getattr(t, opname)
+                    self.run(opname, f"2^{lg}", "fresh", lambda: f(a, b))
+                    self.run(opname, f"2^{lg}", "into", lambda: f(a, b, out=out))
+                else:
+                    f = getattr(np, "add" if opname == "add" else "multiply")
+                    self.run(opname, f"2^{lg}", "fresh", lambda: f(a, b))
+                    self.run(opname, f"2^{lg}", "into", lambda: f(a, b, out=out))
+        n = 1 << 20
+        a, b = self.arr([n], 1), self.arr([n], 2)
+        tanh = t.tanh if t is not None else np.tanh
+
+        def chain():
+            x = a
+            for _ in range(8):
+                x = tanh(0.5 * x + b)
+            return x
+
+        self.run("tanh_chain", "2^20", "eager", chain)
+
+    def reductions(self):
+        x = self.arr([2048, 2048], 1)
+        size = "2048x2048"
+        self.run("sum_all", size, "", lambda: x.sum())
+        # our axis d is peer axis (rank - 1 - d)
+        if self.impl == "torch":
+            self.run("sum_axis0", size, "", lambda: x.sum(dim=1))
+            self.run("sum_axis1", size, "", lambda: x.sum(dim=0))
+        else:
+            self.run("sum_axis0", size, "", lambda: x.sum(axis=1))
+            self.run("sum_axis1", size, "", lambda: x.sum(axis=0))
+        self.run("max_all", size, "", lambda: x.max())
+
+    def permutes(self):
+        cases = [("2048x2048", [2048, 2048], [1, 0]),
+                 ("256x256x64", [256, 256, 64], [2, 0, 1]),
+                 ("3^15", [3] * 15, list(range(14, -1, -1)))]
+        for size, shape, perm in cases:
+            x = self.arr(shape, 1)
+            q = peer_perm(perm)
+            if self.impl == "torch":
+                self.run("permute", size, "", lambda: x.permute(q).contiguous())
+            else:
+                self.run("permute", size, "", lambda: np.ascontiguousarray(x.transpose(q)))
+
+    def overhead(self):
+        if self.impl != "torch":
+            return  # the issue's overhead peers are libtorch and PyTorch
+        x, y = self.arr([4], 1), self.arr([4], 2)
+
+        def chain():
+            z = x
+            for _ in range(1000):
+                z = z + y
+            return z
+
+        self.run("overhead_add_untracked", "4", "", chain, per_unit=1000.0)
+        # Rows whose tenferro side does not exist yet (AD, einsum): peer only.
+        torch = self.torch
+        yr = y.clone().requires_grad_(True)
+
+        def recorded():
+            z = x
+            for _ in range(1000):
+                z = z + yr
+            return z.detach()
+
+        self.run("overhead_add_recorded", "4", "", recorded, per_unit=1000.0)
+
+        def fwd_bwd():
+            z = x
+            for _ in range(1000):
+                z = z + yr
+            (g,) = torch.autograd.grad(z.sum(), yr)
+            return g
+
+        self.run("overhead_chain_fwd_bwd", "4", "", fwd_bwd, per_unit=1000.0)
+        for n in (2, 64, 512):
+            a = self.arr([n, n], 1).requires_grad_(True)
+            b = self.arr([n, n], 2).requires_grad_(True)
+
+            def grad_matmul():
+                ga, gb = torch.autograd.grad((b @ a).sum(), (a, b))
+                return ga + gb
+
+            self.run("overhead_grad_matmul", str(n), "", grad_matmul)
+        a2, b2 = self.arr([2, 2], 1), self.arr([2, 2], 2)
+        self.run("overhead_einsum_2x2", "2", "", lambda: torch.einsum("ij,jk->ik", b2, a2))
+
+    def floors(self):
+        """Memory floors: a copy moving the same bytes (numpy impl only)."""
+        if self.impl != "numpy":
+            return
+        # add/mul read two arrays and write one: a copy of 1.5 n moves as much
+        for n in (3 << 19, 3 << 21, 1 << 22, 3**15):
+            src, dst = inp(n, 1), inp(n, 2)
+            self.run("floor_copy", str(n), "floor", lambda: np.copyto(dst, src) or dst)
+
+    def all(self):
+        self.matmul()
+        self.einsum()
+        self.elementwise()
+        self.reductions()
+        self.permutes()
+        self.overhead()
+        self.floors()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--impl", choices=["torch", "numpy"], required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--smoke", action="store_true")
+    p.add_argument("--cases", default="")
+    opts = p.parse_args()
+    Suite(opts).all()
+
+
+if __name__ == "__main__":
+    main()
