@@ -270,14 +270,15 @@ Program compile_graph(std::span<const TracedTensor> outputs, std::span<const Tra
       fail(ErrorKind::InvalidArgument, "compile", "output ", j, " is an undefined traced tensor");
     }
   }
-  const std::vector<const TracedNode*> order = topo_order(outputs);
+  const auto order = topo_order(outputs);
   GraphBuilder b(base, options);
   std::unordered_map<const TracedNode*, std::vector<ValueRef>> mapped;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     mapped[inputs[i].node().get()] = {b.add_input(i, inputs[i].meta())};
     b.graph.input_nodes.push_back(mapped[inputs[i].node().get()][0].node);
   }
-  for (const TracedNode* n : order) {
+  for (const auto& shared : order) {
+    const TracedNode* n = shared.get();
     if (n->op == nullptr) {
       if (input_pos.count(n) == 0) {
         fail(ErrorKind::InvalidArgument, "compile", "an output depends on placeholder ",

@@ -89,7 +89,7 @@ std::vector<TracedTensor> placeholders_for(const Program& program);
 
 /// Nodes reachable from `roots`, inputs before users (iterative post-order,
 /// deterministic: inputs in order).
-std::vector<const TracedNode*> topo_order(std::span<const TracedTensor> roots);
+std::vector<std::shared_ptr<const TracedNode>> topo_order(std::span<const TracedTensor> roots);
 
 std::size_t hash_meta(const TensorMeta& m);
 void count_preparation();

@@ -35,7 +35,8 @@ std::vector<TracedTensor> checkpoint(const TracedFn& fn, std::span<const TracedT
     captured_params.push_back(p);
     return p;
   };
-  for (const detail::TracedNode* n : detail::topo_order(outs)) {
+  for (const auto& shared : detail::topo_order(outs)) {
+    const detail::TracedNode* n = shared.get();
     bool dep = param_nodes.count(n) != 0;
     for (const auto& t : n->inputs) dep |= depends.at(t.node().get());
     depends[n] = dep;

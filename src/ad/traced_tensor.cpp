@@ -60,21 +60,22 @@ std::vector<TracedTensor> make_traced(const OpPtr& op, std::span<const TracedTen
   return out;
 }
 
-std::vector<const TracedNode*> topo_order(std::span<const TracedTensor> roots) {
-  std::vector<const TracedNode*> order;
+std::vector<std::shared_ptr<const TracedNode>> topo_order(std::span<const TracedTensor> roots) {
+  std::vector<std::shared_ptr<const TracedNode>> order;
   std::unordered_set<const TracedNode*> seen;
-  std::vector<std::pair<const TracedNode*, std::size_t>> stack;
+  std::vector<std::pair<const std::shared_ptr<const TracedNode>*, std::size_t>> stack;
   for (const TracedTensor& r : roots) {
     if (!r.defined() || !seen.insert(r.node().get()).second) continue;
-    stack.emplace_back(r.node().get(), 0);
+    stack.emplace_back(&r.node(), 0);
     while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (next < n->inputs.size()) {
-        const TracedNode* child = n->inputs[next++].node().get();
-        if (seen.insert(child).second) stack.emplace_back(child, 0);
+      auto [n, next] = stack.back();
+      if (next < (*n)->inputs.size()) {
+        ++stack.back().second;
+        const std::shared_ptr<const TracedNode>& child = (*n)->inputs[next].node();
+        if (seen.insert(child.get()).second) stack.emplace_back(&child, 0);
         continue;
       }
-      order.push_back(n);
+      order.push_back(*n);
       stack.pop_back();
     }
   }
