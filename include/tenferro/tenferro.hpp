@@ -1,5 +1,5 @@
 #pragma once
-// Umbrella header: the direct tier (tensors, the CPU backend, direct ops).
+// Umbrella header: every public tier (direct, runtime/extension, eager AD).
 
 #include "tenferro/backend/backend.hpp"
 #include "tenferro/backend/contract.hpp"
@@ -15,3 +15,14 @@
 #include "tenferro/tensor/storage.hpp"
 #include "tenferro/tensor/tensor.hpp"
 #include "tenferro/tensor/typed_tensor.hpp"
+// The operation vocabulary, runtime and extension API.
+#include "tenferro/ops/extension_op.hpp"
+#include "tenferro/ops/primitives.hpp"
+#include "tenferro/runtime/runtime.hpp"
+#include "tenferro/runtime/simple_family.hpp"
+// Autodiff: rules, the eager tier, extension ops in eager mode, gradient checking.
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/eager_extension.hpp"
+#include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/grad_check.hpp"
+#include "tenferro/ad/rules.hpp"

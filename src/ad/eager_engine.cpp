@@ -166,7 +166,8 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
       if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
-    std::vector<ad::MaybeVal> tout = ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform);
+    std::vector<ad::MaybeVal> tout = ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform,
+                                                    n->input_metas);
     auto& slot = tangents[n];
     slot.resize(tout.size());
     for (std::size_t j = 0; j < tout.size(); ++j)

@@ -82,7 +82,10 @@ class LinearizeEmitter final : public Emitter {
         primal_in.push_back(lin ? Val{} : entry(v).outer);
       }
       std::vector<Val> no_outputs(it->outputs.size());
-      RuleArgs args{outer_, *it->op, primal_in, no_outputs};
+      std::vector<TensorMeta> in_metas, out_metas;
+      for (Val v : it->inputs) in_metas.push_back(meta(v));
+      for (Val o : it->outputs) out_metas.push_back(meta(o));
+      RuleArgs args{outer_, *it->op, primal_in, no_outputs, in_metas, out_metas};
       std::unique_ptr<bool[]> mask(new bool[linear_mask.size()]);
       for (std::size_t i = 0; i < linear_mask.size(); ++i) mask[i] = linear_mask[i];
       std::vector<MaybeVal> in_ct =
@@ -126,22 +129,51 @@ class LinearizeEmitter final : public Emitter {
   std::int64_t next_linear_ = 0;
 };
 
+// Output metas: from the outputs where they are valid, else inferred.
+std::vector<TensorMeta> output_metas_of(const Emitter& emitter, const Op& op,
+                                        std::span<const TensorMeta> input_metas,
+                                        std::span<const Val> outputs) {
+  bool all_valid = outputs.size() == op.output_count();
+  for (Val o : outputs) all_valid &= o.valid();
+  std::vector<TensorMeta> metas;
+  if (all_valid) {
+    for (Val o : outputs) metas.push_back(emitter.meta(o));
+    return metas;
+  }
+  return op.infer(input_metas).outputs;
+}
+
 }  // namespace
 
 std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
                                  std::span<const Val> inputs, std::span<const Val> outputs,
-                                 std::span<const MaybeVal> tangents, std::string_view transform) {
+                                 std::span<const MaybeVal> tangents, std::string_view transform,
+                                 std::span<const TensorMeta> input_metas) {
   bool any = false;
   for (const auto& t : tangents) any |= t.has_value();
   if (!any) return std::vector<MaybeVal>(op.output_count());
   const RuleSet& rules = ctx.require(op, transform);
   if (rules.non_differentiable) return std::vector<MaybeVal>(op.output_count());
   if (!rules.jvp) missing_role(op, "jvp", transform);
-  RuleArgs args{emitter, op, inputs, outputs};
+  std::vector<TensorMeta> in_metas(input_metas.begin(), input_metas.end());
+  if (in_metas.empty()) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].valid()) {
+        in_metas.push_back(emitter.meta(inputs[i]));
+      } else if (i < tangents.size() && tangents[i]) {
+        in_metas.push_back(emitter.meta(*tangents[i]));
+      } else {
+        fail(ErrorKind::Internal, std::string(transform), "forward_op on ", op.name(),
+             ": input ", i, " has neither a value nor a tangent; pass input_metas");
+      }
+    }
+  }
+  const std::vector<TensorMeta> out_metas = output_metas_of(emitter, op, in_metas, outputs);
+  RuleArgs args{emitter, op, inputs, outputs, in_metas, out_metas};
   std::vector<MaybeVal> out = rules.jvp(args, tangents);
   out.resize(op.output_count());
   for (std::size_t j = 0; j < out.size(); ++j) {
-    if (out[j] && !differentiable(emitter.meta(outputs[j]).dtype)) out[j].reset();
+    if (out[j] && !differentiable(out_metas[j].dtype)) out[j].reset();
   }
   return out;
 }
@@ -157,8 +189,9 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
   const RuleSet& rules = ctx.require(op, transform);
   if (rules.non_differentiable) return std::vector<MaybeVal>(n);
   std::vector<MaybeVal> result;
+  const std::vector<TensorMeta> out_metas = output_metas_of(emitter, op, input_metas, outputs);
   if (rules.vjp) {
-    RuleArgs args{emitter, op, inputs, outputs};
+    RuleArgs args{emitter, op, inputs, outputs, input_metas, out_metas};
     result = rules.vjp(args, cotangents);
   } else {
     if (!rules.jvp) missing_role(op, "vjp or jvp", transform);
@@ -177,7 +210,7 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
       }
     }
     for (Val o : outputs) local_out.push_back(lin.wrap_outer(o));
-    RuleArgs args{lin, op, local_in, local_out};
+    RuleArgs args{lin, op, local_in, local_out, input_metas, out_metas};
     std::vector<MaybeVal> tangent_out = rules.jvp(args, tangents);
     tangent_out.resize(outputs.size());
     result = lin.transpose(ctx, tangent_out, cotangents, tangent_vals);

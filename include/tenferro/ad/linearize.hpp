@@ -7,9 +7,12 @@ namespace tenferro::ad {
 
 /// Forward mode through one op application: the jvp rule. `tangents` has one
 /// entry per input; inputs of integer or bool dtype never carry tangents.
+/// `input_metas` (one per input) may be omitted only when every input is a
+/// valid Val or carries a tangent.
 std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
                                  std::span<const Val> inputs, std::span<const Val> outputs,
-                                 std::span<const MaybeVal> tangents, std::string_view transform);
+                                 std::span<const MaybeVal> tangents, std::string_view transform,
+                                 std::span<const TensorMeta> input_metas = {});
 
 /// Reverse mode through one op application: the direct vjp rule when one is
 /// registered, otherwise linearise-then-transpose with the jvp rule. Primal

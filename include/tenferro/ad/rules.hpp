@@ -30,6 +30,11 @@ struct RuleArgs {
   const Op& op;
   std::span<const Val> inputs;   // primal inputs
   std::span<const Val> outputs;  // primal outputs
+  /// dtype and shape of every input and output, set by the drivers in every
+  /// mode: undeclared residuals (and, in a transpose rule, the linear inputs)
+  /// are invalid Vals, yet broadcasting and layout rules need their shapes.
+  std::span<const TensorMeta> input_metas = {};
+  std::span<const TensorMeta> output_metas = {};
 };
 
 using JvpRule = std::function<std::vector<MaybeVal>(const RuleArgs&, std::span<const MaybeVal> tangents)>;
