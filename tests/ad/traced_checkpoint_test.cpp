@@ -11,7 +11,7 @@ namespace {
 // One segment: several non-fused ops (matmul) with elementwise ops between.
 TracedTensor segment(const TracedTensor& h, const Tensor& w) {
   TracedTensor y = h;
-  for (int i = 0; i < 3; ++i) y = sin(matmul(constant(w), y)) * 0.9;
+  for (int i = 0; i < 4; ++i) y = sin(matmul(constant(w), y)) * 0.9;
   return y;
 }
 
@@ -21,7 +21,7 @@ struct Net {
   TracedTensor loss;
   Net(const Tensor& w, bool marked) {
     TracedTensor h = x;
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < 8; ++s) {
       if (marked) {
         h = checkpoint([&](const TracedTensor& in) { return segment(in, w); }, h);
       } else {
@@ -47,7 +47,7 @@ TEST(TracedCheckpoint, SameValuesGradientsAndHvps) {
                         hvp(marked.loss, marked.x, marked.v),
                         hvp(marked.loss, marked.x, marked.v, HvpMode::ReverseOverReverse)},
                        {marked.x, marked.v});
-  EXPECT_GE(pm.count_ops("checkpoint"), 4u);
+  EXPECT_GE(pm.count_ops("checkpoint"), 8u);
   const std::vector<Tensor> in = {random({4, 5}, f64, 1), random({4, 5}, f64, 2)};
   auto a = eval(*rt, pp, in), b = eval(*rt, pm, in);
   ASSERT_EQ(a.size(), 4u);
@@ -71,7 +71,8 @@ TEST(TracedCheckpoint, ReverseModeKeepsFewerValuesAlive) {
   auto gm = run(*rt, prepare(*rt, pm, InputSignature::of(in), kNoFusion), in, &sm);
   EXPECT_TRUE(close(gp[0], gm[0], 1e-12));
   // Unmarked: every segment's intermediates wait for the backward pass.
-  EXPECT_LT(sm.peak_live_values, sp.peak_live_values);
+  EXPECT_LT(sm.peak_live_values, sp.peak_live_values)
+      << sm.peak_live_values << " vs " << sp.peak_live_values;
   EXPECT_LE(sm.peak_live_values * 3, sp.peak_live_values * 2);
 }
 
