@@ -1,6 +1,7 @@
 // The traced tier against direct ops on "8 x tanh(t * a + b)" over 2^20 f64
 // elements (fused: one pass over memory; direct: 24 passes, 24 temporaries),
-// and the prepare/run costs of a small and a large program.
+// and the prepare/run costs of a small and a large program. The chain
+// benchmarks take the thread count (0: one per core).
 
 #include <benchmark/benchmark.h>
 
@@ -33,7 +34,7 @@ Program chain_program() {
 }
 
 void BM_ChainDirectOps(benchmark::State& state) {
-  auto cpu = std::make_shared<CpuBackend>();
+  auto cpu = std::make_shared<CpuBackend>(CpuBackendOptions{static_cast<int>(state.range(0))});
   ChainInputs in;
   ScopedCpuSession session(*cpu);
   for (auto _ : state) {
@@ -45,7 +46,10 @@ void BM_ChainDirectOps(benchmark::State& state) {
 }
 
 void chain_traced(benchmark::State& state, bool fuse) {
-  auto rt = Runtime::builder().cpu().build();
+  auto rt =
+      Runtime::builder()
+          .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{static_cast<int>(state.range(0))}))
+          .build();
   ChainInputs in;
   const Tensor inputs[3] = {in.t, in.a, in.b};
   Program p = chain_program();
@@ -56,8 +60,12 @@ void chain_traced(benchmark::State& state, bool fuse) {
   }
   state.SetItemsProcessed(state.iterations() * kSize);
 }
-void BM_ChainTracedFused(benchmark::State& state) { chain_traced(state, true); }
-void BM_ChainTracedUnfused(benchmark::State& state) { chain_traced(state, false); }
+void BM_ChainTracedFused(benchmark::State& state) {
+  chain_traced(state, true);
+}
+void BM_ChainTracedUnfused(benchmark::State& state) {
+  chain_traced(state, false);
+}
 
 // Small: a few ops on 8-element vectors. Large: 64 layers of matmul + tanh
 // with 64 x 64 weights (about 200 nodes).
@@ -116,9 +124,9 @@ void BM_CompileLarge(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_ChainDirectOps)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ChainTracedFused)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ChainTracedUnfused)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainDirectOps)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainTracedFused)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainTracedUnfused)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrepareSmall)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RunSmall)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PrepareLarge)->Unit(benchmark::kMicrosecond);

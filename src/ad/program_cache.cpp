@@ -55,8 +55,7 @@ std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program,
     prepared = prepare(runtime, program, InputSignature::of(inputs), options);
     // Kept without constant data: the cached state refers to the program,
     // whose constants are shared handles, so only metadata is charged.
-    store.put<detail::PreparedState>(key, prepared.state(),
-                                     64 * (prepared.step_count() + 1));
+    store.put<detail::PreparedState>(key, prepared.state(), 64 * (prepared.step_count() + 1));
   }
   return run(runtime, prepared, inputs);
 }

@@ -205,8 +205,12 @@ std::size_t hash_meta(const TensorMeta& m) {
   return hash_combine(h, m.shape.size());
 }
 
-void count_preparation() { ++g_preparations; }
-void count_run() { ++g_runs; }
+void count_preparation() {
+  ++g_preparations;
+}
+void count_run() {
+  ++g_runs;
+}
 
 bool ProgramGraph::same_structure(const ProgramGraph& o) const {
   if (fingerprint != o.fingerprint || nodes.size() != o.nodes.size() || outputs != o.outputs ||
@@ -223,7 +227,9 @@ bool ProgramGraph::same_structure(const ProgramGraph& o) const {
   return true;
 }
 
-std::size_t ConstantSlotOp::hash() const { return hash_combine(0x736c6f74 + slot_, hash_meta(meta_)); }
+std::size_t ConstantSlotOp::hash() const {
+  return hash_combine(0x736c6f74 + slot_, hash_meta(meta_));
+}
 bool ConstantSlotOp::equals(const Op& other) const {
   auto* o = dynamic_cast<const ConstantSlotOp*>(&other);
   return o != nullptr && o->slot_ == slot_ && o->meta_ == meta_;
@@ -231,16 +237,17 @@ bool ConstantSlotOp::equals(const Op& other) const {
 
 bool RegionOp::equals(const Op& other) const {
   auto* o = dynamic_cast<const RegionOp*>(&other);
-  return o != nullptr && (o->body_.graph() == body_.graph() ||
-                          o->body_.graph()->same_structure(*body_.graph()));
+  return o != nullptr &&
+         (o->body_.graph() == body_.graph() || o->body_.graph()->same_structure(*body_.graph()));
 }
 
 InferenceResult RegionOp::infer(std::span<const TensorMeta> inputs) const {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!(inputs[i] == body_.input_meta(i))) {
       fail(ErrorKind::ShapeMismatch, "checkpoint", "region input ", i, " was traced as ",
-           tenferro::name(body_.input_meta(i).dtype), to_string(body_.input_meta(i).shape), " but gets ",
-           tenferro::name(inputs[i].dtype), to_string(inputs[i].shape), "; trace the region again");
+           tenferro::name(body_.input_meta(i).dtype), to_string(body_.input_meta(i).shape),
+           " but gets ", tenferro::name(inputs[i].dtype), to_string(inputs[i].shape),
+           "; trace the region again");
     }
   }
   InferenceResult r;
@@ -292,7 +299,8 @@ Program compile_graph(std::span<const TracedTensor> outputs, std::span<const Tra
     for (const TracedTensor& t : n->inputs) ins.push_back(mapped.at(t.node().get())[t.index()]);
     mapped[n] = b.add_op(n->op, std::move(ins));
   }
-  for (const TracedTensor& t : outputs) b.graph.outputs.push_back(mapped.at(t.node().get())[t.index()]);
+  for (const TracedTensor& t : outputs)
+    b.graph.outputs.push_back(mapped.at(t.node().get())[t.index()]);
   remove_dead(b.graph);
   std::shared_ptr<const std::vector<Tensor>> constants = base;
   if (!b.new_constants.empty() || !base) {
@@ -351,8 +359,12 @@ Program::Program(std::shared_ptr<const detail::ProgramGraph> graph,
                  std::shared_ptr<const std::vector<Tensor>> constants)
     : graph_(std::move(graph)), constants_(std::move(constants)) {}
 
-std::size_t Program::input_count() const { return graph_->input_nodes.size(); }
-std::size_t Program::output_count() const { return graph_->outputs.size(); }
+std::size_t Program::input_count() const {
+  return graph_->input_nodes.size();
+}
+std::size_t Program::output_count() const {
+  return graph_->outputs.size();
+}
 const TensorMeta& Program::input_meta(std::size_t i) const {
   return graph_->nodes[graph_->input_nodes.at(i)].outputs[0];
 }
@@ -369,7 +381,9 @@ std::size_t Program::count_ops(std::string_view op_name) const {
   for (const auto& node : graph_->nodes) n += node.op && node.op->name() == op_name;
   return n;
 }
-std::size_t Program::fingerprint() const { return graph_->fingerprint; }
+std::size_t Program::fingerprint() const {
+  return graph_->fingerprint;
+}
 
 std::string Program::to_string() const {
   std::ostringstream os;
@@ -402,8 +416,8 @@ std::string Program::to_string() const {
 
 std::vector<TracedTensor> Program::call(std::span<const TracedTensor> inputs) const {
   if (inputs.size() != input_count()) {
-    fail(ErrorKind::InvalidArgument, "call", "the program takes ", input_count(),
-         " inputs, got ", inputs.size());
+    fail(ErrorKind::InvalidArgument, "call", "the program takes ", input_count(), " inputs, got ",
+         inputs.size());
   }
   return detail::instantiate(*graph_, inputs, constants_.get());
 }

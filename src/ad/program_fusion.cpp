@@ -52,10 +52,14 @@ void gather(const StridedPlan<1>& plan, std::size_t itemsize, const void* src, v
   auto* s = static_cast<const std::byte*>(src);
   auto* d = static_cast<std::byte*>(dst);
   switch (itemsize) {
-    case 1: return gather_fixed<1>(plan, s, d, begin, n);
-    case 4: return gather_fixed<4>(plan, s, d, begin, n);
-    case 8: return gather_fixed<8>(plan, s, d, begin, n);
-    default: return gather_fixed<16>(plan, s, d, begin, n);
+    case 1:
+      return gather_fixed<1>(plan, s, d, begin, n);
+    case 4:
+      return gather_fixed<4>(plan, s, d, begin, n);
+    case 8:
+      return gather_fixed<8>(plan, s, d, begin, n);
+    default:
+      return gather_fixed<16>(plan, s, d, begin, n);
   }
 }
 
@@ -63,7 +67,7 @@ enum class Mode : unsigned char { Direct, Scalar, Gather };
 
 struct External {
   Mode mode = Mode::Direct;
-  Tensor flat;     // Direct: the compact input as [N]; Scalar: as [1]
+  Tensor flat;       // Direct: the compact input as [N]; Scalar: as [1]
   Tensor broadcast;  // Gather: the input broadcast to the group shape
   std::optional<StridedPlan<1>> plan;
 };
@@ -133,7 +137,8 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
     plan.nodes.assign(members[gi].rbegin(), members[gi].rend());  // ascending node order
     plan.shape = *shapes[gi];
     std::vector<int> member_of(n, -1);
-    for (std::size_t m = 0; m < plan.nodes.size(); ++m) member_of[plan.nodes[m]] = static_cast<int>(m);
+    for (std::size_t m = 0; m < plan.nodes.size(); ++m)
+      member_of[plan.nodes[m]] = static_cast<int>(m);
     std::vector<std::size_t> last_use(plan.nodes.size(), 0);
     for (std::size_t m = 0; m < plan.nodes.size(); ++m) {
       const ProgramNode& node = g.nodes[plan.nodes[m]];
@@ -163,7 +168,8 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
       plan.members[m].buffer = free_list.back();
       free_list.pop_back();
       for (std::size_t q = 0; q < m; ++q)
-        if (last_use[q] == m && plan.members[q].buffer >= 0) free_list.push_back(plan.members[q].buffer);
+        if (last_use[q] == m && plan.members[q].buffer >= 0)
+          free_list.push_back(plan.members[q].buffer);
     }
     plans.push_back(std::move(plan));
   }
@@ -189,8 +195,8 @@ Tensor run_fused(CpuBackend& cpu, const FusedPlan& plan, std::span<const Tensor>
     } else {
       ext[e].mode = Mode::Gather;
       ext[e].broadcast = t.broadcast_to(shape.span());
-      ext[e].plan.emplace(shape.span(),
-                          std::array<std::span<const std::int64_t>, 1>{ext[e].broadcast.strides().span()});
+      ext[e].plan.emplace(shape.span(), std::array<std::span<const std::int64_t>, 1>{
+                                            ext[e].broadcast.strides().span()});
     }
   }
   const Tensor out_flat = out.reshape(flat_shape.span());
@@ -210,9 +216,10 @@ Tensor run_fused(CpuBackend& cpu, const FusedPlan& plan, std::span<const Tensor>
     }
     for (std::size_t e = 0; e < ext.size(); ++e) {
       if (ext[e].mode == Mode::Direct) continue;
-      ext_buf[e] = Tensor::wrap(slot_ptr(plan.buffer_count + e), externals[e].dtype(),
-                                block_shape.span());
-      if (ext[e].mode == Mode::Scalar) cpu::copy(cpu, ext[e].flat.broadcast_to(block_shape.span()), ext_buf[e]);
+      ext_buf[e] =
+          Tensor::wrap(slot_ptr(plan.buffer_count + e), externals[e].dtype(), block_shape.span());
+      if (ext[e].mode == Mode::Scalar)
+        cpu::copy(cpu, ext[e].flat.broadcast_to(block_shape.span()), ext_buf[e]);
     }
     std::vector<Tensor> ext_view(ext.size()), member_view(plan.members.size()), ops;
     for (std::int64_t blk = b0; blk < b1; ++blk) {
@@ -235,8 +242,8 @@ Tensor run_fused(CpuBackend& cpu, const FusedPlan& plan, std::span<const Tensor>
         ops.clear();
         for (const auto& o : mem.operands)
           ops.push_back(o.external ? ext_view[o.index] : member_view[o.index]);
-        member_view[m] = m + 1 == plan.members.size() ? out_flat.slice(0, s, s + len)
-                                                      : head(member_buf[m]);
+        member_view[m] =
+            m + 1 == plan.members.size() ? out_flat.slice(0, s, s + len) : head(member_buf[m]);
         run_member(cpu, mem, ops, member_view[m]);
       }
     }

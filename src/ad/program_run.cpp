@@ -9,9 +9,13 @@ namespace detail {
 
 namespace {
 
-std::uint32_t value_id(const PreparedState& s, ValueRef v) { return s.value_base[v.node] + v.output; }
+std::uint32_t value_id(const PreparedState& s, ValueRef v) {
+  return s.value_base[v.node] + v.output;
+}
 
-std::string size_name(const SymDim& d) { return d.free_names().at(0); }
+std::string size_name(const SymDim& d) {
+  return d.free_names().at(0);
+}
 
 }  // namespace
 
@@ -195,8 +199,8 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
           }
         }
       } else {
-        outs.push_back(execute_primitive(static_cast<const PrimitiveOp&>(*n.op), ins, backend,
-                                         bindings));
+        outs.push_back(
+            execute_primitive(static_cast<const PrimitiveOp&>(*n.op), ins, backend, bindings));
       }
       for (std::uint32_t j = 0; j < outs.size(); ++j)
         set(state.value_base[step.index] + j, std::move(outs[j]));
@@ -215,12 +219,24 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
 
 // ---- public entry points ------------------------------------------------------------------
 
-const Program& PreparedProgram::program() const { return state_->program; }
-std::uint64_t PreparedProgram::runtime_id() const { return state_->runtime_id; }
-std::uint64_t PreparedProgram::epoch() const { return state_->epoch; }
-std::size_t PreparedProgram::step_count() const { return state_->steps.size(); }
-std::size_t PreparedProgram::fused_group_count() const { return state_->groups.size(); }
-std::size_t PreparedProgram::fused_op_count() const { return state_->fused_ops; }
+const Program& PreparedProgram::program() const {
+  return state_->program;
+}
+std::uint64_t PreparedProgram::runtime_id() const {
+  return state_->runtime_id;
+}
+std::uint64_t PreparedProgram::epoch() const {
+  return state_->epoch;
+}
+std::size_t PreparedProgram::step_count() const {
+  return state_->steps.size();
+}
+std::size_t PreparedProgram::fused_group_count() const {
+  return state_->groups.size();
+}
+std::size_t PreparedProgram::fused_op_count() const {
+  return state_->fused_ops;
+}
 
 DimBindings bind_dimensions(const Program& program, std::span<const Shape> input_shapes) {
   std::vector<DType> dtypes;

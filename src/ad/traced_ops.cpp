@@ -25,8 +25,12 @@ TracedTensor traced_full(const SymShape& shape, Scalar value, DType dtype) {
 TracedTensor full_like(const TracedTensor& like, Scalar value) {
   return traced_full(like.shape(), value, like.dtype());
 }
-TracedTensor zeros_like(const TracedTensor& like) { return full_like(like, 0.0); }
-TracedTensor ones_like(const TracedTensor& like) { return full_like(like, 1.0); }
+TracedTensor zeros_like(const TracedTensor& like) {
+  return full_like(like, 0.0);
+}
+TracedTensor ones_like(const TracedTensor& like) {
+  return full_like(like, 1.0);
+}
 
 TracedTensor scalar_like(const TracedTensor& like, Scalar value) {
   const DType t = like.dtype();
@@ -41,13 +45,17 @@ TracedTensor scalar_like(const TracedTensor& like, Scalar value) {
 
 // ---- elementwise ---------------------------------------------------------------------
 
-TracedTensor unary(UnaryOp op, const TracedTensor& x) { return build(prim::Unary{op}, {x}); }
+TracedTensor unary(UnaryOp op, const TracedTensor& x) {
+  return build(prim::Unary{op}, {x});
+}
 TracedTensor binary(BinaryOp op, const TracedTensor& a, const TracedTensor& b) {
   return build(prim::Binary{op}, {a, b});
 }
 
-#define TF_TRACED_UNARY(fn, kind) \
-  TracedTensor fn(const TracedTensor& x) { return unary(UnaryOp::kind, x); }
+#define TF_TRACED_UNARY(fn, kind)          \
+  TracedTensor fn(const TracedTensor& x) { \
+    return unary(UnaryOp::kind, x);        \
+  }
 TF_TRACED_UNARY(abs, Abs)
 TF_TRACED_UNARY(neg, Neg)
 TF_TRACED_UNARY(conj, Conj)
@@ -77,9 +85,9 @@ TF_TRACED_UNARY(imag, Imag)
 TF_TRACED_UNARY(isfinite, IsFinite)
 #undef TF_TRACED_UNARY
 
-#define TF_TRACED_BINARY(fn, kind)                                  \
+#define TF_TRACED_BINARY(fn, kind)                                \
   TracedTensor fn(const TracedTensor& a, const TracedTensor& b) { \
-    return binary(BinaryOp::kind, a, b);                            \
+    return binary(BinaryOp::kind, a, b);                          \
   }
 TF_TRACED_BINARY(add, Add)
 TF_TRACED_BINARY(sub, Sub)
@@ -104,19 +112,45 @@ TracedTensor clamp(const TracedTensor& x, std::optional<Scalar> lo, std::optiona
   return build(prim::Clamp{lo, hi}, {x});
 }
 
-TracedTensor operator+(const TracedTensor& a, const TracedTensor& b) { return add(a, b); }
-TracedTensor operator-(const TracedTensor& a, const TracedTensor& b) { return sub(a, b); }
-TracedTensor operator*(const TracedTensor& a, const TracedTensor& b) { return mul(a, b); }
-TracedTensor operator/(const TracedTensor& a, const TracedTensor& b) { return div(a, b); }
-TracedTensor operator-(const TracedTensor& a) { return neg(a); }
-TracedTensor operator+(const TracedTensor& a, Scalar b) { return add(a, scalar_like(a, b)); }
-TracedTensor operator-(const TracedTensor& a, Scalar b) { return sub(a, scalar_like(a, b)); }
-TracedTensor operator*(const TracedTensor& a, Scalar b) { return mul(a, scalar_like(a, b)); }
-TracedTensor operator/(const TracedTensor& a, Scalar b) { return div(a, scalar_like(a, b)); }
-TracedTensor operator+(Scalar a, const TracedTensor& b) { return add(scalar_like(b, a), b); }
-TracedTensor operator-(Scalar a, const TracedTensor& b) { return sub(scalar_like(b, a), b); }
-TracedTensor operator*(Scalar a, const TracedTensor& b) { return mul(scalar_like(b, a), b); }
-TracedTensor operator/(Scalar a, const TracedTensor& b) { return div(scalar_like(b, a), b); }
+TracedTensor operator+(const TracedTensor& a, const TracedTensor& b) {
+  return add(a, b);
+}
+TracedTensor operator-(const TracedTensor& a, const TracedTensor& b) {
+  return sub(a, b);
+}
+TracedTensor operator*(const TracedTensor& a, const TracedTensor& b) {
+  return mul(a, b);
+}
+TracedTensor operator/(const TracedTensor& a, const TracedTensor& b) {
+  return div(a, b);
+}
+TracedTensor operator-(const TracedTensor& a) {
+  return neg(a);
+}
+TracedTensor operator+(const TracedTensor& a, Scalar b) {
+  return add(a, scalar_like(a, b));
+}
+TracedTensor operator-(const TracedTensor& a, Scalar b) {
+  return sub(a, scalar_like(a, b));
+}
+TracedTensor operator*(const TracedTensor& a, Scalar b) {
+  return mul(a, scalar_like(a, b));
+}
+TracedTensor operator/(const TracedTensor& a, Scalar b) {
+  return div(a, scalar_like(a, b));
+}
+TracedTensor operator+(Scalar a, const TracedTensor& b) {
+  return add(scalar_like(b, a), b);
+}
+TracedTensor operator-(Scalar a, const TracedTensor& b) {
+  return sub(scalar_like(b, a), b);
+}
+TracedTensor operator*(Scalar a, const TracedTensor& b) {
+  return mul(scalar_like(b, a), b);
+}
+TracedTensor operator/(Scalar a, const TracedTensor& b) {
+  return div(scalar_like(b, a), b);
+}
 
 // ---- reductions ----------------------------------------------------------------------
 
@@ -126,14 +160,18 @@ TracedTensor reduce(ReduceOp op, const TracedTensor& x, Axes axes, bool keepdim)
 TracedTensor sum(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Sum, x, std::move(axes), keepdim);
 }
-TracedTensor sum(const TracedTensor& x) { return sum(x, all_axes(x)); }
+TracedTensor sum(const TracedTensor& x) {
+  return sum(x, all_axes(x));
+}
 TracedTensor prod(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Prod, x, std::move(axes), keepdim);
 }
 TracedTensor mean(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Mean, x, std::move(axes), keepdim);
 }
-TracedTensor mean(const TracedTensor& x) { return mean(x, all_axes(x)); }
+TracedTensor mean(const TracedTensor& x) {
+  return mean(x, all_axes(x));
+}
 TracedTensor max(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Max, x, std::move(axes), keepdim);
 }
@@ -244,13 +282,17 @@ TracedTensor diagonal(const TracedTensor& x, std::int64_t offset, std::int64_t a
 TracedTensor diag_embed(const TracedTensor& x, std::int64_t offset) {
   return build(prim::DiagEmbed{offset}, {x});
 }
-TracedTensor tril(const TracedTensor& x, std::int64_t k) { return build(prim::Triangle{true, k}, {x}); }
+TracedTensor tril(const TracedTensor& x, std::int64_t k) {
+  return build(prim::Triangle{true, k}, {x});
+}
 TracedTensor triu(const TracedTensor& x, std::int64_t k) {
   return build(prim::Triangle{false, k}, {x});
 }
 TracedTensor convert(const TracedTensor& x, DType dtype) {
   return build(prim::Convert{dtype, false}, {x});
 }
-TracedTensor cast(const TracedTensor& x, DType dtype) { return build(prim::Convert{dtype, true}, {x}); }
+TracedTensor cast(const TracedTensor& x, DType dtype) {
+  return build(prim::Convert{dtype, true}, {x});
+}
 
 }  // namespace tenferro

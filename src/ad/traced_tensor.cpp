@@ -20,9 +20,13 @@ const TensorMeta& TracedTensor::meta() const {
   return node_of(*this, "TracedTensor").outputs.at(index_);
 }
 
-bool TracedTensor::is_placeholder() const { return defined() && node_->op == nullptr; }
+bool TracedTensor::is_placeholder() const {
+  return defined() && node_->op == nullptr;
+}
 
-const OpPtr& TracedTensor::op() const { return node_of(*this, "TracedTensor").op; }
+const OpPtr& TracedTensor::op() const {
+  return node_of(*this, "TracedTensor").op;
+}
 
 namespace detail {
 

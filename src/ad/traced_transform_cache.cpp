@@ -32,8 +32,8 @@ void TransformCache::clear() {
   ++stats_.clears;
 }
 
-std::shared_ptr<const detail::ProgramGraph> TransformCache::find(const std::string& key,
-                                                                 const detail::ProgramGraph& source) {
+std::shared_ptr<const detail::ProgramGraph> TransformCache::find(
+    const std::string& key, const detail::ProgramGraph& source) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->key != key || !it->source->same_structure(source)) continue;
@@ -104,7 +104,9 @@ std::vector<std::size_t> all_or(std::span<const std::size_t> wrt, std::size_t n)
   if (out.empty())
     for (std::size_t i = 0; i < n; ++i) out.push_back(i);
   for (std::size_t i : out) {
-    if (i >= n) fail(ErrorKind::InvalidArgument, "grad", "wrt index ", i, " but the program has ", n, " inputs");
+    if (i >= n)
+      fail(ErrorKind::InvalidArgument, "grad", "wrt index ", i, " but the program has ", n,
+           " inputs");
   }
   return out;
 }
@@ -144,7 +146,8 @@ Program vjp(const Program& p, const ad::AdContext& rules, TransformCache* cache)
                      for (const auto& o : out) extra.push_back(placeholder(o.dtype(), o.shape()));
                      auto cts = vjp_many(out, extra, in, rules);
                      std::vector<TracedTensor> r(out.begin(), out.end());
-                     for (std::size_t i = 0; i < in.size(); ++i) r.push_back(or_zeros(cts[i], in[i]));
+                     for (std::size_t i = 0; i < in.size(); ++i)
+                       r.push_back(or_zeros(cts[i], in[i]));
                      return r;
                    });
 }
@@ -157,7 +160,8 @@ Program jvp(const Program& p, const ad::AdContext& rules, TransformCache* cache)
                      for (const auto& x : in) extra.push_back(placeholder(x.dtype(), x.shape()));
                      auto ts = jvp_many(out, in, extra, rules);
                      std::vector<TracedTensor> r(out.begin(), out.end());
-                     for (std::size_t j = 0; j < out.size(); ++j) r.push_back(or_zeros(ts[j], out[j]));
+                     for (std::size_t j = 0; j < out.size(); ++j)
+                       r.push_back(or_zeros(ts[j], out[j]));
                      return r;
                    });
 }
@@ -178,22 +182,26 @@ Program hvp(const Program& p, HvpMode mode, const ad::AdContext& rules, Transfor
                      // One gradient graph shared by every direction.
                      auto g = grad_many(out[0], xs, rules);
                      std::vector<TracedTensor> gs;
-                     for (std::size_t k = 0; k < xs.size(); ++k) gs.push_back(or_zeros(g[k], xs[k]));
+                     for (std::size_t k = 0; k < xs.size(); ++k)
+                       gs.push_back(or_zeros(g[k], xs[k]));
                      std::vector<TracedTensor> hv;
                      if (mode == HvpMode::ForwardOverReverse) {
                        auto t = jvp_many(gs, xs, vs, rules);
-                       for (std::size_t k = 0; k < xs.size(); ++k) hv.push_back(or_zeros(t[k], xs[k]));
+                       for (std::size_t k = 0; k < xs.size(); ++k)
+                         hv.push_back(or_zeros(t[k], xs[k]));
                      } else {
                        TracedTensor inner;
                        for (std::size_t k = 0; k < xs.size(); ++k) {
-                         TracedTensor term = is_complex(gs[k].dtype()) ? sum(real(conj(gs[k]) * vs[k]))
-                                                                        : sum(gs[k] * vs[k]);
+                         TracedTensor term = is_complex(gs[k].dtype())
+                                                 ? sum(real(conj(gs[k]) * vs[k]))
+                                                 : sum(gs[k] * vs[k]);
                          if (term.dtype() != out[0].dtype()) term = cast(term, out[0].dtype());
                          inner = inner.defined() ? inner + term : term;
                        }
                        if (inner.defined()) {
                          auto h = grad_many(inner, xs, rules);
-                         for (std::size_t k = 0; k < xs.size(); ++k) hv.push_back(or_zeros(h[k], xs[k]));
+                         for (std::size_t k = 0; k < xs.size(); ++k)
+                           hv.push_back(or_zeros(h[k], xs[k]));
                        }
                      }
                      std::vector<TracedTensor> r;

@@ -55,8 +55,8 @@ void check_like(const TracedTensor& value, const TracedTensor& like, const char*
          " but must match ", name(like.dtype()));
   }
   if (!(value.shape() == like.shape())) {
-    fail(ErrorKind::ShapeMismatch, transform, what, " ", i, " has shape ",
-         to_string(value.shape()), " but must match ", to_string(like.shape()));
+    fail(ErrorKind::ShapeMismatch, transform, what, " ", i, " has shape ", to_string(value.shape()),
+         " but must match ", to_string(like.shape()));
   }
 }
 
@@ -72,7 +72,8 @@ struct Dependence {
 
 Dependence analyse(const std::vector<NodePtr>& order, std::span<const TracedTensor> wrt) {
   Dependence d;
-  for (std::size_t i = 0; i < wrt.size(); ++i) d.wrt.emplace(Key{wrt[i].node().get(), wrt[i].index()}, i);
+  for (std::size_t i = 0; i < wrt.size(); ++i)
+    d.wrt.emplace(Key{wrt[i].node().get(), wrt[i].index()}, i);
   for (const auto& n : order) {
     bool dep = false;
     for (const auto& t : n->inputs) dep |= d.value(t);
@@ -112,7 +113,8 @@ std::vector<ad::MaybeVal> region_backward(GraphEmitter& em, const TracedNode& n,
   std::vector<ad::MaybeVal> result(n.inputs.size());
   if (body_outs.empty()) return result;
   Program recompute = compile(body_outs, inputs);
-  auto out = detail::make_traced(std::make_shared<detail::RegionOp>(std::move(recompute)), call_args);
+  auto out =
+      detail::make_traced(std::make_shared<detail::RegionOp>(std::move(recompute)), call_args);
   for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = em.add_value(out[k]);
   return result;
 }
@@ -144,7 +146,8 @@ std::vector<ad::MaybeVal> region_forward(GraphEmitter& em, const TracedNode& n,
   std::vector<ad::MaybeVal> result(outs.size());
   if (body_outs.empty()) return result;
   Program tangent_body = compile(body_outs, inputs);
-  auto out = detail::make_traced(std::make_shared<detail::RegionOp>(std::move(tangent_body)), call_args);
+  auto out =
+      detail::make_traced(std::make_shared<detail::RegionOp>(std::move(tangent_body)), call_args);
   for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = em.add_value(out[k]);
   return result;
 }
@@ -172,9 +175,11 @@ std::vector<std::optional<TracedTensor>> vjp_many(std::span<const TracedTensor> 
     fail(ErrorKind::InvalidArgument, "vjp", "got ", cotangents.size(), " cotangents for ",
          outputs.size(), " outputs; pass one per output");
   }
-  for (std::size_t j = 0; j < outputs.size(); ++j) check_like(cotangents[j], outputs[j], "cotangent", "vjp", j);
+  for (std::size_t j = 0; j < outputs.size(); ++j)
+    check_like(cotangents[j], outputs[j], "cotangent", "vjp", j);
   for (std::size_t i = 0; i < wrt.size(); ++i) {
-    if (!wrt[i].defined()) fail(ErrorKind::InvalidArgument, "vjp", "wrt value ", i, " is undefined");
+    if (!wrt[i].defined())
+      fail(ErrorKind::InvalidArgument, "vjp", "wrt value ", i, " is undefined");
   }
   const std::vector<NodePtr> order = detail::topo_order(outputs);
   const Dependence dep = analyse(order, wrt);
@@ -218,7 +223,8 @@ std::vector<std::optional<TracedTensor>> vjp_many(std::span<const TracedTensor> 
         ins.push_back(em.add_value(t));
         metas.push_back(t.meta());
       }
-      for (std::uint32_t j = 0; j < n.outputs.size(); ++j) outs.push_back(em.add_value(TracedTensor(*it, j)));
+      for (std::uint32_t j = 0; j < n.outputs.size(); ++j)
+        outs.push_back(em.add_value(TracedTensor(*it, j)));
       in_ct = ad::backward_op(rules, em, *n.op, metas, ins, outs, out_ct, "vjp");
     }
     for (std::size_t i = 0; i < n.inputs.size() && i < in_ct.size(); ++i) {
@@ -238,13 +244,15 @@ std::vector<std::optional<TracedTensor>> jvp_many(std::span<const TracedTensor> 
   }
   for (std::size_t i = 0; i < wrt.size(); ++i) check_like(tangents[i], wrt[i], "tangent", "jvp", i);
   for (std::size_t j = 0; j < outputs.size(); ++j) {
-    if (!outputs[j].defined()) fail(ErrorKind::InvalidArgument, "jvp", "output ", j, " is undefined");
+    if (!outputs[j].defined())
+      fail(ErrorKind::InvalidArgument, "jvp", "output ", j, " is undefined");
   }
   const std::vector<NodePtr> order = detail::topo_order(outputs);
   GraphEmitter em;
   std::map<Key, ad::Val> tan;
   for (std::size_t i = 0; i < wrt.size(); ++i) {
-    if (ad::differentiable(wrt[i].dtype())) tan[{wrt[i].node().get(), wrt[i].index()}] = em.add_value(tangents[i]);
+    if (ad::differentiable(wrt[i].dtype()))
+      tan[{wrt[i].node().get(), wrt[i].index()}] = em.add_value(tangents[i]);
   }
   for (const auto& sp : order) {
     const TracedNode& n = *sp;
@@ -266,7 +274,8 @@ std::vector<std::optional<TracedTensor>> jvp_many(std::span<const TracedTensor> 
     } else {
       std::vector<ad::Val> ins, outs;
       for (const auto& t : n.inputs) ins.push_back(em.add_value(t));
-      for (std::uint32_t j = 0; j < n.outputs.size(); ++j) outs.push_back(em.add_value(TracedTensor(sp, j)));
+      for (std::uint32_t j = 0; j < n.outputs.size(); ++j)
+        outs.push_back(em.add_value(TracedTensor(sp, j)));
       out_t = ad::forward_op(rules, em, *n.op, ins, outs, in_t, "jvp");
     }
     for (std::uint32_t j = 0; j < out_t.size() && j < n.outputs.size(); ++j) {
@@ -307,8 +316,8 @@ TracedTensor grad(const TracedTensor& y, const TracedTensor& x, const ad::AdCont
   return g ? *g : zeros_like(x);
 }
 
-TracedTensor hvp(const TracedTensor& y, const TracedTensor& x, const TracedTensor& v,
-                 HvpMode mode, const ad::AdContext& rules) {
+TracedTensor hvp(const TracedTensor& y, const TracedTensor& x, const TracedTensor& v, HvpMode mode,
+                 const ad::AdContext& rules) {
   check_like(v, x, "direction", "hvp", 0);
   const TracedTensor g = grad(y, x, rules);
   if (mode == HvpMode::ForwardOverReverse) {

@@ -43,10 +43,10 @@ TEST(TracedCheckpoint, SameValuesGradientsAndHvps) {
   Program pp = compile({plain.loss, grad(plain.loss, plain.x), hvp(plain.loss, plain.x, plain.v),
                         hvp(plain.loss, plain.x, plain.v, HvpMode::ReverseOverReverse)},
                        {plain.x, plain.v});
-  Program pm = compile({marked.loss, grad(marked.loss, marked.x),
-                        hvp(marked.loss, marked.x, marked.v),
-                        hvp(marked.loss, marked.x, marked.v, HvpMode::ReverseOverReverse)},
-                       {marked.x, marked.v});
+  Program pm =
+      compile({marked.loss, grad(marked.loss, marked.x), hvp(marked.loss, marked.x, marked.v),
+               hvp(marked.loss, marked.x, marked.v, HvpMode::ReverseOverReverse)},
+              {marked.x, marked.v});
   EXPECT_GE(pm.count_ops("checkpoint"), 8u);
   const std::vector<Tensor> in = {random({4, 5}, f64, 1), random({4, 5}, f64, 2)};
   auto a = eval(*rt, pp, in), b = eval(*rt, pm, in);

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "example_families/example_families.hpp"
+#include "tenferro/ad/program.hpp"
 #include "tenferro/ad/transforms.hpp"
 #include "tenferro/backend/structural.hpp"
-#include "tenferro/ad/program.hpp"
 #include "test_util.hpp"
 
 namespace ttest {
@@ -20,15 +20,21 @@ inline RuntimePtr cpu_runtime(CpuBackendOptions options = {}) {
       .build();
 }
 
-inline SymDim n_dim() { return SymDim::var("n"); }
-inline SymDim m_dim() { return SymDim::var("m"); }
+inline SymDim n_dim() {
+  return SymDim::var("n");
+}
+inline SymDim m_dim() {
+  return SymDim::var("m");
+}
 
 inline Tensor random(std::initializer_list<std::int64_t> shape, DType dtype, std::uint64_t seed) {
   Generator gen(seed);
   return randn(shape, dtype, gen);
 }
 
-inline Tensor zeros_like_tensor(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+inline Tensor zeros_like_tensor(const Tensor& t) {
+  return zeros(t.shape(), t.dtype());
+}
 
 /// Values of two tensors equal to the last bit (same dtype and shape).
 inline void expect_identical(const Tensor& a, const Tensor& b) {
@@ -90,7 +96,8 @@ inline std::vector<Tensor> fd_jvp(Runtime& rt, const Program& p, const std::vect
 inline ::testing::AssertionResult close(const Tensor& a, const Tensor& b, double tol = 1e-6) {
   if (a.shape() != b.shape()) return ::testing::AssertionFailure() << "shapes differ";
   const double d = max_abs_diff(a, b);
-  if (d <= tol * (1.0 + max_abs_diff(b, zeros_like_tensor(b)))) return ::testing::AssertionSuccess();
+  if (d <= tol * (1.0 + max_abs_diff(b, zeros_like_tensor(b))))
+    return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "max |a - b| = " << d << "\n" << a << "\n" << b;
 }
 

@@ -57,7 +57,7 @@ TEST(TracedFusion, DtypesBroadcastingScalarsAndRemainders) {
   auto rt = cpu_runtime();
   for (DType dt : {f64, c128, f32, c64}) {
     auto x = placeholder(dt, {n_dim(), 3});
-    auto row = placeholder(dt, {3});     // broadcast along axis 0 (right-aligned)
+    auto row = placeholder(dt, {3});  // broadcast along axis 0 (right-aligned)
     auto col = placeholder(dt, {n_dim(), 1});
     auto y = exp(x * row - col) / (x * x + 2.0) + sin(row);
     Program p = compile({y, y * 3.0}, {x, row, col});
@@ -100,10 +100,10 @@ TEST(TracedFusion, BoundariesReductionsOutputsAndExtensions) {
   auto rt = cpu_runtime();
   auto x = placeholder(f64, {n_dim()});
   auto e = exp(x);
-  auto s = sum(e);              // a reduction reads e: e is materialised
-  auto y = e * s + sin(x);      // broadcasting a rank-0 value
+  auto s = sum(e);          // a reduction reads e: e is materialised
+  auto y = e * s + sin(x);  // broadcasting a rank-0 value
   auto scaled = extension::apply(std::make_shared<example::ScaleBy>(2.0), {cos(x) + 1.0})[0];
-  auto z = scaled * y;          // the extension op is a fusion boundary
+  auto z = scaled * y;               // the extension op is a fusion boundary
   Program p = compile({z, e}, {x});  // e is also an output
   const Tensor in[1] = {random({300}, f64, 2)};
   PreparedProgram plan;

@@ -67,8 +67,8 @@ TEST(TracedGraph, CompileMergesCommonSubexpressionsAndDropsDeadCode) {
   auto x = placeholder(f64, {n_dim()});
   auto y = placeholder(f64, {n_dim()});
   auto a = x * y;
-  auto b = x * y;          // same op, same inputs
-  auto unused = exp(a);    // not an output
+  auto b = x * y;        // same op, same inputs
+  auto unused = exp(a);  // not an output
   (void)unused;
   auto out = a + b;
   Program p = compile({out}, {x, y});

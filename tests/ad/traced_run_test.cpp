@@ -29,7 +29,8 @@ TEST(TracedRun, SymbolicSizesBindPerRunWithoutRecompiling) {
   PreparedProgram plan = prepare(*rt, m.program, InputSignature::of(sig_inputs));
   for (std::int64_t n : {3, 5, 1, 17}) {
     for (std::int64_t k : {2, 4}) {
-      Tensor x = random({n, k}, f64, 10 + n), w = random({k}, f64, 20 + k), b = random({n}, f64, 30);
+      Tensor x = random({n, k}, f64, 10 + n), w = random({k}, f64, 20 + k),
+             b = random({n}, f64, 30);
       RunStats stats;
       const Tensor in[3] = {x, w, b};
       auto out = run(*rt, plan, in, &stats);
@@ -137,9 +138,11 @@ TEST(TracedRun, RunCompiledCachesByStructureAndServesAnySize) {
   const TracedCounters before = traced_counters();
   for (std::int64_t n : {2, 3, 9}) {
     Tensor x = random({n}, f64, static_cast<std::uint64_t>(n));
-    EXPECT_TRUE(allclose(run_compiled(*rt, p1, {x})[0], mul(x, Tensor::scalar(2.0), rt->backend())));
+    EXPECT_TRUE(
+        allclose(run_compiled(*rt, p1, {x})[0], mul(x, Tensor::scalar(2.0), rt->backend())));
     // Same structure, other constant: the cached preparation runs with p2's constant.
-    EXPECT_TRUE(allclose(run_compiled(*rt, p2, {x})[0], mul(x, Tensor::scalar(5.0), rt->backend())));
+    EXPECT_TRUE(
+        allclose(run_compiled(*rt, p2, {x})[0], mul(x, Tensor::scalar(5.0), rt->backend())));
   }
   const CacheStats stats = program_cache_stats(*rt);
   EXPECT_EQ(stats.misses, 1u);
@@ -159,8 +162,8 @@ TEST(TracedRun, StridedInputsZeroSizeAndRankZero) {
   Program p = compile({transpose(x) * 2.0, sum(x)}, {x});
   Tensor v = random({3, 2}, f64, 4);
   auto out = run_compiled(*rt, p, {tftest::strided_copy(v)});
-  EXPECT_TRUE(allclose(out[0], mul(permute(v, Axes{1, 0}, rt->backend()), Tensor::scalar(2.0),
-                                   rt->backend())));
+  EXPECT_TRUE(allclose(
+      out[0], mul(permute(v, Axes{1, 0}, rt->backend()), Tensor::scalar(2.0), rt->backend())));
   EXPECT_NEAR(out[1].item().real(), sum(v, rt->backend()).item().real(), 1e-12);
   auto empty = run_compiled(*rt, p, {zeros({0, 2})});
   EXPECT_EQ(empty[0].shape(), (Shape{2, 0}));

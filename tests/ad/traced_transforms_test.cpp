@@ -33,9 +33,15 @@ TEST(TracedTransforms, GradOfCoreOpsMatchesFiniteDifferences) {
   const std::vector<Fn> fns = {
       [](auto& x) { return sum(exp(x) * sin(x) + x / (x * x + 1.0)); },
       [&](auto& x) { return sum(tanh(matmul(x, constant(w)))); },
-      [](auto& x) { return logsumexp(x, {0, 1}) + sum(sigmoid(x) * cos(x)); },
-      [](auto& x) { return sum(transpose(x) * reshape(x, {3, 2})) + sum(square(x)); },
-      [](auto& x) { return sum(pad(slice(x, {0, 1}, {2, 3}), {1, 0}, {0, 2}, 0.5) * 3.0); },
+      [](auto& x) {
+        return logsumexp(x, {0, 1}) + sum(sigmoid(x) * cos(x));
+      },
+      [](auto& x) {
+        return sum(transpose(x) * reshape(x, {3, 2})) + sum(square(x));
+      },
+      [](auto& x) {
+        return sum(pad(slice(x, {0, 1}, {2, 3}), {1, 0}, {0, 2}, 0.5) * 3.0);
+      },
       [](auto& x) {
         const TracedTensor parts[2] = {x, reverse(x, {0})};
         return sum(exp(concatenate(parts, 1)) * 0.5);
@@ -69,7 +75,9 @@ TEST(TracedTransforms, ComplexInputsFollowTheRealInnerProductConvention) {
       [](auto& x) { return sum(real(conj(x) * x)); },
       [](auto& x) { return sum(real(exp(x) * x)) + sum(imag(sin(x))); },
       [](auto& x) { return sum(abs(x * x + 1.0)); },
-      [](auto& x) { return sum(real(matmul(reshape(x, {2, 2}), reshape(conj(x), {2, 2})))); },
+      [](auto& x) {
+        return sum(real(matmul(reshape(x, {2, 2}), reshape(conj(x), {2, 2}))));
+      },
   };
   for (const auto& f : fns) check_grad(*rt, scalar_program(c128, {4}, f), z);
 }
@@ -106,9 +114,10 @@ TEST(TracedTransforms, HvpBothOrdersAgreeWithFiniteDifferences) {
   auto rt = cpu_runtime();
   const Tensor a = random({3, 3}, f64, 9);
   const std::vector<Fn> fns = {
-      [](auto& x) { return sum(x * x * x); },
-      [](auto& x) { return sum(exp(sin(x))); },
-      [&](auto& x) { return sum(x * matmul(constant(a), reshape(x, {3, 1}))); },  // x^T A x
+      [](auto& x) { return sum(x * x * x); }, [](auto& x) { return sum(exp(sin(x))); },
+      [&](auto& x) {
+        return sum(x * matmul(constant(a), reshape(x, {3, 1})));
+      },  // x^T A x
   };
   for (const auto& f : fns) {
     auto x = placeholder(f64, {3});
