@@ -1,0 +1,81 @@
+#pragma once
+// Internal to the traced tier: prepared programs (execution steps, liveness,
+// fused elementwise groups) and the blockwise fused kernel.
+
+#include "ad/program_graph.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+
+namespace tenferro::detail {
+
+/// A chain of elementwise primitives over one output shape, run as one pass.
+struct FusedPlan {
+  struct Operand {
+    bool external = true;
+    std::uint32_t index = 0;  // external input index, or member index
+  };
+  struct Member {
+    const PrimitiveOp* op = nullptr;
+    std::vector<Operand> operands;
+    DType dtype = DType::F64;
+    int buffer = -1;  // per-thread scratch buffer; -1 for the root (writes the output)
+  };
+  std::vector<std::uint32_t> nodes;  // program nodes covered, in order
+  std::vector<Member> members;       // same order; the last is the root
+  std::vector<ValueRef> externals;   // values read from outside the group
+  SymShape shape;
+  int buffer_count = 0;
+};
+
+/// Runs a fused group: `externals` broadcast to `shape`; returns the root value.
+Tensor run_fused(CpuBackend& cpu, const FusedPlan& plan, std::span<const Tensor> externals,
+                 const Shape& shape, std::int64_t block);
+
+/// Finds fusable groups (>= 2 ops) in `graph`. group_of[node] = group index or -1.
+std::vector<FusedPlan> plan_fusion(const ProgramGraph& graph, std::vector<int>& group_of);
+
+struct Step {
+  bool fused = false;
+  std::uint32_t index = 0;           // node index, or fused group index
+  std::vector<std::uint32_t> frees;  // value ids whose last use is this step
+};
+
+struct PreparedState {
+  Program program;
+  std::uint64_t runtime_id = 0;
+  std::uint64_t epoch = 0;
+  PrepareOptions options;
+  std::vector<Step> steps;
+  std::vector<FusedPlan> groups;
+  std::vector<std::uint32_t> value_base;       // first value id of each node
+  std::vector<std::uint32_t> constrained;      // nodes with shape constraints
+  std::vector<std::uint32_t> dead_on_arrival;  // values never read (freed at once)
+  std::size_t fused_ops = 0;
+  std::size_t value_count = 0;
+  /// Prepared bodies of checkpoint regions, by node index.
+  std::vector<std::shared_ptr<const PreparedState>> regions;
+};
+
+std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Program& program,
+                                                   const PrepareOptions& options);
+
+/// Live-value accounting shared by nested region executions.
+struct LiveCounter {
+  std::size_t live = 0;
+  std::size_t peak = 0;
+  void add(std::size_t n) {
+    live += n;
+    if (live > peak) peak = live;
+  }
+};
+
+std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
+                                  std::span<const Tensor> inputs, const DimBindings& bindings,
+                                  LiveCounter& counter, RunStats* stats);
+
+/// Checks inputs against the program's metadata and binds named sizes.
+DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes,
+                        std::span<const DType> dtypes, const char* what);
+/// Checks every shape constraint of the program under `bindings`.
+void check_program_constraints(const PreparedState& state, const DimBindings& bindings);
+
+}  // namespace tenferro::detail

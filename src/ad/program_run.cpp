@@ -1,0 +1,307 @@
+// prepare() and run(): execution steps with liveness, dimension binding,
+// shape-constraint checks, epoch binding.
+
+#include "ad/program_exec.hpp"
+
+namespace tenferro {
+
+namespace detail {
+
+namespace {
+
+std::uint32_t value_id(const PreparedState& s, ValueRef v) {
+  return s.value_base[v.node] + v.output;
+}
+
+std::string size_name(const SymDim& d) {
+  return d.free_names().at(0);
+}
+
+}  // namespace
+
+DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes,
+                        std::span<const DType> dtypes, const char* what) {
+  if (shapes.size() != graph.input_nodes.size()) {
+    fail(ErrorKind::InvalidArgument, what, "the program takes ", graph.input_nodes.size(),
+         " inputs, got ", shapes.size());
+  }
+  DimBindings bindings;
+  std::vector<std::pair<std::size_t, std::size_t>> deferred;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const TensorMeta& m = graph.nodes[graph.input_nodes[i]].outputs[0];
+    if (dtypes[i] != m.dtype) {
+      fail(ErrorKind::DTypeMismatch, what, "input ", i, " has dtype ", name(dtypes[i]),
+           " but the program was compiled for ", name(m.dtype));
+    }
+    if (shapes[i].size() != m.shape.size()) {
+      fail(ErrorKind::RankMismatch, what, "input ", i, " has rank ", shapes[i].size(),
+           " but the program expects ", to_string(m.shape));
+    }
+    for (std::size_t d = 0; d < m.shape.size(); ++d) {
+      const SymDim& sd = m.shape[d];
+      const std::int64_t actual = shapes[i][d];
+      if (sd.is_constant()) {
+        if (sd.constant() != actual) {
+          fail(ErrorKind::ShapeMismatch, what, "input ", i, " has shape ",
+               shape_to_string(shapes[i]), " but the program expects ", to_string(m.shape));
+        }
+      } else if (sd.kind() == SymDim::Kind::Var) {
+        auto [it, fresh] = bindings.emplace(size_name(sd), actual);
+        if (!fresh && it->second != actual) {
+          fail(ErrorKind::ShapeMismatch, what, "size '", it->first, "' is ", it->second,
+               " from an earlier input but ", actual, " from input ", i, " axis ", d,
+               "; inputs must agree on named sizes");
+        }
+      } else {
+        deferred.emplace_back(i, d);
+      }
+    }
+  }
+  for (auto [i, d] : deferred) {
+    const SymDim& sd = graph.nodes[graph.input_nodes[i]].outputs[0].shape[d];
+    const std::int64_t want = sd.evaluate(bindings);
+    if (want != shapes[i][d]) {
+      fail(ErrorKind::ShapeMismatch, what, "input ", i, " axis ", d, " has extent ", shapes[i][d],
+           " but ", sd.to_string(), " = ", want, " under the bound sizes");
+    }
+  }
+  return bindings;
+}
+
+void check_program_constraints(const PreparedState& state, const DimBindings& bindings) {
+  const ProgramGraph& g = *state.program.graph();
+  for (std::uint32_t idx : state.constrained) {
+    const ProgramNode& n = g.nodes[idx];
+    std::vector<Shape> shapes;
+    for (ValueRef v : n.inputs) shapes.push_back(evaluate(g.meta(v).shape, bindings));
+    check_constraints(n.op->name(), n.constraints, shapes, bindings);
+  }
+  for (const auto& r : state.regions)
+    if (r) check_program_constraints(*r, bindings);
+}
+
+std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Program& program,
+                                                   const PrepareOptions& options) {
+  if (options.fusion_block < 1) {
+    fail(ErrorKind::InvalidArgument, "prepare", "fusion_block must be >= 1, got ",
+         options.fusion_block);
+  }
+  auto s = std::make_shared<PreparedState>();
+  s->program = program;
+  s->runtime_id = runtime.id();
+  s->epoch = runtime.epoch();
+  s->options = options;
+  const ProgramGraph& g = *program.graph();
+  const std::size_t n = g.nodes.size();
+  s->value_base.resize(n);
+  std::uint32_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    s->value_base[i] = count;
+    count += static_cast<std::uint32_t>(g.nodes[i].outputs.size());
+  }
+  s->value_count = count;
+  std::vector<int> group_of(n, -1);
+  if (options.fuse_elementwise) s->groups = plan_fusion(g, group_of);
+  s->regions.resize(n);
+  for (const auto& grp : s->groups) s->fused_ops += grp.nodes.size();
+
+  // Steps in node order; a fused group runs where its root is.
+  std::vector<std::vector<ValueRef>> reads;
+  std::vector<std::uint32_t> producer_step(count, UINT32_MAX);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const ProgramNode& node = g.nodes[i];
+    if (node.kind != ProgramNode::Kind::Op) continue;
+    if (!node.constraints.empty()) s->constrained.push_back(i);
+    if (auto* region = dynamic_cast<const RegionOp*>(node.op.get())) {
+      s->regions[i] = prepare_state(runtime, region->body(), options);
+    }
+    const int grp = group_of[i];
+    if (grp >= 0 && s->groups[static_cast<std::size_t>(grp)].nodes.back() != i) continue;
+    Step step;
+    if (grp >= 0) {
+      step.fused = true;
+      step.index = static_cast<std::uint32_t>(grp);
+      reads.push_back(s->groups[static_cast<std::size_t>(grp)].externals);
+    } else {
+      step.index = i;
+      reads.push_back(node.inputs);
+    }
+    for (std::uint32_t j = 0; j < node.outputs.size(); ++j)
+      producer_step[s->value_base[i] + j] = static_cast<std::uint32_t>(s->steps.size());
+    s->steps.push_back(std::move(step));
+  }
+  // Liveness: a value is freed after the last step reading it; outputs stay.
+  std::vector<std::int64_t> last(count, -1);
+  for (std::size_t k = 0; k < reads.size(); ++k)
+    for (ValueRef v : reads[k]) last[value_id(*s, v)] = static_cast<std::int64_t>(k);
+  std::vector<char> is_output(count, 0);
+  for (ValueRef v : g.outputs) is_output[value_id(*s, v)] = 1;
+  for (std::uint32_t v = 0; v < count; ++v) {
+    if (is_output[v]) continue;
+    if (last[v] >= 0) {
+      s->steps[static_cast<std::size_t>(last[v])].frees.push_back(v);
+    } else if (producer_step[v] != UINT32_MAX) {
+      s->steps[producer_step[v]].frees.push_back(v);  // computed, never read
+    } else {
+      s->dead_on_arrival.push_back(v);
+    }
+  }
+  return s;
+}
+
+std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
+                                  std::span<const Tensor> inputs, const DimBindings& bindings,
+                                  LiveCounter& counter, RunStats* stats) {
+  const ProgramGraph& g = *state.program.graph();
+  const auto& constants = state.program.constants();
+  std::vector<Tensor> vals(state.value_count);
+  auto set = [&](std::uint32_t v, Tensor t) {
+    vals[v] = std::move(t);
+    counter.add(1);
+  };
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const ProgramNode& n = g.nodes[i];
+    if (n.kind == ProgramNode::Kind::Input) set(state.value_base[i], inputs[n.slot]);
+    if (n.kind == ProgramNode::Kind::Constant) set(state.value_base[i], constants.at(n.slot));
+  }
+  auto release = [&](std::uint32_t v) {
+    if (!vals[v].defined()) return;
+    vals[v] = Tensor();
+    --counter.live;
+  };
+  for (std::uint32_t v : state.dead_on_arrival) release(v);
+  Backend& backend = runtime.backend();
+  for (const Step& step : state.steps) {
+    if (step.fused) {
+      const FusedPlan& plan = state.groups[step.index];
+      std::vector<Tensor> ext;
+      for (ValueRef v : plan.externals) ext.push_back(vals[value_id(state, v)]);
+      CpuBackend& cpu = require_cpu(backend, "run");
+      const Shape shape = evaluate(plan.shape, bindings);
+      set(state.value_base[plan.nodes.back()],
+          run_fused(cpu, plan, ext, shape, state.options.fusion_block));
+      if (stats) ++stats->fused_passes;
+    } else {
+      const ProgramNode& n = g.nodes[step.index];
+      std::vector<Tensor> ins;
+      for (ValueRef v : n.inputs) ins.push_back(vals[value_id(state, v)]);
+      std::vector<Tensor> outs;
+      if (state.regions[step.index]) {
+        outs = execute_state(runtime, *state.regions[step.index], ins, bindings, counter, nullptr);
+      } else if (n.op->is_extension()) {
+        outs = runtime.apply(n.op, ins);
+        for (std::size_t j = 0; j < outs.size(); ++j) {
+          const Shape want = evaluate(n.outputs[j].shape, bindings);
+          if (outs[j].dtype() != n.outputs[j].dtype || outs[j].shape() != want) {
+            fail(ErrorKind::Internal, std::string(n.op->name()), "output ", j, " is ",
+                 name(outs[j].dtype()), shape_to_string(outs[j].shape()), " but infer() said ",
+                 name(n.outputs[j].dtype), shape_to_string(want), "; fix the family's infer()");
+          }
+        }
+      } else {
+        outs.push_back(
+            execute_primitive(static_cast<const PrimitiveOp&>(*n.op), ins, backend, bindings));
+      }
+      for (std::uint32_t j = 0; j < outs.size(); ++j)
+        set(state.value_base[step.index] + j, std::move(outs[j]));
+    }
+    if (stats) ++stats->executed_steps;
+    for (std::uint32_t v : step.frees) release(v);
+  }
+  std::vector<Tensor> out;
+  for (ValueRef v : g.outputs) out.push_back(vals[value_id(state, v)]);
+  for (auto& t : vals)
+    if (t.defined()) --counter.live;
+  return out;
+}
+
+}  // namespace detail
+
+// ---- public entry points ------------------------------------------------------------------
+
+const Program& PreparedProgram::program() const {
+  return state_->program;
+}
+std::uint64_t PreparedProgram::runtime_id() const {
+  return state_->runtime_id;
+}
+std::uint64_t PreparedProgram::epoch() const {
+  return state_->epoch;
+}
+std::size_t PreparedProgram::step_count() const {
+  return state_->steps.size();
+}
+std::size_t PreparedProgram::fused_group_count() const {
+  return state_->groups.size();
+}
+std::size_t PreparedProgram::fused_op_count() const {
+  return state_->fused_ops;
+}
+
+DimBindings bind_dimensions(const Program& program, std::span<const Shape> input_shapes) {
+  std::vector<DType> dtypes;
+  for (std::size_t i = 0; i < program.input_count() && i < input_shapes.size(); ++i)
+    dtypes.push_back(program.input_meta(i).dtype);
+  dtypes.resize(input_shapes.size(), DType::F64);
+  return detail::bind_inputs(*program.graph(), input_shapes, dtypes, "bind");
+}
+
+PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSignature& signature,
+                        const PrepareOptions& options) {
+  if (!program.defined()) fail(ErrorKind::InvalidArgument, "prepare", "the program is empty");
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  const auto snap = runtime.snapshot();
+  for (std::size_t i = 0; i < signature.size(); ++i) {
+    shapes.push_back(signature[i].shape);
+    dtypes.push_back(signature[i].dtype);
+    if (!snap->selected().accepts(signature[i].placement)) {
+      fail(ErrorKind::NoInputIngress, "prepare", "input ", i, " lives on ",
+           to_string(signature[i].placement), ", which engine ", snap->selected_engine().str(),
+           " does not accept; move it there explicitly first");
+    }
+  }
+  const DimBindings bindings = detail::bind_inputs(*program.graph(), shapes, dtypes, "prepare");
+  auto state = detail::prepare_state(runtime, program, options);
+  detail::check_program_constraints(*state, bindings);
+  detail::count_preparation();
+  return PreparedProgram(std::move(state));
+}
+
+std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared,
+                        std::span<const Tensor> inputs, RunStats* stats) {
+  if (!prepared.defined()) fail(ErrorKind::InvalidArgument, "run", "the prepared program is empty");
+  const detail::PreparedState& state = *prepared.state();
+  if (state.runtime_id != runtime.id()) {
+    fail(ErrorKind::ContextMismatch, "run", "the program was prepared on runtime ",
+         state.runtime_id, ", not on runtime ", runtime.id(), "; prepare it on this runtime");
+  }
+  if (state.epoch != runtime.epoch()) {
+    fail(ErrorKind::RuntimeState, "run", "the program was prepared at runtime epoch ", state.epoch,
+         " but the runtime was reconfigured (epoch ", runtime.epoch(),
+         "); prepare it again, or use run_compiled, which does");
+  }
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) fail(ErrorKind::InvalidArgument, "run", "input ", i, " is undefined");
+    shapes.push_back(inputs[i].shape());
+    dtypes.push_back(inputs[i].dtype());
+  }
+  DimBindings bindings = detail::bind_inputs(*state.program.graph(), shapes, dtypes, "run");
+  detail::check_program_constraints(state, bindings);
+  runtime.check_ingress("run", inputs);
+  CpuBackend& cpu = require_cpu(runtime.backend(), "run");
+  ScopedCpuSession session(cpu);
+  detail::LiveCounter counter;
+  if (stats) *stats = RunStats{};
+  auto out = detail::execute_state(runtime, state, inputs, bindings, counter, stats);
+  if (stats) {
+    stats->peak_live_values = counter.peak;
+    stats->bindings = std::move(bindings);
+  }
+  detail::count_run();
+  return out;
+}
+
+}  // namespace tenferro

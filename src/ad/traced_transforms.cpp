@@ -1,0 +1,332 @@
+// Graph-level transforms: forward and reverse sweeps over traced graphs that
+// run the AdContext rules through an emitter whose values are graph nodes.
+// Checkpoint regions are differentiated as regions: reverse mode emits a
+// region that recomputes the body and runs its vjp, so the body's
+// intermediates are never stored between the passes.
+
+#include <map>
+#include <unordered_map>
+
+#include "ad/program_graph.hpp"
+#include "tenferro/ad/linearize.hpp"
+#include "tenferro/ad/transforms.hpp"
+
+namespace tenferro {
+
+namespace {
+
+using detail::TracedNode;
+using NodePtr = std::shared_ptr<const TracedNode>;
+
+class GraphEmitter final : public ad::Emitter {
+ public:
+  ad::Val add_value(const TracedTensor& t) {
+    values_.push_back(t);
+    return ad::Val{static_cast<std::int64_t>(values_.size() - 1)};
+  }
+  const TracedTensor& get(ad::Val v) const {
+    if (!v.valid()) {
+      fail(ErrorKind::Internal, "transform", "an AD rule used an invalid value");
+    }
+    return values_.at(static_cast<std::size_t>(v.id));
+  }
+  std::vector<ad::Val> emit(const OpPtr& op, std::span<const ad::Val> inputs) override {
+    std::vector<TracedTensor> ins;
+    for (ad::Val v : inputs) ins.push_back(get(v));
+    std::vector<ad::Val> out;
+    for (const auto& t : detail::make_traced(op, ins)) out.push_back(add_value(t));
+    return out;
+  }
+  TensorMeta meta(ad::Val v) const override { return get(v).meta(); }
+
+ private:
+  std::vector<TracedTensor> values_;
+};
+
+using Key = std::pair<const TracedNode*, std::uint32_t>;
+
+void check_like(const TracedTensor& value, const TracedTensor& like, const char* what,
+                const char* transform, std::size_t i) {
+  if (!value.defined() || !like.defined()) {
+    fail(ErrorKind::InvalidArgument, transform, what, " ", i, " is undefined");
+  }
+  if (value.dtype() != like.dtype()) {
+    fail(ErrorKind::DTypeMismatch, transform, what, " ", i, " has dtype ", name(value.dtype()),
+         " but must match ", name(like.dtype()));
+  }
+  if (!(value.shape() == like.shape())) {
+    fail(ErrorKind::ShapeMismatch, transform, what, " ", i, " has shape ", to_string(value.shape()),
+         " but must match ", to_string(like.shape()));
+  }
+}
+
+// Which nodes depend on a wrt value (wrt values cut the graph: their own
+// producers are not differentiated through).
+struct Dependence {
+  std::map<Key, std::size_t> wrt;  // value -> first wrt position
+  std::unordered_map<const TracedNode*, bool> node;
+  bool value(const TracedTensor& t) const {
+    return wrt.count({t.node().get(), t.index()}) || node.at(t.node().get());
+  }
+};
+
+Dependence analyse(const std::vector<NodePtr>& order, std::span<const TracedTensor> wrt) {
+  Dependence d;
+  for (std::size_t i = 0; i < wrt.size(); ++i)
+    d.wrt.emplace(Key{wrt[i].node().get(), wrt[i].index()}, i);
+  for (const auto& n : order) {
+    bool dep = false;
+    for (const auto& t : n->inputs) dep |= d.value(t);
+    d.node[n.get()] = dep;
+  }
+  return d;
+}
+
+const detail::RegionOp* region_of(const TracedNode& n) {
+  return dynamic_cast<const detail::RegionOp*>(n.op.get());
+}
+
+std::vector<ad::MaybeVal> region_backward(GraphEmitter& em, const TracedNode& n,
+                                          const detail::RegionOp& region,
+                                          std::span<const ad::MaybeVal> cts,
+                                          const ad::AdContext& rules) {
+  const Program& body = region.body();
+  std::vector<TracedTensor> ps = detail::placeholders_for(body);
+  std::vector<TracedTensor> outs = detail::instantiate(*body.graph(), ps, &body.constants());
+  std::vector<TracedTensor> seeded, seeds, inputs = ps, call_args = n.inputs;
+  for (std::size_t j = 0; j < outs.size(); ++j) {
+    if (!cts[j]) continue;
+    TracedTensor c = placeholder(outs[j].dtype(), outs[j].shape());
+    seeded.push_back(outs[j]);
+    seeds.push_back(c);
+    inputs.push_back(c);
+    call_args.push_back(em.get(*cts[j]));
+  }
+  auto in_ct = vjp_many(seeded, seeds, ps, rules);
+  std::vector<TracedTensor> body_outs;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < in_ct.size(); ++i) {
+    if (!in_ct[i]) continue;
+    body_outs.push_back(*in_ct[i]);
+    which.push_back(i);
+  }
+  std::vector<ad::MaybeVal> result(n.inputs.size());
+  if (body_outs.empty()) return result;
+  Program recompute = compile(body_outs, inputs);
+  auto out =
+      detail::make_traced(std::make_shared<detail::RegionOp>(std::move(recompute)), call_args);
+  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = em.add_value(out[k]);
+  return result;
+}
+
+std::vector<ad::MaybeVal> region_forward(GraphEmitter& em, const TracedNode& n,
+                                         const detail::RegionOp& region,
+                                         std::span<const ad::MaybeVal> tangents,
+                                         const ad::AdContext& rules) {
+  const Program& body = region.body();
+  std::vector<TracedTensor> ps = detail::placeholders_for(body);
+  std::vector<TracedTensor> outs = detail::instantiate(*body.graph(), ps, &body.constants());
+  std::vector<TracedTensor> moved, dirs, inputs = ps, call_args = n.inputs;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    if (!tangents[i]) continue;
+    TracedTensor t = placeholder(ps[i].dtype(), ps[i].shape());
+    moved.push_back(ps[i]);
+    dirs.push_back(t);
+    inputs.push_back(t);
+    call_args.push_back(em.get(*tangents[i]));
+  }
+  auto out_t = jvp_many(outs, moved, dirs, rules);
+  std::vector<TracedTensor> body_outs;
+  std::vector<std::size_t> which;
+  for (std::size_t j = 0; j < out_t.size(); ++j) {
+    if (!out_t[j]) continue;
+    body_outs.push_back(*out_t[j]);
+    which.push_back(j);
+  }
+  std::vector<ad::MaybeVal> result(outs.size());
+  if (body_outs.empty()) return result;
+  Program tangent_body = compile(body_outs, inputs);
+  auto out =
+      detail::make_traced(std::make_shared<detail::RegionOp>(std::move(tangent_body)), call_args);
+  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = em.add_value(out[k]);
+  return result;
+}
+
+TracedTensor real_scalar_check(const TracedTensor& y, const char* transform) {
+  if (!y.defined()) fail(ErrorKind::InvalidArgument, transform, "the output is undefined");
+  if (y.rank() != 0) {
+    fail(ErrorKind::InvalidArgument, transform, "needs a scalar (rank-0) output, got shape ",
+         to_string(y.shape()), "; reduce it first or use vjp with a cotangent");
+  }
+  if (!is_floating(y.dtype())) {
+    fail(ErrorKind::InvalidArgument, transform, "needs a real floating output, got ",
+         name(y.dtype()), "; use vjp with an explicit cotangent");
+  }
+  return full_like(y, 1.0);
+}
+
+}  // namespace
+
+std::vector<std::optional<TracedTensor>> vjp_many(std::span<const TracedTensor> outputs,
+                                                  std::span<const TracedTensor> cotangents,
+                                                  std::span<const TracedTensor> wrt,
+                                                  const ad::AdContext& rules) {
+  if (cotangents.size() != outputs.size()) {
+    fail(ErrorKind::InvalidArgument, "vjp", "got ", cotangents.size(), " cotangents for ",
+         outputs.size(), " outputs; pass one per output");
+  }
+  for (std::size_t j = 0; j < outputs.size(); ++j)
+    check_like(cotangents[j], outputs[j], "cotangent", "vjp", j);
+  for (std::size_t i = 0; i < wrt.size(); ++i) {
+    if (!wrt[i].defined())
+      fail(ErrorKind::InvalidArgument, "vjp", "wrt value ", i, " is undefined");
+  }
+  const std::vector<NodePtr> order = detail::topo_order(outputs);
+  const Dependence dep = analyse(order, wrt);
+  GraphEmitter em;
+  std::unordered_map<const TracedNode*, std::vector<ad::MaybeVal>> cts;
+  auto accumulate = [&](const TracedTensor& at, ad::Val v) {
+    auto& slots = cts[at.node().get()];
+    slots.resize(at.node()->outputs.size());
+    ad::MaybeVal& s = slots[at.index()];
+    s = s ? em.add(*s, v) : v;
+  };
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    if (dep.value(outputs[j])) accumulate(outputs[j], em.add_value(cotangents[j]));
+  }
+  std::vector<std::optional<TracedTensor>> result(wrt.size());
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const TracedNode& n = **it;
+    auto found = cts.find(&n);
+    if (found == cts.end()) continue;
+    std::vector<ad::MaybeVal> out_ct = std::move(found->second);
+    out_ct.resize(n.outputs.size());
+    bool cut = false;
+    for (std::uint32_t j = 0; j < n.outputs.size(); ++j) {
+      auto w = dep.wrt.find({&n, j});
+      if (w == dep.wrt.end()) continue;
+      cut = true;
+      if (out_ct[j]) {
+        for (std::size_t i = 0; i < wrt.size(); ++i) {
+          if (wrt[i].node().get() == &n && wrt[i].index() == j) result[i] = em.get(*out_ct[j]);
+        }
+      }
+    }
+    if (cut || !dep.node.at(&n) || n.op == nullptr) continue;
+    std::vector<ad::MaybeVal> in_ct;
+    if (const auto* region = region_of(n)) {
+      in_ct = region_backward(em, n, *region, out_ct, rules);
+    } else {
+      std::vector<ad::Val> ins, outs;
+      std::vector<TensorMeta> metas;
+      for (const auto& t : n.inputs) {
+        ins.push_back(em.add_value(t));
+        metas.push_back(t.meta());
+      }
+      for (std::uint32_t j = 0; j < n.outputs.size(); ++j)
+        outs.push_back(em.add_value(TracedTensor(*it, j)));
+      in_ct = ad::backward_op(rules, em, *n.op, metas, ins, outs, out_ct, "vjp");
+    }
+    for (std::size_t i = 0; i < n.inputs.size() && i < in_ct.size(); ++i) {
+      if (in_ct[i] && dep.value(n.inputs[i])) accumulate(n.inputs[i], *in_ct[i]);
+    }
+  }
+  return result;
+}
+
+std::vector<std::optional<TracedTensor>> jvp_many(std::span<const TracedTensor> outputs,
+                                                  std::span<const TracedTensor> wrt,
+                                                  std::span<const TracedTensor> tangents,
+                                                  const ad::AdContext& rules) {
+  if (tangents.size() != wrt.size()) {
+    fail(ErrorKind::InvalidArgument, "jvp", "got ", tangents.size(), " tangents for ", wrt.size(),
+         " inputs; pass one per input");
+  }
+  for (std::size_t i = 0; i < wrt.size(); ++i) check_like(tangents[i], wrt[i], "tangent", "jvp", i);
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    if (!outputs[j].defined())
+      fail(ErrorKind::InvalidArgument, "jvp", "output ", j, " is undefined");
+  }
+  const std::vector<NodePtr> order = detail::topo_order(outputs);
+  GraphEmitter em;
+  std::map<Key, ad::Val> tan;
+  for (std::size_t i = 0; i < wrt.size(); ++i) {
+    if (ad::differentiable(wrt[i].dtype()))
+      tan[{wrt[i].node().get(), wrt[i].index()}] = em.add_value(tangents[i]);
+  }
+  for (const auto& sp : order) {
+    const TracedNode& n = *sp;
+    if (n.op == nullptr) continue;
+    bool cut = false;
+    for (std::uint32_t j = 0; j < n.outputs.size(); ++j) cut |= tan.count({&n, j}) != 0;
+    if (cut) continue;  // a wrt value: its tangent is given
+    std::vector<ad::MaybeVal> in_t;
+    bool any = false;
+    for (const auto& t : n.inputs) {
+      auto f = tan.find({t.node().get(), t.index()});
+      in_t.push_back(f == tan.end() ? ad::MaybeVal{} : ad::MaybeVal{f->second});
+      any |= f != tan.end();
+    }
+    if (!any) continue;
+    std::vector<ad::MaybeVal> out_t;
+    if (const auto* region = region_of(n)) {
+      out_t = region_forward(em, n, *region, in_t, rules);
+    } else {
+      std::vector<ad::Val> ins, outs;
+      for (const auto& t : n.inputs) ins.push_back(em.add_value(t));
+      for (std::uint32_t j = 0; j < n.outputs.size(); ++j)
+        outs.push_back(em.add_value(TracedTensor(sp, j)));
+      out_t = ad::forward_op(rules, em, *n.op, ins, outs, in_t, "jvp");
+    }
+    for (std::uint32_t j = 0; j < out_t.size() && j < n.outputs.size(); ++j) {
+      if (out_t[j]) tan[{&n, j}] = *out_t[j];
+    }
+  }
+  std::vector<std::optional<TracedTensor>> result(outputs.size());
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    auto f = tan.find({outputs[j].node().get(), outputs[j].index()});
+    if (f != tan.end()) result[j] = em.get(f->second);
+  }
+  return result;
+}
+
+std::optional<TracedTensor> vjp(const TracedTensor& y, const TracedTensor& cotangent,
+                                const TracedTensor& x, const ad::AdContext& rules) {
+  const TracedTensor ys[1] = {y}, cs[1] = {cotangent}, xs[1] = {x};
+  return vjp_many(ys, cs, xs, rules)[0];
+}
+
+std::optional<TracedTensor> jvp(const TracedTensor& y, const TracedTensor& x,
+                                const TracedTensor& tangent, const ad::AdContext& rules) {
+  const TracedTensor ys[1] = {y}, xs[1] = {x}, ts[1] = {tangent};
+  return jvp_many(ys, xs, ts, rules)[0];
+}
+
+std::vector<std::optional<TracedTensor>> grad_many(const TracedTensor& y,
+                                                   std::span<const TracedTensor> wrt,
+                                                   const ad::AdContext& rules) {
+  const TracedTensor seed = real_scalar_check(y, "grad");
+  const TracedTensor ys[1] = {y}, cs[1] = {seed};
+  return vjp_many(ys, cs, wrt, rules);
+}
+
+TracedTensor grad(const TracedTensor& y, const TracedTensor& x, const ad::AdContext& rules) {
+  const TracedTensor xs[1] = {x};
+  auto g = grad_many(y, xs, rules)[0];
+  return g ? *g : zeros_like(x);
+}
+
+TracedTensor hvp(const TracedTensor& y, const TracedTensor& x, const TracedTensor& v, HvpMode mode,
+                 const ad::AdContext& rules) {
+  check_like(v, x, "direction", "hvp", 0);
+  const TracedTensor g = grad(y, x, rules);
+  if (mode == HvpMode::ForwardOverReverse) {
+    auto t = jvp(g, x, v, rules);
+    return t ? *t : zeros_like(x);
+  }
+  // <g, v> under the real inner product; its gradient is H v (H is symmetric).
+  TracedTensor inner = is_complex(g.dtype()) ? sum(real(conj(g) * v)) : sum(g * v);
+  return grad(inner, x, rules);
+}
+
+}  // namespace tenferro
