@@ -26,3 +26,7 @@
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/rules.hpp"
+// Traced tier: graphs, programs, transforms.
+#include "tenferro/ad/program.hpp"
+#include "tenferro/ad/traced.hpp"
+#include "tenferro/ad/transforms.hpp"
