@@ -15,6 +15,7 @@
 #include "harness.hpp"
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/transforms.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 #include "tenferro/tenferro.hpp"
 
@@ -48,7 +49,44 @@ class Suite {
                  o_.threads);
     const Tensor r = op().contiguous();
     const auto check = bench::make_check(r.data<double>(), r.numel());
-    const auto qs = bench::probe_positions(r.numel());
+    verify(name, size, variant, check, bench::probe_positions(r.numel()), ref);
+    const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
+    bench::emit("tenferro", name, size, variant, o_.threads, st, check, per_unit);
+  }
+
+  /// As run(), for a case with several results (a traced program's outputs):
+  /// the check covers their flat memories one after another, and `ref(q)` is
+  /// the naive value at position q of that concatenation.
+  void run_many(const std::string& name, const std::string& size, const std::string& variant,
+                const std::function<std::vector<Tensor>()>& op,
+                const std::function<double(std::int64_t)>& ref) {
+    if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
+    std::fprintf(stderr, "  tenferro %s %s %s (%dT)\n", name.c_str(), size.c_str(), variant.c_str(),
+                 o_.threads);
+    std::vector<double> flat;
+    for (const Tensor& r : op()) {
+      const Tensor c = r.contiguous();
+      flat.insert(flat.end(), c.data<double>(), c.data<double>() + c.numel());
+    }
+    const auto n = static_cast<std::int64_t>(flat.size());
+    const auto check = bench::make_check(flat.data(), n);
+    verify(name, size, variant, check, bench::probe_positions(n), ref);
+    const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
+    bench::emit("tenferro", name, size, variant, o_.threads, st, check);
+  }
+
+  void matmul_cases();
+  void traced_cases();
+  void elementwise_cases();
+  void reduction_cases();
+  void permute_cases();
+  void overhead_cases();
+  void autodiff_cases();
+
+ private:
+  void verify(const std::string& name, const std::string& size, const std::string& variant,
+              const std::vector<double>& check, const std::vector<std::int64_t>& qs,
+              const std::function<double(std::int64_t)>& ref) {
     for (std::size_t i = 0; i < qs.size(); ++i) {
       const double want = ref(qs[i]);
       const double got = check[i + 1];
@@ -59,18 +97,8 @@ class Suite {
         ++failures_;
       }
     }
-    const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
-    bench::emit("tenferro", name, size, variant, o_.threads, st, check, per_unit);
   }
 
-  void matmul_cases();
-  void elementwise_cases();
-  void reduction_cases();
-  void permute_cases();
-  void overhead_cases();
-  void autodiff_cases();
-
- private:
   Options o_;
   CpuBackend cpu_;
   int failures_ = 0;
@@ -146,6 +174,115 @@ void Suite::elementwise_cases() {
         for (int i = 0; i < 8; ++i) x = std::tanh(0.5 * x + bv[q]);
         return x;
       });
+}
+
+// The traced tier: programs compiled and prepared once, before the clock;
+// each timed call is one run() of the prepared program.
+void Suite::traced_cases() {
+  auto rt = Runtime::builder()
+                .cpu(std::make_shared<CpuBackend>(
+                    CpuBackendOptions{o_.threads, std::size_t{512} << 20, 1 << 16}))
+                .build();
+  const auto prepared = [&](const Program& p, const std::vector<Tensor>& inputs) {
+    return prepare(*rt, p, InputSignature::of(inputs));
+  };
+
+  // Case 5, traced: the eager chain x <- tanh(t x + b) from x = a as one
+  // program; elementwise fusion runs the 24 ops as one pass over memory.
+  {
+    const std::int64_t n = std::int64_t{1} << 20;
+    const auto av = input_vector(n, 1), bv = input_vector(n, 2);
+    auto t = placeholder(f64, {}, "t");
+    auto a = placeholder(f64, {n}, "a");
+    auto b = placeholder(f64, {n}, "b");
+    TracedTensor x = a;
+    for (int i = 0; i < 8; ++i) x = tanh(t * x + b);
+    const std::vector<Tensor> in{Tensor::scalar(0.5), make_input({n}, 1), make_input({n}, 2)};
+    const PreparedProgram plan = prepared(compile({x}, {t, a, b}), in);
+    if (plan.fused_group_count() != 1) {
+      std::fprintf(stderr, "tanh_chain traced: expected one fused group, got %zu (%zu ops)\n",
+                   plan.fused_group_count(), plan.fused_op_count());
+      ++failures_;
+    }
+    run(
+        "tanh_chain", "2^20", "traced", [&] { return tenferro::run(*rt, plan, in)[0]; },
+        [&](std::int64_t q) {
+          double v = av[q];
+          for (int i = 0; i < 8; ++i) v = std::tanh(0.5 * v + bv[q]);
+          return v;
+        });
+  }
+
+  // Case 11: jvp and vjp programs of a loss (the program-level transforms):
+  // jvp: (inputs, tangents) -> (loss, tangent of loss);
+  // vjp: (inputs, cotangent 1) -> (loss, one cotangent per input).
+  const auto jvp_vjp = [&](const std::string& size, const std::string& loss, const Program& p,
+                           const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents,
+                           const std::vector<double>& jvp_ref, const std::vector<double>& vjp_ref) {
+    std::vector<Tensor> jin = primals;
+    jin.insert(jin.end(), tangents.begin(), tangents.end());
+    std::vector<Tensor> vin = primals;
+    vin.push_back(Tensor::scalar(1.0));
+    const PreparedProgram jplan = prepared(jvp(p), jin);
+    const PreparedProgram vplan = prepared(vjp(p), vin);
+    run_many(
+        "jvp_traced", size, loss, [&] { return tenferro::run(*rt, jplan, jin); },
+        [&](std::int64_t q) { return jvp_ref[q]; });
+    run_many(
+        "vjp_traced", size, loss, [&] { return tenferro::run(*rt, vplan, vin); },
+        [&](std::int64_t q) { return vjp_ref[q]; });
+  };
+  {
+    // sum(tanh(A x)), A 256 x 256: references by the chain rule with
+    // s = 1 - tanh(A x)^2: d = s . (dA x + A dx), gA = s x^T, gx = A^T s.
+    const std::int64_t n = 256;
+    const auto av = input_vector(n * n, 1), xv = input_vector(n, 2);
+    const auto dav = input_vector(n * n, 3), dxv = input_vector(n, 4);
+    auto a = placeholder(f64, {n, n}, "A");
+    auto x = placeholder(f64, {n}, "x");
+    const Program p = compile({sum(tanh(matmul(a, x)))}, {a, x});
+    std::vector<double> s(n);
+    double f = 0, d = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double y = 0, dy = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        y += av[i + j * n] * xv[j];
+        dy += dav[i + j * n] * xv[j] + av[i + j * n] * dxv[j];
+      }
+      const double th = std::tanh(y);
+      f += th;
+      s[i] = 1 - th * th;
+      d += s[i] * dy;
+    }
+    std::vector<double> vref{f};
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) vref.push_back(s[i] * xv[j]);
+    for (std::int64_t j = 0; j < n; ++j) {
+      double g = 0;
+      for (std::int64_t i = 0; i < n; ++i) g += av[i + j * n] * s[i];
+      vref.push_back(g);
+    }
+    jvp_vjp("256", "tanh_Ax", p, {make_input({n, n}, 1), make_input({n}, 2)},
+            {make_input({n, n}, 3), make_input({n}, 4)}, {f, d}, vref);
+  }
+  {
+    // sum(exp(sin x) x) on 2^16: g = exp(sin x) (x cos x + 1).
+    const std::int64_t n = std::int64_t{1} << 16;
+    const auto xv = input_vector(n, 1), dxv = input_vector(n, 2);
+    auto x = placeholder(f64, {n}, "x");
+    const Program p = compile({sum(exp(sin(x)) * x)}, {x});
+    double f = 0, d = 0;
+    std::vector<double> vref{0.0};
+    for (std::int64_t k = 0; k < n; ++k) {
+      const double e = std::exp(std::sin(xv[k]));
+      const double g = e * (xv[k] * std::cos(xv[k]) + 1);
+      f += e * xv[k];
+      d += g * dxv[k];
+      vref.push_back(g);
+    }
+    vref[0] = f;
+    jvp_vjp("2^16", "expsin_x", p, {make_input({n}, 1)}, {make_input({n}, 2)}, {f, d}, vref);
+  }
 }
 
 void Suite::reduction_cases() {
@@ -323,6 +460,7 @@ int main(int argc, char** argv) {
     Suite suite(o);
     suite.matmul_cases();
     suite.elementwise_cases();
+    suite.traced_cases();
     suite.reduction_cases();
     suite.permute_cases();
     suite.overhead_cases();

@@ -223,6 +223,51 @@ class Suite:
         a2, b2 = self.arr([2, 2], 1), self.arr([2, 2], 2)
         self.run("overhead_einsum_2x2", "2", "", lambda: torch.einsum("ij,jk->ik", b2, a2))
 
+    def jvp_vjp(self):
+        """Case 11: jvp and vjp of two losses (torch.autograd.functional; torch only).
+        Result memory: [loss, tangent] for jvp, [loss, cotangents...] for vjp."""
+        if self.impl != "torch":
+            return
+        torch = self.torch
+        taf = torch.autograd.functional
+        one = torch.tensor(1.0, dtype=torch.float64)
+
+        def flat(*ts):
+            return torch.cat([t.reshape(-1) for t in ts])
+
+        n = 256
+        # ours A x on column-major A is x @ P on the reversed array P (= A^T)
+        p, x = self.arr([n, n], 1), self.arr([n], 2)
+        dp, dx = self.arr([n, n], 3), self.arr([n], 4)
+
+        def tanh_ax(pp, xx):
+            return torch.tanh(xx @ pp).sum()
+
+        def jvp_ax():
+            return flat(*taf.jvp(tanh_ax, (p, x), (dp, dx)))
+
+        def vjp_ax():
+            out, (gp, gx) = taf.vjp(tanh_ax, (p, x), one)
+            return flat(out, gp, gx)
+
+        self.run("jvp_traced", "256", "tanh_Ax", jvp_ax)
+        self.run("vjp_traced", "256", "tanh_Ax", vjp_ax)
+
+        x16, dx16 = self.arr([1 << 16], 1), self.arr([1 << 16], 2)
+
+        def expsin(xx):
+            return (torch.exp(torch.sin(xx)) * xx).sum()
+
+        def jvp_es():
+            return flat(*taf.jvp(expsin, x16, dx16))
+
+        def vjp_es():
+            out, g = taf.vjp(expsin, x16, one)
+            return flat(out, g)
+
+        self.run("jvp_traced", "2^16", "expsin_x", jvp_es)
+        self.run("vjp_traced", "2^16", "expsin_x", vjp_es)
+
     def floors(self):
         """Memory floors: a copy moving the same bytes (numpy impl only)."""
         if self.impl != "numpy":
@@ -239,6 +284,7 @@ class Suite:
         self.reductions()
         self.permutes()
         self.overhead()
+        self.jvp_vjp()
         self.floors()
 
 
