@@ -12,8 +12,12 @@ namespace {
 
 using namespace tenferro;
 
-EagerRuntimePtr make_rt() { return EagerRuntime::make_cpu(CpuBackendOptions{1}); }
-Tensor four() { return Tensor::from_col_major({4}, std::vector<double>{1, 2, 3, 4}); }
+EagerRuntimePtr make_rt() {
+  return EagerRuntime::make_cpu(CpuBackendOptions{1});
+}
+Tensor four() {
+  return Tensor::from_col_major({4}, std::vector<double>{1, 2, 3, 4});
+}
 
 void BM_DirectAdd(benchmark::State& state) {
   CpuBackend cpu(CpuBackendOptions{1});
@@ -78,8 +82,8 @@ class AddOne final : public ExtensionOpWithParams<AddOne, NoParams> {
 
 void BM_ExtensionCallEager(benchmark::State& state) {
   auto module = std::make_shared<SimpleModule>("bench.families");
-  module->family<AddOne>("bench.add_one.v1", [](const AddOne&, ExecutionScope& scope, ExtensionCaches&,
-                                                std::span<const Tensor> in) {
+  module->family<AddOne>("bench.add_one.v1", [](const AddOne&, ExecutionScope& scope,
+                                                ExtensionCaches&, std::span<const Tensor> in) {
     Tensor x = scope.compact(in[0]);
     Tensor y = scope.backend().empty(x.shape(), x.dtype());
     const double* s = x.data<double>();
@@ -87,8 +91,10 @@ void BM_ExtensionCallEager(benchmark::State& state) {
     for (std::int64_t i = 0; i < x.numel(); ++i) d[i] = s[i] + 1.0;
     return std::vector<Tensor>{y};
   });
-  auto rt = EagerRuntime::make(
-      Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).module(module).build());
+  auto rt = EagerRuntime::make(Runtime::builder()
+                                   .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+                                   .module(module)
+                                   .build());
   auto op = std::make_shared<AddOne>();
   const EagerTensor in[1] = {rt->tensor(four())};
   for (auto _ : state) benchmark::DoNotOptimize(apply_eager(op, in));

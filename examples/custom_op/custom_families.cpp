@@ -12,7 +12,8 @@ using tenferro::ad::RuleArgs;
 using tenferro::ad::Val;
 
 tenferro::InferenceResult SoftSquare::infer(std::span<const tenferro::TensorMeta> in) const {
-  if (in[0].dtype != tenferro::f64) tenferro::fail(ErrorKind::DTypeMismatch, std::string(name()), "needs f64 input");
+  if (in[0].dtype != tenferro::f64)
+    tenferro::fail(ErrorKind::DTypeMismatch, std::string(name()), "needs f64 input");
   return {{in[0]}, {}};
 }
 
@@ -24,37 +25,42 @@ tenferro::InferenceResult MaxPlusMatmul::infer(std::span<const tenferro::TensorM
     tenferro::fail(ErrorKind::RankMismatch, std::string(name()), "needs two matrices");
   }
   tenferro::TensorMeta out{tenferro::f64, {in[0].shape[0], in[1].shape[1]}};
-  return {{out}, {tenferro::ShapeConstraint::dims_equal(in[0].shape[1], in[1].shape[0], "inner extents must agree")}};
+  return {{out},
+          {tenferro::ShapeConstraint::dims_equal(in[0].shape[1], in[1].shape[0],
+                                                 "inner extents must agree")}};
 }
 
 tenferro::ExtensionModulePtr make_module() {
   auto module = std::make_shared<tenferro::SimpleModule>("custom.families");
-  module->family<SoftSquare>("custom.softsquare.v1", [](const SoftSquare&, tenferro::ExecutionScope& scope,
-                                                         tenferro::ExtensionCaches&, std::span<const Tensor> in) {
-    Tensor x = scope.compact(in[0]);
-    Tensor y = scope.backend().empty(x.shape(), x.dtype());
-    const double* xs = x.data<double>();
-    double* ys = static_cast<double*>(y.raw_data());
-    for (std::int64_t i = 0; i < x.numel(); ++i) ys[i] = std::log1p(xs[i] * xs[i]);
-    return std::vector<Tensor>{y};
-  });
-  module->family<MaxPlusMatmul>("custom.maxplus_matmul.v1", [](const MaxPlusMatmul&, tenferro::ExecutionScope& scope,
-                                                                tenferro::ExtensionCaches&, std::span<const Tensor> in) {
-    Tensor a = scope.compact(in[0]), b = scope.compact(in[1]);
-    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    Tensor c = scope.backend().empty({m, n}, tenferro::f64);
-    const double* A = a.data<double>();
-    const double* B = b.data<double>();
-    double* C = static_cast<double*>(c.raw_data());
-    for (std::int64_t j = 0; j < n; ++j) {
-      for (std::int64_t i = 0; i < m; ++i) {
-        double best = -std::numeric_limits<double>::infinity();
-        for (std::int64_t p = 0; p < k; ++p) best = std::max(best, A[i + p * m] + B[p + j * k]);
-        C[i + j * m] = best;
-      }
-    }
-    return std::vector<Tensor>{c};
-  });
+  module->family<SoftSquare>("custom.softsquare.v1",
+                             [](const SoftSquare&, tenferro::ExecutionScope& scope,
+                                tenferro::ExtensionCaches&, std::span<const Tensor> in) {
+                               Tensor x = scope.compact(in[0]);
+                               Tensor y = scope.backend().empty(x.shape(), x.dtype());
+                               const double* xs = x.data<double>();
+                               double* ys = static_cast<double*>(y.raw_data());
+                               for (std::int64_t i = 0; i < x.numel(); ++i)
+                                 ys[i] = std::log1p(xs[i] * xs[i]);
+                               return std::vector<Tensor>{y};
+                             });
+  module->family<MaxPlusMatmul>(
+      "custom.maxplus_matmul.v1", [](const MaxPlusMatmul&, tenferro::ExecutionScope& scope,
+                                     tenferro::ExtensionCaches&, std::span<const Tensor> in) {
+        Tensor a = scope.compact(in[0]), b = scope.compact(in[1]);
+        const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+        Tensor c = scope.backend().empty({m, n}, tenferro::f64);
+        const double* A = a.data<double>();
+        const double* B = b.data<double>();
+        double* C = static_cast<double*>(c.raw_data());
+        for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t i = 0; i < m; ++i) {
+            double best = -std::numeric_limits<double>::infinity();
+            for (std::int64_t p = 0; p < k; ++p) best = std::max(best, A[i + p * m] + B[p + j * k]);
+            C[i + j * m] = best;
+          }
+        }
+        return std::vector<Tensor>{c};
+      });
   return module;
 }
 
@@ -80,9 +86,11 @@ void register_rules(tenferro::ad::AdContext& ctx) {
     auto& e = a.emitter;
     const auto sa = e.meta(a.inputs[0]).shape, sb = e.meta(a.inputs[1]).shape;
     const tenferro::SymShape cube{sa[0], sa[1], sb[1]};  // [i, k, j]
-    const Val s = e.add(e.broadcast_in_dim(a.inputs[0], cube, {0, 1}), e.broadcast_in_dim(a.inputs[1], cube, {1, 2}));
-    const Val winner = e.convert(e.binary(tenferro::BinaryOp::Eq, s, e.broadcast_in_dim(a.outputs[0], cube, {0, 2})),
-                                 tenferro::f64);
+    const Val s = e.add(e.broadcast_in_dim(a.inputs[0], cube, {0, 1}),
+                        e.broadcast_in_dim(a.inputs[1], cube, {1, 2}));
+    const Val winner = e.convert(
+        e.binary(tenferro::BinaryOp::Eq, s, e.broadcast_in_dim(a.outputs[0], cube, {0, 2})),
+        tenferro::f64);
     std::optional<Val> tsum;
     if (t[0]) tsum = e.broadcast_in_dim(*t[0], cube, {0, 1});
     if (t[1]) {
@@ -107,7 +115,8 @@ tenferro::EagerTensor softsquare(const tenferro::EagerTensor& x) {
   return tenferro::apply_eager(std::make_shared<SoftSquare>(), in)[0];
 }
 
-tenferro::EagerTensor maxplus_matmul(const tenferro::EagerTensor& a, const tenferro::EagerTensor& b) {
+tenferro::EagerTensor maxplus_matmul(const tenferro::EagerTensor& a,
+                                     const tenferro::EagerTensor& b) {
   const tenferro::EagerTensor in[2] = {a, b};
   return tenferro::apply_eager(std::make_shared<MaxPlusMatmul>(), in)[0];
 }

@@ -18,7 +18,8 @@ class SoftSquare final : public tenferro::ExtensionOpWithParams<SoftSquare, tenf
   tenferro::InferenceResult infer(std::span<const tenferro::TensorMeta> in) const override;
 };
 
-class MaxPlusMatmul final : public tenferro::ExtensionOpWithParams<MaxPlusMatmul, tenferro::NoParams> {
+class MaxPlusMatmul final
+    : public tenferro::ExtensionOpWithParams<MaxPlusMatmul, tenferro::NoParams> {
  public:
   MaxPlusMatmul() : ExtensionOpWithParams("custom.maxplus_matmul.v1", {}) {}
   std::size_t input_count() const override { return 2; }
@@ -35,6 +36,7 @@ void register_rules(tenferro::ad::AdContext& ctx);
 tenferro::EagerRuntimePtr make_runtime();
 
 tenferro::EagerTensor softsquare(const tenferro::EagerTensor& x);
-tenferro::EagerTensor maxplus_matmul(const tenferro::EagerTensor& a, const tenferro::EagerTensor& b);
+tenferro::EagerTensor maxplus_matmul(const tenferro::EagerTensor& a,
+                                     const tenferro::EagerTensor& b);
 
 }  // namespace custom

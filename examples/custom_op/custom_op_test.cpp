@@ -21,7 +21,8 @@ TEST(CustomOp, SoftSquareGradientCheck) {
   auto rt = custom::make_runtime();
   Generator gen(3);
   std::vector<EagerTensor> in{rt->tensor(randn({5}, f64, gen))};
-  auto r = check_gradients([](std::span<const EagerTensor> z) { return custom::softsquare(z[0]) * z[0]; }, in);
+  auto r = check_gradients(
+      [](std::span<const EagerTensor> z) { return custom::softsquare(z[0]) * z[0]; }, in);
   EXPECT_TRUE(r.ok) << r.detail;
 }
 
@@ -41,10 +42,12 @@ TEST(CustomOp, MaxPlusValuesAndSubgradient) {
 TEST(CustomOp, MaxPlusGradientCheckWithUniqueWinners) {
   auto rt = custom::make_runtime();
   Generator gen(11);
-  std::vector<EagerTensor> in{rt->tensor(randn({3, 4}, f64, gen)), rt->tensor(randn({4, 2}, f64, gen))};
+  std::vector<EagerTensor> in{rt->tensor(randn({3, 4}, f64, gen)),
+                              rt->tensor(randn({4, 2}, f64, gen))};
   GradCheckOptions opt;
   opt.eps = 1e-7;  // small enough that no winner changes
-  auto r = check_gradients([](std::span<const EagerTensor> z) { return custom::maxplus_matmul(z[0], z[1]); }, in, opt);
+  auto r = check_gradients(
+      [](std::span<const EagerTensor> z) { return custom::maxplus_matmul(z[0], z[1]); }, in, opt);
   EXPECT_TRUE(r.ok) << r.detail;
 }
 

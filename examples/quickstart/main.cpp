@@ -116,7 +116,8 @@ int main() {
     const std::vector<double> vs{1.0, 0.0, -2.0};
     auto dir = rt->tensor(tf::Tensor::from_col_major({3}, vs));
     auto hv_fwd = tf::jvp_tangent([&](const tf::EagerTensor& z) { return tf::grad(f, z); }, w, dir);
-    auto hv_rev = tf::grad([&](const tf::EagerTensor& z) { return tf::sum(tf::grad(f, z) * dir); }, w);
+    auto hv_rev =
+        tf::grad([&](const tf::EagerTensor& z) { return tf::sum(tf::grad(f, z) * dir); }, w);
     std::vector<double> hv_expected;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double s = std::sin(xs[i]), c = std::cos(xs[i]);
@@ -149,7 +150,8 @@ int main() {
         g.push_back(std::cos(v) * std::exp(std::sin(v)));
       }
       check("traced sum(exp(sin x)), n = " + std::to_string(len), out[0], tf::Tensor::scalar(y));
-      check("traced gradient, n = " + std::to_string(len), out[1], tf::Tensor::from_col_major({len}, g));
+      check("traced gradient, n = " + std::to_string(len), out[1],
+            tf::Tensor::from_col_major({len}, g));
     }
   } catch (const tf::Error& e) {
     std::cerr << "unexpected tenferro error (" << tf::name(e.kind()) << "): " << e.what() << "\n";

@@ -457,7 +457,8 @@ void register_elementwise_rules(AdContext& ctx) {
   for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i) {
     const auto op = static_cast<BinaryOp>(i);
     RuleSet rules = binary_rules(op);
-    if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul) add_vjp_from_transpose(rules);
+    if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul)
+      add_vjp_from_transpose(rules);
     ctx.register_rules(std::string(make_primitive(prim::Binary{op})->name()), std::move(rules));
   }
   ctx.register_rules("select", select_rule());

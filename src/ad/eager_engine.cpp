@@ -51,7 +51,8 @@ EagerTensor accumulate(const std::optional<EagerTensor>& acc, const EagerTensor&
 
 std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     const EagerRuntimePtr& rt, const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
-    const std::unordered_set<const GradNode*>* targets, bool create_graph, std::string_view transform) {
+    const std::unordered_set<const GradNode*>* targets, bool create_graph,
+    std::string_view transform) {
   std::optional<NoGradGuard> no_grad;
   if (!create_graph) no_grad.emplace();
 
@@ -63,7 +64,8 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   // needed: the node leads to a target (or to a live leaf in backward()).
   std::unordered_set<const GradNode*> needed;
   for (GradNode* n : nodes) {  // ascending: inputs before users
-    bool need = targets ? targets->count(n) != 0 : (n->kind == NodeKind::Leaf && !n->leaf.expired());
+    bool need =
+        targets ? targets->count(n) != 0 : (n->kind == NodeKind::Leaf && !n->leaf.expired());
     if (!(targets && targets->count(n))) {
       for (const auto& e : n->inputs) need |= e.node && needed.count(e.node.get()) != 0;
     }
@@ -98,14 +100,14 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
       std::lock_guard<std::mutex> lock(leaf->grad_mutex);
       std::optional<EagerTensor> have;
       if (leaf->grad) have = EagerTensor(leaf->grad);
-      EagerTensor sum = accumulate(have, out_ct[0]->value().dtype() == leaf->value.dtype()
-                                             ? *out_ct[0]
-                                             : *out_ct[0]);
+      EagerTensor sum = accumulate(
+          have, out_ct[0]->value().dtype() == leaf->value.dtype() ? *out_ct[0] : *out_ct[0]);
       leaf->grad = create_graph ? sum.impl() : sum.detach().impl();
       continue;
     }
     if (n->kind == NodeKind::Alias) {
-      if (!out_ct.empty() && out_ct[0] && n->inputs[0].node && needed.count(n->inputs[0].node.get())) {
+      if (!out_ct.empty() && out_ct[0] && n->inputs[0].node &&
+          needed.count(n->inputs[0].node.get())) {
         deliver(n->inputs[0].node.get(), n->inputs[0].index, *out_ct[0]);
       }
       continue;
@@ -119,9 +121,8 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     std::vector<ad::MaybeVal> ct_vals(n->op->output_count());
     for (std::size_t j = 0; j < out_ct.size() && j < ct_vals.size(); ++j)
       if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
-    std::vector<ad::MaybeVal> in_ct =
-        ad::backward_op(rt->ad(), em, *n->op, n->input_metas, ins, outs, ct_vals, transform,
-                        n->output_metas);
+    std::vector<ad::MaybeVal> in_ct = ad::backward_op(rt->ad(), em, *n->op, n->input_metas, ins,
+                                                      outs, ct_vals, transform, n->output_metas);
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       const Edge& e = n->inputs[i];
       if (!in_ct[i] || !e.node || !needed.count(e.node.get())) continue;
@@ -167,8 +168,8 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
       if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
-    std::vector<ad::MaybeVal> tout = ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform,
-                                                    n->input_metas);
+    std::vector<ad::MaybeVal> tout =
+        ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform, n->input_metas);
     auto& slot = tangents[n];
     slot.resize(tout.size());
     for (std::size_t j = 0; j < tout.size(); ++j)
@@ -186,20 +187,23 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
 void EagerTensor::backward() const {
   if (!defined()) fail(ErrorKind::InvalidArgument, "backward", "eager tensor is undefined");
   if (numel() != 1) {
-    fail(ErrorKind::ShapeMismatch, "backward", "backward() needs a scalar (one element), got shape ",
-         shape_to_string(shape()), "; pass a seed: backward(seed)");
+    fail(ErrorKind::ShapeMismatch, "backward",
+         "backward() needs a scalar (one element), got shape ", shape_to_string(shape()),
+         "; pass a seed: backward(seed)");
   }
   backward(runtime()->tensor(ones(shape(), dtype())));
 }
 
 void EagerTensor::backward(const EagerTensor& seed) const {
-  if (!defined() || !seed.defined()) fail(ErrorKind::InvalidArgument, "backward", "tensor or seed is undefined");
+  if (!defined() || !seed.defined())
+    fail(ErrorKind::InvalidArgument, "backward", "tensor or seed is undefined");
   if (seed.runtime() != runtime()) {
-    fail(ErrorKind::ContextMismatch, "backward", "the seed belongs to another eager runtime; detach_into() it first");
+    fail(ErrorKind::ContextMismatch, "backward",
+         "the seed belongs to another eager runtime; detach_into() it first");
   }
   if (seed.dtype() != dtype()) {
-    fail(ErrorKind::DTypeMismatch, "backward", "seed dtype ", name(seed.dtype()), " differs from output dtype ",
-         name(dtype()));
+    fail(ErrorKind::DTypeMismatch, "backward", "seed dtype ", name(seed.dtype()),
+         " differs from output dtype ", name(dtype()));
   }
   if (!(seed.shape() == shape())) {
     fail(ErrorKind::ShapeMismatch, "backward", "seed shape ", shape_to_string(seed.shape()),
@@ -210,7 +214,8 @@ void EagerTensor::backward(const EagerTensor& seed) const {
          "this tensor does not require grad and has no recorded history; mark an input with "
          "requires_grad_() before computing it");
   }
-  detail::run_reverse(runtime(), {{*this, seed.detach()}}, nullptr, /*create_graph=*/false, "backward");
+  detail::run_reverse(runtime(), {{*this, seed.detach()}}, nullptr, /*create_graph=*/false,
+                      "backward");
 }
 
 // ---- functional transforms -------------------------------------------------------------------
@@ -245,7 +250,8 @@ EagerTensor finish(const EagerTensor& result, bool keep_graph) {
   return keep_graph ? result : result.detach();
 }
 
-std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f, std::span<const EagerTensor> xs,
+std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f,
+                                                     std::span<const EagerTensor> xs,
                                                      const EagerTensor* seed, EagerTensor* out,
                                                      const char* what) {
   if (xs.empty()) fail(ErrorKind::InvalidArgument, what, "at least one input is required");
@@ -260,7 +266,8 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f, std::spa
   }
   detail::common_runtime(xs, what);
   EagerTensor y = f(aliases);
-  if (!y.defined()) fail(ErrorKind::InvalidArgument, what, "the function returned an undefined tensor");
+  if (!y.defined())
+    fail(ErrorKind::InvalidArgument, what, "the function returned an undefined tensor");
   const bool keep = any_tracked && grad_recording_enabled();
   if (out) *out = finish(y, keep);
   std::vector<std::optional<EagerTensor>> result(xs.size());
@@ -268,8 +275,9 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f, std::spa
   EagerTensor s;
   if (seed) {
     if (seed->dtype() != y.dtype() || !(seed->shape() == y.shape())) {
-      fail(ErrorKind::ShapeMismatch, what, "cotangent has ", name(seed->dtype()), shape_to_string(seed->shape()),
-           " but the output is ", name(y.dtype()), shape_to_string(y.shape()));
+      fail(ErrorKind::ShapeMismatch, what, "cotangent has ", name(seed->dtype()),
+           shape_to_string(seed->shape()), " but the output is ", name(y.dtype()),
+           shape_to_string(y.shape()));
     }
     s = *seed;
   } else {
@@ -290,29 +298,31 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f, std::spa
 }  // namespace
 
 std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x) {
-  auto r = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1), nullptr,
-                        nullptr, "grad");
+  auto r = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1),
+                        nullptr, nullptr, "grad");
   return r[0];
 }
 
 EagerTensor grad(const EagerFn& f, const EagerTensor& x) {
   auto g = try_grad(f, x);
   if (!g) {
-    fail(ErrorKind::InvalidArgument, "grad", "the function does not depend on its input; use try_grad to get "
-                                             "\"no dependence\" instead of an error");
+    fail(ErrorKind::InvalidArgument, "grad",
+         "the function does not depend on its input; use try_grad to get "
+         "\"no dependence\" instead of an error");
   }
   return *g;
 }
 
-std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, std::span<const EagerTensor> xs) {
+std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f,
+                                                  std::span<const EagerTensor> xs) {
   return reverse_many(f, xs, nullptr, nullptr, "grad");
 }
 
 VjpResult vjp(const EagerFn& f, const EagerTensor& x, const EagerTensor& ct) {
   VjpResult r;
   if (!ct.defined()) fail(ErrorKind::InvalidArgument, "vjp", "cotangent is undefined");
-  auto cts = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1), &ct,
-                          &r.output, "vjp");
+  auto cts = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1),
+                          &ct, &r.output, "vjp");
   r.cotangent = cts[0];
   return r;
 }
@@ -321,16 +331,20 @@ JvpResult jvp(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
   require_differentiable(x, "jvp");
   if (!v.defined()) fail(ErrorKind::InvalidArgument, "jvp", "tangent is undefined");
   if (v.runtime() != x.runtime()) {
-    fail(ErrorKind::ContextMismatch, "jvp", "the tangent belongs to another eager runtime; detach_into() it first");
+    fail(ErrorKind::ContextMismatch, "jvp",
+         "the tangent belongs to another eager runtime; detach_into() it first");
   }
   if (v.dtype() != x.dtype() || !(v.shape() == x.shape())) {
-    fail(ErrorKind::ShapeMismatch, "jvp", "tangent has ", name(v.dtype()), shape_to_string(v.shape()),
-         " but the input is ", name(x.dtype()), shape_to_string(x.shape()));
+    fail(ErrorKind::ShapeMismatch, "jvp", "tangent has ", name(v.dtype()),
+         shape_to_string(v.shape()), " but the input is ", name(x.dtype()),
+         shape_to_string(x.shape()));
   }
   EagerTensor alias = make_alias(x);
   EagerTensor y = f(alias);
-  if (!y.defined()) fail(ErrorKind::InvalidArgument, "jvp", "the function returned an undefined tensor");
-  const bool keep = (x.impl()->node != nullptr || v.impl()->node != nullptr) && grad_recording_enabled();
+  if (!y.defined())
+    fail(ErrorKind::InvalidArgument, "jvp", "the function returned an undefined tensor");
+  const bool keep =
+      (x.impl()->node != nullptr || v.impl()->node != nullptr) && grad_recording_enabled();
   JvpResult r;
   r.output = finish(y, keep);
   auto t = detail::run_forward(x.runtime(), alias.impl()->node.get(), v, y, "jvp");
@@ -341,8 +355,9 @@ JvpResult jvp(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
 EagerTensor jvp_tangent(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
   auto r = jvp(f, x, v);
   if (!r.tangent) {
-    fail(ErrorKind::InvalidArgument, "jvp", "the function does not depend on its input; use jvp() to get "
-                                            "\"no dependence\" instead of an error");
+    fail(ErrorKind::InvalidArgument, "jvp",
+         "the function does not depend on its input; use jvp() to get "
+         "\"no dependence\" instead of an error");
   }
   return *r.tangent;
 }

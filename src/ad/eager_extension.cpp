@@ -13,7 +13,8 @@ namespace {
 const EagerRuntimePtr& validate(const ExtensionOpPtr& op, std::span<const EagerTensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply_eager", "op is null");
   if (inputs.empty()) {
-    fail(ErrorKind::InvalidArgument, std::string(op->name()), "at least one input tensor is required");
+    fail(ErrorKind::InvalidArgument, std::string(op->name()),
+         "at least one input tensor is required");
   }
   if (inputs.size() != op->input_count()) {
     fail(ErrorKind::InvalidArgument, std::string(op->name()), "family ", op->name(), " expects ",
@@ -30,7 +31,8 @@ std::vector<Tensor> values_of(std::span<const EagerTensor> inputs) {
 }
 }  // namespace
 
-std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op, std::span<const EagerTensor> inputs) {
+std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op,
+                                     std::span<const EagerTensor> inputs) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   std::vector<Tensor> outputs = rt->runtime()->apply(op, values_of(inputs));
   return detail::finish_outputs(rt, op, inputs, std::move(outputs));
@@ -40,10 +42,12 @@ std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const Ext
                                                 std::span<const EagerTensor> inputs) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   if (session.runtime() != rt) {
-    fail(ErrorKind::ContextMismatch, std::string(op->name()), "the session belongs to eager runtime ",
-         session.runtime()->id(), " but the inputs to runtime ", rt->id(), "; use a session of the inputs' runtime");
+    fail(ErrorKind::ContextMismatch, std::string(op->name()),
+         "the session belongs to eager runtime ", session.runtime()->id(),
+         " but the inputs to runtime ", rt->id(), "; use a session of the inputs' runtime");
   }
-  std::vector<Tensor> outputs = rt->runtime()->apply_in_session(session.engine_session(), op, values_of(inputs));
+  std::vector<Tensor> outputs =
+      rt->runtime()->apply_in_session(session.engine_session(), op, values_of(inputs));
   return detail::finish_outputs(rt, op, inputs, std::move(outputs));
 }
 
@@ -60,8 +64,11 @@ std::vector<EagerTensor> apply_eager_with_module_factory(const ExtensionOpPtr& o
     std::lock_guard<std::mutex> lock(install_mutex);
     snap = runtime->snapshot();
     if (snap->family(op->name(), snap->selected_engine()) == nullptr) {
-      ExtensionModulePtr module = factory(EagerExtensionTarget{snap->selected_engine(), snap->selected().kind()});
-      if (!module) fail(ErrorKind::InvalidArgument, std::string(op->name()), "the module factory returned null");
+      ExtensionModulePtr module =
+          factory(EagerExtensionTarget{snap->selected_engine(), snap->selected().kind()});
+      if (!module)
+        fail(ErrorKind::InvalidArgument, std::string(op->name()),
+             "the module factory returned null");
       runtime->install_module(module);
     }
   }

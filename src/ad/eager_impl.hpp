@@ -61,10 +61,12 @@ std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& 
                                         std::span<const EagerTensor> inputs);
 /// eager_dispatch for a one-output primitive without intermediate vectors
 /// (the hot path of every eager elementwise op).
-EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const EagerTensor> inputs);
+EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op,
+                            std::span<const EagerTensor> inputs);
 /// Records already computed outputs of `op` (used by extension dispatch).
 std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
-                                        std::span<const EagerTensor> inputs, std::vector<Tensor> outputs);
+                                        std::span<const EagerTensor> inputs,
+                                        std::vector<Tensor> outputs);
 /// The runtime shared by `inputs` (ContextMismatch otherwise).
 const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::string_view op);
 
@@ -87,7 +89,8 @@ class EagerEmitter final : public ad::Emitter {
 /// return their cotangents (functional transforms).
 std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     const EagerRuntimePtr& rt, const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
-    const std::unordered_set<const GradNode*>* targets, bool create_graph, std::string_view transform);
+    const std::unordered_set<const GradNode*>* targets, bool create_graph,
+    std::string_view transform);
 
 /// Forward replay of the recorded graph from `source` with tangent `v`;
 /// returns the tangent of `output` (nullopt when it does not depend on source).

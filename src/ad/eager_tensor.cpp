@@ -40,7 +40,9 @@ EagerTensor EagerRuntime::variable(Tensor value) {
 
 namespace detail {
 
-std::uint64_t next_node_seq() { return g_seq++; }
+std::uint64_t next_node_seq() {
+  return g_seq++;
+}
 
 EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
   auto impl = std::make_shared<EagerImpl>();
@@ -69,14 +71,30 @@ const EagerImpl& require(const std::shared_ptr<EagerImpl>& impl, const char* wha
 }
 }  // namespace
 
-DType EagerTensor::dtype() const { return require(impl_, "dtype").value.dtype(); }
-const Shape& EagerTensor::shape() const { return require(impl_, "shape").value.shape(); }
-std::int64_t EagerTensor::rank() const { return require(impl_, "rank").value.rank(); }
-std::int64_t EagerTensor::numel() const { return require(impl_, "numel").value.numel(); }
-const Tensor& EagerTensor::value() const { return require(impl_, "value").value; }
-Tensor EagerTensor::copy_value() const { return require(impl_, "copy_value").value.clone(); }
-const EagerRuntimePtr& EagerTensor::runtime() const { return require(impl_, "runtime").rt; }
-bool EagerTensor::requires_grad() const { return require(impl_, "requires_grad").requires_grad; }
+DType EagerTensor::dtype() const {
+  return require(impl_, "dtype").value.dtype();
+}
+const Shape& EagerTensor::shape() const {
+  return require(impl_, "shape").value.shape();
+}
+std::int64_t EagerTensor::rank() const {
+  return require(impl_, "rank").value.rank();
+}
+std::int64_t EagerTensor::numel() const {
+  return require(impl_, "numel").value.numel();
+}
+const Tensor& EagerTensor::value() const {
+  return require(impl_, "value").value;
+}
+Tensor EagerTensor::copy_value() const {
+  return require(impl_, "copy_value").value.clone();
+}
+const EagerRuntimePtr& EagerTensor::runtime() const {
+  return require(impl_, "runtime").rt;
+}
+bool EagerTensor::requires_grad() const {
+  return require(impl_, "requires_grad").requires_grad;
+}
 bool EagerTensor::is_leaf() const {
   const auto& i = require(impl_, "is_leaf");
   return !i.node || i.node->kind == detail::NodeKind::Leaf;
@@ -86,7 +104,8 @@ EagerTensor& EagerTensor::requires_grad_(bool on) {
   require(impl_, "requires_grad_");
   if (impl_->node && impl_->node->kind != detail::NodeKind::Leaf) {
     fail(ErrorKind::RuntimeState, "requires_grad_",
-         "only leaves can change requires_grad; this tensor has recorded history (detach() it first)");
+         "only leaves can change requires_grad; this tensor has recorded history (detach() it "
+         "first)");
   }
   if (on && !is_inexact(impl_->value.dtype())) {
     fail(ErrorKind::DTypeMismatch, "requires_grad_", "values of dtype ", name(impl_->value.dtype()),
@@ -113,7 +132,9 @@ void clear_grads(std::span<EagerTensor> tensors) {
   for (auto& t : tensors) t.clear_grad();
 }
 
-EagerTensor EagerTensor::detach() const { return detail::make_eager(runtime(), value()); }
+EagerTensor EagerTensor::detach() const {
+  return detail::make_eager(runtime(), value());
+}
 
 EagerTensor EagerTensor::detach_into(const EagerRuntimePtr& other) const {
   if (!other) fail(ErrorKind::InvalidArgument, "detach_into", "target runtime is null");
@@ -123,14 +144,26 @@ EagerTensor EagerTensor::detach_into(const EagerRuntimePtr& other) const {
 
 // ---- scopes ---------------------------------------------------------------------------
 
-NoGradGuard::NoGradGuard() { ++t_no_grad_depth; }
-NoGradGuard::~NoGradGuard() { --t_no_grad_depth; }
+NoGradGuard::NoGradGuard() {
+  ++t_no_grad_depth;
+}
+NoGradGuard::~NoGradGuard() {
+  --t_no_grad_depth;
+}
 
-CaptureScope::CaptureScope() : previous_(t_capture) { t_capture = this; }
-CaptureScope::~CaptureScope() { t_capture = previous_; }
+CaptureScope::CaptureScope() : previous_(t_capture) {
+  t_capture = this;
+}
+CaptureScope::~CaptureScope() {
+  t_capture = previous_;
+}
 
-bool grad_recording_enabled() { return t_no_grad_depth == 0; }
-bool capture_active() { return t_capture != nullptr; }
+bool grad_recording_enabled() {
+  return t_no_grad_depth == 0;
+}
+bool capture_active() {
+  return t_capture != nullptr;
+}
 
 void record_capture(const OpPtr& op, std::span<const EagerTensor> inputs,
                     std::span<const EagerTensor> outputs) {
@@ -144,7 +177,8 @@ void record_capture(const OpPtr& op, std::span<const EagerTensor> inputs,
 namespace detail {
 
 const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::string_view op) {
-  if (inputs.empty()) fail(ErrorKind::InvalidArgument, std::string(op), "at least one input is required");
+  if (inputs.empty())
+    fail(ErrorKind::InvalidArgument, std::string(op), "at least one input is required");
   const EagerRuntimePtr& rt = require(inputs[0].impl(), "dispatch").rt;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const auto& other = require(inputs[i].impl(), "dispatch").rt;
@@ -158,7 +192,8 @@ const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::
 }
 
 std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
-                                        std::span<const EagerTensor> inputs, std::vector<Tensor> outputs) {
+                                        std::span<const EagerTensor> inputs,
+                                        std::vector<Tensor> outputs) {
   if (outputs.size() != op->output_count()) {
     fail(ErrorKind::Internal, std::string(op->name()), "executor returned ", outputs.size(),
          " outputs but ", op->name(), " declares ", op->output_count());
@@ -186,7 +221,8 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
     const auto& in = *inputs[i].impl();
     node->inputs[i] = Edge{in.node, in.output_index};
     node->input_metas.push_back(TensorMeta{in.value.dtype(), to_sym_shape(in.value.shape())});
-    if (residuals.input(i)) node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
+    if (residuals.input(i))
+      node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
   }
   node->saved_outputs.resize(outputs.size());
   for (std::size_t j = 0; j < outputs.size(); ++j) {
@@ -198,7 +234,8 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
       impl->node = node;
       impl->output_index = static_cast<std::uint32_t>(j);
       if (residuals.output(j)) {
-        node->saved_outputs[j] = SavedValue{true, outputs[j], nullptr, node, static_cast<std::uint32_t>(j)};
+        node->saved_outputs[j] =
+            SavedValue{true, outputs[j], nullptr, node, static_cast<std::uint32_t>(j)};
       }
     }
     impl->value = std::move(outputs[j]);
@@ -217,8 +254,8 @@ std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& 
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& other = require(inputs[i].impl(), "dispatch").rt;
     if (other != rt) {
-      fail(ErrorKind::ContextMismatch, std::string(op->name()), "input ", i, " belongs to eager runtime ",
-           other->id(), " but the op runs in runtime ", rt->id(),
+      fail(ErrorKind::ContextMismatch, std::string(op->name()), "input ", i,
+           " belongs to eager runtime ", other->id(), " but the op runs in runtime ", rt->id(),
            "; move it with detach_into(target runtime) first");
     }
   }
@@ -229,12 +266,14 @@ std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& 
   if (op->is_extension()) {
     outputs = rt->runtime()->apply(op, values);
   } else {
-    outputs.push_back(execute_primitive(static_cast<const PrimitiveOp&>(*op), values, rt->backend()));
+    outputs.push_back(
+        execute_primitive(static_cast<const PrimitiveOp&>(*op), values, rt->backend()));
   }
   return finish_outputs(rt, op, inputs, std::move(outputs));
 }
 
-EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const EagerTensor> inputs) {
+EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op,
+                            std::span<const EagerTensor> inputs) {
   constexpr std::size_t kInline = 4;
   if (op->is_extension() || op->output_count() != 1 || inputs.size() > kInline ||
       inputs.size() != op->input_count()) {
@@ -267,7 +306,8 @@ ad::Val EagerEmitter::add_value(EagerTensor t) {
 
 const EagerTensor& EagerEmitter::get(ad::Val v) const {
   if (!v.valid()) {
-    fail(ErrorKind::Internal, "autodiff", "an AD rule read a primal value it did not declare as a residual");
+    fail(ErrorKind::Internal, "autodiff",
+         "an AD rule read a primal value it did not declare as a residual");
   }
   return values_.at(static_cast<std::size_t>(v.id));
 }

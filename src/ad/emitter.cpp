@@ -3,12 +3,15 @@
 namespace tenferro::ad {
 
 namespace {
-OpPtr prim_op(prim::Params p) { return make_primitive(std::move(p)); }
+OpPtr prim_op(prim::Params p) {
+  return make_primitive(std::move(p));
+}
 }  // namespace
 
 Val Emitter::emit1(const OpPtr& op, std::span<const Val> inputs) {
   auto out = emit(op, inputs);
-  if (out.size() != 1) fail(ErrorKind::Internal, std::string(op->name()), "expected one output, got ", out.size());
+  if (out.size() != 1)
+    fail(ErrorKind::Internal, std::string(op->name()), "expected one output, got ", out.size());
   return out[0];
 }
 
@@ -22,13 +25,17 @@ Val Emitter::binary(BinaryOp op, Val a, Val b) {
   return emit1(prim_op(prim::Binary{op}), in);
 }
 
-Val Emitter::scalar(Scalar value, DType dtype) { return full({}, value, dtype); }
+Val Emitter::scalar(Scalar value, DType dtype) {
+  return full({}, value, dtype);
+}
 
 Val Emitter::full(const SymShape& shape, Scalar value, DType dtype) {
   return emit1(prim_op(prim::Full{shape, value, dtype}), {});
 }
 
-Val Emitter::scale(Val x, Scalar value) { return mul(x, scalar(value, meta(x).dtype)); }
+Val Emitter::scale(Val x, Scalar value) {
+  return mul(x, scalar(value, meta(x).dtype));
+}
 
 Val Emitter::zeros_like(Val x) {
   const TensorMeta m = meta(x);
@@ -73,7 +80,8 @@ Val Emitter::broadcast_to(Val x, const SymShape& shape) {
   if (m.shape == shape) return x;
   Axes dims;
   const std::size_t lead = shape.size() - m.shape.size();
-  for (std::size_t i = 0; i < m.shape.size(); ++i) dims.push_back(static_cast<std::int64_t>(lead + i));
+  for (std::size_t i = 0; i < m.shape.size(); ++i)
+    dims.push_back(static_cast<std::int64_t>(lead + i));
   return broadcast_in_dim(x, shape, dims);
 }
 
@@ -81,13 +89,15 @@ Val Emitter::sum_to(Val x, const SymShape& shape) {
   const TensorMeta m = meta(x);
   if (m.shape == shape) return x;
   if (m.shape.size() < shape.size()) {
-    fail(ErrorKind::Internal, "sum_to", "cannot sum ", to_string(m.shape), " down to ", to_string(shape));
+    fail(ErrorKind::Internal, "sum_to", "cannot sum ", to_string(m.shape), " down to ",
+         to_string(shape));
   }
   const std::size_t lead = m.shape.size() - shape.size();
   Axes axes;
   for (std::size_t i = 0; i < lead; ++i) axes.push_back(static_cast<std::int64_t>(i));
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == SymDim(1) && !(m.shape[lead + i] == SymDim(1))) axes.push_back(static_cast<std::int64_t>(lead + i));
+    if (shape[i] == SymDim(1) && !(m.shape[lead + i] == SymDim(1)))
+      axes.push_back(static_cast<std::int64_t>(lead + i));
   }
   Val r = sum(x, axes, /*keepdim=*/false);
   return reshape(r, shape);

@@ -20,7 +20,9 @@ double real_inner(const Tensor& a, const Tensor& b) {
   return s;
 }
 
-double max_abs(const Tensor& a) { return max_abs_diff(a, zeros({}, DType::F64)); }
+double max_abs(const Tensor& a) {
+  return max_abs_diff(a, zeros({}, DType::F64));
+}
 
 Tensor axpy(const Tensor& x, double h, const Tensor& t) {
   // x + h t on the host, in x's dtype.
@@ -34,13 +36,17 @@ Tensor axpy(const Tensor& x, double h, const Tensor& t) {
   return out;
 }
 
-Tensor random_like(const Tensor& x, Generator& gen) { return randn(x.shape(), x.dtype(), gen); }
+Tensor random_like(const Tensor& x, Generator& gen) {
+  return randn(x.shape(), x.dtype(), gen);
+}
 
 }  // namespace
 
-GradCheckResult check_gradients(const EagerFnN& f, std::span<const EagerTensor> inputs, GradCheckOptions options) {
+GradCheckResult check_gradients(const EagerFnN& f, std::span<const EagerTensor> inputs,
+                                GradCheckOptions options) {
   GradCheckResult result;
-  if (inputs.empty()) fail(ErrorKind::InvalidArgument, "check_gradients", "at least one input is required");
+  if (inputs.empty())
+    fail(ErrorKind::InvalidArgument, "check_gradients", "at least one input is required");
   const EagerRuntimePtr& rt = inputs[0].runtime();
   Generator gen(options.seed);
   std::ostringstream detail;
@@ -76,20 +82,25 @@ GradCheckResult check_gradients(const EagerFnN& f, std::span<const EagerTensor> 
       minus[i] = rt->tensor(axpy(base[i].value(), -options.eps, t[i]));
     }
     const Tensor fd_diff = sub(f(plus), f(minus)).value();
-    const Tensor fd = div(rt->tensor(fd_diff), rt->tensor(Tensor::scalar(2 * options.eps, real_dtype(fd_diff.dtype())))).value();
+    const Tensor fd = div(rt->tensor(fd_diff),
+                          rt->tensor(Tensor::scalar(2 * options.eps, real_dtype(fd_diff.dtype()))))
+                          .value();
     const double scale = std::max(1.0, max_abs(jt));
     const double fd_err = max_abs_diff(jt, fd) / scale;
     result.max_fd_error = std::max(result.max_fd_error, fd_err);
     if (!(fd_err <= options.atol + options.rtol)) {
       result.ok = false;
-      detail << "probe " << probe << ": jvp differs from finite differences by " << fd_err << " (relative); ";
+      detail << "probe " << probe << ": jvp differs from finite differences by " << fd_err
+             << " (relative); ";
     }
     const double lhs = real_inner(c, jt);
-    const double adj_err = std::fabs(lhs - adjoint_rhs) / std::max({1.0, std::fabs(lhs), std::fabs(adjoint_rhs)});
+    const double adj_err =
+        std::fabs(lhs - adjoint_rhs) / std::max({1.0, std::fabs(lhs), std::fabs(adjoint_rhs)});
     result.max_adjoint_error = std::max(result.max_adjoint_error, adj_err);
     if (!(adj_err <= options.atol + options.rtol)) {
       result.ok = false;
-      detail << "probe " << probe << ": Re<c, J t> = " << lhs << " but Re<J^T c, t> = " << adjoint_rhs << "; ";
+      detail << "probe " << probe << ": Re<c, J t> = " << lhs
+             << " but Re<J^T c, t> = " << adjoint_rhs << "; ";
     }
   }
   result.detail = detail.str();

@@ -16,7 +16,8 @@ namespace {
 // recorded on a linear tape, which is then transposed op by op.
 class LinearizeEmitter final : public Emitter {
  public:
-  LinearizeEmitter(Emitter& outer, std::string_view transform) : outer_(outer), transform_(transform) {}
+  LinearizeEmitter(Emitter& outer, std::string_view transform)
+      : outer_(outer), transform_(transform) {}
 
   Val wrap_outer(Val v) {
     if (!v.valid()) return v;  // keeps undeclared residuals invalid
@@ -56,7 +57,8 @@ class LinearizeEmitter final : public Emitter {
   // Transposes the tape: cotangents of `outputs` (local Vals) -> cotangents of
   // `inputs` (local linear Vals), as outer Vals.
   std::vector<MaybeVal> transpose(const AdContext& ctx, std::span<const MaybeVal> tangent_outputs,
-                                  std::span<const MaybeVal> cotangents, std::span<const Val> linear_inputs) {
+                                  std::span<const MaybeVal> cotangents,
+                                  std::span<const Val> linear_inputs) {
     std::vector<MaybeVal> ct(entries_.size());
     for (std::size_t j = 0; j < tangent_outputs.size(); ++j) {
       if (!tangent_outputs[j] || !cotangents[j]) continue;
@@ -95,15 +97,16 @@ class LinearizeEmitter final : public Emitter {
       }
     }
     std::vector<MaybeVal> result;
-    for (Val v : linear_inputs) result.push_back(v.valid() ? ct[static_cast<std::size_t>(v.id)] : std::nullopt);
+    for (Val v : linear_inputs)
+      result.push_back(v.valid() ? ct[static_cast<std::size_t>(v.id)] : std::nullopt);
     return result;
   }
 
  private:
   struct Entry {
-    Val outer;             // valid for outer values
-    std::int64_t linear;   // >= 0 for linear values
-    TensorMeta meta;       // linear values only
+    Val outer;            // valid for outer values
+    std::int64_t linear;  // >= 0 for linear values
+    TensorMeta meta;      // linear values only
   };
   struct TapeOp {
     OpPtr op;
@@ -163,8 +166,8 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
       } else if (i < tangents.size() && tangents[i]) {
         in_metas.push_back(emitter.meta(*tangents[i]));
       } else {
-        fail(ErrorKind::Internal, std::string(transform), "forward_op on ", op.name(),
-             ": input ", i, " has neither a value nor a tangent; pass input_metas");
+        fail(ErrorKind::Internal, std::string(transform), "forward_op on ", op.name(), ": input ",
+             i, " has neither a value nor a tangent; pass input_metas");
       }
     }
   }
@@ -179,9 +182,10 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
 }
 
 std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
-                                  std::span<const TensorMeta> input_metas, std::span<const Val> inputs,
-                                  std::span<const Val> outputs, std::span<const MaybeVal> cotangents,
-                                  std::string_view transform, std::span<const TensorMeta> output_metas) {
+                                  std::span<const TensorMeta> input_metas,
+                                  std::span<const Val> inputs, std::span<const Val> outputs,
+                                  std::span<const MaybeVal> cotangents, std::string_view transform,
+                                  std::span<const TensorMeta> output_metas) {
   const std::size_t n = inputs.size();
   bool any = false;
   for (const auto& c : cotangents) any |= c.has_value();

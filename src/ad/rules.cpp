@@ -17,7 +17,8 @@ std::shared_ptr<AdContext> AdContext::with_core_rules() {
 
 void AdContext::register_rules(const std::string& name, RuleSet rules) {
   if (name.empty()) fail(ErrorKind::InvalidArgument, "register_rules", "op name must be non-empty");
-  if (name.find('.') != std::string::npos) FamilyId validated(name);  // family ids must be well-formed
+  if (name.find('.') != std::string::npos)
+    FamilyId validated(name);  // family ids must be well-formed
   if (!rules.jvp && !rules.vjp && !rules.transpose && !rules.non_differentiable) {
     fail(ErrorKind::InvalidArgument, name, "a rule set needs at least one of jvp, vjp, transpose");
   }

@@ -298,8 +298,8 @@ Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend
            bool keepdim) {
   return reduce_axes(Reduction::Var, x, axes, backend, keepdim, correction);
 }
-Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, double correction,
-           bool keepdim) {
+Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+               double correction, bool keepdim) {
   return reduce_axes(Reduction::Std, x, axes, backend, keepdim, correction);
 }
 Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim) {

@@ -120,7 +120,8 @@ Error::Error(ErrorKind kind, std::string op, std::string message, ErrorPhase pha
   }
 }
 
-void rethrow_with_context(const Error& cause, ErrorPhase phase, std::string op, std::string message) {
+void rethrow_with_context(const Error& cause, ErrorPhase phase, std::string op,
+                          std::string message) {
   throw Error(cause.kind(), std::move(op), std::move(message), phase, cause.share());
 }
 

@@ -136,129 +136,14 @@ SymShape reduced_shape(const SymShape& shape, const Axes& axes, bool keepdim) {
 
 // ---- dtype rules (see elementwise.hpp and reduce.hpp) -------------------------------
 
-// Unary ops whose integer and bool inputs compute in f64.
-bool computes_inexact(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Exp:
-    case UnaryOp::Exp2:
-    case UnaryOp::Expm1:
-    case UnaryOp::Log:
-    case UnaryOp::Log2:
-    case UnaryOp::Log10:
-    case UnaryOp::Log1p:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Rsqrt:
-    case UnaryOp::Reciprocal:
-    case UnaryOp::Sin:
-    case UnaryOp::Cos:
-    case UnaryOp::Tan:
-    case UnaryOp::Asin:
-    case UnaryOp::Acos:
-    case UnaryOp::Atan:
-    case UnaryOp::Sinh:
-    case UnaryOp::Cosh:
-    case UnaryOp::Tanh:
-    case UnaryOp::Asinh:
-    case UnaryOp::Acosh:
-    case UnaryOp::Atanh:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Erf:
-    case UnaryOp::Erfc:
-    case UnaryOp::Angle:
-      return true;
-    default:
-      return false;
-  }
+// The dtype rules are the direct ops' own (one source of truth); their errors
+// already name the op.
+DType unary_dtype(const InferContext&, UnaryOp op, DType x) {
+  return unary_result_dtype(op, x);
 }
 
-DType unary_dtype(const InferContext& ctx, UnaryOp op, DType x) {
-  switch (op) {
-    case UnaryOp::Neg:
-      if (is_bool(x)) {
-        fail(ErrorKind::DTypeMismatch, ctx.op,
-             "negation of a bool tensor is not defined; use logical_not, or convert to an "
-             "integer dtype first");
-      }
-      break;
-    case UnaryOp::Erf:
-    case UnaryOp::Erfc:
-    case UnaryOp::Sign:
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Round:
-    case UnaryOp::Trunc:
-      if (is_complex(x)) {
-        fail(ErrorKind::DTypeMismatch, ctx.op, "not defined for complex dtype ", name(x),
-             "; apply it to real() and imag() separately",
-             op == UnaryOp::Sign ? " (sgn is the complex sign)" : "");
-      }
-      break;
-    default:
-      break;
-  }
-  const DType c = computes_inexact(op) ? inexact_dtype(x) : x;
-  switch (op) {
-    case UnaryOp::Abs:
-    case UnaryOp::Real:
-    case UnaryOp::Imag:
-    case UnaryOp::Angle:
-      return real_dtype(c);
-    case UnaryOp::IsFinite:
-    case UnaryOp::IsNan:
-    case UnaryOp::LogicalNot:
-      return DType::Bool;
-    default:
-      return c;
-  }
-}
-
-[[noreturn]] void reject_binary(const InferContext& ctx, DType a, DType b, const char* what) {
-  fail(ErrorKind::DTypeMismatch, ctx.op, "not defined for dtypes ", name(a), " and ", name(b), ": ",
-       what);
-}
-
-DType binary_dtype(const InferContext& ctx, BinaryOp op, DType a, DType b) {
-  const DType p = promote_types(a, b);
-  switch (op) {
-    case BinaryOp::Add:
-    case BinaryOp::Mul:
-      return p;
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr:
-      return DType::Bool;
-    case BinaryOp::Sub:
-      if (is_bool(p)) reject_binary(ctx, a, b, "subtracting bools is undefined; use ne");
-      return p;
-    case BinaryOp::Div:
-      return inexact_dtype(p);
-    case BinaryOp::Pow:
-      if (is_bool(p)) reject_binary(ctx, a, b, "convert one operand to an integer dtype first");
-      return p;
-    case BinaryOp::Maximum:
-    case BinaryOp::Minimum:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-      if (is_complex(p)) {
-        reject_binary(ctx, a, b, "complex numbers are not ordered; compare abs() or real()");
-      }
-      return op == BinaryOp::Maximum || op == BinaryOp::Minimum ? p : DType::Bool;
-    case BinaryOp::Atan2:
-    case BinaryOp::Hypot:
-    case BinaryOp::Copysign:
-      if (is_complex(p))
-        reject_binary(ctx, a, b, "real dtypes only; apply it to real() and imag()");
-      return inexact_dtype(p);
-    case BinaryOp::Fmod:
-    case BinaryOp::Remainder:
-      if (is_complex(p)) reject_binary(ctx, a, b, "real dtypes only");
-      if (is_bool(p)) reject_binary(ctx, a, b, "convert one operand to an integer dtype first");
-      return p;
-  }
-  return p;
+DType binary_dtype(const InferContext&, BinaryOp op, DType a, DType b) {
+  return binary_result_dtype(op, a, b);
 }
 
 void require_no_complex(const InferContext& ctx, DType x, const char* why) {

@@ -15,40 +15,16 @@ namespace tenferro::prim {
 
 namespace {
 
-// The op names of the direct tier, by enumerator value. Kept here (rather
-// than calling name(UnaryOp) ...) so the ops layer's identity does not depend
-// on the kernels being linked; a test checks both tables agree.
-constexpr std::string_view kUnaryNames[] = {
-    "abs",   "neg",   "conj",     "exp",    "exp2",       "expm1", "log",   "log2",  "log10",
-    "log1p", "sqrt",  "rsqrt",    "square", "reciprocal", "sin",   "cos",   "tan",   "asin",
-    "acos",  "atan",  "sinh",     "cosh",   "tanh",       "asinh", "acosh", "atanh", "sigmoid",
-    "erf",   "erfc",  "sign",     "sgn",    "floor",      "ceil",  "round", "trunc", "real",
-    "imag",  "angle", "isfinite", "isnan",  "logical_not"};
-constexpr std::string_view kBinaryNames[] = {
-    "add",   "sub",   "mul",      "div",  "pow",         "maximum",   "minimum",
-    "atan2", "hypot", "copysign", "fmod", "remainder",   "eq",        "ne",
-    "lt",    "le",    "gt",       "ge",   "logical_and", "logical_or"};
-constexpr std::string_view kReduceNames[] = {"sum", "prod", "mean", "max",
-                                             "min", "all",  "any",  "logsumexp"};
-static_assert(std::size(kUnaryNames) == static_cast<std::size_t>(UnaryOp::LogicalNot) + 1);
-static_assert(std::size(kBinaryNames) == static_cast<std::size_t>(BinaryOp::LogicalOr) + 1);
-static_assert(std::size(kReduceNames) == static_cast<std::size_t>(ReduceOp::LogSumExp) + 1);
-
-template <std::size_t N>
-std::string_view lookup(const std::string_view (&table)[N], unsigned char i, const char* fallback) {
-  return i < N ? table[i] : std::string_view(fallback);
-}
-
 // ---- names and arities -------------------------------------------------------------
 
 std::string_view kind_name(const Unary& p) {
-  return lookup(kUnaryNames, static_cast<unsigned char>(p.op), "unary");
+  return name(p.op);
 }
 std::string_view kind_name(const Binary& p) {
-  return lookup(kBinaryNames, static_cast<unsigned char>(p.op), "binary");
+  return name(p.op);
 }
 std::string_view kind_name(const Reduce& p) {
-  return lookup(kReduceNames, static_cast<unsigned char>(p.op), "reduce");
+  return name(p.op);
 }
 std::string_view kind_name(const Select&) {
   return "select";

@@ -20,7 +20,8 @@ std::vector<Tensor> PlanExecutor::execute_in_session(EngineSession&, ExtensionCa
 EngineRegistration::EngineRegistration(EngineId id, std::shared_ptr<Backend> backend,
                                        std::function<bool(const Placement&)> accepts)
     : id_(std::move(id)), backend_(std::move(backend)), accepts_(std::move(accepts)) {
-  if (!backend_) fail(ErrorKind::InvalidArgument, "engine", "engine ", id_.str(), " has no backend");
+  if (!backend_)
+    fail(ErrorKind::InvalidArgument, "engine", "engine ", id_.str(), " has no backend");
   if (!accepts_) {
     const Placement p = backend_->placement();
     accepts_ = [p](const Placement& q) { return q == p; };
@@ -37,11 +38,13 @@ void ModuleRegistrar::register_engine(FamilyId family, EngineId engine,
 
 void ModuleRegistrar::register_planning_config(FamilyId family, EngineId engine,
                                                std::shared_ptr<const PlanningConfig> config) {
-  if (!config) fail(ErrorKind::InvalidArgument, family.str(), "null planning config for ", engine.str());
+  if (!config)
+    fail(ErrorKind::InvalidArgument, family.str(), "null planning config for ", engine.str());
   configs_.push_back({std::move(family), std::move(engine), std::move(config)});
 }
 
-void ModuleRegistrar::register_cache(FamilyId family, std::string cache, ExtensionCacheLimits limits) {
+void ModuleRegistrar::register_cache(FamilyId family, std::string cache,
+                                     ExtensionCacheLimits limits) {
   if (cache.empty()) fail(ErrorKind::InvalidArgument, family.str(), "cache name must be non-empty");
   caches_.push_back({std::move(family), std::move(cache), limits});
 }

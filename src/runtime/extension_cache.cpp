@@ -97,8 +97,9 @@ std::shared_ptr<const void> ExtensionCacheStore::get_erased(const ExtensionCache
   return it->second->value;
 }
 
-void ExtensionCacheStore::put_erased(const ExtensionCacheKey& key, std::shared_ptr<const void> value,
-                                     std::type_index type, std::size_t bytes) {
+void ExtensionCacheStore::put_erased(const ExtensionCacheKey& key,
+                                     std::shared_ptr<const void> value, std::type_index type,
+                                     std::size_t bytes) {
   if (!value) fail(ErrorKind::InvalidArgument, key.family, "cannot cache a null value");
   std::lock_guard<std::mutex> lock(impl_->mutex);
   NamedCache& c = impl_->named(key.family, key.cache);

@@ -9,7 +9,8 @@ PlanResult PlanCacheImpl::get_or_prepare(PlanKey key, const std::function<PlanRe
     ++stats_.hits;
     lru_.splice(lru_.begin(), lru_, it->second.position);
     std::shared_future<PlanResult> result = it->second.result;
-    if (result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ++stats_.shared_waits;
+    if (result.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      ++stats_.shared_waits;
     lock.unlock();
     return result.get();  // rethrows a cached failure
   }

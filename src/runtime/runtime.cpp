@@ -13,7 +13,8 @@ std::atomic<std::uint64_t> g_next_runtime_id{1};
 
 ModuleRegistrar configure_module(const ExtensionModulePtr& module) {
   if (!module) fail(ErrorKind::InvalidArgument, "install_module", "module is null");
-  if (module->id().empty()) fail(ErrorKind::InvalidArgument, "install_module", "module id must be non-empty");
+  if (module->id().empty())
+    fail(ErrorKind::InvalidArgument, "install_module", "module id must be non-empty");
   ModuleRegistrar registrar;
   module->configure(registrar);
   return registrar;
@@ -33,7 +34,8 @@ bool same_registrations(const ModuleRegistrar& a, const ModuleRegistrar& b) {
   }
   for (std::size_t i = 0; i < a.configs().size(); ++i) {
     const auto &x = a.configs()[i], &y = b.configs()[i];
-    if (!(x.family == y.family) || !(x.engine == y.engine) || !x.config->equals(*y.config)) return false;
+    if (!(x.family == y.family) || !(x.engine == y.engine) || !x.config->equals(*y.config))
+      return false;
   }
   for (std::size_t i = 0; i < a.caches().size(); ++i) {
     const auto &x = a.caches()[i], &y = b.caches()[i];
@@ -55,7 +57,8 @@ const EngineRegistration* RuntimeSnapshot::engine(const EngineId& id) const {
   return nullptr;
 }
 
-const FamilyRegistration* RuntimeSnapshot::family(std::string_view family, const EngineId& engine) const {
+const FamilyRegistration* RuntimeSnapshot::family(std::string_view family,
+                                                  const EngineId& engine) const {
   auto it = families_.find(family);
   if (it == families_.end()) return nullptr;
   for (const auto& reg : it->second)
@@ -87,10 +90,12 @@ void RuntimeEditor::replace_module(ExtensionModulePtr module) {
   ModuleRegistrar reg = configure_module(module);
   auto it = candidate_.modules_.find(module->id());
   if (it != candidate_.modules_.end()) {
-    for (const auto& e : it->second.registrations.engines()) replaced_families_.push_back(e.family.str());
+    for (const auto& e : it->second.registrations.engines())
+      replaced_families_.push_back(e.family.str());
     it->second = RuntimeSnapshot::ModuleRecord{module, std::move(reg)};
   } else {
-    candidate_.modules_.emplace(module->id(), RuntimeSnapshot::ModuleRecord{module, std::move(reg)});
+    candidate_.modules_.emplace(module->id(),
+                                RuntimeSnapshot::ModuleRecord{module, std::move(reg)});
   }
   changed_ = true;
 }
@@ -100,7 +105,8 @@ void RuntimeEditor::remove_module(const std::string& id) {
   if (it == candidate_.modules_.end()) {
     fail(ErrorKind::RuntimeState, "remove_module", "module '", id, "' is not installed");
   }
-  for (const auto& e : it->second.registrations.engines()) replaced_families_.push_back(e.family.str());
+  for (const auto& e : it->second.registrations.engines())
+    replaced_families_.push_back(e.family.str());
   candidate_.modules_.erase(it);
   changed_ = true;
 }
@@ -129,7 +135,8 @@ void RuntimeEditor::select_engine(const EngineId& id) {
 
 // Validates a candidate and rebuilds its (family, engine) index.
 void Runtime::index(RuntimeSnapshot& c) {
-  if (!c.selected_) fail(ErrorKind::RuntimeState, "runtime", "no engine is registered; add one (e.g. cpu())");
+  if (!c.selected_)
+    fail(ErrorKind::RuntimeState, "runtime", "no engine is registered; add one (e.g. cpu())");
   c.families_.clear();
   for (const auto& [module_id, rec] : c.modules_) {
     const ModuleRegistrar& reg = rec.registrations;
@@ -143,8 +150,9 @@ void Runtime::index(RuntimeSnapshot& c) {
         if (r.engine == e.engine) existing = &r;
       if (existing != nullptr) {
         const bool same_type = typeid(*existing->implementation) == typeid(*e.implementation);
-        const bool same_config = (!existing->config && !fr.config) ||
-                                 (existing->config && fr.config && existing->config->equals(*fr.config));
+        const bool same_config =
+            (!existing->config && !fr.config) ||
+            (existing->config && fr.config && existing->config->equals(*fr.config));
         if (!same_type || !same_config) {
           fail(ErrorKind::InvalidArgument, e.family.str(), "conflicting registrations for family ",
                e.family.str(), " on engine ", e.engine.str(), ": module '", existing->module_id,
@@ -156,7 +164,8 @@ void Runtime::index(RuntimeSnapshot& c) {
     }
     for (const auto& cfg : reg.configs()) {
       bool has_engine = false;
-      for (const auto& e : reg.engines()) has_engine |= (e.family == cfg.family && e.engine == cfg.engine);
+      for (const auto& e : reg.engines())
+        has_engine |= (e.family == cfg.family && e.engine == cfg.engine);
       if (!has_engine) {
         fail(ErrorKind::InvalidArgument, cfg.family.str(), "module '", module_id,
              "' registers a planning config for family ", cfg.family.str(), " on engine ",
@@ -166,7 +175,8 @@ void Runtime::index(RuntimeSnapshot& c) {
     // Every family of the module must run on the engine this runtime selected.
     for (const auto& e : reg.engines()) {
       bool has_selected = false;
-      for (const auto& f : reg.engines()) has_selected |= (f.family == e.family && f.engine == c.selected_->id());
+      for (const auto& f : reg.engines())
+        has_selected |= (f.family == e.family && f.engine == c.selected_->id());
       if (!has_selected) {
         fail(ErrorKind::MissingExtension, e.family.str(), "module '", module_id,
              "' does not register family ", e.family.str(), " for engine ", c.selected_->id().str(),
@@ -238,14 +248,17 @@ std::shared_ptr<const RuntimeSnapshot> Runtime::snapshot() const {
   return snapshot_;
 }
 
-Backend& Runtime::backend() const { return snapshot()->selected().backend(); }
+Backend& Runtime::backend() const {
+  return snapshot()->selected().backend();
+}
 
 void Runtime::publish(std::shared_ptr<RuntimeSnapshot> candidate,
                       const std::vector<std::string>& replaced) {
   for (const auto& [id, rec] : candidate->modules_)
     for (const auto& c : rec.registrations.caches())
       extension_caches_->set_limits(c.family.str(), c.cache, c.limits);
-  for (const auto& family : replaced) extension_caches_->clear(ExtensionCacheSelector::family(family));
+  for (const auto& family : replaced)
+    extension_caches_->clear(ExtensionCacheSelector::family(family));
   {
     std::lock_guard<std::mutex> lock(snapshot_mutex_);
     candidate->epoch_ = snapshot_->epoch_ + 1;
@@ -271,7 +284,8 @@ bool Runtime::install_module(ExtensionModulePtr module) {
     ModuleRegistrar reg = configure_module(module);
     auto snap = snapshot();
     auto it = snap->modules_.find(module->id());
-    if (it != snap->modules_.end() && same_registrations(it->second.registrations, reg)) return false;
+    if (it != snap->modules_.end() && same_registrations(it->second.registrations, reg))
+      return false;
   }
   return reconfigure([&](RuntimeEditor& e) { e.install_module(module); });
 }
@@ -288,9 +302,9 @@ void Runtime::check_ingress(std::string_view op_name, std::span<const Tensor> in
       fail(ErrorKind::InvalidArgument, std::string(op_name), "input ", i, " is undefined");
     }
     if (!engine.accepts(inputs[i].placement())) {
-      fail_in(ErrorPhase::Execute, ErrorKind::NoInputIngress, std::string(op_name), "input ", i, " lives on ",
-           to_string(inputs[i].placement()), ", which engine ", engine.id().str(),
-           " does not accept; move it there explicitly first");
+      fail_in(ErrorPhase::Execute, ErrorKind::NoInputIngress, std::string(op_name), "input ", i,
+              " lives on ", to_string(inputs[i].placement()), ", which engine ", engine.id().str(),
+              " does not accept; move it there explicitly first");
     }
   }
 }
@@ -338,10 +352,9 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
     if (auto it = snap->families_.find(op->name()); it != snap->families_.end())
       for (const auto& fr : it->second) others += (others.empty() ? "" : ", ") + fr.engine.str();
     fail_in(ErrorPhase::Execute, ErrorKind::MissingExtension, std::string(op->name()),
-            "missing runtime extension module for family ",
-         op->name(), " on engine ", engine.str(),
-         others.empty() ? std::string("; install a module that registers it")
-                        : "; installed modules register it only for " + others);
+            "missing runtime extension module for family ", op->name(), " on engine ", engine.str(),
+            others.empty() ? std::string("; install a module that registers it")
+                           : "; installed modules register it only for " + others);
   }
   const std::uint64_t epoch = snap->epoch();
   detail::PlanKey key{op, signature, epoch,
@@ -356,8 +369,8 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
     }
     InferenceResult inferred = op->infer(metas);
     if (inferred.outputs.size() != op->output_count()) {
-      fail(ErrorKind::Internal, std::string(op->name()), "infer() returned ", inferred.outputs.size(),
-           " outputs but the op declares ", op->output_count());
+      fail(ErrorKind::Internal, std::string(op->name()), "infer() returned ",
+           inferred.outputs.size(), " outputs but the op declares ", op->output_count());
     }
     check_constraints(op->name(), inferred.constraints, shapes);
     unsigned detail = kDetailNone;
@@ -371,12 +384,13 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
         outcome = reg->implementation->prepare(request);
       } catch (const Error& e) {
         rethrow_with_context(e, ErrorPhase::Compile, std::string(op->name()),
-                             "engine " + engine.str() + " failed to prepare " + std::string(op->name()) +
-                                 " for " + signature.to_string());
+                             "engine " + engine.str() + " failed to prepare " +
+                                 std::string(op->name()) + " for " + signature.to_string());
       }
       if (auto* p = std::get_if<Prepared>(&outcome)) {
         if (!p->executor) {
-          fail(ErrorKind::Internal, std::string(op->name()), "engine returned a plan without an executor");
+          fail(ErrorKind::Internal, std::string(op->name()),
+               "engine returned a plan without an executor");
         }
         return {std::make_shared<const PreparedPlan>(p->executor, binding), {}};
       }
@@ -400,12 +414,14 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
   check_ingress(op.name(), inputs);
   const InputSignature signature = InputSignature::of(inputs);
   std::string why;
-  auto plan = prepare_extension(std::static_pointer_cast<const ExtensionOp>(op_ptr), signature, &why);
+  auto plan =
+      prepare_extension(std::static_pointer_cast<const ExtensionOp>(op_ptr), signature, &why);
   if (!plan) {
     if (session == nullptr && op.has_lowering()) return run_lowering(op, inputs);
     fail_in(ErrorPhase::Execute, ErrorKind::Unsupported, std::string(op.name()), "engine ",
             snapshot()->selected_engine().str(), " cannot run this op for ", signature.to_string(),
-         ": ", why, op.has_lowering() ? " (a lowering exists; call apply outside the session)" : "");
+            ": ", why,
+            op.has_lowering() ? " (a lowering exists; call apply outside the session)" : "");
   }
   ExtensionCaches caches(*extension_caches_, std::string(op.name()));
   const PlanExecutor& executor = plan->executor();
@@ -419,8 +435,8 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
                              snapshot()->selected_engine().str() + " failed");
   }
   if (outputs.size() != op.output_count()) {
-    fail_in(ErrorPhase::Execute, ErrorKind::Internal, std::string(op.name()), "executor returned ", outputs.size(),
-         " outputs but family ", op.name(), " declares ", op.output_count());
+    fail_in(ErrorPhase::Execute, ErrorKind::Internal, std::string(op.name()), "executor returned ",
+            outputs.size(), " outputs but family ", op.name(), " declares ", op.output_count());
   }
   return outputs;
 }
@@ -488,6 +504,8 @@ void Runtime::clear_caches() {
   extension_caches_->clear();
 }
 
-void Runtime::clear_caches(const ExtensionCacheSelector& selector) { extension_caches_->clear(selector); }
+void Runtime::clear_caches(const ExtensionCacheSelector& selector) {
+  extension_caches_->clear(selector);
+}
 
 }  // namespace tenferro

@@ -24,8 +24,8 @@ class CpuEngineSession final : public EngineSession {
 std::unique_ptr<EngineSession> make_engine_session(const EngineRegistration& engine,
                                                    std::uint64_t runtime_id, bool reuse) {
   if (engine.kind() != BackendKind::Cpu) {
-    fail(ErrorKind::Unsupported, "session", "no session support for the ",
-         name(engine.kind()), " backend yet");
+    fail(ErrorKind::Unsupported, "session", "no session support for the ", name(engine.kind()),
+         " backend yet");
   }
   return std::make_unique<CpuEngineSession>(engine, runtime_id, reuse);
 }

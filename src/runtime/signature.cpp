@@ -8,9 +8,12 @@ namespace tenferro {
 
 std::string_view name(LayoutClass c) {
   switch (c) {
-    case LayoutClass::Contiguous: return "contiguous";
-    case LayoutClass::Strided: return "strided";
-    case LayoutClass::Broadcast: return "broadcast";
+    case LayoutClass::Contiguous:
+      return "contiguous";
+    case LayoutClass::Strided:
+      return "strided";
+    case LayoutClass::Broadcast:
+      return "broadcast";
   }
   return "?";
 }

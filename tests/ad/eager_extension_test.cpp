@@ -2,15 +2,17 @@
 #include <thread>
 
 #include "example_families/example_families.hpp"
-#include "test_util.hpp"
 #include "tenferro/ad/eager_extension.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
+#include "test_util.hpp"
 
 using namespace tenferro;
 
 namespace {
-Tensor vec(std::vector<double> v) { return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v); }
+Tensor vec(std::vector<double> v) {
+  return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v);
+}
 
 // scale_by's only AD rule: jvp(t) = k t. Reverse mode comes from transposing it.
 void register_scale_rules(ad::AdContext& ctx) {
@@ -121,17 +123,18 @@ TEST(EagerExtension, ModuleFactoryRunsOnceAndAfterIngress) {
   auto fresh = make_rt(false);
   double data[1] = {1};
   const std::int64_t shape[1] = {1};
-  std::vector<EagerTensor> device{
-      fresh->tensor(Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0}))};
+  std::vector<EagerTensor> device{fresh->tensor(
+      Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0}))};
   int before = calls.load();
   EXPECT_TF_ERROR(apply_eager_with_module_factory(op, device, factory), ErrorKind::NoInputIngress);
   EXPECT_EQ(calls.load(), before);
   std::vector<EagerTensor> host{fresh->tensor(vec({1}))};
-  EXPECT_TF_ERROR(apply_eager_with_module_factory(op, host,
-                                                  [](const EagerExtensionTarget&) -> ExtensionModulePtr {
-                                                    fail(ErrorKind::Singular, "factory", "boom");
-                                                  }),
-                  ErrorKind::Singular);
+  EXPECT_TF_ERROR(
+      apply_eager_with_module_factory(op, host,
+                                      [](const EagerExtensionTarget&) -> ExtensionModulePtr {
+                                        fail(ErrorKind::Singular, "factory", "boom");
+                                      }),
+      ErrorKind::Singular);
 }
 
 TEST(EagerExtension, InPlaceProtocol) {
@@ -140,7 +143,8 @@ TEST(EagerExtension, InPlaceProtocol) {
   auto tracked = rt->variable(vec({1, 2}));
   EXPECT_TF_ERROR(check_in_place_eligible(tracked, "inplace"), ErrorKind::RuntimeState);
   auto history = tracked * 2.0;
-  EXPECT_TF_ERROR(check_in_place_eligible(history, "inplace"), ErrorKind::RuntimeState);  // recorded history
+  EXPECT_TF_ERROR(check_in_place_eligible(history, "inplace"),
+                  ErrorKind::RuntimeState);  // recorded history
   EXPECT_NO_THROW(check_in_place_eligible(history.detach(), "inplace"));
   auto plain = rt->tensor(vec({1, 2}));
   {

@@ -1,9 +1,9 @@
 // Finite-difference and jvp/vjp adjoint checks of every core op's rules,
 // through the eager tier, in f64 and c128 (where the op supports complex).
 
-#include "test_util.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
+#include "test_util.hpp"
 
 using namespace tenferro;
 
@@ -41,7 +41,6 @@ void check_case(const Case& c, DType dt) {
   auto r = check_gradients(c.f, in, opt);
   EXPECT_TRUE(r.ok) << c.name << " (" << name(dt) << "): " << r.detail;
 }
-
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
@@ -96,12 +95,23 @@ const std::vector<Case>& cases() {
       {"sum", [](auto z) { return sum(z[0], {1}); }},
       {"sum_keepdim", [](auto z) { return sum(z[0], {0}, true) * z[0]; }},
       {"prod", [](auto z) { return prod(z[0], {0}); }},
-      {"mean", [](auto z) { return mean(z[0], {0, 1}); }},
+      {"mean",
+       [](auto z) {
+         return mean(z[0], {0, 1});
+       }},
       {"max", [](auto z) { return max(z[0], {1}); }, 1, false},
       {"min", [](auto z) { return min(z[0]); }, 1, false},
       {"logsumexp", [](auto z) { return logsumexp(z[0], {0}); }, 1, false},
-      {"var", [](auto z) { const std::int64_t ax[1] = {0}; return var(z[0], ax); }},
-      {"std", [](auto z) { const std::int64_t ax[1] = {1}; return std_dev(z[0], ax, 0.0, true); }},
+      {"var",
+       [](auto z) {
+         const std::int64_t ax[1] = {0};
+         return var(z[0], ax);
+       }},
+      {"std",
+       [](auto z) {
+         const std::int64_t ax[1] = {1};
+         return std_dev(z[0], ax, 0.0, true);
+       }},
       {"matmul", [](auto z) { return matmul(z[0], transpose(z[1])); }, 2},
       {"dot_general",
        [](auto z) {
@@ -111,8 +121,16 @@ const std::vector<Case>& cases() {
          return dot_general(z[0], z[1], d);
        },
        2},
-      {"permute", [](auto z) { const std::int64_t p[2] = {1, 0}; return permute(z[0], p) * transpose(z[0]); }},
-      {"reshape", [](auto z) { const std::int64_t s[1] = {6}; return reshape(z[0], s); }},
+      {"permute",
+       [](auto z) {
+         const std::int64_t p[2] = {1, 0};
+         return permute(z[0], p) * transpose(z[0]);
+       }},
+      {"reshape",
+       [](auto z) {
+         const std::int64_t s[1] = {6};
+         return reshape(z[0], s);
+       }},
       {"broadcast_in_dim",
        [](auto z) {
          const std::int64_t s[3] = {3, 4, 2}, d[2] = {0, 2};
@@ -128,23 +146,43 @@ const std::vector<Case>& cases() {
          const std::int64_t lo[2] = {1, 0}, hi[2] = {0, 2};
          return pad(z[0], lo, hi, 0.0);
        }},
-      {"concatenate", [](auto z) { std::vector<EagerTensor> p{z[0], z[1]}; return concatenate(p, 1); }, 2},
-      {"stack", [](auto z) { std::vector<EagerTensor> p{z[0], z[1]}; return stack(p, 0); }, 2},
-      {"reverse", [](auto z) { const std::int64_t a[1] = {0}; return reverse(z[0], a); }},
+      {"concatenate",
+       [](auto z) {
+         std::vector<EagerTensor> p{z[0], z[1]};
+         return concatenate(p, 1);
+       },
+       2},
+      {"stack",
+       [](auto z) {
+         std::vector<EagerTensor> p{z[0], z[1]};
+         return stack(p, 0);
+       },
+       2},
+      {"reverse",
+       [](auto z) {
+         const std::int64_t a[1] = {0};
+         return reverse(z[0], a);
+       }},
       {"diagonal", [](auto z) { return diagonal(z[0], 0); }},
       {"diag_embed", [](auto z) { return diag_embed(z[0], 1); }},
       {"tril", [](auto z) { return tril(matmul(z[0], transpose(z[0])), 0); }},
       {"triu", [](auto z) { return triu(z[0], 1); }},
       {"index_select",
-       [](auto z) { return index_select(z[0], 0, z[0].runtime()->tensor(Tensor::from_col_major({3}, std::vector<std::int64_t>{2, 0, 2}))); }},
+       [](auto z) {
+         return index_select(z[0], 0,
+                             z[0].runtime()->tensor(
+                                 Tensor::from_col_major({3}, std::vector<std::int64_t>{2, 0, 2})));
+       }},
       {"take_along_axis",
        [](auto z) {
-         auto idx = z[0].runtime()->tensor(Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{1, 0, 0, 0, 1, 1}));
+         auto idx = z[0].runtime()->tensor(
+             Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{1, 0, 0, 0, 1, 1}));
          return take_along_axis(z[0], idx, 1);
        }},
       {"scatter_add",
        [](auto z) {
-         auto idx = z[0].runtime()->tensor(Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{0, 2, 0, 1, 1, 2}));
+         auto idx = z[0].runtime()->tensor(
+             Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{0, 2, 0, 1, 1, 2}));
          return scatter_add(z[0], 0, idx, z[1]);
        },
        2},

@@ -1,14 +1,20 @@
 #include <thread>
 
-#include "test_util.hpp"
 #include "tenferro/ad/eager_ops.hpp"
+#include "test_util.hpp"
 
 using namespace tenferro;
 
 namespace {
-EagerRuntimePtr make_rt() { return EagerRuntime::make_cpu(CpuBackendOptions{1}); }
-Tensor vec(std::vector<double> v) { return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v); }
-std::vector<double> values(const EagerTensor& t) { return t.value().to_vector<double>(); }
+EagerRuntimePtr make_rt() {
+  return EagerRuntime::make_cpu(CpuBackendOptions{1});
+}
+Tensor vec(std::vector<double> v) {
+  return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v);
+}
+std::vector<double> values(const EagerTensor& t) {
+  return t.value().to_vector<double>();
+}
 }  // namespace
 
 TEST(Eager, UntrackedOpsRecordNothing) {
@@ -134,7 +140,8 @@ TEST(EagerFunctional, NoDependenceFormsAndErrors) {
   EXPECT_FALSE(try_grad(constant, x).has_value());
   EXPECT_TF_ERROR(grad(constant, x), ErrorKind::InvalidArgument);
   EXPECT_FALSE(jvp([&](const EagerTensor&) { return c; }, x, x).tangent.has_value());
-  EXPECT_TF_ERROR(jvp_tangent([&](const EagerTensor&) { return c; }, x, x), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(jvp_tangent([&](const EagerTensor&) { return c; }, x, x),
+                  ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(grad([](const EagerTensor& z) { return z * z; }, x), ErrorKind::ShapeMismatch);
   std::vector<EagerTensor> xs{x, c};
   auto gs = grad_many([](std::span<const EagerTensor> z) { return sum(z[0] * z[0]); }, xs);
@@ -181,7 +188,11 @@ TEST(EagerFunctional, GradOfGradIsDifferentiable) {
   // d^3/dx^3 x^4 = 24 x.
   auto third = grad(
       [](const EagerTensor& z) {
-        return sum(grad([](const EagerTensor& w) { return sum(grad([](const EagerTensor& u) { return sum(u * u * u * u); }, w)); }, z));
+        return sum(grad(
+            [](const EagerTensor& w) {
+              return sum(grad([](const EagerTensor& u) { return sum(u * u * u * u); }, w));
+            },
+            z));
       },
       x);
   EXPECT_NEAR(values(third)[0], 12.0, 1e-12);
@@ -196,8 +207,9 @@ TEST(EagerFunctional, ComplexGradFollowsPytorchConvention) {
 }
 
 TEST(EagerAd, MissingRuleIsUnsupportedAdRule) {
-  auto rt = EagerRuntime::make(Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build(),
-                               std::make_shared<ad::AdContext>());  // no rules at all
+  auto rt = EagerRuntime::make(
+      Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build(),
+      std::make_shared<ad::AdContext>());  // no rules at all
   auto x = rt->variable(vec({1, 2}));
   try {
     sum(exp(x)).backward();
@@ -206,7 +218,8 @@ TEST(EagerAd, MissingRuleIsUnsupportedAdRule) {
     EXPECT_EQ(e.kind(), ErrorKind::UnsupportedAdRule);
     EXPECT_NE(std::string(e.what()).find("backward"), std::string::npos);
   }
-  EXPECT_TF_ERROR(jvp([](const EagerTensor& z) { return exp(z); }, x, x), ErrorKind::UnsupportedAdRule);
+  EXPECT_TF_ERROR(jvp([](const EagerTensor& z) { return exp(z); }, x, x),
+                  ErrorKind::UnsupportedAdRule);
   auto ctx = std::make_shared<ad::AdContext>();
   ad::RuleSet rs;
   rs.non_differentiable = true;
@@ -221,7 +234,7 @@ TEST(EagerAd, OnlyDeclaredResidualsStayAlive) {
   std::weak_ptr<Storage> intermediate;
   EagerTensor y;
   {
-    auto t = x * 2.0;       // mul reads its inputs
+    auto t = x * 2.0;  // mul reads its inputs
     intermediate = t.value().storage();
     y = sum(exp(t) + 1.0);  // exp reads only its output; add reads nothing
   }

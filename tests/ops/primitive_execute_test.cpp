@@ -112,7 +112,9 @@ std::vector<Case> cases() {
       {"std c128",
        prim::Variance{{1}, 0.0, true, true},
        {z},
-       [=](Backend& b) { return tenferro::std_dev(z, std::vector<std::int64_t>{1}, b, 0.0, true); }},
+       [=](Backend& b) {
+         return tenferro::std_dev(z, std::vector<std::int64_t>{1}, b, 0.0, true);
+       }},
       {"argmax", prim::ArgReduce{true, 1}, {x}, [=](Backend& b) { return argmax(x, 1, b); }},
       {"argmin keepdim",
        prim::ArgReduce{false, 0, true},

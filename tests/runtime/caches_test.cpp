@@ -10,9 +10,9 @@ TEST(PlanCache, HitMissCounts) {
   rt->install_module(example::make_example_module());
   auto op = std::make_shared<example::ScaleBy>(2.0);
   rt->apply(op, {vec({1, 2})});
-  rt->apply(op, {vec({3, 4})});                              // same signature: hit
+  rt->apply(op, {vec({3, 4})});                                       // same signature: hit
   rt->apply(std::make_shared<example::ScaleBy>(2.0), {vec({5, 6})});  // equal op: hit
-  rt->apply(op, {vec({1, 2, 3})});                           // new shape: miss
+  rt->apply(op, {vec({1, 2, 3})});                                    // new shape: miss
   rt->apply(std::make_shared<example::ScaleBy>(3.0), {vec({1, 2})});  // new params: miss
   auto s = rt->cache_stats().plans;
   EXPECT_EQ(s.misses, 3u);
@@ -104,7 +104,8 @@ TEST(ExtensionCaches, RuntimeOwnsAndAggregatesFamilyCaches) {
   auto s = rt->cache_stats().extensions;
   EXPECT_EQ(s.entries, 2u);  // one per k
   EXPECT_EQ(s.hits, 1u);
-  EXPECT_EQ(*rt->extension_caches().get<int>({"example.scale_by.v1", "scales", std::to_string(2.0)}), 2);
+  EXPECT_EQ(
+      *rt->extension_caches().get<int>({"example.scale_by.v1", "scales", std::to_string(2.0)}), 2);
   EXPECT_EQ(rt->extension_caches().limits("example.scale_by.v1", "scales").max_entries, 8u);
   rt->clear_caches(ExtensionCacheSelector::family("example.scale_by.v1"));
   EXPECT_EQ(rt->cache_stats().extensions.entries, 0u);

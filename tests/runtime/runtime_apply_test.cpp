@@ -85,8 +85,8 @@ class LoweredOp final : public ExtensionOp {
   bool equals(const Op& o) const override { return dynamic_cast<const LoweredOp*>(&o) != nullptr; }
   InferenceResult infer(std::span<const TensorMeta> in) const override { return {{in[0]}, {}}; }
   bool has_lowering() const override { return true; }
-  std::vector<LoweringBuilder::Value> lower(LoweringBuilder& b,
-                                            std::span<const LoweringBuilder::Value> in) const override {
+  std::vector<LoweringBuilder::Value> lower(
+      LoweringBuilder& b, std::span<const LoweringBuilder::Value> in) const override {
     // swap twice through the example family, then take the first: identity on input 0.
     auto once = b.emit(std::make_shared<example::Swap>(), in);
     auto twice = b.emit(std::make_shared<example::Swap>(), once);
@@ -101,8 +101,8 @@ class LoweredOp final : public ExtensionOp {
 TEST(RuntimeApply, OnlyUnsupportedFallsBackToLowering) {
   auto rt = make_runtime();
   rt->install_module(example::make_example_module());
-  rt->install_module(std::make_shared<OneFamilyModule>("t.l", "t.lowered.v1",
-                                                       std::make_shared<ScriptedEngine>(Mode::Unsupported)));
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.l", "t.lowered.v1", std::make_shared<ScriptedEngine>(Mode::Unsupported)));
   auto a = vec({1, 2}), b = vec({3, 4});
   auto out = rt->apply(std::make_shared<LoweredOp>(), {a, b});
   EXPECT_EQ(out[0].to_vector<double>(), (std::vector<double>{1, 2}));
@@ -121,24 +121,27 @@ TEST(RuntimeApply, NeedsSpecializationWidensAndTerminates) {
   EXPECT_EQ(widening->last_detail.load(), static_cast<unsigned>(kDetailStrides));
   EXPECT_EQ(widening->last_stride_count.load(), 1u);
   // Asking again for detail it already has is an error, not a loop.
-  EXPECT_TF_ERROR(rt->apply(std::make_shared<TestOp>("t.stuck.v1", 1, 1), {x}), ErrorKind::RuntimeState);
+  EXPECT_TF_ERROR(rt->apply(std::make_shared<TestOp>("t.stuck.v1", 1, 1), {x}),
+                  ErrorKind::RuntimeState);
   EXPECT_EQ(stuck->prepares.load(), 2);
 }
 
 TEST(RuntimeApply, SessionFormsAndContextMismatch) {
   auto rt = make_runtime();
   auto other = make_runtime();
-  rt->install_module(std::make_shared<OneFamilyModule>("t.ns", "t.nosession.v1",
-                                                       std::make_shared<ScriptedEngine>(Mode::EchoNoSession)));
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.ns", "t.nosession.v1", std::make_shared<ScriptedEngine>(Mode::EchoNoSession)));
   rt->install_module(example::make_example_module());
   auto x = vec({1, 2});
   // Without a session form, the top-level path uses the erased context.
-  EXPECT_EQ(rt->apply(std::make_shared<TestOp>("t.nosession.v1", 1, 1), {x})[0].storage(), x.storage());
+  EXPECT_EQ(rt->apply(std::make_shared<TestOp>("t.nosession.v1", 1, 1), {x})[0].storage(),
+            x.storage());
   auto session = rt->enter_session();
   EXPECT_TF_ERROR(rt->enter_session(), ErrorKind::RuntimeState);  // re-entry
   std::vector<Tensor> in{x};
-  EXPECT_TF_ERROR(rt->apply_in_session(*session, std::make_shared<TestOp>("t.nosession.v1", 1, 1), in),
-                  ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(
+      rt->apply_in_session(*session, std::make_shared<TestOp>("t.nosession.v1", 1, 1), in),
+      ErrorKind::Unsupported);
   auto scaled = rt->apply_in_session(*session, std::make_shared<example::ScaleBy>(3.0), in);
   EXPECT_EQ(scaled[0].to_vector<double>(), (std::vector<double>{3, 6}));
   // apply() inside a held session reuses it instead of re-entering.
@@ -158,7 +161,8 @@ TEST(RuntimeApply, ShapeConstraintViolationNamesFamily) {
     EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
     EXPECT_EQ(e.op(), "example.swap.v1");
   }
-  EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(1.0), {arange(3)}), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(1.0), {arange(3)}),
+                  ErrorKind::DTypeMismatch);
 }
 
 TEST(RuntimeApply, NoIngressForForeignPlacement) {
@@ -167,13 +171,16 @@ TEST(RuntimeApply, NoIngressForForeignPlacement) {
   double data[2] = {1, 2};
   const std::int64_t shape[1] = {2};
   auto device = Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0});
-  EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(1.0), {device}), ErrorKind::NoInputIngress);
+  EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(1.0), {device}),
+                  ErrorKind::NoInputIngress);
 }
 
 TEST(RuntimeApply, ErrorsCarryPhaseFamilyAndCause) {
   auto rt = make_runtime();
-  rt->install_module(std::make_shared<OneFamilyModule>("t.f", "t.fails.v1", std::make_shared<ScriptedEngine>(Mode::ExecFails)));
-  rt->install_module(std::make_shared<OneFamilyModule>("t.e", "t.throws.v1", std::make_shared<ScriptedEngine>(Mode::Throw)));
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.f", "t.fails.v1", std::make_shared<ScriptedEngine>(Mode::ExecFails)));
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.e", "t.throws.v1", std::make_shared<ScriptedEngine>(Mode::Throw)));
   try {
     rt->apply(std::make_shared<TestOp>("t.fails.v1", 1, 1), {vec({1})});
     FAIL();

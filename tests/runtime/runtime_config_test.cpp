@@ -8,8 +8,9 @@ using Mode = ScriptedEngine::Mode;
 TEST(RuntimeConfig, IdsAreValidated) {
   EXPECT_EQ(FamilyId("mylib.scale_by.v1").library(), "mylib");
   EXPECT_EQ(FamilyId("mylib.sub.op.v12").version(), 12);
-  for (const char* bad : {"", "scale", "mylib.scale", "mylib.scale.v0", "mylib.scale.1", "MyLib.scale.v1",
-                          "mylib..v1", "mylib.sca-le.v1", "mylib.scale.v", "1lib.op.v1", "mylib.op.v01"}) {
+  for (const char* bad :
+       {"", "scale", "mylib.scale", "mylib.scale.v0", "mylib.scale.1", "MyLib.scale.v1",
+        "mylib..v1", "mylib.sca-le.v1", "mylib.scale.v", "1lib.op.v1", "mylib.op.v01"}) {
     EXPECT_TF_ERROR(FamilyId(bad), ErrorKind::InvalidArgument);
   }
   EXPECT_TF_ERROR(EngineId("cpu"), ErrorKind::InvalidArgument);
@@ -52,8 +53,10 @@ TEST(RuntimeConfig, ConcurrentInstallConvergesOnOneBump) {
 
 TEST(RuntimeConfig, DifferentModuleSameIdNeedsExplicitReplace) {
   auto rt = make_runtime();
-  rt->install_module(std::make_shared<OneFamilyModule>("t.m", "t.one.v1", std::make_shared<ScriptedEngine>(Mode::Echo)));
-  auto replacement = std::make_shared<OneFamilyModule>("t.m", "t.two.v1", std::make_shared<ScriptedEngine>(Mode::Echo));
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.m", "t.one.v1", std::make_shared<ScriptedEngine>(Mode::Echo)));
+  auto replacement = std::make_shared<OneFamilyModule>(
+      "t.m", "t.two.v1", std::make_shared<ScriptedEngine>(Mode::Echo));
   EXPECT_TF_ERROR(rt->install_module(replacement), ErrorKind::RuntimeState);
   EXPECT_EQ(rt->epoch(), 2u);
   rt->replace_module(replacement);
@@ -65,7 +68,8 @@ TEST(RuntimeConfig, DifferentModuleSameIdNeedsExplicitReplace) {
 TEST(RuntimeConfig, ModuleWithoutSelectedEngineIsRejectedBeforeAnyWork) {
   auto rt = make_runtime();
   auto engine = std::make_shared<ScriptedEngine>(Mode::Echo);
-  auto gpu_only = std::make_shared<OneFamilyModule>("t.gpu", "t.gpu_op.v1", engine, "tenferro.cuda.v1");
+  auto gpu_only =
+      std::make_shared<OneFamilyModule>("t.gpu", "t.gpu_op.v1", engine, "tenferro.cuda.v1");
   try {
     rt->install_module(gpu_only);
     FAIL() << "no error";
@@ -83,7 +87,9 @@ TEST(RuntimeConfig, ModuleWithoutSelectedEngineIsRejectedBeforeAnyWork) {
 namespace {
 class OtherEngine final : public ExtensionEngine {
  public:
-  PrepareOutcome prepare(const PrepareRequest&) const override { return tenferro::Unsupported{"x"}; }
+  PrepareOutcome prepare(const PrepareRequest&) const override {
+    return tenferro::Unsupported{"x"};
+  }
 };
 class ConfigOnlyModule final : public ExtensionModule {
  public:
@@ -98,18 +104,20 @@ class ConfigOnlyModule final : public ExtensionModule {
 
 TEST(RuntimeConfig, ConflictsAndConfigsWithoutEngineAreTypedErrors) {
   auto rt = make_runtime();
-  rt->install_module(std::make_shared<OneFamilyModule>("t.first", "t.shared.v1",
-                                                       std::make_shared<ScriptedEngine>(Mode::Echo)));
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.first", "t.shared.v1", std::make_shared<ScriptedEngine>(Mode::Echo)));
   auto snap = rt->snapshot();
   try {
-    rt->install_module(std::make_shared<OneFamilyModule>("t.second", "t.shared.v1", std::make_shared<OtherEngine>()));
+    rt->install_module(std::make_shared<OneFamilyModule>("t.second", "t.shared.v1",
+                                                         std::make_shared<OtherEngine>()));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
     EXPECT_NE(std::string(e.what()).find("t.first"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("t.second"), std::string::npos);
   }
-  EXPECT_TF_ERROR(rt->install_module(std::make_shared<ConfigOnlyModule>()), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(rt->install_module(std::make_shared<ConfigOnlyModule>()),
+                  ErrorKind::InvalidArgument);
   EXPECT_EQ(rt->snapshot(), snap);  // failed edits leave the old snapshot
 }
 

@@ -6,9 +6,9 @@
 #include <thread>
 
 #include "example_families/example_families.hpp"
-#include "test_util.hpp"
 #include "tenferro/runtime/runtime.hpp"
 #include "tenferro/runtime/simple_family.hpp"
+#include "test_util.hpp"
 
 namespace rtest {
 
@@ -42,7 +42,8 @@ class TestOp final : public ExtensionOp {
 class EchoExecutor final : public PlanExecutor {
  public:
   EchoExecutor(std::size_t count, bool session) : count_(count), session_(session) {}
-  std::vector<Tensor> execute(ExecutionContext&, ExtensionCaches&, std::span<const Tensor> in) const override {
+  std::vector<Tensor> execute(ExecutionContext&, ExtensionCaches&,
+                              std::span<const Tensor> in) const override {
     return std::vector<Tensor>(count_, in[0]);
   }
   bool supports_session() const override { return session_; }
@@ -59,7 +60,8 @@ class EchoExecutor final : public PlanExecutor {
 /// Executor whose kernel fails numerically.
 class FailingExecutor final : public PlanExecutor {
  public:
-  std::vector<Tensor> execute(ExecutionContext&, ExtensionCaches&, std::span<const Tensor>) const override {
+  std::vector<Tensor> execute(ExecutionContext&, ExtensionCaches&,
+                              std::span<const Tensor>) const override {
     fail_in(ErrorPhase::Execute, ErrorKind::Singular, "kernel", "pivot 0 is zero");
   }
 };
@@ -67,7 +69,17 @@ class FailingExecutor final : public PlanExecutor {
 /// Engine whose prepare() follows a script; records what it saw.
 class ScriptedEngine final : public ExtensionEngine {
  public:
-  enum class Mode { Echo, EchoNoSession, WrongCount, Unsupported, Throw, NeedsStrides, NeedsSameAgain, Slow, ExecFails };
+  enum class Mode {
+    Echo,
+    EchoNoSession,
+    WrongCount,
+    Unsupported,
+    Throw,
+    NeedsStrides,
+    NeedsSameAgain,
+    Slow,
+    ExecFails
+  };
   explicit ScriptedEngine(Mode mode) : mode_(mode) {}
   mutable std::atomic<int> prepares{0};
   mutable std::atomic<unsigned> last_detail{0};
@@ -78,16 +90,23 @@ class ScriptedEngine final : public ExtensionEngine {
     last_detail = r.detail;
     last_stride_count = r.signature[0].strides.size();
     switch (mode_) {
-      case Mode::Echo: return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};
-      case Mode::EchoNoSession: return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), false)};
-      case Mode::WrongCount: return Prepared{std::make_shared<EchoExecutor>(r.op.output_count() + 1, true)};
-      case Mode::Unsupported: return tenferro::Unsupported{"no kernel for this signature"};
-      case Mode::Throw: fail(ErrorKind::InvalidArgument, std::string(r.op.name()), "engine rejects the payload");
+      case Mode::Echo:
+        return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};
+      case Mode::EchoNoSession:
+        return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), false)};
+      case Mode::WrongCount:
+        return Prepared{std::make_shared<EchoExecutor>(r.op.output_count() + 1, true)};
+      case Mode::Unsupported:
+        return tenferro::Unsupported{"no kernel for this signature"};
+      case Mode::Throw:
+        fail(ErrorKind::InvalidArgument, std::string(r.op.name()), "engine rejects the payload");
       case Mode::NeedsStrides:
         if (!(r.detail & kDetailStrides)) return NeedsSpecialization{kDetailStrides};
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};
-      case Mode::NeedsSameAgain: return NeedsSpecialization{kDetailLayout};
-      case Mode::ExecFails: return Prepared{std::make_shared<FailingExecutor>()};
+      case Mode::NeedsSameAgain:
+        return NeedsSpecialization{kDetailLayout};
+      case Mode::ExecFails:
+        return Prepared{std::make_shared<FailingExecutor>()};
       case Mode::Slow:
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};
@@ -104,7 +123,10 @@ class OneFamilyModule final : public ExtensionModule {
  public:
   OneFamilyModule(std::string id, std::string family, std::shared_ptr<const ExtensionEngine> engine,
                   std::string engine_id = "tenferro.cpu.v1")
-      : id_(std::move(id)), family_(std::move(family)), engine_(std::move(engine)), engine_id_(std::move(engine_id)) {}
+      : id_(std::move(id)),
+        family_(std::move(family)),
+        engine_(std::move(engine)),
+        engine_id_(std::move(engine_id)) {}
   std::string id() const override { return id_; }
   void configure(ModuleRegistrar& r) const override {
     r.register_engine(FamilyId(family_), EngineId(engine_id_), engine_);
@@ -117,7 +139,10 @@ class OneFamilyModule final : public ExtensionModule {
 };
 
 inline RuntimePtr make_runtime(RuntimeOptions options = {}) {
-  return Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).options(options).build();
+  return Runtime::builder()
+      .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+      .options(options)
+      .build();
 }
 
 inline Tensor vec(std::vector<double> v) {

@@ -126,7 +126,8 @@ class CaptureScope {
 
  private:
   friend struct detail::EagerImpl;
-  friend void record_capture(const OpPtr&, std::span<const EagerTensor>, std::span<const EagerTensor>);
+  friend void record_capture(const OpPtr&, std::span<const EagerTensor>,
+                             std::span<const EagerTensor>);
   std::vector<Step> steps_;
   CaptureScope* previous_;
 };
@@ -144,7 +145,8 @@ using EagerFnN = std::function<EagerTensor(std::span<const EagerTensor>)>;
 EagerTensor grad(const EagerFn& f, const EagerTensor& x);
 std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x);
 /// Gradients w.r.t. several inputs; nullopt for inputs f does not depend on.
-std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, std::span<const EagerTensor> xs);
+std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f,
+                                                  std::span<const EagerTensor> xs);
 
 struct VjpResult {
   EagerTensor output;

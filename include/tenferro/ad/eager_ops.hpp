@@ -103,49 +103,61 @@ EagerTensor operator*(Scalar a, const EagerTensor& b);
 EagerTensor operator/(Scalar a, const EagerTensor& b);
 
 // ---- reductions (axes as in tenferro/backend/reduce.hpp) ----
-EagerTensor reduce(ReduceOp op, const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
+EagerTensor reduce(ReduceOp op, const EagerTensor& x, std::span<const std::int64_t> axes,
+                   bool keepdim = false);
 EagerTensor sum(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor sum(const EagerTensor& x);
-inline EagerTensor sum(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor sum(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                       bool keepdim = false) {
   return sum(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor prod(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor prod(const EagerTensor& x);
-inline EagerTensor prod(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor prod(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                        bool keepdim = false) {
   return prod(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor mean(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor mean(const EagerTensor& x);
-inline EagerTensor mean(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor mean(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                        bool keepdim = false) {
   return mean(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor max(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor max(const EagerTensor& x);
-inline EagerTensor max(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor max(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                       bool keepdim = false) {
   return max(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor min(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor min(const EagerTensor& x);
-inline EagerTensor min(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor min(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                       bool keepdim = false) {
   return min(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor all(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor all(const EagerTensor& x);
-inline EagerTensor all(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor all(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                       bool keepdim = false) {
   return all(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
 EagerTensor any(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor any(const EagerTensor& x);
-inline EagerTensor any(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor any(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                       bool keepdim = false) {
   return any(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
-EagerTensor logsumexp(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
+EagerTensor logsumexp(const EagerTensor& x, std::span<const std::int64_t> axes,
+                      bool keepdim = false);
 EagerTensor logsumexp(const EagerTensor& x);
-inline EagerTensor logsumexp(const EagerTensor& x, std::initializer_list<std::int64_t> axes, bool keepdim = false) {
+inline EagerTensor logsumexp(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
+                             bool keepdim = false) {
   return logsumexp(x, std::span<const std::int64_t>(axes.begin(), axes.size()), keepdim);
 }
-EagerTensor var(const EagerTensor& x, std::span<const std::int64_t> axes, double correction = 1.0, bool keepdim = false);
-EagerTensor std_dev(const EagerTensor& x, std::span<const std::int64_t> axes, double correction = 1.0, bool keepdim = false);
+EagerTensor var(const EagerTensor& x, std::span<const std::int64_t> axes, double correction = 1.0,
+                bool keepdim = false);
+EagerTensor std_dev(const EagerTensor& x, std::span<const std::int64_t> axes,
+                    double correction = 1.0, bool keepdim = false);
 EagerTensor argmax(const EagerTensor& x, std::int64_t axis, bool keepdim = false);
 EagerTensor argmin(const EagerTensor& x, std::int64_t axis, bool keepdim = false);
 
@@ -157,20 +169,26 @@ EagerTensor matmul(const EagerTensor& a, const EagerTensor& b);
 EagerTensor permute(const EagerTensor& x, std::span<const std::int64_t> perm);
 EagerTensor transpose(const EagerTensor& x, std::int64_t a = 0, std::int64_t b = 1);
 EagerTensor reshape(const EagerTensor& x, std::span<const std::int64_t> shape);
-EagerTensor broadcast_in_dim(const EagerTensor& x, std::span<const std::int64_t> shape, std::span<const std::int64_t> dims);
+EagerTensor broadcast_in_dim(const EagerTensor& x, std::span<const std::int64_t> shape,
+                             std::span<const std::int64_t> dims);
 EagerTensor broadcast_to(const EagerTensor& x, std::span<const std::int64_t> shape);
-EagerTensor slice(const EagerTensor& x, std::span<const std::int64_t> start, std::span<const std::int64_t> limit, std::span<const std::int64_t> stride);
-EagerTensor pad(const EagerTensor& x, std::span<const std::int64_t> low, std::span<const std::int64_t> high, Scalar value, std::span<const std::int64_t> interior = {});
+EagerTensor slice(const EagerTensor& x, std::span<const std::int64_t> start,
+                  std::span<const std::int64_t> limit, std::span<const std::int64_t> stride);
+EagerTensor pad(const EagerTensor& x, std::span<const std::int64_t> low,
+                std::span<const std::int64_t> high, Scalar value,
+                std::span<const std::int64_t> interior = {});
 EagerTensor concatenate(std::span<const EagerTensor> xs, std::int64_t axis);
 EagerTensor stack(std::span<const EagerTensor> xs, std::int64_t axis);
 EagerTensor reverse(const EagerTensor& x, std::span<const std::int64_t> axes);
-EagerTensor diagonal(const EagerTensor& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1);
+EagerTensor diagonal(const EagerTensor& x, std::int64_t offset = 0, std::int64_t axis1 = 0,
+                     std::int64_t axis2 = 1);
 EagerTensor diag_embed(const EagerTensor& x, std::int64_t offset = 0);
 EagerTensor tril(const EagerTensor& x, std::int64_t k = 0);
 EagerTensor triu(const EagerTensor& x, std::int64_t k = 0);
 EagerTensor index_select(const EagerTensor& x, std::int64_t axis, const EagerTensor& index);
 EagerTensor take_along_axis(const EagerTensor& x, const EagerTensor& index, std::int64_t axis);
-EagerTensor scatter_add(const EagerTensor& x, std::int64_t axis, const EagerTensor& index, const EagerTensor& src);
+EagerTensor scatter_add(const EagerTensor& x, std::int64_t axis, const EagerTensor& index,
+                        const EagerTensor& src);
 EagerTensor convert(const EagerTensor& x, DType dtype);
 EagerTensor cast(const EagerTensor& x, DType dtype);
 /// A filled tensor in `like`'s runtime.

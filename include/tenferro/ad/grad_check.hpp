@@ -10,10 +10,10 @@
 namespace tenferro {
 
 struct GradCheckOptions {
-  double eps = 1e-6;   // finite-difference step along the tangent
+  double eps = 1e-6;  // finite-difference step along the tangent
   double atol = 1e-6;
   double rtol = 1e-4;
-  int probes = 2;      // random (tangent, cotangent) pairs
+  int probes = 2;  // random (tangent, cotangent) pairs
   std::uint64_t seed = 1234;
 };
 

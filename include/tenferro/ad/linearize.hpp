@@ -20,12 +20,14 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
 /// cotangent per input in that input's dtype (nullopt: zero or not
 /// differentiable). `output_metas`, when given, saves re-inferring them.
 std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
-                                  std::span<const TensorMeta> input_metas, std::span<const Val> inputs,
-                                  std::span<const Val> outputs, std::span<const MaybeVal> cotangents,
-                                  std::string_view transform,
+                                  std::span<const TensorMeta> input_metas,
+                                  std::span<const Val> inputs, std::span<const Val> outputs,
+                                  std::span<const MaybeVal> cotangents, std::string_view transform,
                                   std::span<const TensorMeta> output_metas = {});
 
 /// Whether values of this dtype carry derivatives (floating and complex).
-inline bool differentiable(DType t) { return is_inexact(t); }
+inline bool differentiable(DType t) {
+  return is_inexact(t);
+}
 
 }  // namespace tenferro::ad

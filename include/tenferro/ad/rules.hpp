@@ -37,13 +37,15 @@ struct RuleArgs {
   std::span<const TensorMeta> output_metas = {};
 };
 
-using JvpRule = std::function<std::vector<MaybeVal>(const RuleArgs&, std::span<const MaybeVal> tangents)>;
+using JvpRule =
+    std::function<std::vector<MaybeVal>(const RuleArgs&, std::span<const MaybeVal> tangents)>;
 /// `linear[i]` marks the inputs the op is being transposed in (their primal
 /// Vals are invalid); returns one cotangent per input (nullopt for non-linear
 /// inputs or zero contributions).
 using TransposeRule = std::function<std::vector<MaybeVal>(
     const RuleArgs&, std::span<const bool> linear, std::span<const MaybeVal> cotangents)>;
-using VjpRule = std::function<std::vector<MaybeVal>(const RuleArgs&, std::span<const MaybeVal> cotangents)>;
+using VjpRule =
+    std::function<std::vector<MaybeVal>(const RuleArgs&, std::span<const MaybeVal> cotangents)>;
 
 struct Residuals {
   std::uint64_t inputs = ~std::uint64_t{0};   // bit i: input i is read
@@ -75,7 +77,9 @@ class AdContext {
   /// id). A second registration of the same name is InvalidArgument; a
   /// malformed family id is InvalidArgument.
   void register_rules(const std::string& name, RuleSet rules);
-  void register_family(const FamilyId& family, RuleSet rules) { register_rules(family.str(), std::move(rules)); }
+  void register_family(const FamilyId& family, RuleSet rules) {
+    register_rules(family.str(), std::move(rules));
+  }
   /// The rules for `op`, or nullptr.
   const RuleSet* find(const Op& op) const;
   /// The rules for `op`; UnsupportedAdRule naming `transform` and the op when absent.

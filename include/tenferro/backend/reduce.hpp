@@ -45,7 +45,7 @@ Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend
            double correction = 1.0, bool keepdim = false);
 /// Standard deviation (torch.std); named std_dev so it never clashes with namespace std.
 Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           double correction = 1.0, bool keepdim = false);
+               double correction = 1.0, bool keepdim = false);
 /// Index of the first maximum along `axis` (NaN counts as maximal); i64.
 Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
 Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);

@@ -59,8 +59,8 @@ class ExtensionOp : public Op {
   virtual std::optional<std::string> serialize() const { return std::nullopt; }
   /// Optional lowering to core primitives.
   virtual bool has_lowering() const { return false; }
-  virtual std::vector<LoweringBuilder::Value> lower(LoweringBuilder& builder,
-                                                    std::span<const LoweringBuilder::Value> inputs) const;
+  virtual std::vector<LoweringBuilder::Value> lower(
+      LoweringBuilder& builder, std::span<const LoweringBuilder::Value> inputs) const;
 };
 
 using ExtensionOpPtr = std::shared_ptr<const ExtensionOp>;
@@ -98,6 +98,8 @@ class ExtensionOpWithParams : public ExtensionOp {
 struct NoParams {
   bool operator==(const NoParams&) const = default;
 };
-inline std::size_t hash_value(const NoParams&) { return 0; }
+inline std::size_t hash_value(const NoParams&) {
+  return 0;
+}
 
 }  // namespace tenferro

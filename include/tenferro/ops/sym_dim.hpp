@@ -22,9 +22,9 @@ class SymDim {
  public:
   enum class Kind : unsigned char { Const, Var, Add, Sub, Mul, FloorDiv, Min, Max };
 
-  SymDim() = default;                                // the constant 0
-  SymDim(std::int64_t value) : value_(value) {}      // NOLINT: constants convert implicitly
-  SymDim(int value) : value_(value) {}               // NOLINT
+  SymDim() = default;                            // the constant 0
+  SymDim(std::int64_t value) : value_(value) {}  // NOLINT: constants convert implicitly
+  SymDim(int value) : value_(value) {}           // NOLINT
   /// A named size; the name must be non-empty (InvalidArgument otherwise).
   static SymDim var(std::string name);
 

@@ -49,7 +49,8 @@ class ExtensionCacheSelector {
 
  private:
   ExtensionCacheSelector() = default;
-  ExtensionCacheSelector(std::string f, std::string c) : family_(std::move(f)), cache_(std::move(c)) {}
+  ExtensionCacheSelector(std::string f, std::string c)
+      : family_(std::move(f)), cache_(std::move(c)) {}
   std::string family_;
   std::string cache_;
 };
@@ -97,8 +98,8 @@ class ExtensionCaches {
     return store_->get<T>({family_, cache, discriminator});
   }
   template <class T>
-  void put(const std::string& cache, const std::string& discriminator, std::shared_ptr<const T> value,
-           std::size_t bytes) {
+  void put(const std::string& cache, const std::string& discriminator,
+           std::shared_ptr<const T> value, std::size_t bytes) {
     store_->put<T>({family_, cache, discriminator}, std::move(value), bytes);
   }
   /// get(), or make() then put() on a miss. make returns std::shared_ptr<const T>.

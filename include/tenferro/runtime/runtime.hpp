@@ -181,7 +181,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   friend class RuntimeBuilder;
   struct PlanCache;
   Runtime(std::shared_ptr<const RuntimeSnapshot> snapshot, RuntimeOptions options);
-  void publish(std::shared_ptr<RuntimeSnapshot> candidate, const std::vector<std::string>& replaced);
+  void publish(std::shared_ptr<RuntimeSnapshot> candidate,
+               const std::vector<std::string>& replaced);
   static void index(RuntimeSnapshot& candidate);
   std::vector<Tensor> run_extension(const OpPtr& op, std::span<const Tensor> inputs,
                                     EngineSession* session);

@@ -77,8 +77,9 @@ class SimpleModule final : public ExtensionModule {
   SimpleModule& family(std::string family_id, typename SimpleEngine<OpT>::Execute execute,
                        typename SimpleEngine<OpT>::Check check = nullptr,
                        EngineId engine = cpu_engine_id()) {
-    entries_.push_back({FamilyId(std::move(family_id)), std::move(engine),
-                        std::make_shared<const SimpleEngine<OpT>>(std::move(execute), std::move(check))});
+    entries_.push_back(
+        {FamilyId(std::move(family_id)), std::move(engine),
+         std::make_shared<const SimpleEngine<OpT>>(std::move(execute), std::move(check))});
     return *this;
   }
   /// Registers a hand-written engine.

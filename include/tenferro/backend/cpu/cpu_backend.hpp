@@ -87,7 +87,8 @@ class CpuBackend final : public Backend {
       body(std::int64_t{0}, n);
       return;
     }
-    parallel_for_pool(n, grain, std::function<void(std::int64_t, std::int64_t)>(std::forward<Body>(body)));
+    parallel_for_pool(n, grain,
+                      std::function<void(std::int64_t, std::int64_t)>(std::forward<Body>(body)));
   }
   void parallel_for_pool(std::int64_t n, std::int64_t grain,
                          const std::function<void(std::int64_t, std::int64_t)>& body);
