@@ -9,7 +9,10 @@
 // (degree 13 for f64, 7 for f32; the truncation error is below 0.05 ulp), and
 // 2^k built from exponent bits in two halves so results that overflow,
 // underflow or are subnormal round once, at the last multiplication.
-// Measured error: about 1 ulp.
+// tanh: a rational form near 0, 1 - 2e/(1+e) with e = exp(-2|x|) beyond
+// (see tanh1). sigmoid: from exp(-|x|), stable both ways (see sigmoid1).
+// Measured against exact values: exp <= 1 ulp, tanh <= 1, sigmoid <= 2 (f64
+// and f32); against std:: at most 1 ulp more.
 //
 // Rounding to an integer and converting to exponent bits use the "add 1.5 *
 // 2^mantissa_bits" trick rather than lround/casts, because double -> int64
@@ -93,8 +96,8 @@ inline T clamp_magnitude(T x, T bound) {
 /// to r^13 (f64) or r^7 (f32). Keeping the 1 out preserves small results.
 template <class T>
 inline T expm1_reduced(T r) {
-  // Estrin's scheme: a short dependency chain, so the unrolled vector loop is
-  // not latency bound the way a 12-step Horner chain is.
+  // Estrin's scheme: a short dependency chain, so the vector loop is not
+  // latency bound the way a 12-step Horner chain is.
   const T r2 = r * r;
   T q;
   if constexpr (sizeof(T) == 8) {
@@ -135,7 +138,7 @@ inline T exp1(T x) {
   return (e * pow2_int(k1)) * pow2_int(k - k1);
 }
 
-/// tanh(a) - a for 0 <= a < tanh_small, as numerator / denominator: the
+/// tanh(a) - a for 0 <= a < 0.625, as numerator / denominator: the
 /// Lambert continued fraction tanh a = a / (1 + a^2 / (3 + a^2 / (5 + ...)))
 /// cut after 2n+1 = 17 (f64, relative error < 1e-20) or 9 (f32, < 1e-9),
 /// rewritten as a + a z D(z) / Q(z) with z = a^2 so the small correction
@@ -157,7 +160,7 @@ inline void tanh_small_correction(T a, T& num, T& den) {
   }
 }
 
-/// tanh a for a = |x|: a + a z D(z) / Q(z) below tanh_small (0.625), and
+/// tanh a for a = |x|: a + a z D(z) / Q(z) below 0.625, and
 /// 1 - 2e / (1 + e) with e = e^(-2a) above, where the subtracted term is at
 /// most 0.45 so 1 - h loses nothing. One division serves both: numerator,
 /// denominator and base are selected first. tanh(+-0) = +-0, NaN stays NaN,
