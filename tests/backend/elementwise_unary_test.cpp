@@ -276,7 +276,11 @@ TEST(ElementwiseUnary, SpecialValues) {
   // Bool inputs: transcendental ops go through f64, logical_not flips.
   const Tensor b = bool_tensor({1, 0});
   EXPECT_EQ(exp(b, cpu).dtype(), f64);
-  EXPECT_EQ(exp(b, cpu).to_vector<double>(), (std::vector<double>{std::exp(1.0), 1.0}));
+  // Real exp is the vectorised kernel, within a few ulp of std::exp.
+  const auto eb = exp(b, cpu).to_vector<double>();
+  ASSERT_EQ(eb.size(), 2u);
+  EXPECT_DOUBLE_EQ(eb[0], std::exp(1.0));
+  EXPECT_EQ(eb[1], 1.0);
   EXPECT_EQ(logical_not(b, cpu).dtype(), bool_);
   EXPECT_EQ(flags(logical_not(b, cpu)), (std::vector<int>{0, 1}));
   EXPECT_EQ(abs(b, cpu).dtype(), bool_);

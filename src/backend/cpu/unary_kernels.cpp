@@ -3,6 +3,7 @@
 // that the dtype rules of elementwise.cpp never route to a dtype compile to an
 // Internal error instead of a kernel.
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <type_traits>
 
 #include "backend/cpu/elementwise_kernels.hpp"
+#include "backend/cpu/vector_math.hpp"
 #include "internal/dispatch.hpp"
 
 namespace tenferro::cpu {
@@ -47,6 +49,36 @@ std::complex<R> complex_log1p(std::complex<R> z) {
   const R x = z.real(), y = z.imag();
   // |1 + z|^2 = 1 + (2x + x^2 + y^2); log1p keeps the small term exact.
   return {std::log1p(x * (2 + x) + y * y) / 2, std::atan2(y, 1 + x)};
+}
+
+// out = vf(x) elementwise for an array kernel of vector_math.hpp: unit-stride
+// runs go to it whole; strided runs (and stride-0 broadcasts) are gathered
+// into a small stack buffer, computed there in place, and scattered back.
+template <class T>
+void map_array(CpuBackend& cpu, const Tensor& x, const Tensor& out,
+               void (*vf)(const T*, T*, std::int64_t)) {
+  if (out.numel() == 0) return;
+  const tenferro::detail::StridedPlan<2> plan(out.shape(),
+                                              {out.strides().span(), x.strides().span()});
+  T* const out_base = static_cast<T*>(out.raw_data());
+  const T* const x_base = static_cast<const T*>(x.raw_data());
+  const bool flat = plan.is_flat_unit();
+  cpu.parallel_for(plan.numel, cpu.parallel_threshold(), [&](std::int64_t b, std::int64_t e) {
+    if (flat) return vf(x_base + b, out_base + b, e - b);
+    plan.run(b, e, [&](std::int64_t n, const auto& off, const auto& inc) {
+      T* const o = out_base + off[0];
+      const T* const p = x_base + off[1];
+      if (inc[0] == 1 && inc[1] == 1) return vf(p, o, n);
+      constexpr std::int64_t kBlock = 256;
+      T buf[kBlock];
+      for (std::int64_t s = 0; s < n; s += kBlock) {
+        const std::int64_t m = std::min(kBlock, n - s);
+        for (std::int64_t i = 0; i < m; ++i) buf[i] = p[(s + i) * inc[1]];
+        vf(buf, buf, m);
+        for (std::int64_t i = 0; i < m; ++i) o[(s + i) * inc[0]] = buf[i];
+      }
+    });
+  });
 }
 
 [[noreturn]] void unreachable_dtype(UnaryOp op, DType dt) {
@@ -130,8 +162,14 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
       } else {
         return run([](T v) { return v * v; });
       }
+    // Real exp, tanh and sigmoid use the vectorised array kernels (within a
+    // few ulp of std::, see vector_math.hpp); complex keeps std::.
     case UnaryOp::Exp:
-      return run_inexact([](auto v) { return std::exp(v); });
+      if constexpr (is_float_v<T>) {
+        return map_array<T>(cpu, x, out, vmath::vexp);
+      } else {
+        return run_inexact([](auto v) { return std::exp(v); });
+      }
     case UnaryOp::Exp2:
       if constexpr (cplx) {
         return run([](T v) { return std::exp(v * std::numbers::ln2_v<R>); });
@@ -183,7 +221,11 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
     case UnaryOp::Cosh:
       return run_inexact([](auto v) { return std::cosh(v); });
     case UnaryOp::Tanh:
-      return run_inexact([](auto v) { return std::tanh(v); });
+      if constexpr (is_float_v<T>) {
+        return map_array<T>(cpu, x, out, vmath::vtanh);
+      } else {
+        return run_inexact([](auto v) { return std::tanh(v); });
+      }
     case UnaryOp::Asinh:
       return run_inexact([](auto v) { return std::asinh(v); });
     case UnaryOp::Acosh:
@@ -191,10 +233,14 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
     case UnaryOp::Atanh:
       return run_inexact([](auto v) { return std::atanh(v); });
     case UnaryOp::Sigmoid:
-      return run_inexact([](auto v) {
-        using V = decltype(v);
-        return V(1) / (V(1) + std::exp(-v));
-      });
+      if constexpr (is_float_v<T>) {
+        return map_array<T>(cpu, x, out, vmath::vsigmoid);
+      } else {
+        return run_inexact([](auto v) {
+          using V = decltype(v);
+          return V(1) / (V(1) + std::exp(-v));
+        });
+      }
     case UnaryOp::Erf:
       return run_real_float([](auto v) { return std::erf(v); });
     case UnaryOp::Erfc:
