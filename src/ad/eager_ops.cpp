@@ -245,14 +245,8 @@ EagerTensor clamp(const EagerTensor& x, std::optional<Scalar> lo, std::optional<
 }
 
 EagerTensor scalar_like(const EagerTensor& like, Scalar value) {
-  const DType t = like.dtype();
-  DType d = value.dtype();
-  if (is_inexact(t)) {
-    d = is_complex(value.dtype()) ? complex_dtype(t) : t;
-  } else if (is_integral(t) && (is_integral(value.dtype()) || value.dtype() == DType::Bool)) {
-    d = t;
-  }
-  return like.runtime()->tensor(Tensor::scalar(value, d));
+  return like.runtime()->tensor(
+      Tensor::scalar(value, scalar_operand_dtype(like.dtype(), value.dtype())));
 }
 
 EagerTensor operator+(const EagerTensor& a, const EagerTensor& b) {

@@ -33,14 +33,7 @@ TracedTensor ones_like(const TracedTensor& like) {
 }
 
 TracedTensor scalar_like(const TracedTensor& like, Scalar value) {
-  const DType t = like.dtype();
-  DType d = value.dtype();
-  if (is_inexact(t)) {
-    d = is_complex(value.dtype()) ? complex_dtype(t) : t;
-  } else if (is_integral(t) && (is_integral(value.dtype()) || value.dtype() == DType::Bool)) {
-    d = t;
-  }
-  return traced_full({}, value, d);
+  return traced_full({}, value, scalar_operand_dtype(like.dtype(), value.dtype()));
 }
 
 // ---- elementwise ---------------------------------------------------------------------

@@ -56,6 +56,12 @@ DType promote_types(DType a, DType b) {
   return bits == 64 ? DType::C128 : DType::C64;
 }
 
+DType scalar_operand_dtype(DType tensor, DType scalar) {
+  if (is_inexact(tensor)) return is_complex(scalar) ? complex_dtype(tensor) : tensor;
+  if (is_integral(tensor) && (is_integral(scalar) || scalar == DType::Bool)) return tensor;
+  return scalar;
+}
+
 bool is_lossless_conversion(DType from, DType to) {
   if (from == to || from == DType::Bool) return true;
   switch (from) {

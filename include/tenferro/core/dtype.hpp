@@ -86,6 +86,13 @@ constexpr DType inexact_dtype(DType t) {
 ///   complex: f32+f64 -> f64, f32+c64 -> c64, f64+c64 -> c128, f32+c128 -> c128.
 DType promote_types(DType a, DType b);
 
+/// The dtype a host scalar takes when mixed with a tensor of `tensor` dtype,
+/// like a Python number in PyTorch: a real scalar takes a floating or complex
+/// tensor's dtype, a complex scalar the tensor's complex counterpart, an
+/// integer or bool scalar an integer tensor's dtype; otherwise its own dtype
+/// (so that promotion then applies, e.g. 0.5 with an i64 tensor gives f64).
+DType scalar_operand_dtype(DType tensor, DType scalar);
+
 /// True when every value of `from` is exactly representable in `to` under the
 /// lattice above (so `convert` accepts it): e.g. i32->f64, f32->c64, bool->anything.
 bool is_lossless_conversion(DType from, DType to);
