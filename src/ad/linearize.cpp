@@ -193,10 +193,14 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
   const RuleSet& rules = ctx.require(op, transform);
   if (rules.non_differentiable) return std::vector<MaybeVal>(n);
   std::vector<MaybeVal> result;
-  const std::vector<TensorMeta> out_metas =
-      output_metas.size() == op.output_count()
-          ? std::vector<TensorMeta>(output_metas.begin(), output_metas.end())
-          : output_metas_of(emitter, op, input_metas, outputs);
+  // Recorded metadata is used in place; otherwise infer it once.
+  std::vector<TensorMeta> inferred;
+  if (output_metas.size() != op.output_count()) {
+    inferred = output_metas_of(emitter, op, input_metas, outputs);
+  }
+  const std::span<const TensorMeta> out_metas =
+      inferred.empty() && output_metas.size() == op.output_count() ? output_metas
+                                                                   : std::span<const TensorMeta>(inferred);
   if (rules.vjp) {
     // Integer/bool outputs carry no derivative: drop their cotangents (the
     // linearised path drops them through the jvp rule).
