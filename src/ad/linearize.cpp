@@ -199,8 +199,9 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
     inferred = output_metas_of(emitter, op, input_metas, outputs);
   }
   const std::span<const TensorMeta> out_metas =
-      inferred.empty() && output_metas.size() == op.output_count() ? output_metas
-                                                                   : std::span<const TensorMeta>(inferred);
+      inferred.empty() && output_metas.size() == op.output_count()
+          ? output_metas
+          : std::span<const TensorMeta>(inferred);
   if (rules.vjp) {
     // Integer/bool outputs carry no derivative: drop their cotangents (the
     // linearised path drops them through the jvp rule).

@@ -3,45 +3,19 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/reduce_reference.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
 
 namespace {
 
-using AxisList = std::vector<std::int64_t>;
+using tftest::AxisList;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-template <class V>
-std::vector<V> values_as(const Tensor& t) {
-  Tensor tmp = zeros(t.shape(), dtype_of_v<V>);
-  Tensor::copy_into(t, tmp);
-  return tmp.to_vector<V>();
-}
-
-// Elements grouped by output element, each group in logical order.
-template <class V>
-std::vector<std::vector<V>> group_values(const Tensor& x, const AxisList& axes) {
-  std::vector<bool> mask(static_cast<std::size_t>(x.rank()), false);
-  for (auto a : axes) mask[static_cast<std::size_t>(a < 0 ? a + x.rank() : a)] = true;
-  std::int64_t num_out = 1;
-  for (std::size_t d = 0; d < mask.size(); ++d)
-    if (!mask[d]) num_out *= x.shape()[d];
-  std::vector<std::vector<V>> groups(static_cast<std::size_t>(num_out));
-  const auto values = values_as<V>(x);
-  for (std::int64_t i = 0; i < x.numel(); ++i) {
-    const auto idx = tftest::unravel(i, x.shape());
-    std::int64_t o = 0, stride = 1;
-    for (std::size_t d = 0; d < mask.size(); ++d) {
-      if (mask[d]) continue;
-      o += idx[d] * stride;
-      stride *= x.shape()[d];
-    }
-    groups[static_cast<std::size_t>(o)].push_back(values[static_cast<std::size_t>(i)]);
-  }
-  return groups;
-}
+using tftest::group_values;
+using tftest::values_as;
 
 template <class V>
 double reference_var(const std::vector<V>& g, double correction) {

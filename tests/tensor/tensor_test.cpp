@@ -288,10 +288,10 @@ TEST(DTypes, PromotionLattice) {
   EXPECT_TRUE(is_lossless_conversion(i32, f64));
   EXPECT_FALSE(is_lossless_conversion(f64, f32));
   EXPECT_FALSE(is_lossless_conversion(c128, f64));
-  EXPECT_EQ(scalar_operand_dtype(f32, f64), f32);    // a Python float keeps f32
-  EXPECT_EQ(scalar_operand_dtype(f32, c128), c64);   // a complex scalar: complex counterpart
+  EXPECT_EQ(scalar_operand_dtype(f32, f64), f32);   // a Python float keeps f32
+  EXPECT_EQ(scalar_operand_dtype(f32, c128), c64);  // a complex scalar: complex counterpart
   EXPECT_EQ(scalar_operand_dtype(i32, i64), i32);
-  EXPECT_EQ(scalar_operand_dtype(i64, f64), f64);    // then promotion gives f64
+  EXPECT_EQ(scalar_operand_dtype(i64, f64), f64);  // then promotion gives f64
   EXPECT_EQ(name(c128), "c128");
   EXPECT_EQ(itemsize(c64), 8u);
 }
