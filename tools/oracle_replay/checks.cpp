@@ -1,0 +1,303 @@
+#include "checks.hpp"
+
+#include <cmath>
+#include <complex>
+#include <sstream>
+
+#include "ops.hpp"
+#include "tenferro/ad/program.hpp"
+#include "tenferro/ad/transforms.hpp"
+#include "tenferro/backend/structural.hpp"
+
+namespace replay {
+
+using namespace tenferro;
+using C = std::complex<double>;
+
+namespace {
+
+std::vector<C> values_of(const Tensor& t) {
+  std::vector<C> out;
+  switch (t.dtype()) {
+    case DType::F32:
+      for (float v : t.to_vector<float>()) out.emplace_back(v, 0.0);
+      break;
+    case DType::F64:
+      for (double v : t.to_vector<double>()) out.emplace_back(v, 0.0);
+      break;
+    case DType::C64:
+      for (auto v : t.to_vector<std::complex<float>>()) out.emplace_back(v.real(), v.imag());
+      break;
+    case DType::C128:
+      out = t.to_vector<C>();
+      break;
+    case DType::I32:
+      for (auto v : t.to_vector<std::int32_t>()) out.emplace_back(static_cast<double>(v), 0.0);
+      break;
+    case DType::I64:
+      for (auto v : t.to_vector<std::int64_t>()) out.emplace_back(static_cast<double>(v), 0.0);
+      break;
+    case DType::Bool:
+      for (bool v : t.to_vector<bool>()) out.emplace_back(v ? 1.0 : 0.0, 0.0);
+      break;
+  }
+  return out;
+}
+
+bool same_value(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+// allclose(ours, ref): |ours - ref| <= atol + rtol |ref| elementwise; NaN
+// matches NaN and equal infinities match. An undefined `ours` is a symbolic zero.
+void compare(ModeResult& r, const std::string& mode, const std::string& probe,
+             const std::string& check, const Tensor& ours, const Tensor& ref, Tolerance tol) {
+  ++r.checks;
+  Failure f{mode, probe, check, 0.0, 0.0, {}};
+  if (ours.defined() && !(ours.shape() == ref.shape())) {
+    std::ostringstream os;
+    os << "shape " << shape_to_string(ours.shape()) << " != reference "
+       << shape_to_string(ref.shape()) << " (column-major)";
+    f.note = os.str();
+    r.failures.push_back(f);
+    return;
+  }
+  const std::vector<C> want = values_of(ref);
+  const std::vector<C> got = ours.defined() ? values_of(ours) : std::vector<C>(want.size());
+  bool ok = true;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const C g = got[i], w = want[i];
+    if (same_value(g.real(), w.real()) && same_value(g.imag(), w.imag())) continue;
+    const double err = std::abs(g - w);
+    const double rel = err / std::max(std::abs(w), 1e-300);
+    if (!(err <= tol.atol + tol.rtol * std::abs(w))) ok = false;
+    if (!(err <= f.max_abs)) f.max_abs = err;  // NaN-aware max
+    if (std::isfinite(rel) && rel > f.max_rel) f.max_rel = rel;
+  }
+  if (!ok) r.failures.push_back(f);
+}
+
+const Tensor& find(const NamedTensors& m, const std::string& key) {
+  for (const auto& [k, v] : m) {
+    if (k == key) return v;
+  }
+  throw std::runtime_error("probe has no entry '" + key + "'");
+}
+
+// Cotangents are given in the reference output's dtype; ours may differ in
+// precision (e.g. float_power computes in double).
+Tensor as_dtype(const Tensor& t, DType dt, Backend& backend) {
+  if (t.dtype() == dt) return t;
+  if (is_complex(t.dtype()) && !is_complex(dt)) return cast(t, dt, backend);
+  return convert(t, dt, backend);
+}
+
+Tensor zeros_for(const Tensor& like) {
+  return zeros(std::span<const std::int64_t>(like.shape().data(), like.shape().size()),
+               like.dtype());
+}
+
+// phi(x) = <ct, y> = Re(sum(conj(ct) * y)), whose gradient is the vjp and whose
+// Hessian the hvp references use.
+template <class T>
+T inner(const T& ct, const T& y) {
+  T p = sum(conj(ct) * y);
+  return is_complex(p.dtype()) ? real(p) : p;
+}
+
+std::string output_key(const Probe& p) {
+  if (p.cotangent.size() != 1)
+    throw std::runtime_error("cases with several outputs are not supported");
+  return p.cotangent.front().first;
+}
+
+}  // namespace
+
+// ---- eager ------------------------------------------------------------------------------
+
+ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
+  ModeResult r;
+  const std::string mode = "eager";
+  const OpFn<EagerTensor> f = build_op<EagerTensor>(c);
+  const std::size_t n = c.inputs.size();
+  Backend& backend = rt->backend();
+
+  if (c.expect_error) {
+    try {
+      std::vector<EagerTensor> xs;
+      for (const auto& [k, v] : c.inputs) xs.push_back(rt->variable(v));
+      EagerTensor y = f(xs);
+      inner(rt->tensor(
+                ones(std::span<const std::int64_t>(y.shape().data(), y.shape().size()), y.dtype())),
+            y)
+          .backward();
+    } catch (const Error&) {
+      ++r.checks;
+      return r;
+    }
+    r.failures.push_back({mode, "-", "error", 0, 0, "expected a typed tenferro::Error"});
+    return r;
+  }
+
+  for (const Probe& p : c.probes) {
+    const std::string key = output_key(p);
+    const Tensor& ct_ref = find(p.cotangent, key);
+
+    // vjp through backward(seed).
+    {
+      std::vector<EagerTensor> xs;
+      for (const auto& [k, v] : c.inputs) xs.push_back(rt->variable(v));
+      EagerTensor y = f(xs);
+      if (y.requires_grad()) y.backward(rt->tensor(as_dtype(ct_ref, y.dtype(), backend)));
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto& name = c.inputs[i].first;
+        const EagerTensor g = xs[i].grad();
+        compare(r, mode, p.id, "vjp:" + name, g.defined() ? g.value() : Tensor(),
+                find(p.ref.vjp, name), c.first_order);
+      }
+    }
+
+    // jvp: J v = sum_i J_i v_i, one forward pass per input (values untouched).
+    {
+      std::optional<EagerTensor> total;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<EagerTensor> xs;
+        for (const auto& [k, v] : c.inputs) xs.push_back(rt->tensor(v));
+        EagerFn h = [&, i](const EagerTensor& xi) {
+          std::vector<EagerTensor> a = xs;
+          a[i] = xi;
+          return f(a);
+        };
+        const EagerTensor v = rt->tensor(find(p.direction, c.inputs[i].first));
+        auto res = jvp(h, xs[i], v);
+        if (res.tangent) total = total ? add(*total, *res.tangent) : *res.tangent;
+      }
+      compare(r, mode, p.id, "jvp:" + key, total ? total->value() : Tensor(), find(p.ref.jvp, key),
+              c.first_order);
+    }
+
+    // hvp: forward over reverse, hvp_k = sum_i d/dx_i grad_k(phi) . v_i.
+    if (p.ref.has_hvp && c.has_second_order) {
+      for (std::size_t k = 0; k < n; ++k) {
+        std::optional<EagerTensor> total;
+        for (std::size_t i = 0; i < n; ++i) {
+          std::vector<EagerTensor> xs;
+          for (const auto& [kk, v] : c.inputs) xs.push_back(rt->tensor(v));
+          EagerFn g = [&, i, k](const EagerTensor& xi) {
+            std::vector<EagerTensor> a = xs;
+            a[i] = xi;
+            auto grads = grad_many(
+                [&](std::span<const EagerTensor> z) {
+                  EagerTensor y = f(z);
+                  return inner(rt->tensor(as_dtype(ct_ref, y.dtype(), backend)), y);
+                },
+                a);
+            return grads[k] ? *grads[k] : rt->tensor(zeros_for(a[k].value()));
+          };
+          const EagerTensor v = rt->tensor(find(p.direction, c.inputs[i].first));
+          auto res = jvp(g, xs[i], v);
+          if (res.tangent) total = total ? add(*total, *res.tangent) : *res.tangent;
+        }
+        const auto& name = c.inputs[k].first;
+        compare(r, mode, p.id, "hvp:" + name, total ? total->value() : Tensor(),
+                find(p.ref.hvp, name), c.second_order);
+      }
+    }
+  }
+  return r;
+}
+
+// ---- traced -----------------------------------------------------------------------------
+
+ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
+  ModeResult r;
+  const std::string mode = "traced";
+  const OpFn<TracedTensor> f = build_op<TracedTensor>(c);
+  const std::size_t n = c.inputs.size();
+  Runtime& runtime = *rt->runtime();
+  Backend& backend = rt->backend();
+
+  std::vector<TracedTensor> ps;
+  std::vector<Tensor> xs;
+  for (const auto& [k, v] : c.inputs) {
+    ps.push_back(placeholder(
+        v.dtype(), to_sym_shape(std::span<const std::int64_t>(v.shape().data(), v.shape().size())),
+        k));
+    xs.push_back(v);
+  }
+
+  if (c.expect_error) {
+    try {
+      TracedTensor y = f(ps);
+      TracedTensor ones_ct = ones_like(y);
+      auto gs = vjp_many(std::span(&y, 1), std::span(&ones_ct, 1), ps);
+      std::vector<TracedTensor> outs;
+      for (auto& g : gs) {
+        if (g) outs.push_back(*g);
+      }
+      outs.push_back(y);
+      run_compiled(runtime, compile(outs, ps), xs);
+    } catch (const Error&) {
+      ++r.checks;
+      return r;
+    }
+    r.failures.push_back({mode, "-", "error", 0, 0, "expected a typed tenferro::Error"});
+    return r;
+  }
+
+  const TracedTensor y = f(ps);
+  std::vector<TracedTensor> vs;
+  for (std::size_t i = 0; i < n; ++i) {
+    vs.push_back(placeholder(ps[i].dtype(), ps[i].shape(), "v_" + c.inputs[i].first));
+  }
+  const TracedTensor ct = placeholder(y.dtype(), y.shape(), "ct");
+
+  // One program: [jvp, vjp_0..n-1, hvp_0..n-1] of (x, v, ct); absent
+  // derivatives (no dependence) are symbolic zeros and compare as zeros.
+  std::vector<std::optional<TracedTensor>> outs;
+  outs.push_back(jvp_many(std::span(&y, 1), ps, vs)[0]);
+  for (auto& g : vjp_many(std::span(&y, 1), std::span(&ct, 1), ps)) outs.push_back(g);
+  bool want_hvp = c.has_second_order;
+  for (const Probe& p : c.probes) want_hvp = want_hvp && p.ref.has_hvp;
+  if (want_hvp) {
+    const TracedTensor phi = inner(ct, y);
+    auto grads = grad_many(phi, ps);
+    std::vector<TracedTensor> gvals;
+    for (std::size_t i = 0; i < n; ++i) gvals.push_back(grads[i] ? *grads[i] : zeros_like(ps[i]));
+    for (auto& h : jvp_many(gvals, ps, vs)) outs.push_back(h);
+  }
+  std::vector<TracedTensor> program_outs;
+  std::vector<int> slot;  // index into program outputs, -1: zero
+  for (auto& o : outs) {
+    slot.push_back(o ? static_cast<int>(program_outs.size()) : -1);
+    if (o) program_outs.push_back(*o);
+  }
+  std::vector<TracedTensor> program_ins = ps;
+  program_ins.insert(program_ins.end(), vs.begin(), vs.end());
+  program_ins.push_back(ct);
+  const Program prog = compile(program_outs, program_ins);
+
+  for (const Probe& p : c.probes) {
+    const std::string key = output_key(p);
+    std::vector<Tensor> args = xs;
+    for (std::size_t i = 0; i < n; ++i) args.push_back(find(p.direction, c.inputs[i].first));
+    args.push_back(as_dtype(find(p.cotangent, key), y.dtype(), backend));
+    const std::vector<Tensor> res =
+        program_outs.empty() ? std::vector<Tensor>{} : run_compiled(runtime, prog, args);
+    const auto at = [&](std::size_t j) { return slot[j] < 0 ? Tensor() : res[slot[j]]; };
+    compare(r, mode, p.id, "jvp:" + key, at(0), find(p.ref.jvp, key), c.first_order);
+    for (std::size_t i = 0; i < n; ++i) {
+      compare(r, mode, p.id, "vjp:" + c.inputs[i].first, at(1 + i),
+              find(p.ref.vjp, c.inputs[i].first), c.first_order);
+    }
+    if (want_hvp) {
+      for (std::size_t i = 0; i < n; ++i) {
+        compare(r, mode, p.id, "hvp:" + c.inputs[i].first, at(1 + n + i),
+                find(p.ref.hvp, c.inputs[i].first), c.second_order);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace replay

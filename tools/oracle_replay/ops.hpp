@@ -1,0 +1,80 @@
+#pragma once
+// Maps an oracle case (PyTorch op name and keyword arguments) onto tenferro's
+// own API, for either tier: OpFn<EagerTensor> runs eagerly, OpFn<TracedTensor>
+// builds graph nodes. Builders are templates instantiated for both tensor types
+// so both modes run literally the same mapping.
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "case.hpp"
+#include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/traced.hpp"
+
+namespace replay {
+
+/// The observable of the op on its inputs (the case's single output).
+template <class T>
+using OpFn = std::function<T(std::span<const T>)>;
+
+enum class Support {
+  Ok,         // mapped; run the checks
+  Linalg,     // a linear-algebra family (a later issue): skipped
+  Exception,  // documented in docs/oracle-exceptions.md: skipped with the reason
+  Unknown,    // no mapping: skipped and listed (should not happen for the dev set)
+};
+
+struct Classification {
+  Support support = Support::Unknown;
+  std::string reason;
+};
+
+Classification classify(const Case& c);
+
+/// The op for `c`; an empty function when the op has no mapping. Unsupported
+/// keyword arguments throw std::runtime_error.
+template <class T>
+OpFn<T> build_op(const Case& c);
+
+// ---- pieces shared by the table files ---------------------------------------------
+
+template <class T>
+OpFn<T> build_elementwise(const Case& c);  // ops_elementwise.cpp
+template <class T>
+OpFn<T> build_special(const Case& c);  // ops_special.cpp
+template <class T>
+OpFn<T> build_nn(const Case& c);  // ops_nn.cpp
+template <class T>
+OpFn<T> build_reduction(const Case& c);  // ops_other.cpp
+
+/// An op argument: op_kwargs[key] when present, else the positional
+/// op_args[pos] (pos < 0: keyword only); nullptr when absent or null.
+const Json* arg(const Case& c, const char* key, int pos);
+double arg_double(const Case& c, const char* key, int pos, double fallback);
+bool arg_bool(const Case& c, const char* key, int pos, bool fallback);
+/// PyTorch `dim` (int, list, or null/absent/[] = every axis) mapped to our
+/// axes for an input of rank `rank`.
+tenferro::Axes arg_axes(const Case& c, const char* key, int pos, std::int64_t rank);
+/// The number after `marker` in the op name ("polygamma_polygamma_n_3" -> 3).
+std::optional<std::int64_t> name_suffix_int(const std::string& op, const std::string& marker);
+
+// ---- tier adapters (the few places where the two tiers' signatures differ) --------
+
+tenferro::Shape concrete_shape(const tenferro::EagerTensor& x);
+tenferro::Shape concrete_shape(const tenferro::TracedTensor& x);
+tenferro::EagerTensor reshape_to(const tenferro::EagerTensor& x, const tenferro::Shape& shape);
+tenferro::TracedTensor reshape_to(const tenferro::TracedTensor& x, const tenferro::Shape& shape);
+
+/// PyTorch broadcasting aligns trailing row-major dimensions, which are our
+/// leading column-major axes: the lower-rank operand gets trailing unit axes.
+template <class T>
+T pad_rank(const T& x, std::int64_t rank) {
+  if (x.rank() >= rank) return x;
+  tenferro::Shape s = concrete_shape(x);
+  while (static_cast<std::int64_t>(s.size()) < rank) s.push_back(1);
+  return reshape_to(x, s);
+}
+
+}  // namespace replay
