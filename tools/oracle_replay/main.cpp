@@ -23,15 +23,18 @@ struct Options {
   std::string only;
   std::string report;
   bool verbose = false;
+  bool strict = false;  // a case of an op without a mapping fails instead of being skipped
 };
 
 void usage(std::ostream& os) {
   os << "usage: tenferro-oracle-replay [--cases DIR] [--mode eager|traced|both] [--only REGEX]\n"
-        "                              [--report FILE.json] [--verbose]\n"
+        "                              [--report FILE.json] [--strict] [--verbose]\n"
         "  --cases DIR    oracle cases (<op>/<family>.jsonl), default ../shared/oracles/cases\n"
         "  --mode M       tiers to check, default both\n"
         "  --only REGEX   only cases whose op/family matches (ECMAScript regex, searched)\n"
         "  --report FILE  writes {cases: [...], summary: {passed, failed, skipped}}\n"
+        "  --strict       only linear-algebra families and documented exceptions may be\n"
+        "                 skipped; a case of any other unmapped op fails\n"
         "Ends with one line 'N passed, M failed, K skipped'; exit status 1 when a case failed.\n";
 }
 
@@ -59,6 +62,8 @@ bool parse(int argc, char** argv, Options& o) {
       if (!value(o.only)) return false;
     } else if (a == "--report") {
       if (!value(o.report)) return false;
+    } else if (a == "--strict") {
+      o.strict = true;
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (a == "--help" || a == "-h") {
@@ -126,7 +131,11 @@ int main(int argc, char** argv) {
     if (!opt.only.empty() && !std::regex_search(key, only)) continue;
     const Classification cls = classify(c);
     std::string status, detail;
-    if (cls.support != Support::Ok) {
+    if (cls.support == Support::Unknown && opt.strict) {
+      status = "failed";
+      detail = cls.reason + " (--strict)";
+      std::cout << "FAIL " << c.op << " " << c.case_id << " " << detail << "\n";
+    } else if (cls.support != Support::Ok) {
       status = "skipped";
       detail = cls.reason;
       skipped_ops[cls.support == Support::Linalg      ? "linear algebra (later issue)"

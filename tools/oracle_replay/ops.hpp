@@ -4,6 +4,7 @@
 // builds graph nodes. Builders are templates instantiated for both tensor types
 // so both modes run literally the same mapping.
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <span>
@@ -75,6 +76,20 @@ T pad_rank(const T& x, std::int64_t rank) {
   tenferro::Shape s = concrete_shape(x);
   while (static_cast<std::int64_t>(s.size()) < rank) s.push_back(1);
   return reshape_to(x, s);
+}
+
+template <class T, class F>
+OpFn<T> unary_op(F f) {
+  return [f](std::span<const T> x) { return f(x[0]); };
+}
+
+/// Binary ops broadcast like PyTorch (see pad_rank).
+template <class T, class F>
+OpFn<T> binary_op(F f) {
+  return [f](std::span<const T> x) {
+    const std::int64_t r = std::max(x[0].rank(), x[1].rank());
+    return f(pad_rank(x[0], r), pad_rank(x[1], r));
+  };
 }
 
 }  // namespace replay

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <map>
-#include <numbers>
 
 #include "ops.hpp"
 
@@ -15,29 +14,12 @@ namespace {
 
 template <class T>
 using Un = std::function<T(const T&)>;
-template <class T>
-using Bin = std::function<T(const T&, const T&)>;
-
-template <class T>
-OpFn<T> unary_fn(Un<T> f) {
-  return [f = std::move(f)](std::span<const T> x) { return f(x[0]); };
-}
-
-// Binary ops broadcast like PyTorch (see pad_rank).
-template <class T>
-OpFn<T> binary_fn(Bin<T> f) {
-  return [f = std::move(f)](std::span<const T> x) {
-    const std::int64_t r = std::max(x[0].rank(), x[1].rank());
-    return f(pad_rank(x[0], r), pad_rank(x[1], r));
-  };
-}
 
 template <class T>
 const std::map<std::string, Un<T>, std::less<>>& unary_table() {
   static const std::map<std::string, Un<T>, std::less<>> table = {
       {"abs", [](const T& x) { return abs(x); }},
       {"neg", [](const T& x) { return neg(x); }},
-      {"positive", [](const T& x) { return x; }},
       {"conj", [](const T& x) { return conj(x); }},
       {"conj_physical", [](const T& x) { return conj(x); }},
       {"exp", [](const T& x) { return exp(x); }},
@@ -75,8 +57,6 @@ const std::map<std::string, Un<T>, std::less<>>& unary_table() {
       {"real", [](const T& x) { return real(x); }},
       {"imag", [](const T& x) { return imag(x); }},
       {"angle", [](const T& x) { return unary(UnaryOp::Angle, x); }},
-      {"deg2rad", [](const T& x) { return x * Scalar(std::numbers::pi / 180.0); }},
-      {"rad2deg", [](const T& x) { return x * Scalar(180.0 / std::numbers::pi); }},
   };
   return table;
 }
@@ -87,38 +67,38 @@ template <class T>
 OpFn<T> build_elementwise(const Case& c) {
   const std::string& op = c.op;
   if (auto it = unary_table<T>().find(op); it != unary_table<T>().end()) {
-    return unary_fn<T>(it->second);
+    return unary_op<T>(it->second);
   }
   const double alpha = arg_double(c, "alpha", -1, 1.0);
   // a.__rop__(b) is b op a: the oracle's first input is `self`.
-  if (op == "add") return binary_fn<T>([alpha](const T& a, const T& b) { return a + b * alpha; });
-  if (op == "sub") return binary_fn<T>([alpha](const T& a, const T& b) { return a - b * alpha; });
-  if (op == "rsub") return binary_fn<T>([alpha](const T& a, const T& b) { return b - a * alpha; });
-  if (op == "__radd__") return binary_fn<T>([](const T& a, const T& b) { return b + a; });
-  if (op == "__rsub__") return binary_fn<T>([](const T& a, const T& b) { return b - a; });
-  if (op == "__rmul__") return binary_fn<T>([](const T& a, const T& b) { return b * a; });
-  if (op == "__rdiv__") return binary_fn<T>([](const T& a, const T& b) { return b / a; });
-  if (op == "__rpow__") return binary_fn<T>([](const T& a, const T& b) { return pow(b, a); });
+  if (op == "add") return binary_op<T>([alpha](const T& a, const T& b) { return a + b * alpha; });
+  if (op == "sub") return binary_op<T>([alpha](const T& a, const T& b) { return a - b * alpha; });
+  if (op == "rsub") return binary_op<T>([alpha](const T& a, const T& b) { return b - a * alpha; });
+  if (op == "__radd__") return binary_op<T>([](const T& a, const T& b) { return b + a; });
+  if (op == "__rsub__") return binary_op<T>([](const T& a, const T& b) { return b - a; });
+  if (op == "__rmul__") return binary_op<T>([](const T& a, const T& b) { return b * a; });
+  if (op == "__rdiv__") return binary_op<T>([](const T& a, const T& b) { return b / a; });
+  if (op == "__rpow__") return binary_op<T>([](const T& a, const T& b) { return pow(b, a); });
   if (op == "__rmod__") {
-    return binary_fn<T>([](const T& a, const T& b) { return binary(BinaryOp::Remainder, b, a); });
+    return binary_op<T>([](const T& a, const T& b) { return binary(BinaryOp::Remainder, b, a); });
   }
-  if (op == "mul") return binary_fn<T>([](const T& a, const T& b) { return a * b; });
+  if (op == "mul") return binary_op<T>([](const T& a, const T& b) { return a * b; });
   if (op == "div_no_rounding_mode" || op == "true_divide") {
-    return binary_fn<T>([](const T& a, const T& b) { return a / b; });
+    return binary_op<T>([](const T& a, const T& b) { return a / b; });
   }
-  if (op == "pow") return binary_fn<T>([](const T& a, const T& b) { return pow(a, b); });
-  if (op == "atan2") return binary_fn<T>([](const T& a, const T& b) { return atan2(a, b); });
+  if (op == "pow") return binary_op<T>([](const T& a, const T& b) { return pow(a, b); });
+  if (op == "atan2") return binary_op<T>([](const T& a, const T& b) { return atan2(a, b); });
   if (op == "hypot") {
-    return binary_fn<T>([](const T& a, const T& b) { return binary(BinaryOp::Hypot, a, b); });
+    return binary_op<T>([](const T& a, const T& b) { return binary(BinaryOp::Hypot, a, b); });
   }
   if (op == "copysign") {
-    return binary_fn<T>([](const T& a, const T& b) { return binary(BinaryOp::Copysign, a, b); });
+    return binary_op<T>([](const T& a, const T& b) { return binary(BinaryOp::Copysign, a, b); });
   }
   if (op == "maximum" || op == "max_binary") {
-    return binary_fn<T>([](const T& a, const T& b) { return maximum(a, b); });
+    return binary_op<T>([](const T& a, const T& b) { return maximum(a, b); });
   }
   if (op == "minimum" || op == "min_binary") {
-    return binary_fn<T>([](const T& a, const T& b) { return minimum(a, b); });
+    return binary_op<T>([](const T& a, const T& b) { return minimum(a, b); });
   }
   return {};
 }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ops.hpp"
+#include "tenferro/ad/composite.hpp"
 
 namespace replay {
 
@@ -102,6 +103,25 @@ TracedTensor var_axes(const TracedTensor& x, const Axes& axes, double correction
   return var(x, axes, correction, keepdim);
 }
 
+EagerTensor std_axes(const EagerTensor& x, const Axes& axes, double correction, bool keepdim) {
+  return std_dev(x, std::span<const std::int64_t>(axes.data(), axes.size()), correction, keepdim);
+}
+TracedTensor std_axes(const TracedTensor& x, const Axes& axes, double correction, bool keepdim) {
+  return std_dev(x, axes, correction, keepdim);
+}
+EagerTensor nansum_axes(const EagerTensor& x, const Axes& axes, bool keepdim) {
+  return nansum(x, std::span<const std::int64_t>(axes.data(), axes.size()), keepdim);
+}
+TracedTensor nansum_axes(const TracedTensor& x, const Axes& axes, bool keepdim) {
+  return nansum(x, axes, keepdim);
+}
+EagerTensor nanmean_axes(const EagerTensor& x, const Axes& axes, bool keepdim) {
+  return nanmean(x, std::span<const std::int64_t>(axes.data(), axes.size()), keepdim);
+}
+TracedTensor nanmean_axes(const TracedTensor& x, const Axes& axes, bool keepdim) {
+  return nanmean(x, axes, keepdim);
+}
+
 DType dtype_from_name(const std::string& s) {
   if (s == "float32") return DType::F32;
   if (s == "float64") return DType::F64;
@@ -147,12 +167,21 @@ OpFn<T> build_reduction(const Case& c) {
       return reduce_axes(ReduceOp::Prod, in, arg_axes(c, "dim", 0, in.rank()), keepdim);
     };
   }
-  if (op == "var" || op == "var_unbiased") {
+  if (op == "var" || op == "var_unbiased" || op == "std" || op == "std_unbiased") {
     const double corr = var_correction(c);
     const int pos = var_dim_pos(c);
     const bool kd = arg_bool(c, "keepdim", pos < 0 ? -1 : 2, false);
-    return [&c, kd, corr, pos](std::span<const T> x) {
-      return var_axes(x[0], arg_axes(c, "dim", pos, x[0].rank()), corr, kd);
+    const bool take_sqrt = op[0] == 's';
+    return [&c, kd, corr, pos, take_sqrt](std::span<const T> x) {
+      const Axes axes = arg_axes(c, "dim", pos, x[0].rank());
+      return take_sqrt ? std_axes(x[0], axes, corr, kd) : var_axes(x[0], axes, corr, kd);
+    };
+  }
+  if (op == "nansum" || op == "nanmean") {
+    const bool mean = op == "nanmean";
+    return [&c, keepdim, mean](std::span<const T> x) {
+      const Axes axes = arg_axes(c, "dim", 0, x[0].rank());
+      return mean ? nanmean_axes(x[0], axes, keepdim) : nansum_axes(x[0], axes, keepdim);
     };
   }
   if (op == "diagonal") {
@@ -188,10 +217,8 @@ template <class T>
 OpFn<T> build_op(const Case& c) {
   if (auto f = build_elementwise<T>(c)) return f;
   if (auto f = build_reduction<T>(c)) return f;
-#ifdef TENFERRO_REPLAY_EXTRA_OPS
   if (auto f = build_special<T>(c)) return f;
   if (auto f = build_nn<T>(c)) return f;
-#endif
   return {};
 }
 
