@@ -49,7 +49,8 @@ template <class T>
 T relu_impl(const T& x) {
   require_real(x, "relu");
   const T z = zero(x);
-  return where(gt(x, z), x, z);  // x == 0 takes the constant branch: relu'(0) = 0
+  // x == 0 takes the constant branch (relu'(0) = 0) and NaN passes through, as in PyTorch.
+  return where(le(x, z), z, x);
 }
 
 template <class T>
@@ -208,7 +209,7 @@ T logsigmoid_impl(const T& x) {
 template <class T>
 T threshold_impl(const T& x, double threshold, double value) {
   require_real(x, "threshold");
-  return where(gt(x, num(x, threshold)), x, num(x, value));
+  return where(le(x, num(x, threshold)), num(x, value), x);  // NaN passes through
 }
 
 template <class T>
