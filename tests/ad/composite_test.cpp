@@ -491,3 +491,291 @@ TEST(CompositeActivation, Errors) {
   EXPECT_TF_ERROR(celu(placeholder(f64, {2}), 0.0), ErrorKind::InvalidArgument);
   (void)b;
 }
+
+// ---- math helpers ----------------------------------------------------------------------
+
+TEST(CompositeMath, FloatPower) {
+  const EagerTensor a = eager({2.0, -1.5, 0.5, 3.0}, f32);
+  const EagerTensor b = eager({3.0, 2.0, -0.5, 0.25}, f32);
+  const EagerTensor y = float_power(a, b);
+  EXPECT_EQ(y.dtype(), f64);
+  expect_values(y, {8.0, 2.25, 1.4142135623730951, 1.3160740129524924});
+  const auto ai =
+      runtime()->tensor(Tensor::from_col_major(Shape{2}, std::vector<std::int64_t>{2, 3}));
+  const auto bi =
+      runtime()->tensor(Tensor::from_col_major(Shape{2}, std::vector<std::int64_t>{3, -1}));
+  expect_values(float_power(ai, bi), {8.0, 0.3333333333333333});
+  const EagerTensor zc = runtime()->tensor(complex_tensor({{1.0, 1.0}, {-0.5, 2.0}}, c64));
+  const EagerTensor yc = float_power(zc, eager({2.0, 0.5}, f32));
+  EXPECT_EQ(yc.dtype(), c128);
+  expect_complex(
+      yc.value(),
+      {c128_t(1.2246467991473532e-16, 2.0), c128_t(0.8836155308755131, 1.1317139242778695)}, 1e-14,
+      1e-15);
+  const EagerTensor ys = float_power(eager({2.0, 0.5}, f32), 1.5);
+  EXPECT_EQ(ys.dtype(), f64);
+  expect_values(ys, {2.8284271247461903, 0.3535533905932738});
+  expect_gradients_ok([](std::span<const EagerTensor> z) { return float_power(z[0], z[1]); },
+                      {eager({0.7, 1.3}), eager({1.5, -0.5})}, "float_power");
+}
+
+TEST(CompositeMath, AngleConversionsAndPositive) {
+  const std::vector<double> d = {-180.0, 0.0, 45.0, 90.5};
+  expect_values(deg2rad(eager(d)),
+                {-3.141592653589793, 0.0, 0.7853981633974483, 1.5795229730548683});
+  expect_values(deg2rad(eager(d, f32)),
+                {-3.1415927410125732, 0.0, 0.7853981852531433, 1.579522967338562}, 1e-7);
+  expect_values(rad2deg(eager(d)),
+                {-10313.240312354817, 0.0, 2578.3100780887044, 5185.26804593395});
+  expect_values(rad2deg(eager(d, f32)), {-10313.240234375, 0.0, 2578.31005859375, 5185.26806640625},
+                1e-7);
+  expect_values(sum_grad([](const EagerTensor& z) { return deg2rad(z); }, eager({1.0})),
+                {0.017453292519943295});
+  const EagerTensor x = eager({1.0, -2.0});
+  expect_values(positive(x), {1.0, -2.0});
+  expect_values(sum_grad([](const EagerTensor& z) { return positive(z); }, x), {1.0, 1.0});
+}
+
+TEST(CompositeMath, FmaxFminIgnoreNanAndTiesGoToFirst) {
+  // torch.fmax/fmin values and gradients of sum() (index 4 is a tie, 3 both NaN).
+  const double nan = std::nan("");
+  const std::vector<double> a = {1.0, nan, 3.0, nan, 2.0, -1.0},
+                            b = {2.0, 1.0, nan, nan, 2.0, -4.0};
+  struct R {
+    bool is_max;
+    std::vector<double> y, ga, gb;
+  };
+  for (const R& r :
+       {R{true, {2.0, 1.0, 3.0, nan, 2.0, -1.0}, {0, 0, 1, 1, 1, 1}, {1, 1, 0, 0, 0, 0}},
+        R{false, {1.0, 1.0, 3.0, nan, 2.0, -4.0}, {1, 0, 1, 1, 1, 0}, {0, 1, 0, 0, 0, 1}}}) {
+    auto f = [&](std::span<const EagerTensor> z) {
+      return r.is_max ? fmax(z[0], z[1]) : fmin(z[0], z[1]);
+    };
+    const std::vector<EagerTensor> in = {eager(a), eager(b)};
+    expect_values(f(in), r.y);
+    const auto g = grad_many([&](std::span<const EagerTensor> z) { return sum(f(z)); }, in);
+    expect_values(*g[0], r.ga);
+    expect_values(*g[1], r.gb);
+  }
+}
+
+TEST(CompositeMath, ClampWithTensorBounds) {
+  // torch.clamp_min/clamp_max with tensor bounds; NaN in either propagates.
+  const double nan = std::nan("");
+  const EagerTensor x = eager({1.0, nan, 3.0, 2.0, -1.0}), m = eager({2.0, 1.0, nan, 2.0, -4.0});
+  expect_values(clamp_min(x, m), {2.0, nan, nan, 2.0, -1.0});
+  expect_values(clamp_max(x, m), {1.0, nan, nan, 2.0, -4.0});
+  // Gradients away from NaN, with a tie (index 1) going to x, like torch.
+  const std::vector<EagerTensor> in = {eager({1.0, 2.0, -1.0}), eager({2.0, 2.0, -4.0})};
+  auto gmin =
+      grad_many([](std::span<const EagerTensor> z) { return sum(clamp_min(z[0], z[1])); }, in);
+  expect_values(*gmin[0], {0.0, 1.0, 1.0});
+  expect_values(*gmin[1], {1.0, 0.0, 0.0});
+  auto gmax =
+      grad_many([](std::span<const EagerTensor> z) { return sum(clamp_max(z[0], z[1])); }, in);
+  expect_values(*gmax[0], {1.0, 1.0, 0.0});
+  expect_values(*gmax[1], {0.0, 0.0, 1.0});
+  // Broadcast scalar bound.
+  expect_values(clamp_min(eager({-1.0, 0.5}), eager({0.0}, f64, Shape{})), {0.0, 0.5});
+}
+
+TEST(CompositeMath, Ldexp) {
+  const EagerTensor a = eager({1.5, -2.0, 3.0, 0.75});
+  expect_values(ldexp(a, eager({2.0, -1.0, 0.5, 10.0})), {6.0, -1.0, 4.242640687119286, 768.0});
+  const auto bi =
+      runtime()->tensor(Tensor::from_col_major(Shape{4}, std::vector<std::int64_t>{2, -1, 0, 10}));
+  const EagerTensor yi = ldexp(a, bi);
+  EXPECT_EQ(yi.dtype(), f64);
+  expect_values(yi, {6.0, -1.0, 3.0, 768.0});
+  const EagerTensor bc =
+      runtime()->tensor(complex_tensor({{2.0, 1.0}, {-1.0, 0.0}, {0.0, 0.5}, {1.0, 0.0}}));
+  expect_complex(ldexp(a, bc).value(),
+                 {c128_t(4.615433408183833, 3.8337676578818085), c128_t(-1.0, 0.0),
+                  c128_t(2.8216263140497313, 1.0190313753080056), c128_t(1.5, 0.0)},
+                 1e-14, 1e-15);
+  EXPECT_EQ(ldexp(eager({1.0}, f32), eager({1.0}, f32)).dtype(), f32);
+  expect_gradients_ok([](std::span<const EagerTensor> z) { return ldexp(z[0], z[1]); },
+                      {eager({0.7, -1.3}), eager({1.5, -0.5})}, "ldexp");
+}
+
+TEST(CompositeMath, ComplexAndPolar) {
+  const EagerTensor re = eager({1.0, -2.0, 0.5}), im = eager({0.5, 3.0, -1.0});
+  const EagerTensor z = complex(re, im);
+  EXPECT_EQ(z.dtype(), c128);
+  expect_complex(z.value(), {c128_t(1.0, 0.5), c128_t(-2.0, 3.0), c128_t(0.5, -1.0)});
+  EXPECT_EQ(complex(eager({1.0}, f32), eager({2.0}, f32)).dtype(), c64);
+  // Cotangents of re and im are the real and imaginary parts of the output's.
+  const EagerTensor ct = runtime()->tensor(complex_tensor({{1.0, 2.0}, {-3.0, 0.5}, {0.0, -1.0}}));
+  const auto g = grad_many(
+      [&](std::span<const EagerTensor> u) { return sum(real(conj(ct) * complex(u[0], u[1]))); },
+      std::vector<EagerTensor>{re, im});
+  expect_values(*g[0], {1.0, -3.0, 0.0});
+  expect_values(*g[1], {2.0, 0.5, -1.0});
+  expect_complex(polar(eager({2.0, 0.5, 1.0}), eager({0.3, -2.0, 3.0})).value(),
+                 {c128_t(1.910672978251212, 0.5910404133226791),
+                  c128_t(-0.2080734182735712, -0.45464871341284085),
+                  c128_t(-0.9899924966004454, 0.1411200080598672)},
+                 1e-14);
+  expect_gradients_ok([](std::span<const EagerTensor> u) { return polar(u[0], u[1]); },
+                      {eager({2.0, 0.5}), eager({0.3, -2.0})}, "polar");
+}
+
+TEST(CompositeMath, NanToNum) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> n = {nan, inf, -inf, 1.5, -0.0};
+  expect_values(nan_to_num(eager(n)),
+                {0.0, 1.7976931348623157e+308, -1.7976931348623157e+308, 1.5, -0.0});
+  expect_values(nan_to_num(eager(n, f32)),
+                {0.0, 3.4028234663852886e+38, -3.4028234663852886e+38, 1.5, -0.0});
+  expect_values(nan_to_num(eager(n), 1.0, 2.0, -3.0), {1.0, 2.0, -3.0, 1.5, -0.0});
+  expect_values(sum_grad([](const EagerTensor& z) { return nan_to_num(z); }, eager(n)),
+                {0.0, 0.0, 0.0, 1.0, 1.0});
+  const EagerTensor zc = runtime()->tensor(complex_tensor({{nan, inf}, {-inf, 2.0}}));
+  expect_complex(nan_to_num(zc, 0.5, 7.0).value(),
+                 {c128_t(0.5, 7.0), c128_t(-1.7976931348623157e+308, 2.0)});
+  const auto xi =
+      runtime()->tensor(Tensor::from_col_major(Shape{2}, std::vector<std::int64_t>{4, -1}));
+  EXPECT_EQ(nan_to_num(xi).dtype(), i64);
+}
+
+TEST(CompositeMath, RoundWithDecimals) {
+  // torch.round(x, decimals=d): half to even at the scaled value.
+  const std::vector<double> x = {1.2345, 2.5, -0.125, 1234.5, 0.5, 0.135, -2.675};
+  struct R {
+    std::int64_t d;
+    std::vector<double> f64v, f32v;
+  };
+  for (const R& r :
+       {R{2,
+          {1.23, 2.5, -0.12, 1234.5, 0.5, 0.14, -2.68},
+          {1.2300000190734863, 2.5, -0.11999999731779099, 1234.5, 0.5, 0.14000000059604645,
+           -2.680000066757202}},
+        R{1,
+          {1.2, 2.5, -0.1, 1234.5, 0.5, 0.1, -2.7},
+          {1.2000000476837158, 2.5, -0.10000000149011612, 1234.5, 0.5, 0.10000000149011612,
+           -2.700000047683716}},
+        R{-1, {0.0, 0.0, -0.0, 1230.0, 0.0, 0.0, -0.0}, {0.0, 0.0, -0.0, 1230.0, 0.0, 0.0, -0.0}},
+        R{-2, {0.0, 0.0, -0.0, 1200.0, 0.0, 0.0, -0.0}, {0.0, 0.0, -0.0, 1200.0, 0.0, 0.0, -0.0}},
+        R{0, {1.0, 2.0, -0.0, 1234.0, 0.0, 0.0, -3.0}, {1.0, 2.0, -0.0, 1234.0, 0.0, 0.0, -3.0}}}) {
+    SCOPED_TRACE(r.d);
+    expect_values(round(eager(x), r.d), r.f64v, 0.0);
+    expect_values(round(eager(x, f32), r.d), r.f32v, 0.0);
+  }
+  // Piecewise constant: zero derivative, reported as "no dependence" like round().
+  EXPECT_FALSE(
+      try_grad([](const EagerTensor& z) { return sum(round(z, 2)); }, eager({1.0})).has_value());
+}
+
+// ---- reductions ------------------------------------------------------------------------
+
+TEST(CompositeReduce, NansumNanmean) {
+  const double nan = std::nan("");
+  // torch M = [[1, nan, 3], [nan, nan, -2]], listed column-major.
+  const EagerTensor m = eager({1.0, nan, nan, nan, 3.0, -2.0}, f64, {2, 3});
+  expect_values(nansum(m), {2.0});
+  expect_values(nansum(m, {}), {2.0});  // dim=[] reduces all, as in torch
+  expect_values(nansum(m, {0}), {1.0, 0.0, 1.0});
+  expect_values(nansum(m, {1}), {4.0, -2.0});
+  EXPECT_EQ(nansum(m, {1}, true).shape(), (Shape{2, 1}));
+  expect_values(nanmean(m), {0.6666666666666666});
+  expect_values(nanmean(m, {0}), {1.0, nan, 0.5});
+  expect_values(nanmean(m, {-1}), {2.0, -2.0});
+  EXPECT_EQ(nanmean(m, {1}, true).shape(), (Shape{2, 1}));
+  expect_values(nanmean(eager({1.0, nan, 2.0}, f32)), {1.5});
+  // torch gradients of nansum(M, 0).sum() / nanmean(M, 0).sum() (columns with a number).
+  expect_values(sum_grad([](const EagerTensor& z) { return nansum(z, {0}); }, m),
+                {1.0, 0.0, 0.0, 0.0, 1.0, 1.0});
+  const auto gm = host(sum_grad([](const EagerTensor& z) { return nanmean(z, {0}); }, m));
+  EXPECT_EQ(gm[0], 1.0);
+  EXPECT_EQ(gm[1], 0.0);
+  EXPECT_EQ(gm[4], 0.5);
+  EXPECT_EQ(gm[5], 0.5);
+  expect_gradients_ok([](std::span<const EagerTensor> z) { return nanmean(z[0], {1}); },
+                      {eager({1.0, 2.0, 3.0, 4.0, -2.0, 0.5}, f64, {2, 3})}, "nanmean");
+  // Integers: nansum is sum.
+  const auto xi =
+      runtime()->tensor(Tensor::from_col_major(Shape{3}, std::vector<std::int64_t>{4, -1, 2}));
+  expect_values(nansum(xi), {5.0});
+}
+
+TEST(CompositeReduce, AmaxAminSplitTies) {
+  // torch T = [[1, 5, 5], [2, -1, 5]], column-major.
+  const EagerTensor t = eager({1.0, 2.0, 5.0, -1.0, 5.0, 5.0}, f64, {2, 3});
+  expect_values(amax(t), {5.0});
+  expect_values(amax(t, {}), {5.0});
+  expect_values(amax(t, {0}), {2.0, 5.0, 5.0});
+  expect_values(amax(t, {1}), {5.0, 5.0});
+  expect_values(amin(t), {-1.0});
+  expect_values(amin(t, {0}), {1.0, -1.0, 5.0});
+  expect_values(amin(t, {1}), {1.0, -1.0});
+  EXPECT_EQ(amax(t, {0}, true).shape(), (Shape{1, 3}));
+  expect_values(sum_grad([](const EagerTensor& z) { return amax(z, {1}); }, t),
+                {0.0, 0.0, 0.5, 0.0, 0.5, 1.0});
+  expect_values(sum_grad([](const EagerTensor& z) { return amax(z); }, t),
+                {0.0, 0.0, 1.0 / 3, 0.0, 1.0 / 3, 1.0 / 3}, 1e-15);
+  expect_values(sum_grad([](const EagerTensor& z) { return amin(z, {1}); }, t),
+                {1.0, 0.0, 0.0, 1.0, 0.0, 0.0});
+}
+
+TEST(CompositeReduce, TracedStdDev) {
+  Generator gen(5);
+  const Tensor x = randn({3, 4}, f64, gen);
+  const Tensor ct = randn({4}, f64, gen);
+  expect_traced_matches_eager(
+      [](auto z) {
+        using T = std::decay_t<decltype(z[0])>;
+        if constexpr (std::is_same_v<T, TracedTensor>) {
+          return std_dev(z[0], Axes{0}, 1.0);
+        } else {
+          return std_dev(z[0], std::vector<std::int64_t>{0}, 1.0);
+        }
+      },
+      {x}, ct, 1e-13);
+}
+
+TEST(CompositeMath, TracedMatchesEager) {
+  Generator gen(9);
+  const Tensor a = randn({3, 2}, f64, gen), b = randn({3, 2}, f64, gen),
+               ct = randn({3, 2}, f64, gen);
+  auto math = [](auto z) {
+    const auto &u = z[0], &v = z[1];
+    return float_power(abs(u) + 0.5, v) + deg2rad(u) + rad2deg(v) + positive(u) + fmax(u, v) +
+           fmin(u, v) + clamp_min(u, v) + clamp_max(u, v) + ldexp(u, v) +
+           real(complex(u, v) * complex(v, u)) + imag(polar(u, v)) + nan_to_num(u / v) +
+           round(u, 1);
+  };
+  expect_traced_matches_eager(math, {a, b}, ct, 1e-12);
+  const Tensor ct2 = randn({3}, f64, gen);
+  auto red = [](auto z) {
+    return nansum(z[0], {1}) + nanmean(z[0], {1}) + amax(z[0], {1}) + amin(z[0], {1}) +
+           nansum(z[0]) + nanmean(z[0]) + amax(z[0]) + amin(z[0]);
+  };
+  expect_traced_matches_eager(red, {a}, ct2, 1e-12);
+}
+
+TEST(CompositeMath, Errors) {
+  const EagerTensor x = eager({1.0, 2.0});
+  const EagerTensor z = runtime()->tensor(complex_tensor({{1.0, 1.0}, {0.0, 2.0}}));
+  const EagerTensor b = runtime()->tensor(full({2}, true, DType::Bool));
+  const auto xi =
+      runtime()->tensor(Tensor::from_col_major(Shape{2}, std::vector<std::int64_t>{1, 2}));
+  EXPECT_TF_ERROR(complex(x, eager({1.0, 2.0}, f32)), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(complex(z, z), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(complex(xi, xi), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(polar(x, eager({1.0, 2.0}, f32)), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(fmax(x, z), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(clamp_min(z, x), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(deg2rad(z), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(positive(b), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(round(xi, 1), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(round(z, 1), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(nansum(z), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(nanmean(xi), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(amax(z), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(nansum(x, {3}), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(float_power(EagerTensor(), x), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(ldexp(x, EagerTensor()), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(complex(placeholder(f64, {2}), placeholder(f32, {2})), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(nanmean(placeholder(i64, {2})), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(std_dev(TracedTensor(), Axes{0}), ErrorKind::InvalidArgument);
+}
