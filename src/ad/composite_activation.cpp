@@ -1,0 +1,288 @@
+// Activation functions as compositions of primitives, written once as
+// templates over the tensor type and instantiated for the eager and the traced
+// tier. Kinks are placed with where() conditions so that the derivative there
+// equals PyTorch's; branches that could overflow get a safe input, so the
+// unselected branch never turns a zero cotangent into NaN (inf * 0).
+
+#include <cstdint>
+
+#include "tenferro/ad/composite.hpp"
+
+namespace tenferro {
+namespace {
+
+template <class T>
+void require_defined(const T& x, const char* op, const char* which = "input") {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, which, " is undefined; pass a tensor");
+}
+
+// Activations are defined on the real line: complex and bool are rejected.
+template <class T>
+void require_real(const T& x, const char* op, const char* which = "input") {
+  require_defined(x, op, which);
+  if (is_complex(x.dtype()) || is_bool(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, op, "not defined for ", which, " dtype ", name(x.dtype()),
+         "; pass a real (floating or integer) tensor");
+  }
+}
+
+template <class T>
+void require_defined_non_bool(const T& x, const char* op) {
+  require_defined(x, op);
+  if (is_bool(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, op, "not defined for bool; convert to a floating dtype first");
+  }
+}
+
+// A rank-0 constant: doubles take a floating tensor's dtype.
+template <class T>
+T num(const T& like, double v) {
+  return scalar_like(like, Scalar(v));
+}
+// An integer zero keeps integer tensors integer (relu of i64 stays i64).
+template <class T>
+T zero(const T& like) {
+  return scalar_like(like, Scalar(std::int64_t{0}));
+}
+
+template <class T>
+T relu_impl(const T& x) {
+  require_real(x, "relu");
+  const T z = zero(x);
+  // x == 0 takes the constant branch (relu'(0) = 0) and NaN passes through, as in PyTorch.
+  return where(le(x, z), z, x);
+}
+
+template <class T>
+T leaky_impl(const T& x, double slope, const char* op) {
+  require_real(x, op);
+  return where(gt(x, zero(x)), x, x * slope);  // slope at 0, like PyTorch
+}
+
+template <class T>
+T leaky_relu_impl(const T& x, double negative_slope) {
+  return leaky_impl(x, negative_slope, "leaky_relu");
+}
+
+template <class T>
+T rrelu_impl(const T& x, double lower, double upper) {
+  if (!(lower <= upper)) {
+    fail(ErrorKind::InvalidArgument, "rrelu", "lower (", lower, ") must not exceed upper (", upper,
+         ")");
+  }
+  return leaky_impl(x, (lower + upper) / 2, "rrelu");
+}
+
+// x > 0 ? pos_scale * x : neg_scale * expm1(x * in_scale); the x <= 0 branch
+// owns the kink (elu'(0) = alpha, as in PyTorch).
+template <class T>
+T elu_family(const T& x, double pos_scale, double neg_scale, double in_scale, const char* op) {
+  require_real(x, op);
+  const T z = zero(x);
+  const T pos = gt(x, z);
+  const T safe = where(pos, z, x);  // keeps expm1 finite where its branch is unused
+  const T neg = in_scale == 1.0 ? expm1(safe) : expm1(safe * in_scale);
+  return where(pos, pos_scale == 1.0 ? x : x * pos_scale, neg * neg_scale);
+}
+
+template <class T>
+T elu_impl(const T& x, double alpha) {
+  return elu_family(x, 1.0, alpha, 1.0, "elu");
+}
+
+template <class T>
+T celu_impl(const T& x, double alpha) {
+  if (alpha == 0.0) {
+    fail(ErrorKind::InvalidArgument, "celu", "alpha must be nonzero (it divides the input)");
+  }
+  require_real(x, "celu");
+  const T z = zero(x);
+  const T pos = gt(x, z);
+  const T safe = where(pos, z, x);
+  return where(pos, x, expm1(safe / alpha) * alpha);
+}
+
+template <class T>
+T selu_impl(const T& x) {
+  constexpr double kScale = 1.0507009873554804934193349852946;
+  constexpr double kAlpha = 1.6732632423543772848170429916717;
+  return elu_family(x, kScale, kAlpha * kScale, 1.0, "selu");
+}
+
+template <class T>
+T softplus_core(const T& x, double beta, double threshold) {
+  const T bx = beta == 1.0 ? x : x * beta;
+  const T linear = gt(bx, num(bx, threshold));
+  const T safe = where(linear, zero(bx), bx);  // exp(bx) may overflow where unused
+  const T soft = log1p(exp(safe));
+  return where(linear, x, beta == 1.0 ? soft : soft / beta);
+}
+
+template <class T>
+T softplus_impl(const T& x, double beta, double threshold) {
+  if (beta == 0.0) {
+    fail(ErrorKind::InvalidArgument, "softplus", "beta must be nonzero (it divides the result)");
+  }
+  require_real(x, "softplus");
+  return softplus_core(x, beta, threshold);
+}
+
+template <class T>
+T silu_impl(const T& x) {
+  require_real(x, "silu");
+  return x * sigmoid(x);
+}
+
+template <class T>
+T mish_impl(const T& x) {
+  require_real(x, "mish");
+  return x * tanh(softplus_core(x, 1.0, 20.0));
+}
+
+// Bounds take the constant branches: derivative 0 at and outside them.
+template <class T>
+T hardtanh_core(const T& x, double lo, double hi, const char* op) {
+  if (!(lo <= hi)) {
+    fail(ErrorKind::InvalidArgument, op, "max_val (", hi, ") must not be below min_val (", lo, ")");
+  }
+  require_real(x, op);
+  return where(le(x, num(x, lo)), num(x, lo), where(ge(x, num(x, hi)), num(x, hi), x));
+}
+
+template <class T>
+T hardtanh_impl(const T& x, double min_val, double max_val) {
+  return hardtanh_core(x, min_val, max_val, "hardtanh");
+}
+
+template <class T>
+T relu6_impl(const T& x) {
+  return hardtanh_core(x, 0.0, 6.0, "relu6");
+}
+
+template <class T>
+T hardsigmoid_impl(const T& x) {
+  require_real(x, "hardsigmoid");
+  return hardtanh_core(x + 3.0, 0.0, 6.0, "hardsigmoid") / 6.0;
+}
+
+template <class T>
+T hardshrink_impl(const T& x, double lambd) {
+  require_real(x, "hardshrink");
+  // Written as "inside the band -> 0" so that NaN passes through, as in PyTorch.
+  const T inside = binary(BinaryOp::LogicalAnd, ge(x, num(x, -lambd)), le(x, num(x, lambd)));
+  return where(inside, zero(x), x);
+}
+
+template <class T>
+T softshrink_impl(const T& x, double lambd) {
+  if (!(lambd >= 0.0)) {
+    fail(ErrorKind::InvalidArgument, "softshrink", "lambd must be non-negative, got ", lambd);
+  }
+  require_real(x, "softshrink");
+  const T l = num(x, lambd);
+  return where(gt(x, l), x - lambd, where(lt(x, -l), x + lambd, zero(x)));
+}
+
+template <class T>
+T softsign_impl(const T& x) {
+  require_defined_non_bool(x, "softsign");
+  return x / (abs(x) + 1.0);  // abs is the modulus for complex x
+}
+
+template <class T>
+T tanhshrink_impl(const T& x) {
+  require_defined_non_bool(x, "tanhshrink");
+  return x - tanh(x);
+}
+
+// min(x, 0) - log1p(exp(-|x|)), PyTorch's stable form. Both pieces are written
+// with where(x < 0, ...) so that the derivative at 0 is sigmoid(0) = 1/2 (abs
+// would give 0 there) and the function stays twice differentiable.
+template <class T>
+T logsigmoid_impl(const T& x) {
+  require_real(x, "logsigmoid");
+  const T z = zero(x);
+  const T negative = lt(x, z);
+  return where(negative, x, z) - log1p(exp(where(negative, x, -x)));
+}
+
+template <class T>
+T threshold_impl(const T& x, double threshold, double value) {
+  require_real(x, "threshold");
+  return where(le(x, num(x, threshold)), num(x, value), x);  // NaN passes through
+}
+
+template <class T>
+T prelu_impl(const T& x, const T& weight) {
+  require_real(x, "prelu");
+  require_real(weight, "prelu", "weight");
+  return where(gt(x, zero(x)), x, weight * x);
+}
+
+}  // namespace
+
+// One list of public forwarders, instantiated for both tiers.
+#define TF_COMPOSITE_ACTIVATIONS(T)                         \
+  T relu(const T& x) {                                      \
+    return relu_impl(x);                                    \
+  }                                                         \
+  T relu6(const T& x) {                                     \
+    return relu6_impl(x);                                   \
+  }                                                         \
+  T leaky_relu(const T& x, double negative_slope) {         \
+    return leaky_relu_impl(x, negative_slope);              \
+  }                                                         \
+  T elu(const T& x, double alpha) {                         \
+    return elu_impl(x, alpha);                              \
+  }                                                         \
+  T celu(const T& x, double alpha) {                        \
+    return celu_impl(x, alpha);                             \
+  }                                                         \
+  T selu(const T& x) {                                      \
+    return selu_impl(x);                                    \
+  }                                                         \
+  T silu(const T& x) {                                      \
+    return silu_impl(x);                                    \
+  }                                                         \
+  T mish(const T& x) {                                      \
+    return mish_impl(x);                                    \
+  }                                                         \
+  T softplus(const T& x, double beta, double threshold) {   \
+    return softplus_impl(x, beta, threshold);               \
+  }                                                         \
+  T hardtanh(const T& x, double min_val, double max_val) {  \
+    return hardtanh_impl(x, min_val, max_val);              \
+  }                                                         \
+  T hardsigmoid(const T& x) {                               \
+    return hardsigmoid_impl(x);                             \
+  }                                                         \
+  T hardshrink(const T& x, double lambd) {                  \
+    return hardshrink_impl(x, lambd);                       \
+  }                                                         \
+  T softshrink(const T& x, double lambd) {                  \
+    return softshrink_impl(x, lambd);                       \
+  }                                                         \
+  T softsign(const T& x) {                                  \
+    return softsign_impl(x);                                \
+  }                                                         \
+  T tanhshrink(const T& x) {                                \
+    return tanhshrink_impl(x);                              \
+  }                                                         \
+  T logsigmoid(const T& x) {                                \
+    return logsigmoid_impl(x);                              \
+  }                                                         \
+  T threshold(const T& x, double threshold, double value) { \
+    return threshold_impl(x, threshold, value);             \
+  }                                                         \
+  T prelu(const T& x, const T& weight) {                    \
+    return prelu_impl(x, weight);                           \
+  }                                                         \
+  T rrelu(const T& x, double lower, double upper) {         \
+    return rrelu_impl(x, lower, upper);                     \
+  }
+
+TF_COMPOSITE_ACTIVATIONS(EagerTensor)
+TF_COMPOSITE_ACTIVATIONS(TracedTensor)
+#undef TF_COMPOSITE_ACTIVATIONS
+
+}  // namespace tenferro

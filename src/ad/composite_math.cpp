@@ -1,0 +1,316 @@
+// PyTorch-style math helpers and NaN-aware reductions as compositions of
+// primitives, written once as templates over the tensor type and instantiated
+// for the eager and the traced tier.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "tenferro/ad/composite.hpp"
+
+namespace tenferro {
+namespace {
+
+template <class T>
+void require_defined(const T& x, const char* op, const char* which = "input") {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, which, " is undefined; pass a tensor");
+}
+
+template <class T>
+void require_real(const T& x, const char* op, const char* which = "input") {
+  require_defined(x, op, which);
+  if (is_complex(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, op, "not defined for complex ", which, " (dtype ",
+         name(x.dtype()), "); pass a real tensor");
+  }
+}
+
+template <class T>
+void require_real_floating(const T& x, const char* op, const char* which = "input") {
+  require_defined(x, op, which);
+  if (x.dtype() != DType::F32 && x.dtype() != DType::F64) {
+    fail(ErrorKind::DTypeMismatch, op, which, " must be f32 or f64, got ", name(x.dtype()));
+  }
+}
+
+template <class T>
+T as_dtype(const T& x, DType dtype) {
+  return x.dtype() == dtype ? x : cast(x, dtype);
+}
+
+template <class T>
+T isnan_of(const T& x) {
+  return unary(UnaryOp::IsNan, x);
+}
+
+template <class T>
+T float_power_impl(const T& a, const T& b) {
+  require_defined(a, "float_power", "base");
+  require_defined(b, "float_power", "exponent");
+  const DType d = is_complex(a.dtype()) || is_complex(b.dtype()) ? DType::C128 : DType::F64;
+  return pow(as_dtype(a, d), as_dtype(b, d));
+}
+
+template <class T>
+T float_power_scalar_impl(const T& a, Scalar b) {
+  require_defined(a, "float_power", "base");
+  const DType d = is_complex(a.dtype()) || is_complex(b.dtype()) ? DType::C128 : DType::F64;
+  const T base = as_dtype(a, d);
+  return pow(base, scalar_like(base, b));
+}
+
+// The constants PyTorch multiplies by (double precision).
+constexpr double kPiOver180 = 0.017453292519943295769236907684886127134428718885417;
+constexpr double k180OverPi = 57.295779513082320876798154814105170332405472466564;
+
+template <class T>
+T angle_scale(const T& x, double factor, const char* op) {
+  require_real(x, op);
+  if (is_bool(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, op, "not defined for bool; pass a floating tensor");
+  }
+  return x * factor;
+}
+
+template <class T>
+T positive_impl(const T& x) {
+  require_defined(x, "positive");
+  if (is_bool(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, "positive", "not defined for bool; use the tensor itself");
+  }
+  return x;
+}
+
+// cond picks a; NaN in b also picks a, so NaN survives only where both are NaN.
+template <class T>
+T fmax_fmin(const T& a, const T& b, bool is_max, const char* op) {
+  require_real(a, op, "first operand");
+  require_real(b, op, "second operand");
+  T pick_a = is_max ? ge(a, b) : le(a, b);
+  if (is_inexact(b.dtype())) pick_a = binary(BinaryOp::LogicalOr, pick_a, isnan_of(b));
+  return where(pick_a, a, b);
+}
+
+// x where x is at or beyond the bound (ties give x the gradient) or NaN.
+template <class T>
+T clamp_bound(const T& x, const T& bound, bool is_min, const char* op) {
+  require_real(x, op);
+  require_real(bound, op, is_min ? "min" : "max");
+  T keep = is_min ? ge(x, bound) : le(x, bound);
+  if (is_inexact(x.dtype())) keep = binary(BinaryOp::LogicalOr, keep, isnan_of(x));
+  return where(keep, x, bound);
+}
+
+template <class T>
+T ldexp_impl(const T& a, const T& b) {
+  require_defined(a, "ldexp", "mantissa");
+  require_defined(b, "ldexp", "exponent");
+  const DType r = inexact_dtype(promote_types(a.dtype(), b.dtype()));
+  // The exponent stays real unless it is complex itself.
+  const T e = as_dtype(b, is_complex(b.dtype()) ? r : real_dtype(r));
+  return as_dtype(a, r) * unary(UnaryOp::Exp2, e);
+}
+
+template <class T>
+void require_complex_parts(const T& re, const T& im, const char* op, const char* re_name,
+                           const char* im_name) {
+  require_real_floating(re, op, re_name);
+  require_real_floating(im, op, im_name);
+  if (re.dtype() != im.dtype()) {
+    fail(ErrorKind::DTypeMismatch, op, re_name, " and ", im_name, " must have the same dtype, got ",
+         name(re.dtype()), " and ", name(im.dtype()));
+  }
+}
+
+// re + i im: converts are real-linear (transpose: real part), and the
+// multiplication by i transposes to multiplication by -i, so the cotangents
+// are Re(ct) and Im(ct).
+template <class T>
+T complex_core(const T& re, const T& im) {
+  const DType c = complex_dtype(re.dtype());
+  const T imc = convert(im, c);
+  return convert(re, c) + imc * scalar_like(imc, Scalar(c128_t(0.0, 1.0)));
+}
+
+template <class T>
+T complex_impl(const T& re, const T& im) {
+  require_complex_parts(re, im, "complex", "real part", "imaginary part");
+  return complex_core(re, im);
+}
+
+template <class T>
+T polar_impl(const T& abs, const T& angle) {
+  require_complex_parts(abs, angle, "polar", "abs", "angle");
+  return complex_core(abs * cos(angle), abs * sin(angle));
+}
+
+template <class T>
+T nan_to_num_real(const T& x, double nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  const double big = x.dtype() == DType::F32 ? std::numeric_limits<float>::max()
+                                             : std::numeric_limits<double>::max();
+  const T pos = scalar_like(x, Scalar(posinf.value_or(big)));
+  const T neg = scalar_like(x, Scalar(neginf.value_or(-big)));
+  const T replaced = where(isnan_of(x), scalar_like(x, Scalar(nan)),
+                           where(gt(x, scalar_like(x, Scalar(0.0))), pos, neg));
+  return where(isfinite(x), x, replaced);  // the derivative passes only where x is finite
+}
+
+template <class T>
+T nan_to_num_impl(const T& x, double nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  require_defined(x, "nan_to_num");
+  if (!is_inexact(x.dtype())) return x;  // integers and bool hold no NaN or inf
+  if (!is_complex(x.dtype())) return nan_to_num_real(x, nan, posinf, neginf);
+  return complex_core(nan_to_num_real(real(x), nan, posinf, neginf),
+                      nan_to_num_real(imag(x), nan, posinf, neginf));
+}
+
+// PyTorch: d > 0: nearbyint(x * 10^d) / 10^d; d < 0: nearbyint(x / 10^-d) * 10^-d,
+// with 10^|d| rounded to the tensor's dtype.
+template <class T>
+T round_decimals_impl(const T& x, std::int64_t decimals) {
+  require_defined(x, "round");
+  if (decimals == 0) return unary(UnaryOp::Round, x);
+  require_real_floating(x, "round");
+  const T p = scalar_like(x, Scalar(std::pow(10.0, static_cast<double>(std::abs(decimals)))));
+  return decimals > 0 ? unary(UnaryOp::Round, x * p) / p : unary(UnaryOp::Round, x / p) * p;
+}
+
+// ---- reductions ----------------------------------------------------------------------
+
+// PyTorch's dim=[]: an empty list reduces every axis.
+template <class T>
+std::vector<std::int64_t> axes_or_all(const T& x, std::span<const std::int64_t> axes) {
+  if (!axes.empty()) return {axes.begin(), axes.end()};
+  std::vector<std::int64_t> all(static_cast<std::size_t>(x.rank()));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+  return all;
+}
+
+template <class T>
+T without_nan(const T& x) {
+  return is_inexact(x.dtype()) ? where(isnan_of(x), scalar_like(x, Scalar(0.0)), x) : x;
+}
+
+template <class T>
+T nansum_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
+  require_real(x, "nansum");
+  const auto ax = axes_or_all(x, axes);
+  return sum(without_nan(x), std::span<const std::int64_t>(ax), keepdim);
+}
+
+template <class T>
+T nanmean_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
+  require_real_floating(x, "nanmean");
+  const auto ax = axes_or_all(x, axes);
+  const std::span<const std::int64_t> s(ax);
+  const T count = sum(cast(unary(UnaryOp::LogicalNot, isnan_of(x)), x.dtype()), s, keepdim);
+  return sum(without_nan(x), s, keepdim) / count;  // 0 / 0 = NaN where all are NaN
+}
+
+template <class T>
+T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool is_max) {
+  require_real(x, is_max ? "amax" : "amin");
+  const auto ax = axes_or_all(x, axes);
+  const std::span<const std::int64_t> s(ax);
+  return is_max ? max(x, s, keepdim) : min(x, s, keepdim);
+}
+
+}  // namespace
+
+// One list of public forwarders, instantiated for both tiers.
+#define TF_COMPOSITE_MATH(T)                                         \
+  T float_power(const T& a, const T& b) {                            \
+    return float_power_impl(a, b);                                   \
+  }                                                                  \
+  T float_power(const T& a, Scalar b) {                              \
+    return float_power_scalar_impl(a, b);                            \
+  }                                                                  \
+  T deg2rad(const T& x) {                                            \
+    return angle_scale(x, kPiOver180, "deg2rad");                    \
+  }                                                                  \
+  T rad2deg(const T& x) {                                            \
+    return angle_scale(x, k180OverPi, "rad2deg");                    \
+  }                                                                  \
+  T positive(const T& x) {                                           \
+    return positive_impl(x);                                         \
+  }                                                                  \
+  T fmax(const T& a, const T& b) {                                   \
+    return fmax_fmin(a, b, true, "fmax");                            \
+  }                                                                  \
+  T fmin(const T& a, const T& b) {                                   \
+    return fmax_fmin(a, b, false, "fmin");                           \
+  }                                                                  \
+  T clamp_min(const T& x, const T& min) {                            \
+    return clamp_bound(x, min, true, "clamp_min");                   \
+  }                                                                  \
+  T clamp_max(const T& x, const T& max) {                            \
+    return clamp_bound(x, max, false, "clamp_max");                  \
+  }                                                                  \
+  T ldexp(const T& a, const T& b) {                                  \
+    return ldexp_impl(a, b);                                         \
+  }                                                                  \
+  T complex(const T& re, const T& im) {                              \
+    return complex_impl(re, im);                                     \
+  }                                                                  \
+  T polar(const T& abs, const T& angle) {                            \
+    return polar_impl(abs, angle);                                   \
+  }                                                                  \
+  T nan_to_num(const T& x, double nan, std::optional<double> posinf, \
+               std::optional<double> neginf) {                       \
+    return nan_to_num_impl(x, nan, posinf, neginf);                  \
+  }                                                                  \
+  T round(const T& x, std::int64_t decimals) {                       \
+    return round_decimals_impl(x, decimals);                         \
+  }                                                                  \
+  T nansum(const T& x) {                                             \
+    return nansum_impl(x, {}, false);                                \
+  }                                                                  \
+  T nanmean(const T& x) {                                            \
+    return nanmean_impl(x, {}, false);                               \
+  }                                                                  \
+  T amax(const T& x) {                                               \
+    return amax_amin(x, {}, false, true);                            \
+  }                                                                  \
+  T amin(const T& x) {                                               \
+    return amax_amin(x, {}, false, false);                           \
+  }
+
+TF_COMPOSITE_MATH(EagerTensor)
+TF_COMPOSITE_MATH(TracedTensor)
+#undef TF_COMPOSITE_MATH
+
+// The axis forms differ only in how each tier spells an axis list.
+EagerTensor nansum(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+  return nansum_impl(x, axes, keepdim);
+}
+TracedTensor nansum(const TracedTensor& x, Axes axes, bool keepdim) {
+  return nansum_impl(x, axes, keepdim);
+}
+EagerTensor nanmean(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+  return nanmean_impl(x, axes, keepdim);
+}
+TracedTensor nanmean(const TracedTensor& x, Axes axes, bool keepdim) {
+  return nanmean_impl(x, axes, keepdim);
+}
+EagerTensor amax(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+  return amax_amin(x, axes, keepdim, true);
+}
+TracedTensor amax(const TracedTensor& x, Axes axes, bool keepdim) {
+  return amax_amin(x, axes, keepdim, true);
+}
+EagerTensor amin(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+  return amax_amin(x, axes, keepdim, false);
+}
+TracedTensor amin(const TracedTensor& x, Axes axes, bool keepdim) {
+  return amax_amin(x, axes, keepdim, false);
+}
+
+TracedTensor std_dev(const TracedTensor& x, Axes axes, double correction, bool keepdim) {
+  require_defined(x, "std_dev");
+  return sqrt(var(x, std::move(axes), correction, keepdim));
+}
+
+}  // namespace tenferro
