@@ -69,18 +69,33 @@ OpFn<T> build_nn(const Case& c) {
     return unary_op<T>([lower, upper](const T& x) { return rrelu(x, lower, upper); });
   }
   if (op == "nn_functional_prelu") {
-    return binary_op<T>([](const T& x, const T& w) { return prelu(x, w); });
+    // PyTorch's weight has one entry, or one per channel (row-major dim 1,
+    // our axis rank-2); the output always has the input's shape.
+    return [](std::span<const T> in) {
+      const T& x = in[0];
+      const Shape ws = concrete_shape(in[1]);
+      std::int64_t n = 1;
+      for (auto e : ws) n *= e;
+      Shape target;
+      if (n != 1 && x.rank() >= 2) {
+        target = Shape(static_cast<std::size_t>(x.rank()), 1);
+        target[static_cast<std::size_t>(x.rank() - 2)] = n;
+      }
+      return prelu(x, reshape_to(in[1], target));
+    };
   }
   if (op == "nan_to_num") {
     const double nan = arg_double(c, "nan", 0, 0.0);
     std::optional<double> posinf, neginf;
     if (const Json* v = arg(c, "posinf", 1)) posinf = json_number(*v);
     if (const Json* v = arg(c, "neginf", 2)) neginf = json_number(*v);
-    return unary_op<T>([nan, posinf, neginf](const T& x) { return nan_to_num(x, nan, posinf, neginf); });
+    return unary_op<T>(
+        [nan, posinf, neginf](const T& x) { return nan_to_num(x, nan, posinf, neginf); });
   }
   if (op.rfind("round_decimals", 0) == 0) {
     const auto from_name = name_suffix_int(op, "round_decimals_");
-    const auto d = static_cast<std::int64_t>(arg_double(c, "decimals", -1, from_name ? *from_name : 0));
+    const auto d =
+        static_cast<std::int64_t>(arg_double(c, "decimals", -1, from_name ? *from_name : 0));
     return unary_op<T>([d](const T& x) { return round(x, d); });
   }
   if (op == "float_power") {
@@ -88,8 +103,10 @@ OpFn<T> build_nn(const Case& c) {
   }
   if (op == "fmax") return binary_op<T>([](const T& a, const T& b) { return fmax(a, b); });
   if (op == "fmin") return binary_op<T>([](const T& a, const T& b) { return fmin(a, b); });
-  if (op == "clamp_min") return binary_op<T>([](const T& a, const T& b) { return clamp_min(a, b); });
-  if (op == "clamp_max") return binary_op<T>([](const T& a, const T& b) { return clamp_max(a, b); });
+  if (op == "clamp_min")
+    return binary_op<T>([](const T& a, const T& b) { return clamp_min(a, b); });
+  if (op == "clamp_max")
+    return binary_op<T>([](const T& a, const T& b) { return clamp_max(a, b); });
   if (op == "ldexp") return binary_op<T>([](const T& a, const T& b) { return ldexp(a, b); });
   if (op == "complex") return binary_op<T>([](const T& a, const T& b) { return complex(a, b); });
   if (op == "polar") return binary_op<T>([](const T& a, const T& b) { return polar(a, b); });

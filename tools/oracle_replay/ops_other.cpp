@@ -149,7 +149,11 @@ int var_dim_pos(const Case& c) {
 template <class T>
 OpFn<T> build_reduction(const Case& c) {
   const std::string& op = c.op;
-  const bool keepdim = arg_bool(c, "keepdim", 1, false);
+  static const std::set<std::string> handled = {
+      "sum",          "mean",   "amax",    "amin",     "prod",   "var",     "var_unbiased", "std",
+      "std_unbiased", "nansum", "nanmean", "diagonal", "double", "cdouble", "fill"};
+  if (!handled.count(op)) return {};
+  const bool keepdim = op == "diagonal" || op == "fill" ? false : arg_bool(c, "keepdim", 1, false);
   const auto reduction = [&c, keepdim](ReduceOp rop) -> OpFn<T> {
     return [&c, keepdim, rop](std::span<const T> x) {
       return reduce_axes(rop, x[0], arg_axes(c, "dim", 0, x[0].rank()), keepdim);
