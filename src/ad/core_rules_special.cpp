@@ -57,9 +57,9 @@ RuleSet special_unary_rules(UnaryOp op) {
   const double sqrt_pi = std::sqrt(pi), sqrt_2pi = std::sqrt(2 * pi);
   switch (op) {
     case U::Erfinv:  // sqrt(pi)/2 exp(y^2)
-      return scaled(
-          [sqrt_pi](Emitter& e, Val, Val y) { return e.scale(un(e, U::Exp, sq(e, y)), sqrt_pi / 2); },
-          kY);
+      return scaled([sqrt_pi](Emitter& e, Val,
+                              Val y) { return e.scale(un(e, U::Exp, sq(e, y)), sqrt_pi / 2); },
+                    kY);
     case U::Lgamma:
       return scaled([](Emitter& e, Val x, Val) { return un(e, U::Digamma, x); }, kX);
     case U::Digamma:
@@ -75,11 +75,9 @@ RuleSet special_unary_rules(UnaryOp op) {
           },
           kXY);
     case U::I0e:  // i1e - sign(x) i0e
-      return scaled(
-          [](Emitter& e, Val x, Val y) {
-            return e.sub(un(e, U::I1e, x), e.mul(un(e, U::Sign, x), y));
-          },
-          kXY);
+      return scaled([](Emitter& e, Val x,
+                       Val y) { return e.sub(un(e, U::I1e, x), e.mul(un(e, U::Sign, x), y)); },
+                    kXY);
     case U::I1e:  // i0e - i1e (sign(x) + 1/x), 1/2 at 0
       return scaled(
           [](Emitter& e, Val x, Val y) {
@@ -116,20 +114,19 @@ RuleSet special_unary_rules(UnaryOp op) {
           kX);
     case U::Entr:  // -(1 + log x) everywhere, like PyTorch
       return scaled(
-          [](Emitter& e, Val x, Val) { return e.neg(e.add(c(e, x, 1.0), un(e, U::Log, x))); },
-          kX);
+          [](Emitter& e, Val x, Val) { return e.neg(e.add(c(e, x, 1.0), un(e, U::Log, x))); }, kX);
     case U::Logit:  // 1 / (x (1 - x)), NaN outside [0, 1] (PyTorch)
       return scaled(
           [](Emitter& e, Val x, Val) {
-            const Val outside = e.binary(BinaryOp::LogicalOr, e.binary(BinaryOp::Lt, x, c(e, x, 0.0)),
-                                         e.binary(BinaryOp::Gt, x, c(e, x, 1.0)));
+            const Val outside =
+                e.binary(BinaryOp::LogicalOr, e.binary(BinaryOp::Lt, x, c(e, x, 0.0)),
+                         e.binary(BinaryOp::Gt, x, c(e, x, 1.0)));
             const Val d = un(e, U::Reciprocal, e.mul(x, e.sub(c(e, x, 1.0), x)));
             return e.select(outside, c(e, x, std::numeric_limits<double>::quiet_NaN()), d);
           },
           kX);
     case U::Frac:  // derivative 1
-      return jvp_rule([](const RuleArgs&, Tangents t) -> Out { return {t[0]}; },
-                      Residuals::none());
+      return jvp_rule([](const RuleArgs&, Tangents t) -> Out { return {t[0]}; }, Residuals::none());
     case U::Sinc:  // (cos(pi x) - sinc(x)) / x, 0 at 0; holomorphic for complex x
       return scaled(
           [pi](Emitter& e, Val x, Val y) {
@@ -169,12 +166,13 @@ RuleSet special_binary_rules(BinaryOp op) {
           indicator_coef(B::Xlogy),
           [](Emitter& e, const RuleArgs& a) { return e.div(a.inputs[0], a.inputs[1]); }, ab);
     case B::Xlog1py:  // d/da = log1p(b) (0 where a == 0), d/db = a / (1 + b)
-      return binary_scaled(indicator_coef(B::Xlog1py),
-                           [](Emitter& e, const RuleArgs& a) {
-                             const Val b = a.inputs[1];
-                             return e.div(a.inputs[0], e.add(b, c(e, b, 1.0)));
-                           },
-                           ab);
+      return binary_scaled(
+          indicator_coef(B::Xlog1py),
+          [](Emitter& e, const RuleArgs& a) {
+            const Val b = a.inputs[1];
+            return e.div(a.inputs[0], e.add(b, c(e, b, 1.0)));
+          },
+          ab);
     case B::LogAddExp:  // d/da = exp(a - out), d/db = exp(b - out)
       return binary_scaled(
           [](Emitter& e, const RuleArgs& a) {
