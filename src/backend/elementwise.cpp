@@ -44,14 +44,9 @@ std::string_view name(BinaryOp op) {
 
 namespace {
 
-// The special functions: real floating only (sinc also complex).
-bool is_special(UnaryOp op) {
-  return static_cast<int>(op) >= static_cast<int>(UnaryOp::Erfinv);
-}
-
 // Ops whose result is inexact: integer and bool inputs compute in f64.
 bool computes_inexact(UnaryOp op) {
-  if (is_special(op)) return true;
+  if (cpu::is_special_op(op)) return true;
   switch (op) {
     case UnaryOp::Exp:
     case UnaryOp::Exp2:
@@ -86,7 +81,8 @@ bool computes_inexact(UnaryOp op) {
 }
 
 DType unary_compute_dtype(UnaryOp op, DType x) {
-  if (is_special(op) && op != UnaryOp::Sinc && is_complex(x)) {
+  // The special functions are real functions; sinc also takes complex values.
+  if (cpu::is_special_op(op) && op != UnaryOp::Sinc && is_complex(x)) {
     fail(ErrorKind::DTypeMismatch, std::string(name(op)), "not defined for complex dtype ", name(x),
          "; it is a real function: apply it to a real tensor (e.g. real() or abs())");
   }
@@ -439,9 +435,9 @@ std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend) {
 }
 
 Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
-  if (n < 0) {
+  if (n < 0 || n > kMaxPolygammaOrder) {
     fail(ErrorKind::InvalidArgument, "polygamma", "order n = ", n,
-         " is negative; pass n >= 0 (n = 0 is digamma)");
+         " is out of range; pass 0 <= n <= ", kMaxPolygammaOrder, " (n = 0 is digamma)");
   }
   require_defined(x, "polygamma", "input");
   const DType rd = polygamma_result_dtype(x.dtype());

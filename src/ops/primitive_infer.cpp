@@ -191,9 +191,9 @@ void infer_kind(const prim::Select&, InferContext& ctx) {
 
 void infer_kind(const prim::Polygamma& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
-  if (p.n < 0) {
+  if (p.n < 0 || p.n > kMaxPolygammaOrder) {
     fail(ErrorKind::InvalidArgument, ctx.op, "order n = ", p.n,
-         " is negative; pass n >= 0 (n = 0 is digamma)");
+         " is out of range; pass 0 <= n <= ", kMaxPolygammaOrder, " (n = 0 is digamma)");
   }
   ctx.emit(polygamma_result_dtype(x.dtype), x.shape);
 }

@@ -200,7 +200,12 @@ TEST(Special, Polygamma) {
   EXPECT_EQ(polygamma(1, vec({1.0}, f32), cpu).dtype(), f32);
   EXPECT_EQ(polygamma(2, Tensor::from_col_major({2}, std::vector<std::int64_t>{1, 2}), cpu).dtype(),
             f64);
+  // Orders up to the limit: overflow keeps the sign (-1)^(n+1); huge x underflows.
+  expect_values("polygamma high order", as_f64(polygamma(1000, vec({2.0, 1e6}), cpu)), {2.0, 1e6},
+                {-inf, 0.0}, 0.0);
+  EXPECT_EQ(as_f64(polygamma(999, vec({2.0}), cpu))[0], inf);
   EXPECT_TF_ERROR(polygamma(-1, vec({1.0}), cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(polygamma(kMaxPolygammaOrder + 1, vec({1.0}), cpu), ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(polygamma(1, zeros({2}, c128), cpu), ErrorKind::DTypeMismatch);
   EXPECT_TF_ERROR(polygamma(1, Tensor(), cpu), ErrorKind::InvalidArgument);
 }

@@ -67,7 +67,7 @@ EagerTensor logical_not(const EagerTensor& x);
 EagerTensor erfinv(const EagerTensor& x);
 EagerTensor lgamma(const EagerTensor& x);
 EagerTensor digamma(const EagerTensor& x);
-/// n >= 0, else InvalidArgument.
+/// 0 <= n <= kMaxPolygammaOrder, else InvalidArgument.
 EagerTensor polygamma(std::int64_t n, const EagerTensor& x);
 /// Multivariate log-gamma of dimension p >= 1 (PyTorch's mvlgamma):
 /// sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).

@@ -135,7 +135,7 @@ TracedTensor logical_not(const TracedTensor& x);
 TracedTensor erfinv(const TracedTensor& x);
 TracedTensor lgamma(const TracedTensor& x);
 TracedTensor digamma(const TracedTensor& x);
-/// n >= 0, else InvalidArgument.
+/// 0 <= n <= kMaxPolygammaOrder, else InvalidArgument.
 TracedTensor polygamma(std::int64_t n, const TracedTensor& x);
 /// Multivariate log-gamma of dimension p >= 1 (PyTorch's mvlgamma):
 /// sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).

@@ -185,7 +185,12 @@ Tensor erfinv(const Tensor& x, Backend& backend);
 Tensor lgamma(const Tensor& x, Backend& backend);
 /// Psi(x) = Gamma'(x)/Gamma(x): -inf at +0, +inf at -0, NaN at negative integers.
 Tensor digamma(const Tensor& x, Backend& backend);
-/// n-th derivative of digamma (n >= 0, else InvalidArgument); polygamma(0, x) = digamma(x).
+/// Largest order polygamma accepts: beyond it the values overflow or underflow
+/// double except in a narrow band of x, and the reflection for x < 0 costs
+/// O(n^2) per element.
+inline constexpr std::int64_t kMaxPolygammaOrder = 1000;
+/// n-th derivative of digamma, 0 <= n <= kMaxPolygammaOrder (else
+/// InvalidArgument); polygamma(0, x) = digamma(x).
 Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend);
 /// Modified Bessel functions of the first kind of order 0 and 1, and their
 /// exponentially scaled forms i0e = exp(-|x|) i0, i1e = exp(-|x|) i1.

@@ -38,6 +38,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPi = std::numbers::pi;
 constexpr double kSqrt2 = std::numbers::sqrt2;
 
+// long double -> double with overflow to inf spelled out (an out-of-range
+// floating conversion is undefined in the language).
+double narrow(long double v) {
+  constexpr long double big = std::numeric_limits<double>::max();
+  if (v > big) return kInf;
+  if (v < -big) return -kInf;
+  return static_cast<double>(v);
+}
+
 bool is_nonpositive_integer(double x) {
   return x <= 0 && x == std::floor(x);
 }
@@ -71,7 +80,14 @@ double polygamma(std::int64_t n, double x) {
   if (x == -kInf) return kNaN;
   // At a pole the limit from the right: (-1)^(n+1) n! / 0+.
   if (is_nonpositive_integer(x)) return n % 2 == 1 ? kInf : -kInf;
-  const int order = n > 100000 ? 100000 : static_cast<int>(n);  // overflows long before
+  const auto order = static_cast<int>(n);  // n <= kMaxPolygammaOrder (checked upstream)
+  // For x > 0 every term of (-1)^(n+1) n! sum_k (x + k)^-(n+1) has one sign,
+  // so the first alone overflowing means the value does; Boost would spend
+  // O(n) work to find that out.
+  if (x > 0 && lgamma(static_cast<double>(n) + 1) - static_cast<double>(n + 1) * std::log(x) >
+                   std::log(std::numeric_limits<double>::max())) {
+    return n % 2 == 1 ? kInf : -kInf;
+  }
   return boost::math::polygamma(order, x, Policy());
 }
 
@@ -95,7 +111,7 @@ double scaled_bessel_i_abs(int nu, double ax) {
   if (ax < 700) return std::exp(-ax) * boost::math::cyl_bessel_i(nu, ax, Policy());
   if (ax < 1e4) {  // I_nu(1e4) ~ 1e4341 still fits a long double
     const long double l = static_cast<long double>(ax);
-    return static_cast<double>(std::exp(-l) * boost::math::cyl_bessel_i(nu, l, Policy()));
+    return narrow(std::exp(-l) * boost::math::cyl_bessel_i(nu, l, Policy()));
   }
   return scaled_bessel_i_asymptotic(nu, ax);
 }
@@ -122,7 +138,7 @@ double erfcx(double x) {
   if (x < -27) return kInf;  // exp(x^2) overflows double
   if (x < 50) {
     const long double l = static_cast<long double>(x);
-    return static_cast<double>(std::exp(l * l) * std::erfc(l));
+    return narrow(std::exp(l * l) * std::erfc(l));
   }
   const double inv2x2 = 1 / (2 * x * x);
   double term = 1, sum = 1;
