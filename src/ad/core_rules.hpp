@@ -4,6 +4,7 @@
 // higher-order differentiation; shapes come from RuleArgs metas because
 // undeclared residuals and linear inputs are invalid Vals.
 
+#include <functional>
 #include <string>
 
 #include "tenferro/ad/rules.hpp"
@@ -83,5 +84,22 @@ inline RuleSet with_vjp(RuleSet r) {
   add_vjp_from_transpose(r);
   return r;
 }
+
+/// A coefficient of a unary rule, read from the primal input x and/or output
+/// y (only the declared residuals are valid Vals).
+using Coef = std::function<Val(Emitter&, Val x, Val y)>;
+/// Unary jvp t * coef(x, y), or t / coef(x, y) when `divide`.
+RuleSet scaled(Coef coef, Residuals r, bool divide = false);
+/// A coefficient of a binary rule; null means 1 (for the first operand) or
+/// no dependence (for the second).
+using BinCoef = std::function<Val(Emitter&, const RuleArgs&)>;
+/// Binary jvp ta * ca + tb * cb, each coefficient computed only when its
+/// tangent is present.
+RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r);
+
+/// Rules of the special functions (core_rules_special.cpp).
+RuleSet special_unary_rules(UnaryOp op);
+RuleSet special_binary_rules(BinaryOp op);
+RuleSet polygamma_rule();
 
 }  // namespace tenferro::ad::core

@@ -21,27 +21,11 @@ using Out = std::vector<MaybeVal>;
 
 // ---- unary -----------------------------------------------------------------------
 
-// A coefficient read from the primal input x and/or output y; only the
-// declared residuals are valid.
-using Coef = std::function<Val(Emitter&, Val x, Val y)>;
-
 Val x_of(const RuleArgs& a) {
   return a.inputs[0];
 }
 Val y_of(const RuleArgs& a) {
   return a.outputs.empty() ? Val{} : a.outputs[0];
-}
-
-// jvp t * coef (or t / coef).
-RuleSet scaled(Coef coef, Residuals r, bool divide = false) {
-  return jvp_rule(
-      [coef = std::move(coef), divide](const RuleArgs& a, Tangents t) -> Out {
-        if (!t[0]) return {std::nullopt};
-        Emitter& e = a.emitter;
-        const Val c = coef(e, x_of(a), y_of(a));
-        return {divide ? e.div(*t[0], c) : e.mul(*t[0], c)};
-      },
-      r);
 }
 
 const Residuals kX = Residuals::of({0}, {});
@@ -242,27 +226,14 @@ RuleSet unary_rules(UnaryOp op) {
     case U::IsNan:
     case U::LogicalNot:
       return non_differentiable();
+    default:  // the special functions
+      return special_unary_rules(op);
   }
-  return non_differentiable();
 }
 
 // ---- binary ----------------------------------------------------------------------
 
 const Residuals kAB = Residuals::of({0, 1}, {});
-
-// jvp ta * ca + tb * cb with coefficients computed only for present tangents.
-using BinCoef = std::function<Val(Emitter&, const RuleArgs&)>;
-RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
-  return jvp_rule(
-      [ca = std::move(ca), cb = std::move(cb)](const RuleArgs& a, Tangents t) -> Out {
-        Emitter& e = a.emitter;
-        MaybeVal out;
-        if (t[0]) out = ca ? e.mul(*t[0], ca(e, a)) : *t[0];
-        if (t[1] && cb) out = add_maybe(e, out, e.mul(*t[1], cb(e, a)));
-        return {out};
-      },
-      r);
-}
 
 Val A(const RuleArgs& a) {
   return a.inputs[0];
@@ -403,6 +374,10 @@ RuleSet binary_rules(BinaryOp op) {
             return e.neg(un(e, UnaryOp::Floor, e.div(A(a), B(a))));
           },
           kAB);
+    case B_::Xlogy:
+    case B_::Xlog1py:
+    case B_::LogAddExp:
+      return special_binary_rules(op);
     default:  // comparisons and logical ops
       return non_differentiable();
   }
@@ -449,12 +424,35 @@ RuleSet clamp_rule() {
 
 }  // namespace
 
+RuleSet scaled(Coef coef, Residuals r, bool divide) {
+  return jvp_rule(
+      [coef = std::move(coef), divide](const RuleArgs& a, Tangents t) -> Out {
+        if (!t[0]) return {std::nullopt};
+        Emitter& e = a.emitter;
+        const Val c = coef(e, x_of(a), y_of(a));
+        return {divide ? e.div(*t[0], c) : e.mul(*t[0], c)};
+      },
+      r);
+}
+
+RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
+  return jvp_rule(
+      [ca = std::move(ca), cb = std::move(cb)](const RuleArgs& a, Tangents t) -> Out {
+        Emitter& e = a.emitter;
+        MaybeVal out;
+        if (t[0]) out = ca ? e.mul(*t[0], ca(e, a)) : *t[0];
+        if (t[1] && cb) out = add_maybe(e, out, e.mul(*t[1], cb(e, a)));
+        return {out};
+      },
+      r);
+}
+
 void register_elementwise_rules(AdContext& ctx) {
-  for (int i = 0; i <= static_cast<int>(UnaryOp::LogicalNot); ++i) {
+  for (int i = 0; i < kUnaryOpCount; ++i) {
     const auto op = static_cast<UnaryOp>(i);
     ctx.register_rules(std::string(make_primitive(prim::Unary{op})->name()), unary_rules(op));
   }
-  for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i) {
+  for (int i = 0; i < kBinaryOpCount; ++i) {
     const auto op = static_cast<BinaryOp>(i);
     RuleSet rules = binary_rules(op);
     if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul)
@@ -463,6 +461,7 @@ void register_elementwise_rules(AdContext& ctx) {
   }
   ctx.register_rules("select", select_rule());
   ctx.register_rules("clamp", clamp_rule());
+  ctx.register_rules("polygamma", polygamma_rule());
 }
 
 }  // namespace tenferro::ad::core

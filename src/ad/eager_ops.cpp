@@ -1,5 +1,8 @@
 #include "tenferro/ad/eager_ops.hpp"
 
+#include <cmath>
+#include <numbers>
+
 #include "ad/eager_impl.hpp"
 #include "tenferro/backend/structural.hpp"
 
@@ -29,7 +32,7 @@ namespace {
 const OpPtr& cached_unary(UnaryOp op) {
   static const std::vector<OpPtr> table = [] {
     std::vector<OpPtr> t;
-    for (int i = 0; i <= static_cast<int>(UnaryOp::LogicalNot); ++i)
+    for (int i = 0; i < kUnaryOpCount; ++i)
       t.push_back(make_primitive(prim::Unary{static_cast<UnaryOp>(i)}));
     return t;
   }();
@@ -38,7 +41,7 @@ const OpPtr& cached_unary(UnaryOp op) {
 const OpPtr& cached_binary(BinaryOp op) {
   static const std::vector<OpPtr> table = [] {
     std::vector<OpPtr> t;
-    for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i)
+    for (int i = 0; i < kBinaryOpCount; ++i)
       t.push_back(make_primitive(prim::Binary{static_cast<BinaryOp>(i)}));
     return t;
   }();
@@ -176,6 +179,50 @@ EagerTensor isnan(const EagerTensor& x) {
 }
 EagerTensor logical_not(const EagerTensor& x) {
   return unary(UnaryOp::LogicalNot, x);
+}
+#define TF_EAGER_UNARY(fn, kind)         \
+  EagerTensor fn(const EagerTensor& x) { \
+    return unary(UnaryOp::kind, x);      \
+  }
+TF_EAGER_UNARY(erfinv, Erfinv)
+TF_EAGER_UNARY(lgamma, Lgamma)
+TF_EAGER_UNARY(digamma, Digamma)
+TF_EAGER_UNARY(i0, I0)
+TF_EAGER_UNARY(i0e, I0e)
+TF_EAGER_UNARY(i1, I1)
+TF_EAGER_UNARY(i1e, I1e)
+TF_EAGER_UNARY(erfcx, Erfcx)
+TF_EAGER_UNARY(ndtr, Ndtr)
+TF_EAGER_UNARY(ndtri, Ndtri)
+TF_EAGER_UNARY(log_ndtr, LogNdtr)
+TF_EAGER_UNARY(entr, Entr)
+TF_EAGER_UNARY(logit, Logit)
+TF_EAGER_UNARY(frac, Frac)
+TF_EAGER_UNARY(sinc, Sinc)
+#undef TF_EAGER_UNARY
+std::pair<EagerTensor, EagerTensor> frexp(const EagerTensor& x) {
+  return {unary(UnaryOp::FrexpMantissa, x), unary(UnaryOp::FrexpExponent, x)};
+}
+EagerTensor polygamma(std::int64_t n, const EagerTensor& x) {
+  return run1(prim::Polygamma{n}, {x});
+}
+EagerTensor mvlgamma(const EagerTensor& x, std::int64_t p) {
+  if (p < 1) {
+    fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be >= 1");
+  }
+  EagerTensor out = lgamma(x);
+  for (std::int64_t i = 1; i < p; ++i) out = out + lgamma(x - 0.5 * static_cast<double>(i));
+  const auto pd = static_cast<double>(p);
+  return out + pd * (pd - 1) / 4 * std::log(std::numbers::pi);
+}
+EagerTensor xlogy(const EagerTensor& a, const EagerTensor& b) {
+  return binary(BinaryOp::Xlogy, a, b);
+}
+EagerTensor xlog1py(const EagerTensor& a, const EagerTensor& b) {
+  return binary(BinaryOp::Xlog1py, a, b);
+}
+EagerTensor logaddexp(const EagerTensor& a, const EagerTensor& b) {
+  return binary(BinaryOp::LogAddExp, a, b);
 }
 EagerTensor add(const EagerTensor& a, const EagerTensor& b) {
   return binary(BinaryOp::Add, a, b);

@@ -2,6 +2,9 @@
 
 #include "tenferro/ad/traced.hpp"
 
+#include <cmath>
+#include <numbers>
+
 namespace tenferro {
 
 namespace {
@@ -76,7 +79,52 @@ TF_TRACED_UNARY(floor, Floor)
 TF_TRACED_UNARY(real, Real)
 TF_TRACED_UNARY(imag, Imag)
 TF_TRACED_UNARY(isfinite, IsFinite)
+TF_TRACED_UNARY(exp2, Exp2)
+TF_TRACED_UNARY(log2, Log2)
+TF_TRACED_UNARY(log10, Log10)
+TF_TRACED_UNARY(asinh, Asinh)
+TF_TRACED_UNARY(acosh, Acosh)
+TF_TRACED_UNARY(atanh, Atanh)
+TF_TRACED_UNARY(erfc, Erfc)
+TF_TRACED_UNARY(sgn, Sgn)
+TF_TRACED_UNARY(ceil, Ceil)
+TF_TRACED_UNARY(round, Round)
+TF_TRACED_UNARY(trunc, Trunc)
+TF_TRACED_UNARY(angle, Angle)
+TF_TRACED_UNARY(isnan, IsNan)
+TF_TRACED_UNARY(logical_not, LogicalNot)
+TF_TRACED_UNARY(erfinv, Erfinv)
+TF_TRACED_UNARY(lgamma, Lgamma)
+TF_TRACED_UNARY(digamma, Digamma)
+TF_TRACED_UNARY(i0, I0)
+TF_TRACED_UNARY(i0e, I0e)
+TF_TRACED_UNARY(i1, I1)
+TF_TRACED_UNARY(i1e, I1e)
+TF_TRACED_UNARY(erfcx, Erfcx)
+TF_TRACED_UNARY(ndtr, Ndtr)
+TF_TRACED_UNARY(ndtri, Ndtri)
+TF_TRACED_UNARY(log_ndtr, LogNdtr)
+TF_TRACED_UNARY(entr, Entr)
+TF_TRACED_UNARY(logit, Logit)
+TF_TRACED_UNARY(frac, Frac)
+TF_TRACED_UNARY(sinc, Sinc)
 #undef TF_TRACED_UNARY
+
+std::pair<TracedTensor, TracedTensor> frexp(const TracedTensor& x) {
+  return {unary(UnaryOp::FrexpMantissa, x), unary(UnaryOp::FrexpExponent, x)};
+}
+TracedTensor polygamma(std::int64_t n, const TracedTensor& x) {
+  return build(prim::Polygamma{n}, {x});
+}
+TracedTensor mvlgamma(const TracedTensor& x, std::int64_t p) {
+  if (p < 1) {
+    fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be >= 1");
+  }
+  TracedTensor out = lgamma(x);
+  for (std::int64_t i = 1; i < p; ++i) out = out + lgamma(x - 0.5 * static_cast<double>(i));
+  const auto pd = static_cast<double>(p);
+  return out + pd * (pd - 1) / 4 * std::log(std::numbers::pi);
+}
 
 #define TF_TRACED_BINARY(fn, kind)                                \
   TracedTensor fn(const TracedTensor& a, const TracedTensor& b) { \
@@ -90,6 +138,15 @@ TF_TRACED_BINARY(pow, Pow)
 TF_TRACED_BINARY(maximum, Maximum)
 TF_TRACED_BINARY(minimum, Minimum)
 TF_TRACED_BINARY(atan2, Atan2)
+TF_TRACED_BINARY(hypot, Hypot)
+TF_TRACED_BINARY(copysign, Copysign)
+TF_TRACED_BINARY(fmod, Fmod)
+TF_TRACED_BINARY(remainder, Remainder)
+TF_TRACED_BINARY(logical_and, LogicalAnd)
+TF_TRACED_BINARY(logical_or, LogicalOr)
+TF_TRACED_BINARY(xlogy, Xlogy)
+TF_TRACED_BINARY(xlog1py, Xlog1py)
+TF_TRACED_BINARY(logaddexp, LogAddExp)
 TF_TRACED_BINARY(eq, Eq)
 TF_TRACED_BINARY(ne, Ne)
 TF_TRACED_BINARY(lt, Lt)
@@ -159,6 +216,9 @@ TracedTensor sum(const TracedTensor& x) {
 TracedTensor prod(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Prod, x, std::move(axes), keepdim);
 }
+TracedTensor prod(const TracedTensor& x) {
+  return prod(x, all_axes(x));
+}
 TracedTensor mean(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Mean, x, std::move(axes), keepdim);
 }
@@ -171,14 +231,41 @@ TracedTensor max(const TracedTensor& x, Axes axes, bool keepdim) {
 TracedTensor min(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::Min, x, std::move(axes), keepdim);
 }
+TracedTensor max(const TracedTensor& x) {
+  return max(x, all_axes(x));
+}
+TracedTensor min(const TracedTensor& x) {
+  return min(x, all_axes(x));
+}
+TracedTensor all(const TracedTensor& x, Axes axes, bool keepdim) {
+  return reduce(ReduceOp::All, x, std::move(axes), keepdim);
+}
+TracedTensor all(const TracedTensor& x) {
+  return all(x, all_axes(x));
+}
+TracedTensor any(const TracedTensor& x, Axes axes, bool keepdim) {
+  return reduce(ReduceOp::Any, x, std::move(axes), keepdim);
+}
+TracedTensor any(const TracedTensor& x) {
+  return any(x, all_axes(x));
+}
 TracedTensor logsumexp(const TracedTensor& x, Axes axes, bool keepdim) {
   return reduce(ReduceOp::LogSumExp, x, std::move(axes), keepdim);
+}
+TracedTensor logsumexp(const TracedTensor& x) {
+  return logsumexp(x, all_axes(x));
 }
 TracedTensor var(const TracedTensor& x, Axes axes, double correction, bool keepdim) {
   return build(prim::Variance{std::move(axes), correction, keepdim, false}, {x});
 }
+TracedTensor std_dev(const TracedTensor& x, Axes axes, double correction, bool keepdim) {
+  return build(prim::Variance{std::move(axes), correction, keepdim, true}, {x});
+}
 TracedTensor argmax(const TracedTensor& x, std::int64_t axis, bool keepdim) {
   return build(prim::ArgReduce{true, axis, keepdim}, {x});
+}
+TracedTensor argmin(const TracedTensor& x, std::int64_t axis, bool keepdim) {
+  return build(prim::ArgReduce{false, axis, keepdim}, {x});
 }
 
 // ---- contractions --------------------------------------------------------------------
@@ -254,6 +341,23 @@ TracedTensor pad(const TracedTensor& x, Shape low, Shape high, Scalar value, Sha
 }
 TracedTensor concatenate(std::span<const TracedTensor> xs, std::int64_t axis) {
   return detail::make_traced1(make_primitive(prim::Concatenate{axis, xs.size()}), xs);
+}
+TracedTensor stack(std::span<const TracedTensor> xs, std::int64_t axis) {
+  if (xs.empty()) fail(ErrorKind::InvalidArgument, "stack", "needs at least one tensor");
+  for (const TracedTensor& x : xs) {
+    if (!x.defined()) fail(ErrorKind::InvalidArgument, "stack", "an input is undefined");
+  }
+  const std::int64_t a = normalize_axis(axis, xs[0].rank() + 1, "stack");
+  std::vector<TracedTensor> parts;
+  for (const TracedTensor& x : xs) {
+    SymShape s;
+    for (std::int64_t d = 0; d <= x.rank(); ++d) {
+      if (d == a) s.push_back(SymDim(1));
+      if (d < x.rank()) s.push_back(x.shape()[static_cast<std::size_t>(d)]);
+    }
+    parts.push_back(reshape(x, s));
+  }
+  return concatenate(parts, a);
 }
 TracedTensor reverse(const TracedTensor& x, Axes axes) {
   return build(prim::Reverse{std::move(axes)}, {x});

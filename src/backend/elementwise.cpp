@@ -12,22 +12,25 @@
 
 #include "backend/cpu/elementwise_kernels.hpp"
 #include "backend/cpu/kernels.hpp"
+#include "backend/cpu/special_kernels.hpp"
 
 namespace tenferro {
 
 // Indexed by the enumerator value; the order follows the enum declarations.
 constexpr std::string_view kUnaryNames[] = {
-    "abs",   "neg",   "conj",     "exp",    "exp2",       "expm1", "log",   "log2",  "log10",
-    "log1p", "sqrt",  "rsqrt",    "square", "reciprocal", "sin",   "cos",   "tan",   "asin",
-    "acos",  "atan",  "sinh",     "cosh",   "tanh",       "asinh", "acosh", "atanh", "sigmoid",
-    "erf",   "erfc",  "sign",     "sgn",    "floor",      "ceil",  "round", "trunc", "real",
-    "imag",  "angle", "isfinite", "isnan",  "logical_not"};
+    "abs", "neg", "conj", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "square", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "sign", "sgn", "floor", "ceil", "round",
+    "trunc", "real", "imag", "angle", "isfinite", "isnan", "logical_not",
+    // special functions
+    "erfinv", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "erfcx", "ndtr", "ndtri", "log_ndtr",
+    "entr", "logit", "frac", "sinc", "frexp_mantissa", "frexp_exponent"};
 constexpr std::string_view kBinaryNames[] = {
-    "add",   "sub",   "mul",      "div",  "pow",         "maximum",   "minimum",
-    "atan2", "hypot", "copysign", "fmod", "remainder",   "eq",        "ne",
-    "lt",    "le",    "gt",       "ge",   "logical_and", "logical_or"};
-static_assert(std::size(kUnaryNames) == static_cast<std::size_t>(UnaryOp::LogicalNot) + 1);
-static_assert(std::size(kBinaryNames) == static_cast<std::size_t>(BinaryOp::LogicalOr) + 1);
+    "add",   "sub",      "mul",         "div",        "pow",   "maximum", "minimum",  "atan2",
+    "hypot", "copysign", "fmod",        "remainder",  "eq",    "ne",      "lt",       "le",
+    "gt",    "ge",       "logical_and", "logical_or", "xlogy", "xlog1py", "logaddexp"};
+static_assert(std::size(kUnaryNames) == static_cast<std::size_t>(kUnaryOpCount));
+static_assert(std::size(kBinaryNames) == static_cast<std::size_t>(kBinaryOpCount));
 
 std::string_view name(UnaryOp op) {
   const auto i = static_cast<std::size_t>(op);
@@ -43,6 +46,7 @@ namespace {
 
 // Ops whose result is inexact: integer and bool inputs compute in f64.
 bool computes_inexact(UnaryOp op) {
+  if (cpu::is_special_op(op)) return true;
   switch (op) {
     case UnaryOp::Exp:
     case UnaryOp::Exp2:
@@ -77,6 +81,11 @@ bool computes_inexact(UnaryOp op) {
 }
 
 DType unary_compute_dtype(UnaryOp op, DType x) {
+  // The special functions are real functions; sinc also takes complex values.
+  if (cpu::is_special_op(op) && op != UnaryOp::Sinc && is_complex(x)) {
+    fail(ErrorKind::DTypeMismatch, std::string(name(op)), "not defined for complex dtype ", name(x),
+         "; it is a real function: apply it to a real tensor (e.g. real() or abs())");
+  }
   switch (op) {
     case UnaryOp::Neg:
       if (is_bool(x)) {
@@ -220,9 +229,19 @@ DType unary_result_dtype(UnaryOp op, DType x) {
     case UnaryOp::IsNan:
     case UnaryOp::LogicalNot:
       return DType::Bool;
+    case UnaryOp::FrexpExponent:
+      return DType::I32;
     default:
       return c;
   }
+}
+
+DType polygamma_result_dtype(DType x) {
+  if (is_complex(x)) {
+    fail(ErrorKind::DTypeMismatch, "polygamma", "not defined for complex dtype ", name(x),
+         "; it is a real function: apply it to a real tensor");
+  }
+  return inexact_dtype(x);
 }
 
 DType binary_compute_dtype(BinaryOp op, DType a, DType b) {
@@ -266,6 +285,12 @@ DType binary_compute_dtype(BinaryOp op, DType a, DType b) {
     case BinaryOp::LogicalAnd:
     case BinaryOp::LogicalOr:
       return DType::Bool;  // each operand becomes its truth value x != 0
+    case BinaryOp::Xlogy:
+    case BinaryOp::Xlog1py:
+      if (is_complex(p)) reject_binary(op, a, b, "real dtypes only; apply it to real() and imag()");
+      return inexact_dtype(p);
+    case BinaryOp::LogAddExp:
+      return inexact_dtype(p);
   }
   return p;
 }
@@ -388,7 +413,41 @@ TENFERRO_UNARY(angle, Angle)
 TENFERRO_UNARY(isfinite, IsFinite)
 TENFERRO_UNARY(isnan, IsNan)
 TENFERRO_UNARY(logical_not, LogicalNot)
+TENFERRO_UNARY(erfinv, Erfinv)
+TENFERRO_UNARY(lgamma, Lgamma)
+TENFERRO_UNARY(digamma, Digamma)
+TENFERRO_UNARY(i0, I0)
+TENFERRO_UNARY(i0e, I0e)
+TENFERRO_UNARY(i1, I1)
+TENFERRO_UNARY(i1e, I1e)
+TENFERRO_UNARY(erfcx, Erfcx)
+TENFERRO_UNARY(ndtr, Ndtr)
+TENFERRO_UNARY(ndtri, Ndtri)
+TENFERRO_UNARY(log_ndtr, LogNdtr)
+TENFERRO_UNARY(entr, Entr)
+TENFERRO_UNARY(logit, Logit)
+TENFERRO_UNARY(frac, Frac)
+TENFERRO_UNARY(sinc, Sinc)
 #undef TENFERRO_UNARY
+
+std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend) {
+  return {unary(UnaryOp::FrexpMantissa, x, backend), unary(UnaryOp::FrexpExponent, x, backend)};
+}
+
+Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
+  if (n < 0 || n > kMaxPolygammaOrder) {
+    fail(ErrorKind::InvalidArgument, "polygamma", "order n = ", n,
+         " is out of range; pass 0 <= n <= ", kMaxPolygammaOrder, " (n = 0 is digamma)");
+  }
+  require_defined(x, "polygamma", "input");
+  const DType rd = polygamma_result_dtype(x.dtype());
+  CpuBackend& cpu = require_cpu(backend, "polygamma");
+  require_host(cpu, x, "polygamma");
+  ScopedCpuSession session(cpu);
+  Tensor out = cpu.empty(x.shape(), rd);
+  cpu::polygamma_kernel(cpu, n, as_dtype(cpu, x, rd), out);
+  return out;
+}
 
 #define TENFERRO_BINARY(fn, op)                                   \
   Tensor fn(const Tensor& a, const Tensor& b, Backend& backend) { \
@@ -414,6 +473,9 @@ TENFERRO_BINARY(gt, Gt)
 TENFERRO_BINARY(ge, Ge)
 TENFERRO_BINARY(logical_and, LogicalAnd)
 TENFERRO_BINARY(logical_or, LogicalOr)
+TENFERRO_BINARY(xlogy, Xlogy)
+TENFERRO_BINARY(xlog1py, Xlog1py)
+TENFERRO_BINARY(logaddexp, LogAddExp)
 #undef TENFERRO_BINARY
 
 // ---- where and clamp ---------------------------------------------------------------

@@ -32,6 +32,7 @@ struct Executor {
   Tensor operator()(const prim::Binary& p) const { return binary(p.op, in[0], in[1], backend); }
   Tensor operator()(const prim::Select&) const { return where(in[0], in[1], in[2], backend); }
   Tensor operator()(const prim::Clamp& p) const { return clamp(in[0], p.lo, p.hi, backend); }
+  Tensor operator()(const prim::Polygamma& p) const { return polygamma(p.n, in[0], backend); }
   Tensor operator()(const prim::Reduce& p) const {
     return reduce(p.op, in[0], p.axes, backend, p.keepdim);
   }

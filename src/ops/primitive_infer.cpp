@@ -189,6 +189,15 @@ void infer_kind(const prim::Select&, InferContext& ctx) {
   ctx.emit(dtype, broadcast_shape(ctx, shape, b.shape));
 }
 
+void infer_kind(const prim::Polygamma& p, InferContext& ctx) {
+  const TensorMeta& x = only_input(ctx);
+  if (p.n < 0 || p.n > kMaxPolygammaOrder) {
+    fail(ErrorKind::InvalidArgument, ctx.op, "order n = ", p.n,
+         " is out of range; pass 0 <= n <= ", kMaxPolygammaOrder, " (n = 0 is digamma)");
+  }
+  ctx.emit(polygamma_result_dtype(x.dtype), x.shape);
+}
+
 void infer_kind(const prim::Clamp& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   if (is_complex(x.dtype) || is_bool(x.dtype)) {

@@ -57,6 +57,7 @@ void infer_kind(const prim::DotGeneral& p, InferContext& ctx);
 void infer_kind(const prim::Convert& p, InferContext& ctx);
 void infer_kind(const prim::Full& p, InferContext& ctx);
 void infer_kind(const prim::Constant& p, InferContext& ctx);
+void infer_kind(const prim::Polygamma& p, InferContext& ctx);
 void infer_kind(const prim::Transpose& p, InferContext& ctx);
 void infer_kind(const prim::Reshape& p, InferContext& ctx);
 void infer_kind(const prim::BroadcastInDim& p, InferContext& ctx);

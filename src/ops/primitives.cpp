@@ -89,6 +89,9 @@ std::string_view kind_name(const Full&) {
 std::string_view kind_name(const Constant&) {
   return "constant";
 }
+std::string_view kind_name(const Polygamma&) {
+  return "polygamma";
+}
 
 template <class P>
 std::size_t arity(const P&) {
@@ -231,6 +234,10 @@ std::size_t fields_hash(const Constant& p) {
                       std::hash<const void*>{}(t.storage().get()));
 }
 
+std::size_t fields_hash(const Polygamma& p) {
+  return hash_fields(p.n);
+}
+
 // ---- descriptions ------------------------------------------------------------------
 
 std::string list(std::span<const std::int64_t> v) {
@@ -344,6 +351,10 @@ std::string params_text(const Constant& p) {
   if (!p.value.defined()) return "undefined";
   return "shape=" + shape_to_string(p.value.shape()) +
          ", dtype=" + std::string(name(p.value.dtype()));
+}
+
+std::string params_text(const Polygamma& p) {
+  return "n=" + std::to_string(p.n);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/backend/contract.hpp"
@@ -62,6 +63,29 @@ EagerTensor angle(const EagerTensor& x);
 EagerTensor isfinite(const EagerTensor& x);
 EagerTensor isnan(const EagerTensor& x);
 EagerTensor logical_not(const EagerTensor& x);
+// special functions (see backend/elementwise.hpp)
+EagerTensor erfinv(const EagerTensor& x);
+EagerTensor lgamma(const EagerTensor& x);
+EagerTensor digamma(const EagerTensor& x);
+/// 0 <= n <= kMaxPolygammaOrder, else InvalidArgument.
+EagerTensor polygamma(std::int64_t n, const EagerTensor& x);
+/// Multivariate log-gamma of dimension p >= 1 (PyTorch's mvlgamma):
+/// sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).
+EagerTensor mvlgamma(const EagerTensor& x, std::int64_t p);
+EagerTensor i0(const EagerTensor& x);
+EagerTensor i0e(const EagerTensor& x);
+EagerTensor i1(const EagerTensor& x);
+EagerTensor i1e(const EagerTensor& x);
+EagerTensor erfcx(const EagerTensor& x);
+EagerTensor ndtr(const EagerTensor& x);
+EagerTensor ndtri(const EagerTensor& x);
+EagerTensor log_ndtr(const EagerTensor& x);
+EagerTensor entr(const EagerTensor& x);
+EagerTensor logit(const EagerTensor& x);
+EagerTensor frac(const EagerTensor& x);
+EagerTensor sinc(const EagerTensor& x);
+/// {mantissa, exponent (i32, not differentiable)}.
+std::pair<EagerTensor, EagerTensor> frexp(const EagerTensor& x);
 EagerTensor add(const EagerTensor& a, const EagerTensor& b);
 EagerTensor sub(const EagerTensor& a, const EagerTensor& b);
 EagerTensor mul(const EagerTensor& a, const EagerTensor& b);
@@ -82,6 +106,9 @@ EagerTensor gt(const EagerTensor& a, const EagerTensor& b);
 EagerTensor ge(const EagerTensor& a, const EagerTensor& b);
 EagerTensor logical_and(const EagerTensor& a, const EagerTensor& b);
 EagerTensor logical_or(const EagerTensor& a, const EagerTensor& b);
+EagerTensor xlogy(const EagerTensor& a, const EagerTensor& b);
+EagerTensor xlog1py(const EagerTensor& a, const EagerTensor& b);
+EagerTensor logaddexp(const EagerTensor& a, const EagerTensor& b);
 EagerTensor where(const EagerTensor& cond, const EagerTensor& a, const EagerTensor& b);
 EagerTensor clamp(const EagerTensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
 /// A rank-0 tensor holding `value` in `like`'s runtime, typed like a Python

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tenferro/ops/extension_op.hpp"
@@ -116,6 +117,43 @@ TracedTensor floor(const TracedTensor& x);
 TracedTensor real(const TracedTensor& x);
 TracedTensor imag(const TracedTensor& x);
 TracedTensor isfinite(const TracedTensor& x);
+TracedTensor exp2(const TracedTensor& x);
+TracedTensor log2(const TracedTensor& x);
+TracedTensor log10(const TracedTensor& x);
+TracedTensor asinh(const TracedTensor& x);
+TracedTensor acosh(const TracedTensor& x);
+TracedTensor atanh(const TracedTensor& x);
+TracedTensor erfc(const TracedTensor& x);
+TracedTensor sgn(const TracedTensor& x);
+TracedTensor ceil(const TracedTensor& x);
+TracedTensor round(const TracedTensor& x);
+TracedTensor trunc(const TracedTensor& x);
+TracedTensor angle(const TracedTensor& x);
+TracedTensor isnan(const TracedTensor& x);
+TracedTensor logical_not(const TracedTensor& x);
+// special functions (see backend/elementwise.hpp)
+TracedTensor erfinv(const TracedTensor& x);
+TracedTensor lgamma(const TracedTensor& x);
+TracedTensor digamma(const TracedTensor& x);
+/// 0 <= n <= kMaxPolygammaOrder, else InvalidArgument.
+TracedTensor polygamma(std::int64_t n, const TracedTensor& x);
+/// Multivariate log-gamma of dimension p >= 1 (PyTorch's mvlgamma):
+/// sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).
+TracedTensor mvlgamma(const TracedTensor& x, std::int64_t p);
+TracedTensor i0(const TracedTensor& x);
+TracedTensor i0e(const TracedTensor& x);
+TracedTensor i1(const TracedTensor& x);
+TracedTensor i1e(const TracedTensor& x);
+TracedTensor erfcx(const TracedTensor& x);
+TracedTensor ndtr(const TracedTensor& x);
+TracedTensor ndtri(const TracedTensor& x);
+TracedTensor log_ndtr(const TracedTensor& x);
+TracedTensor entr(const TracedTensor& x);
+TracedTensor logit(const TracedTensor& x);
+TracedTensor frac(const TracedTensor& x);
+TracedTensor sinc(const TracedTensor& x);
+/// {mantissa, exponent (i32, not differentiable)}.
+std::pair<TracedTensor, TracedTensor> frexp(const TracedTensor& x);
 TracedTensor add(const TracedTensor& a, const TracedTensor& b);
 TracedTensor sub(const TracedTensor& a, const TracedTensor& b);
 TracedTensor mul(const TracedTensor& a, const TracedTensor& b);
@@ -124,6 +162,15 @@ TracedTensor pow(const TracedTensor& a, const TracedTensor& b);
 TracedTensor maximum(const TracedTensor& a, const TracedTensor& b);
 TracedTensor minimum(const TracedTensor& a, const TracedTensor& b);
 TracedTensor atan2(const TracedTensor& a, const TracedTensor& b);
+TracedTensor hypot(const TracedTensor& a, const TracedTensor& b);
+TracedTensor copysign(const TracedTensor& a, const TracedTensor& b);
+TracedTensor fmod(const TracedTensor& a, const TracedTensor& b);
+TracedTensor remainder(const TracedTensor& a, const TracedTensor& b);
+TracedTensor logical_and(const TracedTensor& a, const TracedTensor& b);
+TracedTensor logical_or(const TracedTensor& a, const TracedTensor& b);
+TracedTensor xlogy(const TracedTensor& a, const TracedTensor& b);
+TracedTensor xlog1py(const TracedTensor& a, const TracedTensor& b);
+TracedTensor logaddexp(const TracedTensor& a, const TracedTensor& b);
 TracedTensor eq(const TracedTensor& a, const TracedTensor& b);
 TracedTensor ne(const TracedTensor& a, const TracedTensor& b);
 TracedTensor lt(const TracedTensor& a, const TracedTensor& b);
@@ -152,13 +199,24 @@ TracedTensor reduce(ReduceOp op, const TracedTensor& x, Axes axes, bool keepdim 
 TracedTensor sum(const TracedTensor& x, Axes axes, bool keepdim = false);
 TracedTensor sum(const TracedTensor& x);
 TracedTensor prod(const TracedTensor& x, Axes axes, bool keepdim = false);
+TracedTensor prod(const TracedTensor& x);
 TracedTensor mean(const TracedTensor& x, Axes axes, bool keepdim = false);
 TracedTensor mean(const TracedTensor& x);
 TracedTensor max(const TracedTensor& x, Axes axes, bool keepdim = false);
+TracedTensor max(const TracedTensor& x);
 TracedTensor min(const TracedTensor& x, Axes axes, bool keepdim = false);
+TracedTensor min(const TracedTensor& x);
+TracedTensor all(const TracedTensor& x, Axes axes, bool keepdim = false);
+TracedTensor all(const TracedTensor& x);
+TracedTensor any(const TracedTensor& x, Axes axes, bool keepdim = false);
+TracedTensor any(const TracedTensor& x);
 TracedTensor logsumexp(const TracedTensor& x, Axes axes, bool keepdim = false);
+TracedTensor logsumexp(const TracedTensor& x);
 TracedTensor var(const TracedTensor& x, Axes axes, double correction = 1.0, bool keepdim = false);
+TracedTensor std_dev(const TracedTensor& x, Axes axes, double correction = 1.0,
+                     bool keepdim = false);
 TracedTensor argmax(const TracedTensor& x, std::int64_t axis, bool keepdim = false);
+TracedTensor argmin(const TracedTensor& x, std::int64_t axis, bool keepdim = false);
 
 // ---- contractions ------------------------------------------------------------------
 TracedTensor dot_general(const TracedTensor& lhs, const TracedTensor& rhs, const DotDims& dims);
@@ -176,6 +234,8 @@ TracedTensor broadcast_to(const TracedTensor& x, const SymShape& shape);
 TracedTensor slice(const TracedTensor& x, Shape start, Shape limit, Shape stride = {});
 TracedTensor pad(const TracedTensor& x, Shape low, Shape high, Scalar value, Shape interior = {});
 TracedTensor concatenate(std::span<const TracedTensor> xs, std::int64_t axis);
+/// Joins tensors of one shape along a new axis.
+TracedTensor stack(std::span<const TracedTensor> xs, std::int64_t axis);
 TracedTensor reverse(const TracedTensor& x, Axes axes);
 TracedTensor index_select(const TracedTensor& x, std::int64_t axis, const TracedTensor& index);
 TracedTensor take_along_axis(const TracedTensor& x, const TracedTensor& index, std::int64_t axis);

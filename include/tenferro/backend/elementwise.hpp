@@ -5,7 +5,9 @@
 // tensors allocated by the backend; the *_into forms write into `out`, which
 // must already have the result shape and dtype and must not overlap the inputs.
 
+#include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "tenferro/backend/backend.hpp"
 
@@ -53,7 +55,27 @@ enum class UnaryOp : unsigned char {
   IsFinite,
   IsNan,
   LogicalNot,
+  // Special functions (real floating dtypes; sinc also complex).
+  Erfinv,
+  Lgamma,
+  Digamma,
+  I0,
+  I0e,
+  I1,
+  I1e,
+  Erfcx,
+  Ndtr,
+  Ndtri,
+  LogNdtr,
+  Entr,
+  Logit,
+  Frac,
+  Sinc,
+  FrexpMantissa,
+  FrexpExponent,
 };
+/// Number of UnaryOp enumerators (they are numbered 0..kUnaryOpCount-1).
+inline constexpr int kUnaryOpCount = static_cast<int>(UnaryOp::FrexpExponent) + 1;
 
 enum class BinaryOp : unsigned char {
   Add,
@@ -76,7 +98,12 @@ enum class BinaryOp : unsigned char {
   Ge,
   LogicalAnd,
   LogicalOr,
+  Xlogy,
+  Xlog1py,
+  LogAddExp,
 };
+/// Number of BinaryOp enumerators (they are numbered 0..kBinaryOpCount-1).
+inline constexpr int kBinaryOpCount = static_cast<int>(BinaryOp::LogAddExp) + 1;
 
 std::string_view name(UnaryOp op);
 std::string_view name(BinaryOp op);
@@ -85,8 +112,13 @@ std::string_view name(BinaryOp op);
 /// Rules: abs/real/imag/angle of complex give the real dtype; transcendental
 /// functions on integers or bool give f64; floor/ceil/round/trunc/sign keep
 /// integers; isfinite/isnan/logical_not give bool; erf/erfc, floor/ceil/
-/// round/trunc and sign reject complex (sgn is the complex sign).
+/// round/trunc and sign reject complex (sgn is the complex sign); the special
+/// functions (erfinv ... frexp) reject complex except sinc, and
+/// frexp_exponent gives i32.
 DType unary_result_dtype(UnaryOp op, DType x);
+/// Result dtype of polygamma(n, x): x's floating dtype (integers and bool give
+/// f64; complex is DTypeMismatch).
+DType polygamma_result_dtype(DType x);
 /// Dtype both operands are converted to before the kernel runs.
 DType binary_compute_dtype(BinaryOp op, DType a, DType b);
 /// Result dtype: bool for comparisons and logical ops, else the compute dtype.
@@ -146,6 +178,46 @@ Tensor isfinite(const Tensor& x, Backend& backend);
 Tensor isnan(const Tensor& x, Backend& backend);
 Tensor logical_not(const Tensor& x, Backend& backend);
 
+// ---- special functions (values as in PyTorch / SciPy; never throw per element) ----
+/// Inverse error function: erfinv(+-1) = +-inf, NaN outside [-1, 1].
+Tensor erfinv(const Tensor& x, Backend& backend);
+/// log|Gamma(x)|; +inf at the poles (non-positive integers).
+Tensor lgamma(const Tensor& x, Backend& backend);
+/// Psi(x) = Gamma'(x)/Gamma(x): -inf at +0, +inf at -0, NaN at negative integers.
+Tensor digamma(const Tensor& x, Backend& backend);
+/// Largest order polygamma accepts: beyond it the values overflow or underflow
+/// double except in a narrow band of x, and the reflection for x < 0 costs
+/// O(n^2) per element.
+inline constexpr std::int64_t kMaxPolygammaOrder = 1000;
+/// n-th derivative of digamma, 0 <= n <= kMaxPolygammaOrder (else
+/// InvalidArgument); polygamma(0, x) = digamma(x).
+Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend);
+/// Modified Bessel functions of the first kind of order 0 and 1, and their
+/// exponentially scaled forms i0e = exp(-|x|) i0, i1e = exp(-|x|) i1.
+Tensor i0(const Tensor& x, Backend& backend);
+Tensor i0e(const Tensor& x, Backend& backend);
+Tensor i1(const Tensor& x, Backend& backend);
+Tensor i1e(const Tensor& x, Backend& backend);
+/// Scaled complementary error function exp(x^2) erfc(x), accurate for large x.
+Tensor erfcx(const Tensor& x, Backend& backend);
+/// Standard normal CDF, its inverse (ndtri(0) = -inf, ndtri(1) = inf) and
+/// the log of the CDF (accurate far into the lower tail).
+Tensor ndtr(const Tensor& x, Backend& backend);
+Tensor ndtri(const Tensor& x, Backend& backend);
+Tensor log_ndtr(const Tensor& x, Backend& backend);
+/// -x log x (0 at 0, -inf for x < 0).
+Tensor entr(const Tensor& x, Backend& backend);
+/// log(x / (1 - x)).
+Tensor logit(const Tensor& x, Backend& backend);
+/// x - trunc(x).
+Tensor frac(const Tensor& x, Backend& backend);
+/// Normalised sinc sin(pi x) / (pi x), 1 at 0; real and complex.
+Tensor sinc(const Tensor& x, Backend& backend);
+/// {mantissa, exponent} with x = mantissa * 2^exponent, |mantissa| in [0.5, 1)
+/// (0 for 0) like std::frexp; the mantissa keeps x's floating dtype, the
+/// exponent is i32.
+std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend);
+
 // ---- binary --------------------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b, Backend& backend);
 Tensor sub(const Tensor& a, const Tensor& b, Backend& backend);
@@ -171,6 +243,12 @@ Tensor gt(const Tensor& a, const Tensor& b, Backend& backend);
 Tensor ge(const Tensor& a, const Tensor& b, Backend& backend);
 Tensor logical_and(const Tensor& a, const Tensor& b, Backend& backend);
 Tensor logical_or(const Tensor& a, const Tensor& b, Backend& backend);
+/// a * log(b), 0 where a == 0 unless b is NaN (real dtypes; integers give f64).
+Tensor xlogy(const Tensor& a, const Tensor& b, Backend& backend);
+/// a * log1p(b), 0 where a == 0 unless b is NaN.
+Tensor xlog1py(const Tensor& a, const Tensor& b, Backend& backend);
+/// log(exp(a) + exp(b)) without overflow; real and complex (integers give f64).
+Tensor logaddexp(const Tensor& a, const Tensor& b, Backend& backend);
 
 /// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend);

@@ -124,11 +124,15 @@ struct Constant {  // 0 inputs; equality is identity of the held tensor
   Tensor value;
   bool operator==(const Constant& o) const;
 };
+struct Polygamma {  // 1 input; n-th derivative of digamma, n >= 0
+  std::int64_t n = 0;
+  bool operator==(const Polygamma&) const = default;
+};
 
-using Params =
-    std::variant<Unary, Binary, Select, Clamp, Reduce, Variance, ArgReduce, DotGeneral, Transpose,
-                 Reshape, BroadcastInDim, Slice, Pad, Concatenate, Reverse, IndexSelect,
-                 TakeAlongAxis, ScatterAdd, Diagonal, DiagEmbed, Triangle, Convert, Full, Constant>;
+using Params = std::variant<Unary, Binary, Select, Clamp, Reduce, Variance, ArgReduce, DotGeneral,
+                            Transpose, Reshape, BroadcastInDim, Slice, Pad, Concatenate, Reverse,
+                            IndexSelect, TakeAlongAxis, ScatterAdd, Diagonal, DiagEmbed, Triangle,
+                            Convert, Full, Constant, Polygamma>;
 
 std::size_t hash_value(const Params& p);
 

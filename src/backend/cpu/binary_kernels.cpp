@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "backend/cpu/elementwise_kernels.hpp"
+#include "backend/cpu/special_kernels.hpp"
 #include "internal/dispatch.hpp"
 
 namespace tenferro::cpu {
@@ -220,6 +221,8 @@ void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b
       return run_if(std::bool_constant<is_bool>{}, [](auto x, auto y) { return x && y; });
     case BinaryOp::LogicalOr:
       return run_if(std::bool_constant<is_bool>{}, [](auto x, auto y) { return x || y; });
+    default:  // special functions: routed to special_binary_kernel before dispatch
+      break;
   }
   unreachable_dtype(op, a.dtype());
 }
@@ -228,6 +231,7 @@ void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b
 
 void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
+  if (is_special_op(op)) return special_binary_kernel(backend, op, a, b, out);
   tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
     binary_typed<typename decltype(tag)::type>(backend, op, a, b, out);
   });

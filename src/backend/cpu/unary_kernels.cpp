@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "backend/cpu/elementwise_kernels.hpp"
+#include "backend/cpu/special_kernels.hpp"
 #include "backend/cpu/vector_math.hpp"
 #include "internal/dispatch.hpp"
 
@@ -306,6 +307,8 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
       }
     case UnaryOp::LogicalNot:
       return run([](T v) { return v == T(0); });
+    default:  // special functions: routed to special_unary_kernel before dispatch
+      break;
   }
   unreachable_dtype(op, x.dtype());
 }
@@ -334,6 +337,7 @@ T integer_bound(const Scalar& s, bool is_lower) {
 }  // namespace
 
 void unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out) {
+  if (is_special_op(op)) return special_unary_kernel(backend, op, x, out);
   tenferro::detail::dispatch_dtype(
       x.dtype(), [&](auto tag) { unary_typed<typename decltype(tag)::type>(backend, op, x, out); });
 }

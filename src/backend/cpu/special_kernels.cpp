@@ -1,0 +1,372 @@
+// CPU kernels of the special functions. Values come from Boost.Math under a
+// policy that never throws: domain errors give NaN, overflow gives inf, and
+// the poles are set explicitly to PyTorch's values. f32 computes in double and
+// rounds once. Where double range runs out (erfcx, i0e, i1e for large |x|)
+// the work moves to long double, and only beyond that range to the leading
+// terms of the standard asymptotic expansion, which are exact to double
+// precision there.
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <type_traits>
+
+#include <boost/math/special_functions/bessel.hpp>
+#include <boost/math/special_functions/digamma.hpp>
+#include <boost/math/special_functions/erf.hpp>
+#include <boost/math/special_functions/gamma.hpp>
+#include <boost/math/special_functions/polygamma.hpp>
+
+#include "backend/cpu/elementwise_kernels.hpp"
+#include "backend/cpu/special_kernels.hpp"
+#include "internal/dispatch.hpp"
+
+namespace tenferro::cpu {
+
+namespace {
+
+namespace bp = boost::math::policies;
+using Policy =
+    bp::policy<bp::domain_error<bp::ignore_error>, bp::pole_error<bp::ignore_error>,
+               bp::overflow_error<bp::ignore_error>, bp::evaluation_error<bp::ignore_error>,
+               bp::rounding_error<bp::ignore_error>, bp::promote_double<false>>;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kPi = std::numbers::pi;
+constexpr double kSqrt2 = std::numbers::sqrt2;
+
+// long double -> double with overflow to inf spelled out (an out-of-range
+// floating conversion is undefined in the language).
+double narrow(long double v) {
+  constexpr long double big = std::numeric_limits<double>::max();
+  if (v > big) return kInf;
+  if (v < -big) return -kInf;
+  return static_cast<double>(v);
+}
+
+bool is_nonpositive_integer(double x) {
+  return x <= 0 && x == std::floor(x);
+}
+
+// ---- scalar functions (double) -------------------------------------------------------
+
+double erfinv(double x) {
+  if (std::isnan(x) || x < -1 || x > 1) return kNaN;
+  if (x == 1 || x == -1) return std::copysign(kInf, x);
+  return boost::math::erf_inv(x, Policy());
+}
+
+double lgamma(double x) {
+  if (std::isnan(x)) return x;
+  if (std::isinf(x) || is_nonpositive_integer(x)) return kInf;
+  return boost::math::lgamma(x, Policy());
+}
+
+double digamma(double x) {
+  if (std::isnan(x)) return x;
+  if (x == 0) return std::copysign(kInf, -x);  // -inf at +0, +inf at -0 (PyTorch)
+  if (x == kInf) return kInf;
+  if (is_nonpositive_integer(x)) return kNaN;  // also -inf
+  return boost::math::digamma(x, Policy());
+}
+
+double polygamma(std::int64_t n, double x) {
+  if (n == 0) return digamma(x);
+  if (std::isnan(x)) return x;
+  if (x == kInf) return 0.0;
+  if (x == -kInf) return kNaN;
+  // At a pole the limit from the right: (-1)^(n+1) n! / 0+.
+  if (is_nonpositive_integer(x)) return n % 2 == 1 ? kInf : -kInf;
+  const auto order = static_cast<int>(n);  // n <= kMaxPolygammaOrder (checked upstream)
+  // For x > 0 every term of (-1)^(n+1) n! sum_k (x + k)^-(n+1) has one sign,
+  // so the first alone overflowing means the value does; Boost would spend
+  // O(n) work to find that out.
+  if (x > 0 && lgamma(static_cast<double>(n) + 1) - static_cast<double>(n + 1) * std::log(x) >
+                   std::log(std::numeric_limits<double>::max())) {
+    return n % 2 == 1 ? kInf : -kInf;
+  }
+  return boost::math::polygamma(order, x, Policy());
+}
+
+// Leading terms of exp(-x) I_nu(x) ~ (2 pi x)^(-1/2) sum_k (-1)^k a_k(nu) / x^k
+// for x >= 1e4, where 8 terms reach double precision.
+double scaled_bessel_i_asymptotic(int nu, double x) {
+  const double mu = 4.0 * nu * nu;
+  double term = 1, sum = 1;
+  for (int k = 1; k <= 8; ++k) {
+    const double odd = 2.0 * k - 1;
+    term *= -(mu - odd * odd) / (k * 8.0 * x);
+    sum += term;
+  }
+  return sum / std::sqrt(2 * kPi * x);
+}
+
+// exp(-|x|) I_nu(|x|) for nu in {0, 1}, without overflow.
+double scaled_bessel_i_abs(int nu, double ax) {
+  if (std::isnan(ax)) return ax;
+  if (ax == kInf) return 0.0;
+  if (ax < 700) return std::exp(-ax) * boost::math::cyl_bessel_i(nu, ax, Policy());
+  if (ax < 1e4) {  // I_nu(1e4) ~ 1e4341 still fits a long double
+    const long double l = static_cast<long double>(ax);
+    return narrow(std::exp(-l) * boost::math::cyl_bessel_i(nu, l, Policy()));
+  }
+  return scaled_bessel_i_asymptotic(nu, ax);
+}
+
+double i0(double x) {
+  return boost::math::cyl_bessel_i(0, std::fabs(x), Policy());
+}
+double i1(double x) {
+  return std::copysign(boost::math::cyl_bessel_i(1, std::fabs(x), Policy()), x);
+}
+double i0e(double x) {
+  return scaled_bessel_i_abs(0, std::fabs(x));
+}
+double i1e(double x) {
+  return std::copysign(scaled_bessel_i_abs(1, std::fabs(x)), x);
+}
+
+// exp(x^2) erfc(x). Long double keeps x^2 exact enough (relative error
+// 2^-64 x^2) and erfc(x) in range up to x ~ 106; for x >= 50 the asymptotic
+// series (1 / (x sqrt(pi))) sum_k (-1)^k (2k-1)!! / (2x^2)^k converges to
+// double precision within 8 terms.
+double erfcx(double x) {
+  if (std::isnan(x)) return x;
+  if (x < -27) return kInf;  // exp(x^2) overflows double
+  if (x < 50) {
+    const long double l = static_cast<long double>(x);
+    return narrow(std::exp(l * l) * std::erfc(l));
+  }
+  const double inv2x2 = 1 / (2 * x * x);
+  double term = 1, sum = 1;
+  for (int k = 1; k <= 8; ++k) {
+    term *= -(2.0 * k - 1) * inv2x2;
+    sum += term;
+  }
+  return sum / (x * std::sqrt(kPi));
+}
+
+double ndtr(double x) {
+  return 0.5 * std::erfc(-x / kSqrt2);
+}
+
+double ndtri(double p) {
+  if (std::isnan(p) || p < 0 || p > 1) return kNaN;
+  if (p == 0) return -kInf;
+  if (p == 1) return kInf;
+  return -kSqrt2 * boost::math::erfc_inv(2 * p, Policy());
+}
+
+// log(ndtr(x)): the lower tail factors out exp(-x^2/2) through erfcx, the
+// upper tail goes through log1p of the small complement.
+double log_ndtr(double x) {
+  if (x < -1) return std::log(erfcx(-x / kSqrt2) / 2) - x * x * 0.5;
+  if (x > 0) return std::log1p(-0.5 * std::erfc(x / kSqrt2));
+  return std::log(ndtr(x));
+}
+
+double entr(double x) {
+  if (std::isnan(x)) return x;
+  if (x > 0) return -x * std::log(x);
+  return x == 0 ? 0.0 : -kInf;
+}
+
+double logit(double x) {
+  return std::log(x / (1 - x));
+}
+
+template <class T>
+T sinc(T x) {
+  if (x == T(0)) return T(1);
+  const T px = x * tenferro::detail::real_of_t<T>(kPi);
+  return std::sin(px) / px;
+}
+
+template <class T>
+T xlogy(T a, T b) {
+  if (std::isnan(b)) return b;
+  return a == 0 ? T(0) : a * std::log(b);
+}
+template <class T>
+T xlog1py(T a, T b) {
+  if (std::isnan(b)) return b;
+  return a == 0 ? T(0) : a * std::log1p(b);
+}
+
+// log(1 + z), accurate for small |z|: |1 + z|^2 = 1 + (2x + x^2 + y^2).
+template <class R>
+std::complex<R> log1p_complex(std::complex<R> z) {
+  const R x = z.real(), y = z.imag();
+  return {std::log1p(x * (2 + x) + y * y) / 2, std::atan2(y, 1 + x)};
+}
+
+// max(a, b) + log1p(exp(-|a - b|)), shifting by the operand with the larger
+// real part for complex values. Equal infinities return themselves (their
+// difference would be NaN).
+template <class T>
+T logaddexp(T a, T b) {
+  if constexpr (tenferro::detail::is_complex_v<T>) {
+    using R = typename T::value_type;
+    if (std::isnan(a.real()) || std::isnan(a.imag()) || std::isnan(b.real()) ||
+        std::isnan(b.imag())) {
+      return T(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+    }
+    const bool a_big = a.real() >= b.real();
+    const T m = a_big ? a : b, o = a_big ? b : a;
+    if (std::isinf(m.real()) && m.real() == o.real()) {
+      return m.real() < 0 ? m : std::log(std::exp(a) + std::exp(b));
+    }
+    return m + log1p_complex(std::exp(o - m));
+  } else {
+    if (std::isinf(a) && a == b) return a;
+    const T m = a > b ? a : b;
+    return m + std::log1p(std::exp(-std::fabs(a - b)));  // a NaN operand makes this NaN
+  }
+}
+
+[[noreturn]] void unreachable(std::string_view op, DType dt) {
+  fail(ErrorKind::Internal, std::string(op), "no special-function kernel for dtype ", name(dt),
+       "; the dtype rules should have rejected or converted it");
+}
+
+// ---- kernels ----------------------------------------------------------------------
+
+// Runs a double -> double function on a real floating tensor.
+template <class T, class F>
+void run_real(CpuBackend& cpu, const Tensor& x, const Tensor& out, F f) {
+  map_elements<T, T>(
+      cpu, out, [f](T v) { return static_cast<T>(f(static_cast<double>(v))); }, x);
+}
+
+template <class T>
+void special_real(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out) {
+  auto run = [&](auto f) { run_real<T>(cpu, x, out, f); };
+  using U = UnaryOp;
+  switch (op) {
+    case U::Erfinv:
+      return run([](double v) { return erfinv(v); });
+    case U::Lgamma:
+      return run([](double v) { return lgamma(v); });
+    case U::Digamma:
+      return run([](double v) { return digamma(v); });
+    case U::I0:
+      return run([](double v) { return i0(v); });
+    case U::I0e:
+      return run([](double v) { return i0e(v); });
+    case U::I1:
+      return run([](double v) { return i1(v); });
+    case U::I1e:
+      return run([](double v) { return i1e(v); });
+    case U::Erfcx:
+      return run([](double v) { return erfcx(v); });
+    case U::Ndtr:
+      return run([](double v) { return ndtr(v); });
+    case U::Ndtri:
+      return run([](double v) { return ndtri(v); });
+    case U::LogNdtr:
+      return run([](double v) { return log_ndtr(v); });
+    case U::Entr:
+      return run([](double v) { return entr(v); });
+    case U::Logit:
+      return run([](double v) { return logit(v); });
+    case U::Frac:  // exact in T itself
+      return map_elements<T, T>(
+          cpu, out, [](T v) { return v - std::trunc(v); }, x);
+    case U::Sinc:
+      return run([](double v) { return sinc(v); });
+    case U::FrexpMantissa:
+      return map_elements<T, T>(
+          cpu, out,
+          [](T v) {
+            int e = 0;
+            return std::frexp(v, &e);
+          },
+          x);
+    case U::FrexpExponent:
+      return map_elements<std::int32_t, T>(
+          cpu, out,
+          [](T v) {
+            int e = 0;
+            (void)std::frexp(v, &e);
+            return static_cast<std::int32_t>(std::isfinite(v) ? e : 0);
+          },
+          x);
+    default:
+      unreachable(name(op), x.dtype());
+  }
+}
+
+template <class T>
+void special_binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b,
+                          const Tensor& out) {
+  auto run = [&](auto f) { map_elements<T, T, T>(cpu, out, f, a, b); };
+  if constexpr (tenferro::detail::is_complex_v<T>) {
+    if (op == BinaryOp::LogAddExp) return run([](T x, T y) { return logaddexp(x, y); });
+  } else {
+    switch (op) {
+      case BinaryOp::Xlogy:
+        return run([](T x, T y) { return xlogy(x, y); });
+      case BinaryOp::Xlog1py:
+        return run([](T x, T y) { return xlog1py(x, y); });
+      case BinaryOp::LogAddExp:
+        return run([](T x, T y) { return logaddexp(x, y); });
+      default:
+        break;
+    }
+  }
+  unreachable(name(op), a.dtype());
+}
+
+}  // namespace
+
+void special_unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out) {
+  switch (x.dtype()) {
+    case DType::F32:
+      return special_real<float>(backend, op, x, out);
+    case DType::F64:
+      return special_real<double>(backend, op, x, out);
+    case DType::C64:
+      if (op != UnaryOp::Sinc) break;
+      return map_elements<c64_t, c64_t>(
+          backend, out, [](c64_t v) { return sinc(v); }, x);
+    case DType::C128:
+      if (op != UnaryOp::Sinc) break;
+      return map_elements<c128_t, c128_t>(
+          backend, out, [](c128_t v) { return sinc(v); }, x);
+    default:
+      break;
+  }
+  unreachable(name(op), x.dtype());
+}
+
+void special_binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
+                           const Tensor& out) {
+  switch (a.dtype()) {
+    case DType::F32:
+      return special_binary_typed<float>(backend, op, a, b, out);
+    case DType::F64:
+      return special_binary_typed<double>(backend, op, a, b, out);
+    case DType::C64:
+      return special_binary_typed<c64_t>(backend, op, a, b, out);
+    case DType::C128:
+      return special_binary_typed<c128_t>(backend, op, a, b, out);
+    default:
+      unreachable(name(op), a.dtype());
+  }
+}
+
+void polygamma_kernel(CpuBackend& backend, std::int64_t n, const Tensor& x, const Tensor& out) {
+  switch (x.dtype()) {
+    case DType::F32:
+      return run_real<float>(backend, x, out, [n](double v) { return polygamma(n, v); });
+    case DType::F64:
+      return run_real<double>(backend, x, out, [n](double v) { return polygamma(n, v); });
+    default:
+      unreachable("polygamma", x.dtype());
+  }
+}
+
+}  // namespace tenferro::cpu
