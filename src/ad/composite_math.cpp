@@ -308,9 +308,5 @@ TracedTensor amin(const TracedTensor& x, Axes axes, bool keepdim) {
   return amax_amin(x, axes, keepdim, false);
 }
 
-TracedTensor std_dev(const TracedTensor& x, Axes axes, double correction, bool keepdim) {
-  require_defined(x, "std_dev");
-  return sqrt(var(x, std::move(axes), correction, keepdim));
-}
 
 }  // namespace tenferro

@@ -177,9 +177,5 @@ inline EagerTensor amin(const EagerTensor& x, std::initializer_list<std::int64_t
 TracedTensor amin(const TracedTensor& x, Axes axes, bool keepdim = false);
 TracedTensor amin(const TracedTensor& x);
 
-// The traced tier has var but no std_dev (the eager tier has both): sqrt(var).
-// Remove this declaration if traced.hpp gains its own std_dev.
-TracedTensor std_dev(const TracedTensor& x, Axes axes, double correction = 1.0,
-                     bool keepdim = false);
 
 }  // namespace tenferro
