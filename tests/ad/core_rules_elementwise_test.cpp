@@ -263,10 +263,10 @@ TEST(CoreRulesClamp, InteriorBoundsAndOneSided) {
 
 TEST(CoreRules, EveryUnaryAndBinaryOpHasRules) {
   RuleChecker rc;
-  for (int i = 0; i <= static_cast<int>(UnaryOp::LogicalNot); ++i) {
+  for (int i = 0; i < kUnaryOpCount; ++i) {
     EXPECT_NE(rc.ctx().find(*U(static_cast<UnaryOp>(i))), nullptr) << i;
   }
-  for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i) {
+  for (int i = 0; i < kBinaryOpCount; ++i) {
     EXPECT_NE(rc.ctx().find(*B(static_cast<BinaryOp>(i))), nullptr) << i;
   }
   ad::AdContext twice;

@@ -261,11 +261,11 @@ TEST(PrimitiveExecute, MatchesDirectOpsAndInference) {
 }
 
 TEST(PrimitiveExecute, NamesMatchTheDirectOps) {
-  for (int i = 0; i <= static_cast<int>(UnaryOp::LogicalNot); ++i) {
+  for (int i = 0; i < kUnaryOpCount; ++i) {
     const auto op = static_cast<UnaryOp>(i);
     EXPECT_EQ(PrimitiveOp(prim::Unary{op}).name(), name(op));
   }
-  for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i) {
+  for (int i = 0; i < kBinaryOpCount; ++i) {
     const auto op = static_cast<BinaryOp>(i);
     EXPECT_EQ(PrimitiveOp(prim::Binary{op}).name(), name(op));
   }
@@ -279,12 +279,12 @@ TEST(PrimitiveExecute, UnaryBinaryDtypesAgreeWithExecution) {
   CpuBackend cpu;
   for (DType a : kProbeDTypes) {
     const Tensor x = sample({2, 3}, a);
-    for (int i = 0; i <= static_cast<int>(UnaryOp::LogicalNot); ++i) {
+    for (int i = 0; i < kUnaryOpCount; ++i) {
       expect_agreement(prim::Unary{static_cast<UnaryOp>(i)}, {x}, cpu);
     }
     for (DType b : kProbeDTypes) {
       const Tensor y = sample({3}, b, 1.0);
-      for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i) {
+      for (int i = 0; i < kBinaryOpCount; ++i) {
         expect_agreement(prim::Binary{static_cast<BinaryOp>(i)}, {x, y}, cpu);
       }
     }
