@@ -180,13 +180,10 @@ T round_decimals_impl(const T& x, std::int64_t decimals) {
 
 // ---- reductions ----------------------------------------------------------------------
 
-// PyTorch's dim=[]: an empty list reduces every axis.
-template <class T>
-std::vector<std::int64_t> axes_or_all(const T& x, std::span<const std::int64_t> axes) {
-  if (!axes.empty()) return {axes.begin(), axes.end()};
-  std::vector<std::int64_t> all(static_cast<std::size_t>(x.rank()));
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
-  return all;
+// As in the core reductions, an empty axis list reduces nothing (PyTorch's
+// dim=[] reduces everything: callers map it to every axis).
+std::vector<std::int64_t> axes_vector(std::span<const std::int64_t> axes) {
+  return {axes.begin(), axes.end()};
 }
 
 template <class T>
@@ -197,14 +194,14 @@ T without_nan(const T& x) {
 template <class T>
 T nansum_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
   require_real(x, "nansum");
-  const auto ax = axes_or_all(x, axes);
+  const auto ax = axes_vector(axes);
   return sum(without_nan(x), std::span<const std::int64_t>(ax), keepdim);
 }
 
 template <class T>
 T nanmean_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
   require_real_floating(x, "nanmean");
-  const auto ax = axes_or_all(x, axes);
+  const auto ax = axes_vector(axes);
   const std::span<const std::int64_t> s(ax);
   const T count = sum(cast(unary(UnaryOp::LogicalNot, isnan_of(x)), x.dtype()), s, keepdim);
   return sum(without_nan(x), s, keepdim) / count;  // 0 / 0 = NaN where all are NaN
@@ -213,7 +210,7 @@ T nanmean_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
 template <class T>
 T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool is_max) {
   require_real(x, is_max ? "amax" : "amin");
-  const auto ax = axes_or_all(x, axes);
+  const auto ax = axes_vector(axes);
   const std::span<const std::int64_t> s(ax);
   return is_max ? max(x, s, keepdim) : min(x, s, keepdim);
 }

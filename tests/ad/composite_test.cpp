@@ -673,7 +673,8 @@ TEST(CompositeReduce, NansumNanmean) {
   // torch M = [[1, nan, 3], [nan, nan, -2]], listed column-major.
   const EagerTensor m = eager({1.0, nan, nan, nan, 3.0, -2.0}, f64, {2, 3});
   expect_values(nansum(m), {2.0});
-  expect_values(nansum(m, {}), {2.0});  // dim=[] reduces all, as in torch
+  expect_values(nansum(m), {2.0});
+  EXPECT_EQ(nansum(m, {}).shape(), m.shape());  // like sum(x, {}): reduces nothing
   expect_values(nansum(m, {0}), {1.0, 0.0, 1.0});
   expect_values(nansum(m, {1}), {4.0, -2.0});
   EXPECT_EQ(nansum(m, {1}, true).shape(), (Shape{2, 1}));
@@ -702,7 +703,7 @@ TEST(CompositeReduce, AmaxAminSplitTies) {
   // torch T = [[1, 5, 5], [2, -1, 5]], column-major.
   const EagerTensor t = eager({1.0, 2.0, 5.0, -1.0, 5.0, 5.0}, f64, {2, 3});
   expect_values(amax(t), {5.0});
-  expect_values(amax(t, {}), {5.0});
+  expect_values(amax(t, {}), {1.0, 2.0, 5.0, -1.0, 5.0, 5.0});  // reduces nothing
   expect_values(amax(t, {0}), {2.0, 5.0, 5.0});
   expect_values(amax(t, {1}), {5.0, 5.0});
   expect_values(amin(t), {-1.0});

@@ -17,9 +17,9 @@
 // Parameters are validated first (InvalidArgument); real-only functions reject
 // complex and bool inputs (DTypeMismatch).
 //
-// Reductions use the tier's axis numbering; an EMPTY axis list reduces every
-// axis (PyTorch's dim=[] for nansum/nanmean/amax/amin), and the forms without
-// axes do the same.
+// Reductions use the tier's axis numbering and the core's rule: an empty axis
+// list reduces nothing, the forms without axes reduce every axis (PyTorch's
+// dim=[] for nansum/nanmean/amax/amin is the form without axes).
 
 #include <optional>
 
@@ -139,9 +139,9 @@ TracedTensor nan_to_num(const TracedTensor& x, double nan = 0.0,
 EagerTensor round(const EagerTensor& x, std::int64_t decimals);
 TracedTensor round(const TracedTensor& x, std::int64_t decimals);
 
-// ---- reductions (empty axes reduce every axis) ------------------------------------------
+// ---- reductions (as in the core: empty axes reduce nothing; the forms without axes reduce all) --
 
-/// Sum treating NaN as 0 (real dtypes).
+/// Sum treating NaN as 0 (real dtypes; bool and integers give i64).
 EagerTensor nansum(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor nansum(const EagerTensor& x);
 inline EagerTensor nansum(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
@@ -150,7 +150,7 @@ inline EagerTensor nansum(const EagerTensor& x, std::initializer_list<std::int64
 }
 TracedTensor nansum(const TracedTensor& x, Axes axes, bool keepdim = false);
 TracedTensor nansum(const TracedTensor& x);
-/// Mean over the non-NaN entries (NaN where all are NaN); floating dtypes.
+/// Mean over the non-NaN entries (NaN where all are NaN); f32 and f64.
 EagerTensor nanmean(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim = false);
 EagerTensor nanmean(const EagerTensor& x);
 inline EagerTensor nanmean(const EagerTensor& x, std::initializer_list<std::int64_t> axes,
