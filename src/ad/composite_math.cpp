@@ -187,6 +187,13 @@ std::vector<std::int64_t> axes_vector(std::span<const std::int64_t> axes) {
 }
 
 template <class T>
+std::vector<std::int64_t> every_axis(const T& x) {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(x.rank()));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+  return all;
+}
+
+template <class T>
 T without_nan(const T& x) {
   return is_inexact(x.dtype()) ? where(isnan_of(x), scalar_like(x, Scalar(0.0)), x) : x;
 }
@@ -263,16 +270,16 @@ T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool i
     return round_decimals_impl(x, decimals);                         \
   }                                                                  \
   T nansum(const T& x) {                                             \
-    return nansum_impl(x, {}, false);                                \
+    return nansum_impl(x, every_axis(x), false);                     \
   }                                                                  \
   T nanmean(const T& x) {                                            \
-    return nanmean_impl(x, {}, false);                               \
+    return nanmean_impl(x, every_axis(x), false);                    \
   }                                                                  \
   T amax(const T& x) {                                               \
-    return amax_amin(x, {}, false, true);                            \
+    return amax_amin(x, every_axis(x), false, true);                 \
   }                                                                  \
   T amin(const T& x) {                                               \
-    return amax_amin(x, {}, false, false);                           \
+    return amax_amin(x, every_axis(x), false, false);                \
   }
 
 TF_COMPOSITE_MATH(EagerTensor)
@@ -304,6 +311,5 @@ EagerTensor amin(const EagerTensor& x, std::span<const std::int64_t> axes, bool 
 TracedTensor amin(const TracedTensor& x, Axes axes, bool keepdim) {
   return amax_amin(x, axes, keepdim, false);
 }
-
 
 }  // namespace tenferro
