@@ -6,8 +6,8 @@
 // reduced axes stay with extent 1.
 //
 // Dtypes: sum and prod of bool/i32 give i64; mean, var, std and logsumexp of
-// bool/integers give f64; var/std of complex give the real dtype; max/min reject
-// complex; all/any give bool; argmax/argmin give i64.
+// bool/integers give f64; var/std of complex give the real dtype; max/min, logsumexp and
+// argmax/argmin reject complex; all/any give bool; argmax/argmin give i64.
 
 #include <span>
 
