@@ -123,14 +123,12 @@ void require_complex_parts(const T& re, const T& im, const char* op, const char*
   }
 }
 
-// re + i im: converts are real-linear (transpose: real part), and the
-// multiplication by i transposes to multiplication by -i, so the cotangents
+// re + i im through the complex primitive: the parts are stored exactly
+// (re + im * i would turn complex(1, inf) into NaN + inf i); the cotangents
 // are Re(ct) and Im(ct).
 template <class T>
 T complex_core(const T& re, const T& im) {
-  const DType c = complex_dtype(re.dtype());
-  const T imc = convert(im, c);
-  return convert(re, c) + imc * scalar_like(imc, Scalar(c128_t(0.0, 1.0)));
+  return binary(BinaryOp::Complex, re, im);
 }
 
 template <class T>

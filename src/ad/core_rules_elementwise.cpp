@@ -4,7 +4,7 @@
 // non-holomorphic ones (abs, sgn, angle, real, imag, conj) have explicit
 // real-linear jvps. Coefficients are computed on primals, so the only ops a
 // jvp emits on tangents are mul, div, add, sub, neg, conj, real, imag,
-// convert and select, all of which have transpose rules.
+// complex, convert and select, all of which have transpose rules.
 
 #include <cmath>
 #include <functional>
@@ -378,6 +378,25 @@ RuleSet binary_rules(BinaryOp op) {
     case B_::Xlog1py:
     case B_::LogAddExp:
       return special_binary_rules(op);
+    case B_::Complex:
+      // Linear in both parts. <ct, complex(ta, tb)> = Re(ct) ta + Im(ct) tb, so
+      // the transpose hands re the real part and im the imaginary part of ct;
+      // the wrapper sums each down to its operand's broadcast shape.
+      return linear_rule(
+          [](const RuleArgs& a, Tangents t) -> Out {
+            if (!t[0] && !t[1]) return {std::nullopt};
+            Emitter& e = a.emitter;
+            const DType rd = real_dtype(out_meta(a).dtype);
+            const Val re = t[0] ? *t[0] : e.scalar(0.0, rd);
+            const Val im = t[1] ? *t[1] : e.scalar(0.0, rd);
+            return {e.binary(B_::Complex, re, im)};
+          },
+          [](const RuleArgs& a, std::span<const bool> lin, Tangents ct) -> Out {
+            if (!ct[0]) return {std::nullopt, std::nullopt};
+            Emitter& e = a.emitter;
+            return {lin[0] ? MaybeVal(e.real(*ct[0])) : std::nullopt,
+                    lin[1] ? MaybeVal(e.unary(UnaryOp::Imag, *ct[0])) : std::nullopt};
+          });
     default:  // comparisons and logical ops
       return non_differentiable();
   }
@@ -455,7 +474,8 @@ void register_elementwise_rules(AdContext& ctx) {
   for (int i = 0; i < kBinaryOpCount; ++i) {
     const auto op = static_cast<BinaryOp>(i);
     RuleSet rules = binary_rules(op);
-    if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul)
+    if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
+        op == BinaryOp::Complex)
       add_vjp_from_transpose(rules);
     ctx.register_rules(std::string(make_primitive(prim::Binary{op})->name()), std::move(rules));
   }

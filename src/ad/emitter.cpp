@@ -122,9 +122,7 @@ Val Emitter::real(Val x) {
 }
 
 Val Emitter::complex(Val re, Val im) {
-  const DType c = complex_dtype(meta(re).dtype);
-  Val i_unit = scalar(c128_t(0.0, 1.0), c);
-  return add(convert(re, c), mul(convert(im, c), i_unit));
+  return binary(BinaryOp::Complex, re, im);
 }
 
 Val Emitter::to_dtype(Val x, DType dtype) {

@@ -26,9 +26,9 @@ constexpr std::string_view kUnaryNames[] = {
     "erfinv", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "erfcx", "ndtr", "ndtri", "log_ndtr",
     "entr", "logit", "frac", "sinc", "frexp_mantissa", "frexp_exponent"};
 constexpr std::string_view kBinaryNames[] = {
-    "add",   "sub",      "mul",         "div",        "pow",   "maximum", "minimum",  "atan2",
-    "hypot", "copysign", "fmod",        "remainder",  "eq",    "ne",      "lt",       "le",
-    "gt",    "ge",       "logical_and", "logical_or", "xlogy", "xlog1py", "logaddexp"};
+    "add",   "sub",      "mul",         "div",        "pow",   "maximum", "minimum",   "atan2",
+    "hypot", "copysign", "fmod",        "remainder",  "eq",    "ne",      "lt",        "le",
+    "gt",    "ge",       "logical_and", "logical_or", "xlogy", "xlog1py", "logaddexp", "complex"};
 static_assert(std::size(kUnaryNames) == static_cast<std::size_t>(kUnaryOpCount));
 static_assert(std::size(kBinaryNames) == static_cast<std::size_t>(kBinaryOpCount));
 
@@ -291,6 +291,12 @@ DType binary_compute_dtype(BinaryOp op, DType a, DType b) {
       return inexact_dtype(p);
     case BinaryOp::LogAddExp:
       return inexact_dtype(p);
+    case BinaryOp::Complex:
+      if (is_complex(p))
+        reject_binary(op, a, b,
+                      "the real and imaginary parts must be real; take real() and imag() of a "
+                      "complex operand first");
+      return inexact_dtype(p);
   }
   return p;
 }
@@ -307,6 +313,8 @@ DType binary_result_dtype(BinaryOp op, DType a, DType b) {
     case BinaryOp::LogicalAnd:
     case BinaryOp::LogicalOr:
       return DType::Bool;
+    case BinaryOp::Complex:
+      return complex_dtype(c);
     default:
       return c;
   }
@@ -476,6 +484,7 @@ TENFERRO_BINARY(logical_or, LogicalOr)
 TENFERRO_BINARY(xlogy, Xlogy)
 TENFERRO_BINARY(xlog1py, Xlog1py)
 TENFERRO_BINARY(logaddexp, LogAddExp)
+TENFERRO_BINARY(complex, Complex)
 #undef TENFERRO_BINARY
 
 // ---- where and clamp ---------------------------------------------------------------

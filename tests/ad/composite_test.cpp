@@ -620,6 +620,47 @@ TEST(CompositeMath, ComplexAndPolar) {
                       {eager({2.0, 0.5}), eager({0.3, -2.0})}, "polar");
 }
 
+TEST(CompositeMath, ComplexKeepsNonFiniteParts) {
+  // re + im * i would give NaN real parts where im is infinite (0 * inf).
+  const double inf = INFINITY, nan = std::nan("");
+  const EagerTensor re = eager({1.0, -inf, nan, 2.0}), im = eager({inf, 0.5, -inf, nan});
+  const Tensor z = complex(re, im).value();
+  const auto v = z.to_vector<c128_t>();
+  EXPECT_EQ(v[0], c128_t(1.0, inf));
+  EXPECT_EQ(v[1], c128_t(-inf, 0.5));
+  EXPECT_TRUE(std::isnan(v[2].real()));
+  EXPECT_EQ(v[2].imag(), -inf);
+  EXPECT_EQ(v[3].real(), 2.0);
+  EXPECT_TRUE(std::isnan(v[3].imag()));
+  // Traced: the same primitive.
+  const TracedTensor tre = placeholder(f64, {4}), tim = placeholder(f64, {4});
+  const TracedTensor tz = complex(tre, tim);
+  const Program prog =
+      compile(std::span<const TracedTensor>(&tz, 1), std::vector<TracedTensor>{tre, tim});
+  const Tensor ins[2] = {re.value(), im.value()};
+  const auto out = run_compiled(*runtime()->runtime(), prog, std::span<const Tensor>(ins));
+  const auto tv = out[0].to_vector<c128_t>();
+  EXPECT_EQ(tv[0], v[0]);
+  EXPECT_EQ(tv[1], v[1]);
+  EXPECT_EQ(tv[2].imag(), -inf);
+  // Broadcasting parts, and the gradient checker on complex(re, im).
+  EXPECT_EQ(complex(eager({1.0, 2.0}, f64, Shape{2, 1}), eager({3.0, 4.0, 5.0}, f64, Shape{1, 3}))
+                .value()
+                .shape(),
+            Shape({2, 3}));
+  expect_gradients_ok([](std::span<const EagerTensor> u) { return complex(u[0], u[1]); },
+                      {eager({2.0, -0.5, 1.5}), eager({0.3, -2.0, 0.0})}, "complex");
+  expect_gradients_ok(
+      [](std::span<const EagerTensor> u) { return complex(u[0], u[1]); },
+      {eager({2.0, -0.5}, f64, Shape{2, 1}), eager({0.3, -2.0, 1.0}, f64, Shape{1, 3})},
+      "complex broadcast");
+  Generator gen(3);
+  const Tensor a = randn({3, 2}, f64, gen), b = randn({3, 2}, f64, gen),
+               ct = randn({3, 2}, f64, gen);
+  expect_traced_matches_eager([](auto u) { return abs(complex(u[0], u[1]) * polar(u[1], u[0])); },
+                              {a, b}, ct, 1e-12);
+}
+
 TEST(CompositeMath, NanToNum) {
   const double nan = std::nan(""), inf = INFINITY;
   const std::vector<double> n = {nan, inf, -inf, 1.5, -0.0};

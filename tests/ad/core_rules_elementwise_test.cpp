@@ -181,6 +181,48 @@ TEST(CoreRulesBinary, MixedDtypes) {
   EXPECT_EQ(rc.checked(), 13);
 }
 
+TEST(CoreRulesBinary, ComplexFromParts) {
+  RuleChecker rc;
+  const std::pair<Shape, Shape> shapes[] = {
+      {{3, 1}, {1, 4}}, {{2, 3}, {3}}, {{3, 4}, {3, 4}}, {{}, {2, 2}}, {{2, 2}, {}}};
+  for (const auto& [sa, sb] : shapes) {
+    rc.check(B(BinaryOp::Complex),
+             {uniform(rc, sa, DType::F64, -2, 2), uniform(rc, sb, DType::F64, -2, 2)},
+             shape_to_string(sa) + " complex " + shape_to_string(sb));
+  }
+  adtest::CheckOptions f32;
+  f32.finite_differences = false;
+  f32.adjoint_tol = 1e-5;
+  rc.check(B(BinaryOp::Complex),
+           {uniform(rc, {4}, DType::F32, -1, 1), uniform(rc, {4}, DType::F32, -1, 1)}, "f32", f32);
+  // Mixed f32/f64 parts compute in f64; an integer part gets no cotangent.
+  rc.check(B(BinaryOp::Complex),
+           {uniform(rc, {3}, DType::F32, -1, 1), uniform(rc, {3}, DType::F64, -1, 1)}, "f32,f64",
+           f32);
+  const Tensor k =
+      Tensor::from_col_major<std::int64_t>({4}, std::vector<std::int64_t>{1, -2, 3, 2});
+  rc.check(B(BinaryOp::Complex), {k, uniform(rc, {4}, DType::F64, -2, 2)}, "i64,f64");
+  EXPECT_EQ(rc.checked(), 8);
+
+  // Exact values: jvp = complex(ta, tb) (a missing tangent is zero); the
+  // cotangent of re is Re(ct) and of im is Im(ct), summed over broadcasting.
+  const Tensor re = Tensor::from_col_major<double>({2, 1}, std::vector<double>{1.0, -2.0});
+  const Tensor im = Tensor::from_col_major<double>({1, 3}, std::vector<double>{0.5, 3.0, -1.0});
+  const Tensor tb = Tensor::from_col_major<double>({1, 3}, std::vector<double>{2.0, -1.0, 4.0});
+  const auto jt = rc.jvp(B(BinaryOp::Complex), {re, im}, {std::nullopt, tb});
+  ASSERT_TRUE(jt[0].has_value());
+  EXPECT_EQ(jt[0]->dtype(), DType::C128);
+  EXPECT_EQ(jt[0]->to_vector<c128_t>(),
+            (std::vector<c128_t>{{0, 2}, {0, 2}, {0, -1}, {0, -1}, {0, 4}, {0, 4}}));
+  const Tensor ct = Tensor::from_col_major<c128_t>(
+      {2, 3}, std::vector<c128_t>{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}});
+  const auto g = rc.vjp(B(BinaryOp::Complex), {re, im}, ct);
+  ASSERT_TRUE(g[0].has_value() && g[1].has_value());
+  EXPECT_EQ(g[0]->dtype(), DType::F64);
+  EXPECT_EQ(g[0]->to_vector<double>(), (std::vector<double>{1 + 5 + 9, 3 + 7 + 11}));
+  EXPECT_EQ(g[1]->to_vector<double>(), (std::vector<double>{2 + 4, 6 + 8, 10 + 12}));
+}
+
 TEST(CoreRulesBinary, TiesSplitEvenly) {
   RuleChecker rc;
   const Tensor x = Tensor::from_col_major<double>({3}, std::vector<double>{1.0, -2.0, 0.5});

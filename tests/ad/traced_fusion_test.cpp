@@ -129,3 +129,26 @@ TEST(TracedFusion, ZeroSizeAndBadBlock) {
   EXPECT_TF_ERROR(prepare(*rt, p, InputSignature::of(in), PrepareOptions{true, 0}),
                   ErrorKind::InvalidArgument);
 }
+
+TEST(TracedFusion, ComplexFromPartsJoinsTheChain) {
+  // BinaryOp::Complex reads real operands and writes a complex result inside
+  // the fused pass (like real/abs the other way).
+  auto rt = cpu_runtime();
+  for (DType dt : {f64, f32}) {
+    auto x = placeholder(dt, {n_dim()});
+    auto a = placeholder(dt, {n_dim()});
+    auto z = binary(BinaryOp::Complex, sin(x) * a, x * x);
+    auto y = abs(z * z + conj(z)) + real(z);
+    Program p = compile({y}, {x, a});
+    const Tensor in[2] = {random({1500}, dt, 4), random({1500}, dt, 5)};
+    PreparedProgram plan;
+    auto fused = run_with(*rt, p, in, PrepareOptions{true, 256}, &plan);
+    EXPECT_EQ(plan.step_count(), 1u);
+    EXPECT_EQ(plan.fused_group_count(), 1u);
+    expect_fused_equals_unfused(*rt, p, in, 10, 256);
+    auto& cpu = rt->backend();
+    const Tensor zv = complex(mul(sin(in[0], cpu), in[1], cpu), mul(in[0], in[0], cpu), cpu);
+    const Tensor ref = add(abs(add(mul(zv, zv, cpu), conj(zv, cpu), cpu), cpu), real(zv, cpu), cpu);
+    EXPECT_EQ(max_abs_diff(fused[0], ref), 0.0) << name(dt);
+  }
+}

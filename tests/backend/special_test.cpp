@@ -103,7 +103,12 @@ std::vector<RefCase> f64_cases() {
        {0.0, 0.5, -3.0, 10.0, 1000.0, -1000.0, 1e5, inf},
        {0.0, 0.15642080318487173, -0.19682671329730084, 0.1212626813844555, 0.01261093025692863,
         -0.01261093025692863, 0.0012615615301218171, 0.0}},
-      // SciPy erfcx; 60 and 100 cover the asymptotic branch.
+      // mpmath exp(x^2) erfc(x) at 40 digits, around the former switch at 50.
+      {"erfcx",
+       TF_FN(erfcx),
+       {12.0, 49.9, 50.0, 1e5},
+       {0.04685422101489376, 0.011304135492993412, 0.011281536265323773, 5.6418958351954685e-06}},
+      // SciPy erfcx (computed by libcerf's algorithm too).
       {"erfcx",
        TF_FN(erfcx),
        {0.0, 0.5, -3.0, 5.0, 26.0, 30.0, 60.0, 100.0, 1e3, 1e10, -26.0, -27.0, -30.0, inf, -inf,

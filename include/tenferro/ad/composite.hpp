@@ -118,8 +118,8 @@ TracedTensor clamp_max(const TracedTensor& x, const TracedTensor& max);
 EagerTensor ldexp(const EagerTensor& a, const EagerTensor& b);
 TracedTensor ldexp(const TracedTensor& a, const TracedTensor& b);
 /// re + i im from two tensors of the same real floating dtype (f32 -> c64,
-/// f64 -> c128). A non-finite im also makes the real part NaN (the imaginary
-/// part is formed by a complex multiplication).
+/// f64 -> c128), broadcasting; each part is taken exactly, also when it is
+/// infinite or NaN (the complex primitive, BinaryOp::Complex).
 EagerTensor complex(const EagerTensor& re, const EagerTensor& im);
 TracedTensor complex(const TracedTensor& re, const TracedTensor& im);
 /// complex(abs * cos(angle), abs * sin(angle)).
@@ -176,6 +176,5 @@ inline EagerTensor amin(const EagerTensor& x, std::initializer_list<std::int64_t
 }
 TracedTensor amin(const TracedTensor& x, Axes axes, bool keepdim = false);
 TracedTensor amin(const TracedTensor& x);
-
 
 }  // namespace tenferro

@@ -101,9 +101,11 @@ enum class BinaryOp : unsigned char {
   Xlogy,
   Xlog1py,
   LogAddExp,
+  // re + i im built exactly (no 0 * inf = NaN): real operands, complex result.
+  Complex,
 };
 /// Number of BinaryOp enumerators (they are numbered 0..kBinaryOpCount-1).
-inline constexpr int kBinaryOpCount = static_cast<int>(BinaryOp::LogAddExp) + 1;
+inline constexpr int kBinaryOpCount = static_cast<int>(BinaryOp::Complex) + 1;
 
 std::string_view name(UnaryOp op);
 std::string_view name(BinaryOp op);
@@ -121,7 +123,8 @@ DType unary_result_dtype(UnaryOp op, DType x);
 DType polygamma_result_dtype(DType x);
 /// Dtype both operands are converted to before the kernel runs.
 DType binary_compute_dtype(BinaryOp op, DType a, DType b);
-/// Result dtype: bool for comparisons and logical ops, else the compute dtype.
+/// Result dtype: bool for comparisons and logical ops, the complex dtype of
+/// the (real) compute dtype for complex, else the compute dtype.
 DType binary_result_dtype(BinaryOp op, DType a, DType b);
 
 Tensor unary(UnaryOp op, const Tensor& x, Backend& backend);
@@ -249,6 +252,12 @@ Tensor xlogy(const Tensor& a, const Tensor& b, Backend& backend);
 Tensor xlog1py(const Tensor& a, const Tensor& b, Backend& backend);
 /// log(exp(a) + exp(b)) without overflow; real and complex (integers give f64).
 Tensor logaddexp(const Tensor& a, const Tensor& b, Backend& backend);
+/// re + i im, each part taken exactly (complex(1, inf) = 1 + inf i). Real
+/// operands promote to a common floating dtype (integers and bool give f64)
+/// and broadcast; f32 -> c64, f64 -> c128; complex operands are DTypeMismatch.
+/// (tenferro::complex(re, im) of tensor.hpp is the backend-free form for
+/// operands of one floating dtype and one shape.)
+Tensor complex(const Tensor& re, const Tensor& im, Backend& backend);
 
 /// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend);

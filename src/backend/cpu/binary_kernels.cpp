@@ -221,6 +221,8 @@ void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b
       return run_if(std::bool_constant<is_bool>{}, [](auto x, auto y) { return x && y; });
     case BinaryOp::LogicalOr:
       return run_if(std::bool_constant<is_bool>{}, [](auto x, auto y) { return x || y; });
+    case BinaryOp::Complex:  // the parts are stored as given: no arithmetic touches them
+      return run_if(FloatT{}, [](auto x, auto y) { return std::complex<decltype(x)>(x, y); });
     default:  // special functions: routed to special_binary_kernel before dispatch
       break;
   }

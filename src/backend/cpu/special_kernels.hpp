@@ -16,7 +16,8 @@ inline bool is_special_op(UnaryOp op) {
   return static_cast<int>(op) >= static_cast<int>(UnaryOp::Erfinv);
 }
 inline bool is_special_op(BinaryOp op) {
-  return static_cast<int>(op) >= static_cast<int>(BinaryOp::Xlogy);
+  const int i = static_cast<int>(op);
+  return i >= static_cast<int>(BinaryOp::Xlogy) && i <= static_cast<int>(BinaryOp::LogAddExp);
 }
 
 void special_unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out);
