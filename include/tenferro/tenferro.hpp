@@ -21,9 +21,9 @@
 #include "tenferro/runtime/runtime.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 // Autodiff: rules, the eager tier, extension ops in eager mode, gradient checking.
+#include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/eager_extension.hpp"
-#include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/rules.hpp"
