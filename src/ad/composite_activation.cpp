@@ -6,15 +6,13 @@
 
 #include <cstdint>
 
+#include "ad/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 
 namespace tenferro {
 namespace {
 
-template <class T>
-void require_defined(const T& x, const char* op, const char* which = "input") {
-  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, which, " is undefined; pass a tensor");
-}
+using detail::require_defined;
 
 // Activations are defined on the real line: complex and bool are rejected.
 template <class T>

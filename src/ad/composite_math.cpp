@@ -7,15 +7,13 @@
 #include <limits>
 #include <vector>
 
+#include "ad/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 
 namespace tenferro {
 namespace {
 
-template <class T>
-void require_defined(const T& x, const char* op, const char* which = "input") {
-  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, which, " is undefined; pass a tensor");
-}
+using detail::require_defined;
 
 template <class T>
 void require_real(const T& x, const char* op, const char* which = "input") {
