@@ -166,6 +166,16 @@ T nan_to_num_impl(const T& x, double nan, std::optional<double> posinf,
 // PyTorch: d > 0: nearbyint(x * 10^d) / 10^d; d < 0: nearbyint(x / 10^-d) * 10^-d,
 // with 10^|d| rounded to the tensor's dtype.
 template <class T>
+T logit_eps_impl(const T& x, double eps) {
+  require_real_floating(x, "logit");
+  if (!(eps >= 0.0 && eps <= 0.5)) {
+    fail(ErrorKind::InvalidArgument, "logit", "eps must lie in [0, 0.5], got ", eps);
+  }
+  // clamp's derivative is 1 on the closed interval, as in PyTorch's logit backward.
+  return logit(clamp(x, Scalar(eps), Scalar(1.0 - eps)));
+}
+
+template <class T>
 T round_decimals_impl(const T& x, std::int64_t decimals) {
   require_defined(x, "round");
   if (decimals == 0) return unary(UnaryOp::Round, x);
@@ -261,6 +271,9 @@ T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool i
   T nan_to_num(const T& x, double nan, std::optional<double> posinf, \
                std::optional<double> neginf) {                       \
     return nan_to_num_impl(x, nan, posinf, neginf);                  \
+  }                                                                  \
+  T logit(const T& x, double eps) {                                  \
+    return logit_eps_impl(x, eps);                                   \
   }                                                                  \
   T round(const T& x, std::int64_t decimals) {                       \
     return round_decimals_impl(x, decimals);                         \

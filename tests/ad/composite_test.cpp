@@ -679,6 +679,19 @@ TEST(CompositeMath, NanToNum) {
   EXPECT_EQ(nan_to_num(xi).dtype(), i64);
 }
 
+TEST(CompositeMath, LogitWithEps) {
+  // torch.logit(x, eps=0.1) and the gradient of its sum (torch 1.13): the
+  // derivative is kept at the bound x = 1 - eps and zero outside.
+  const EagerTensor x = eager({0.05, 0.3, 0.5, 0.9, 0.97});
+  const auto f = [](const EagerTensor& z) { return logit(z, 0.1); };
+  expect_values(f(x), {-2.197224577336219, -0.8472978603872036, 0.0, 2.1972245773362196,
+                       2.1972245773362196});
+  expect_values(sum_grad(f, x), {0.0, 4.761904761904762, 4.0, 11.111111111111112, 0.0});
+  EXPECT_TF_ERROR(logit(x, 0.6), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(logit(x, -0.1), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(logit(convert(eager({0.5, 0.25}), DType::C128), 0.1), ErrorKind::DTypeMismatch);
+}
+
 TEST(CompositeMath, RoundWithDecimals) {
   // torch.round(x, decimals=d): half to even at the scaled value.
   const std::vector<double> x = {1.2345, 2.5, -0.125, 1234.5, 0.5, 0.135, -2.675};

@@ -2,6 +2,7 @@
 // tier adapters and the dispatcher over the table files.
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "ops.hpp"
@@ -130,18 +131,27 @@ DType dtype_from_name(const std::string& s) {
   throw std::runtime_error("unsupported dtype kwarg '" + s + "'");
 }
 
-// var/std(input, dim, *, correction, keepdim) or var/std(input, unbiased): an
-// explicit correction wins, then unbiased, then 1 (PyTorch's default).
+// var/std(input, unbiased), var/std(input, dim, unbiased, keepdim) or
+// var/std(input, dim, *, correction, keepdim): an explicit correction wins,
+// then unbiased, then 1 (PyTorch's default).
+bool var_unbiased_first(const Case& c) {
+  return !c.args.empty() && c.args[0].is_boolean();
+}
+
 double var_correction(const Case& c) {
   if (const Json* v = arg(c, "correction", -1)) return json_number(*v);
-  if (const Json* u = arg(c, "unbiased", -1)) return u->get<bool>() ? 1.0 : 0.0;
-  if (!c.args.empty() && c.args[0].is_boolean()) return c.args[0].get<bool>() ? 1.0 : 0.0;
+  if (const Json* u = arg(c, "unbiased", var_unbiased_first(c) ? 0 : 1)) {
+    if (!u->is_boolean()) throw std::runtime_error("unbiased is not a bool");
+    return u->get<bool>() ? 1.0 : 0.0;
+  }
   return 1.0;
 }
 
-// The dim of var/std: keyword, or the first positional unless that is `unbiased`.
-int var_dim_pos(const Case& c) {
-  return !c.args.empty() && c.args[0].is_boolean() ? -1 : 0;
+// The accumulation dtype of sum/mean/prod/nansum/nanmean (keyword `dtype`).
+template <class T>
+T with_dtype_arg(const Case& c, const T& x) {
+  const Json* d = arg(c, "dtype", -1);
+  return d ? convert(x, dtype_from_name(d->get<std::string>())) : x;
 }
 
 }  // namespace
@@ -156,36 +166,32 @@ OpFn<T> build_reduction(const Case& c) {
   const bool keepdim = op == "diagonal" || op == "fill" ? false : arg_bool(c, "keepdim", 1, false);
   const auto reduction = [&c, keepdim](ReduceOp rop) -> OpFn<T> {
     return [&c, keepdim, rop](std::span<const T> x) {
-      return reduce_axes(rop, x[0], arg_axes(c, "dim", 0, x[0].rank()), keepdim);
+      const T in = with_dtype_arg(c, x[0]);
+      return reduce_axes(rop, in, arg_axes(c, "dim", 0, in.rank()), keepdim);
     };
   };
   if (op == "sum") return reduction(ReduceOp::Sum);
   if (op == "mean") return reduction(ReduceOp::Mean);
+  if (op == "prod") return reduction(ReduceOp::Prod);
   if (op == "amax") return reduction(ReduceOp::Max);
   if (op == "amin") return reduction(ReduceOp::Min);
-  if (op == "prod") {
-    std::optional<DType> dt;
-    if (const Json* d = arg(c, "dtype", -1)) dt = dtype_from_name(d->get<std::string>());
-    return [&c, keepdim, dt](std::span<const T> x) {
-      const T in = dt ? convert(x[0], *dt) : x[0];
-      return reduce_axes(ReduceOp::Prod, in, arg_axes(c, "dim", 0, in.rank()), keepdim);
-    };
-  }
   if (op == "var" || op == "var_unbiased" || op == "std" || op == "std_unbiased") {
     const double corr = var_correction(c);
-    const int pos = var_dim_pos(c);
-    const bool kd = arg_bool(c, "keepdim", pos < 0 ? -1 : 2, false);
+    const bool unbiased_first = var_unbiased_first(c);
+    const int dim_pos = unbiased_first ? -1 : 0;
+    const bool kd = arg_bool(c, "keepdim", unbiased_first ? -1 : 2, false);
     const bool take_sqrt = op[0] == 's';
-    return [&c, kd, corr, pos, take_sqrt](std::span<const T> x) {
-      const Axes axes = arg_axes(c, "dim", pos, x[0].rank());
+    return [&c, kd, corr, dim_pos, take_sqrt](std::span<const T> x) {
+      const Axes axes = arg_axes(c, "dim", dim_pos, x[0].rank());
       return take_sqrt ? std_axes(x[0], axes, corr, kd) : var_axes(x[0], axes, corr, kd);
     };
   }
   if (op == "nansum" || op == "nanmean") {
     const bool mean = op == "nanmean";
     return [&c, keepdim, mean](std::span<const T> x) {
-      const Axes axes = arg_axes(c, "dim", 0, x[0].rank());
-      return mean ? nanmean_axes(x[0], axes, keepdim) : nansum_axes(x[0], axes, keepdim);
+      const T in = with_dtype_arg(c, x[0]);
+      const Axes axes = arg_axes(c, "dim", 0, in.rank());
+      return mean ? nanmean_axes(in, axes, keepdim) : nansum_axes(in, axes, keepdim);
     };
   }
   if (op == "diagonal") {
@@ -206,8 +212,14 @@ OpFn<T> build_reduction(const Case& c) {
     return [](std::span<const T> x) { return convert(x[0], DType::C128); };
   }
   if (op == "fill") {
-    const double value = arg_double(c, "value", 0, 0.0);
-    return [value](std::span<const T> x) { return full_like(x[0], Scalar(value)); };
+    // value: a number, a bool, or a complex number as [re, im].
+    Scalar value(0.0);
+    if (const Json* v = arg(c, "value", 0)) {
+      value = v->is_array() && v->size() == 2
+                  ? Scalar(c128_t(json_number((*v)[0]), json_number((*v)[1])))
+                  : Scalar(json_number(*v));
+    }
+    return [value](std::span<const T> x) { return full_like(x[0], value); };
   }
   return {};
 }
@@ -217,13 +229,76 @@ template OpFn<TracedTensor> build_reduction<TracedTensor>(const Case&);
 
 // ---- dispatch ---------------------------------------------------------------------------
 
+namespace {
+
+// Binary ops: PyTorch also accepts a Python number as the second operand, which
+// the case records as op_args[0] (or a keyword) instead of an input tensor.
+const std::set<std::string>& binary_ops() {
+  static const std::set<std::string> ops = {"add",
+                                            "sub",
+                                            "rsub",
+                                            "mul",
+                                            "div_no_rounding_mode",
+                                            "true_divide",
+                                            "pow",
+                                            "float_power",
+                                            "atan2",
+                                            "hypot",
+                                            "copysign",
+                                            "fmax",
+                                            "fmin",
+                                            "maximum",
+                                            "minimum",
+                                            "max_binary",
+                                            "min_binary",
+                                            "clamp_min",
+                                            "clamp_max",
+                                            "xlogy",
+                                            "special_xlog1py",
+                                            "logaddexp",
+                                            "ldexp",
+                                            "complex",
+                                            "polar",
+                                            "__radd__",
+                                            "__rsub__",
+                                            "__rmul__",
+                                            "__rdiv__",
+                                            "__rpow__",
+                                            "__rmod__",
+                                            "nn_functional_prelu"};
+  return ops;
+}
+
+Scalar scalar_from_json(const Json& v) {
+  if (v.is_array() && v.size() == 2) return Scalar(c128_t(json_number(v[0]), json_number(v[1])));
+  if (v.is_boolean()) return Scalar(v.get<bool>());
+  return Scalar(json_number(v));
+}
+
 template <class T>
-OpFn<T> build_op(const Case& c) {
+OpFn<T> build_table(const Case& c) {
   if (auto f = build_elementwise<T>(c)) return f;
   if (auto f = build_reduction<T>(c)) return f;
   if (auto f = build_special<T>(c)) return f;
   if (auto f = build_nn<T>(c)) return f;
   return {};
+}
+
+}  // namespace
+
+template <class T>
+OpFn<T> build_op(const Case& c) {
+  OpFn<T> f = build_table<T>(c);
+  if (!f || c.inputs.size() != 1 || !binary_ops().count(c.op)) return f;
+  const Json* other = arg(c, "other", 0);
+  if (!other) other = arg(c, "exponent", 0);
+  if (!other)
+    throw std::runtime_error("binary op '" + c.op + "' with one tensor and no scalar operand");
+  const Scalar s = scalar_from_json(*other);
+  return [f, s](std::span<const T> x) {
+    const std::array<T, 2> both = {x[0], scalar_like(x[0], s)};
+    return f(both);
+  };
 }
 
 template OpFn<EagerTensor> build_op<EagerTensor>(const Case&);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ops.hpp"
+#include "tenferro/ad/composite.hpp"
 
 namespace replay {
 
@@ -26,13 +27,19 @@ OpFn<T> build_special(const Case& c) {
       {"special_ndtri", [](const T& x) { return ndtri(x); }},
       {"special_log_ndtr", [](const T& x) { return log_ndtr(x); }},
       {"special_entr", [](const T& x) { return entr(x); }},
-      {"logit", [](const T& x) { return logit(x); }},
       {"frac", [](const T& x) { return frac(x); }},
       {"sinc", [](const T& x) { return sinc(x); }},
       {"frexp", [](const T& x) { return frexp(x).first; }},  // output_0: the mantissa
   };
   if (auto it = unary.find(op); it != unary.end()) return unary_op<T>(it->second);
 
+  if (op == "logit") {  // logit(input, eps=None)
+    if (const Json* e = arg(c, "eps", 0)) {
+      const double eps = json_number(*e);
+      return unary_op<T>([eps](const T& x) { return logit(x, eps); });
+    }
+    return unary_op<T>([](const T& x) { return logit(x); });
+  }
   // The variant name carries OpInfo's default; the sample's positional
   // argument, when recorded, is the one PyTorch ran.
   if (op.find("polygamma") != std::string::npos) {

@@ -134,6 +134,11 @@ EagerTensor nan_to_num(const EagerTensor& x, double nan = 0.0,
 TracedTensor nan_to_num(const TracedTensor& x, double nan = 0.0,
                         std::optional<double> posinf = std::nullopt,
                         std::optional<double> neginf = std::nullopt);
+/// logit of x clamped to [eps, 1 - eps] (PyTorch's logit(x, eps)): the
+/// derivative is 1 / (x (1 - x)) inside the closed interval and 0 outside.
+/// eps must lie in [0, 0.5] (InvalidArgument); real floating dtypes.
+EagerTensor logit(const EagerTensor& x, double eps);
+TracedTensor logit(const TracedTensor& x, double eps);
 /// Rounds half to even at `decimals` decimal digits (negative: tens,
 /// hundreds...), like torch.round(x, decimals=d). Floating dtypes for d != 0.
 EagerTensor round(const EagerTensor& x, std::int64_t decimals);

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Writes oracle cases for argument forms the shared dev set does not contain
+(scalar second operands, logit's eps, std/var positional forms, reduction dtype,
+fill with a complex value), in the schema of ../shared/oracles/case.schema.json.
+References come from PyTorch's autograd (Debian's python3-torch); the replay's
+unit test runs them (tools.oracle_replay_extra). Regenerate with:
+    /usr/bin/python3 tools/oracle_replay/make_extra_cases.py tools/oracle_replay/extra_cases
+"""
+import json
+import os
+import sys
+
+import torch
+
+torch.manual_seed(7)
+DT = {torch.float64: "float64", torch.float32: "float32",
+      torch.complex128: "complex128", torch.complex64: "complex64"}
+
+
+def enc(t):
+    t = t.detach().contiguous()
+    if t.is_complex():
+        data = [[float(z.real), float(z.imag)] for z in t.reshape(-1).tolist()]
+    else:
+        data = [float(z) for z in t.reshape(-1).tolist()]
+    return {"dtype": DT[t.dtype], "order": "row_major", "shape": list(t.shape), "data": data}
+
+
+def case(case_id, op, fn, inputs, args=(), kwargs=None, tol=(1e-10, 1e-8), hvp=True):
+    kwargs = kwargs or {}
+    recorded = dict(kwargs)
+    if "dtype" in kwargs:  # recorded as its name, passed as the dtype
+        kwargs = dict(kwargs, dtype=getattr(torch, kwargs["dtype"]))
+    names = list(inputs)
+    xs = [inputs[n].clone().requires_grad_(True) for n in names]
+    y = fn(*xs, *args, **kwargs)
+    vs = [torch.randn_like(x) for x in xs]
+    ct = torch.randn_like(y)
+    import torch.autograd.forward_ad as fwad
+    with fwad.dual_level():
+        duals = [fwad.make_dual(x.detach(), v) for x, v in zip(xs, vs)]
+        jvp = fwad.unpack_dual(fn(*duals, *args, **kwargs)).tangent
+    vjp = torch.autograd.grad(y, xs, ct, allow_unused=True)
+    vjp = [g if g is not None else torch.zeros_like(x) for g, x in zip(vjp, xs)]
+    ref = {"jvp": {"value": enc(jvp)}, "vjp": {n: enc(g) for n, g in zip(names, vjp)}}
+    if hvp:
+        xs2 = [x.detach().clone().requires_grad_(True) for x in xs]
+        y2 = fn(*xs2, *args, **kwargs)
+        phi = (ct.conj() * y2).sum().real
+        gs = torch.autograd.grad(phi, xs2, create_graph=True, allow_unused=True)
+        inner = sum((g * v).sum() for g, v in zip(gs, vs) if g is not None and g.requires_grad)
+        if isinstance(inner, torch.Tensor):
+            hs = torch.autograd.grad(inner, xs2, allow_unused=True)
+        else:
+            hs = [None] * len(xs2)
+        ref["hvp"] = {n: enc(h if h is not None else torch.zeros_like(x)) for n, h, x in zip(names, hs, xs2)}
+    c = {"case_id": case_id, "op": op, "family": "identity", "dtype": DT[xs[0].dtype],
+         "expected_behavior": "success", "observable": {"kind": "identity"},
+         "comparison": {"first_order": {"kind": "allclose", "atol": tol[0], "rtol": tol[1]},
+                        "second_order": {"kind": "allclose", "atol": tol[0], "rtol": tol[1]}},
+         "inputs": {n: enc(x) for n, x in zip(names, xs)},
+         "probes": [{"probe_id": "p0", "direction": {n: enc(v) for n, v in zip(names, vs)},
+                     "cotangent": {"value": enc(ct)}, "pytorch_ref": ref}]}
+    if args:  # complex numbers are recorded as [re, im], like tensor data
+        c["op_args"] = [[a.real, a.imag] if isinstance(a, complex) else a for a in args]
+    if recorded:
+        c["op_kwargs"] = recorded
+    return c
+
+
+def r(*shape, dtype=torch.float64, lo=-2.0, hi=2.0):
+    return (torch.rand(*shape, dtype=dtype) * (hi - lo) + lo)
+
+
+def main(out):
+    f64, c128 = torch.float64, torch.complex128
+    cases = [
+        case("logit_eps_001", "logit", torch.logit, {"a": r(4, 5, lo=0.0, hi=1.0)}, args=(0.2,)),
+        case("logit_eps_002", "logit", torch.logit, {"a": r(7, lo=0.0, hi=1.0)}, kwargs={"eps": 0.3}),
+        case("std_pos_001", "std", torch.std, {"a": r(3, 4, 5)}, args=(1, False, True)),
+        case("var_pos_001", "var", torch.var, {"a": r(3, 4, 5)}, args=([0, 2], True)),
+        case("var_pos_002", "var", torch.var, {"a": r(3, 4, dtype=c128)}, args=(0,), kwargs={"correction": 2}, hvp=False),
+        case("sum_dtype_001", "sum", torch.sum, {"a": r(3, 4, dtype=torch.float32)}, args=(1,),
+             kwargs={"dtype": "float64"}, tol=(1e-6, 1e-5)),
+        case("mean_dtype_001", "mean", torch.mean, {"a": r(3, 4)}, args=([0, 1], True)),
+        case("pow_scalar_001", "pow", torch.pow, {"a": r(3, 4, lo=0.5, hi=2.0)}, args=(2.5,)),
+        case("rpow_scalar_001", "__rpow__", lambda a, b: a.__rpow__(b), {"a": r(5)}, args=(1.7,)),
+        case("mul_scalar_001", "mul", torch.mul, {"a": r(2, 3, dtype=c128)}, args=(complex(0.5, -1.5),), hvp=False),
+        case("clamp_min_scalar_001", "clamp_min", torch.clamp_min, {"a": r(6)}, args=(0.25,)),
+        case("rsub_scalar_001", "rsub", torch.rsub, {"a": r(2, 2)}, args=(3.0,), kwargs={"alpha": 2}),
+        case("xlogy_scalar_001", "xlogy", torch.xlogy, {"a": r(5)}, args=(2.5,)),
+    ]
+    fill_in = r(3)
+    cases.append(case("fill_complex_001", "fill", torch.fill, {"a": fill_in.to(c128)},
+                      args=(complex(1.5, -2.0),), hvp=False))
+    by_op = {}
+    for c in cases:
+        by_op.setdefault(c["op"], []).append(c)
+    for op, cs in by_op.items():
+        os.makedirs(os.path.join(out, op), exist_ok=True)
+        with open(os.path.join(out, op, "identity.jsonl"), "w") as f:
+            for c in cs:
+                f.write(json.dumps(c) + "\n")
+    print(f"{len(cases)} cases in {len(by_op)} ops written to {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "extra_cases")
