@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes oracle cases for argument forms the shared dev set does not contain
 (scalar second operands, logit's eps, std/var positional forms, reduction dtype,
-fill with a complex value), in the schema of ../shared/oracles/case.schema.json.
+fill with a complex value, complex inputs of unary ops whose dev cases are real), in the schema of ../shared/oracles/case.schema.json.
 References come from PyTorch's autograd (Debian's python3-torch); the replay's
 unit test runs them (tools.oracle_replay_extra). Regenerate with:
     /usr/bin/python3 tools/oracle_replay/make_extra_cases.py tools/oracle_replay/extra_cases
@@ -90,6 +90,19 @@ def main(out):
         case("rsub_scalar_001", "rsub", torch.rsub, {"a": r(2, 2)}, args=(3.0,), kwargs={"alpha": 2}),
         case("xlogy_scalar_001", "xlogy", torch.xlogy, {"a": r(5)}, args=(2.5,)),
     ]
+    # Complex inputs for the unary ops whose dev-set cases are all real.
+    def rc(*shape, dtype=c128):
+        return torch.complex(r(*shape), r(*shape)).to(dtype)
+    unary = {"abs": torch.abs, "asin": torch.asin, "asinh": torch.asinh, "atan": torch.atan,
+             "atanh": torch.atanh, "sin": torch.sin, "sinh": torch.sinh, "sqrt": torch.sqrt,
+             "tan": torch.tan, "tanh": torch.tanh,
+             "neg": torch.neg, "positive": torch.positive, "sgn": torch.sgn, "angle": torch.angle,
+             "conj_physical": torch.conj_physical, "sigmoid": torch.sigmoid, "square": torch.square}
+    for name, fn in unary.items():
+        for dtype, tol in ((c128, (1e-10, 1e-8)), (torch.complex64, (1e-4, 1e-3))):
+            tag = "c128" if dtype == c128 else "c64"
+            cases.append(case(f"{name}_{tag}_complex_001", name, fn, {"a": rc(4, 3, dtype=dtype)},
+                              tol=tol, hvp=False))
     fill_in = r(3)
     cases.append(case("fill_complex_001", "fill", torch.fill, {"a": fill_in.to(c128)},
                       args=(complex(1.5, -2.0),), hvp=False))
