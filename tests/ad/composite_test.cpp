@@ -684,8 +684,8 @@ TEST(CompositeMath, LogitWithEps) {
   // derivative is kept at the bound x = 1 - eps and zero outside.
   const EagerTensor x = eager({0.05, 0.3, 0.5, 0.9, 0.97});
   const auto f = [](const EagerTensor& z) { return logit(z, 0.1); };
-  expect_values(f(x), {-2.197224577336219, -0.8472978603872036, 0.0, 2.1972245773362196,
-                       2.1972245773362196});
+  expect_values(
+      f(x), {-2.197224577336219, -0.8472978603872036, 0.0, 2.1972245773362196, 2.1972245773362196});
   expect_values(sum_grad(f, x), {0.0, 4.761904761904762, 4.0, 11.111111111111112, 0.0});
   EXPECT_TF_ERROR(logit(x, 0.6), ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(logit(x, -0.1), ErrorKind::InvalidArgument);
