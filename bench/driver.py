@@ -2,6 +2,12 @@
 """Runs the side-by-side benchmark suite and writes bench/results/latest.{md,json,png}.
 
     /usr/bin/python3 bench/driver.py --build-dir build-bench [--quick] [--out bench/results]
+                                     [--only GROUP[,GROUP...]] [--stem NAME]
+
+--only runs only the groups whose number is GROUP (`--only 15`), or whose name
+starts with GROUP when it is not a number (`--only "15 special"`); its files
+are named group-<GROUPS>.{md,json,png} (e.g. group-15.*), so a partial run
+never replaces latest.*. --stem NAME names the files NAME.* instead.
 
 Called by `./run bench`. Every implementation runs in its own child process,
 sequentially, with the same thread and malloc environment. Results of each
@@ -51,6 +57,14 @@ CASES += [("overhead_add_untracked", "4", "", 1, "13 overhead"),
 CASES += [("overhead_grad_matmul", s, "", 1, "13 overhead") for s in ("2", "64", "512")]
 CASES += [("overhead_extension_call", "4", "", 1, "13 overhead"),
           ("overhead_einsum_2x2", "2", "", 1, "13 overhead")]
+# Group 15: direct special-function kernels, eager composite activations
+# (untracked), and binary logaddexp; inputs in each op's domain (harness.hpp).
+CASES += [(c, "2^20", "direct", 1, "15 special/activations")
+          for c in ("lgamma", "digamma", "erfinv", "i0e", "log_ndtr")]
+CASES += [(c, "2^20", "eager", 1, "15 special/activations")
+          for c in ("softplus", "silu", "logsigmoid")]
+CASES += [("logaddexp", "2^20", "direct", 1, "15 special/activations")]
+COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
 PENDING_OURS = {
@@ -178,6 +192,15 @@ def fmt_time(ns):
     return f"{ns:.3g} ns"
 
 
+def group_matches(group, only):
+    """`only` items: a group number matches exactly ("1" is not "15"), any
+    other text is a prefix of the group name."""
+    if not only:
+        return True
+    number = group.split(" ", 1)[0]
+    return any(number == item if item.isdigit() else group.startswith(item) for item in only)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", default=str(ROOT / "build-bench"))
@@ -185,7 +208,23 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--update-docs", action="store_true",
                     help="also copy the table into docs/performance.md (between its markers)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated groups to run: a number (15) or a name prefix; "
+                         "writes group-<GROUPS>.* instead of latest.*")
+    ap.add_argument("--stem", default="",
+                    help="file name stem of the outputs (default: latest, or group-<GROUPS> "
+                         "with --only)")
     args = ap.parse_args()
+    only = [g.strip() for g in args.only.split(",") if g.strip()]
+    cases = [c for c in CASES if group_matches(c[4], only)]
+    with_compile = group_matches(COMPILE_CASE[4], only) and not args.quick
+    if only and not cases and not with_compile:
+        ap.error(f"--only {args.only}: no group matches")
+    if only and args.update_docs:
+        ap.error("--update-docs needs the full run (it replaces the whole table); drop --only")
+    stem = args.stem or ("group-" + "+".join(g.replace(" ", "_").replace("/", "_")
+                                              for g in only) if only else "latest")
+    pending_all = [p for p in PENDING_ALL if group_matches(p[0], only)]
     build = Path(args.build_dir)
     load_start = wait_for_quiet(10 if args.quick else 180)
     t_start = time.time()
@@ -196,18 +235,20 @@ def main():
     errors = []
     records = []
     for threads in (1, 2):
-        ids = ",".join(f"{c}/{s}/{v}" for c, s, v, t, _ in CASES if t == threads)
+        ids = ",".join(f"{c}/{s}/{v}" for c, s, v, t, _ in cases if t == threads)
+        if not ids:
+            continue  # a filtered run: no case at this thread count
         cmds = []
         if ours.exists():
             cmds.append(("tenferro", [str(ours), *mode, "--threads", str(threads), "--cases", ids]))
-        else:
-            if threads == 1:
-                errors.append(f"{ours} missing: tenferro column is n/a")
+        elif f"{ours} missing: tenferro column is n/a" not in errors:
+            errors.append(f"{ours} missing: tenferro column is n/a")
         if libtorch.exists():
             cmds.append(("libtorch", [str(libtorch), *mode, "--threads", str(threads), "--cases",
                                       ids]))
         # the memory floors (copies of the same bytes) run with numpy at 1T
-        floors = "".join(f",floor_copy/{n}/floor" for n in sorted(set(COPY_FLOOR.values())))
+        floors = "".join(f",floor_copy/{n}/floor" for n in sorted(
+            {COPY_FLOOR[(c, s)] for c, s, _, _, _ in cases if (c, s) in COPY_FLOOR}))
         for impl in ("torch", "numpy"):
             wanted = ids + (floors if impl == "numpy" and threads == 1 else "")
             cmds.append((impl, [PY, str(ROOT / "bench/python/peers.py"), "--impl", impl, *mode,
@@ -221,7 +262,7 @@ def main():
         errors.append("libtorch peer not built (libtorch not found): libtorch column is n/a")
 
     # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
-    if not args.quick:
+    if with_compile:
         records += compile_times(build, 3)
 
     # ---- index, checks, floors ---------------------------------------------
@@ -260,7 +301,8 @@ def main():
             peak[t] = max(rates)
 
     rows = []
-    for c, s, v, t, group in CASES + [("compile_time_matmul", "1 TU", "", 1, "14 compile time")]:
+    shown_cases = cases + ([COMPILE_CASE] if group_matches(COMPILE_CASE[4], only) else [])
+    for c, s, v, t, group in shown_cases:
         times = {i: t_of(c, s, v, t, i) for i in IMPLS}
         peer_times = [times[p] for p in PEERS if times[p]]
         best_peer = min(peer_times) if peer_times else None
@@ -283,7 +325,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     json_recs = [{k: r[k] for k in ("case", "size", "impl", "variant", "threads", "median_ns",
                                     "iqr_ns")} for r in records]
-    (out / "latest.json").write_text(json.dumps(json_recs, indent=1) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
     cpu = "unknown CPU"
     try:
@@ -291,7 +333,10 @@ def main():
                    if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    lines = [f"# Benchmark results{' (--quick)' if args.quick else ''}", "",
+    title = f"# Benchmark results{' (--quick)' if args.quick else ''}"
+    if only:
+        title += f" (--only {','.join(only)}: {', '.join(sorted({c[4] for c in shown_cases}))})"
+    lines = [title, "",
              f"Run: {time.strftime('%Y-%m-%d %H:%M:%S')}, {cpu}, {os.cpu_count()} cores, "
              f"1-min load average {load_start:.2f} at the start and "
              f"{loadavg():.2f} at the end (other processes add noise); median of {7 if args.quick else 11} timed samples per cell. "
@@ -317,15 +362,16 @@ def main():
                      f"| {fmt_time(tm['libtorch'])} | {fmt_time(tm['torch'])} "
                      f"| {fmt_time(tm['numpy'])} | {ratio} | "
                      f"{fmt_time(r['floor']) if r['floor'] else ''} | {check} |")
-    lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
-    for group, what, why in PENDING_ALL:
+    if pending_all:
+        lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
+    for group, what, why in pending_all:
         lines.append(f"- {group}: {what} — n/a ({why})")
     if errors or mismatches:
         lines += ["", "Problems in this run:", ""]
         lines += [f"- {e}" for e in errors]
         lines += [f"- MISMATCH {c} {s} {v} {t}T vs {i}" for c, s, v, t, i in mismatches]
     lines.append("")
-    (out / "latest.md").write_text("\n".join(lines))
+    (out / f"{stem}.md").write_text("\n".join(lines))
     if args.update_docs:
         doc = ROOT / "docs/performance.md"
         text = doc.read_text()
@@ -363,14 +409,14 @@ def main():
         ax.set_xlabel("best peer time / tenferro time (log; > 1 means tenferro is faster)")
         ax.set_title("tenferro vs best of libtorch, PyTorch, NumPy (f64)")
         fig.tight_layout()
-        fig.savefig(out / "latest.png", dpi=110)
+        fig.savefig(out / f"{stem}.png", dpi=110)
     except Exception as e:  # the table and JSON are still written
         errors.append(f"chart not written: {e}")
         log(f"!!! chart not written: {e}")
 
     log("")
     log("\n".join(lines))
-    log(f"wrote {out}/latest.md, latest.json, latest.png in {time.time() - t_start:.0f}s")
+    log(f"wrote {out}/{stem}.md, {stem}.json, {stem}.png in {time.time() - t_start:.0f}s")
     return 1 if mismatches or errors else 0
 
 

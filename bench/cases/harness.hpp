@@ -79,6 +79,37 @@ inline std::vector<double> input_vector(std::int64_t n, std::int64_t off) {
   return v;
 }
 
+/// Group 15 (special functions and activations): each case's input domain.
+/// Element k is scale * input_value(k, off) + shift, computed in that order on
+/// every side (peers.py has the same table); logaddexp also takes input 2.
+struct DomainCase {
+  const char* name;
+  double scale;
+  double shift;
+};
+inline constexpr DomainCase kSpecialDomains[] = {
+    {"lgamma", 20.0, 10.25},   // (0.25, 20.25)
+    {"digamma", 20.0, 10.25},  // (0.25, 20.25)
+    {"erfinv", 1.98, 0.0},     // (-0.99, 0.99)
+    {"i0e", 40.0, 0.0},        // (-20, 20)
+    {"log_ndtr", 20.0, 0.0},   // (-10, 10): both tails
+    {"softplus", 20.0, 0.0},   // (-10, 10), below the threshold 20
+    {"silu", 20.0, 0.0},      {"logsigmoid", 20.0, 0.0}, {"logaddexp", 20.0, 0.0},
+};
+
+inline std::vector<double> domain_vector(const std::string& name, std::int64_t n,
+                                         std::int64_t off) {
+  for (const DomainCase& c : kSpecialDomains) {
+    if (name == c.name) {
+      std::vector<double> v = input_vector(n, off);
+      for (double& x : v) x = c.scale * x + c.shift;
+      return v;
+    }
+  }
+  std::fprintf(stderr, "domain_vector: no domain for case %s\n", name.c_str());
+  std::exit(2);
+}
+
 /// The flat positions probed in every result: evenly spread, first and last.
 inline std::vector<std::int64_t> probe_positions(std::int64_t n) {
   std::vector<std::int64_t> q;

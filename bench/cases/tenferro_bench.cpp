@@ -5,10 +5,12 @@
 //
 //   tenferro_bench [--smoke] [--quick] [--threads N] [--cases case/size/variant,...]
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,7 @@ class Suite {
   void permute_cases();
   void overhead_cases();
   void autodiff_cases();
+  void special_cases();
 
  private:
   void verify(const std::string& name, const std::string& size, const std::string& variant,
@@ -452,6 +455,101 @@ void Suite::autodiff_cases() {
   }
 }
 
+// ---- group 15: naive references of the special functions (slow, exact enough)
+
+// Recurrence up to x >= 10, then the asymptotic series (error ~1e-14).
+double naive_digamma(double x) {
+  double r = 0;
+  for (; x < 10; x += 1) r -= 1 / x;
+  const double f = 1 / (x * x);
+  return r + std::log(x) - 0.5 / x -
+         f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+// Newton on erf(y) = |x| from y = 0: erf is concave there, so the iterates
+// increase monotonically to the root.
+double naive_erfinv(double x) {
+  const double t = std::abs(x);
+  double y = 0;
+  for (int i = 0; i < 200; ++i) {
+    const double step = (std::erf(y) - t) / (2 / std::sqrt(std::numbers::pi) * std::exp(-y * y));
+    y -= step;
+    if (std::abs(step) <= 1e-17 * std::max(1.0, y)) break;
+  }
+  return std::copysign(y, x);
+}
+
+// exp(-|x|) I0(x) by its power series (all terms positive: no cancellation).
+double naive_i0e(double x) {
+  const double h = x * x / 4;
+  double term = 1, s = 1;
+  for (int k = 1; term > 1e-18 * s; ++k) {
+    term *= h / (static_cast<double>(k) * k);
+    s += term;
+  }
+  return std::exp(-std::abs(x)) * s;
+}
+
+double naive_log_ndtr(double x) {
+  return x < 0 ? std::log(0.5 * std::erfc(-x / std::sqrt(2.0)))
+               : std::log1p(-0.5 * std::erfc(x / std::sqrt(2.0)));
+}
+
+// Group 15: the direct special-function kernels and the eager composite
+// activations (untracked EagerTensor), 2^20 f64, inputs in each op's domain.
+void Suite::special_cases() {
+  const std::int64_t n = std::int64_t{1} << 20;
+  const std::string size = "2^20";
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o_.threads, std::size_t{512} << 20, 1 << 16});
+  using Op = std::function<Tensor(const Tensor&, const EagerTensor&)>;
+  const auto unary_case = [&](const char* name, const char* variant, const Op& op,
+                              double (*ref)(double)) {
+    if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
+    const auto xv = bench::domain_vector(name, n, 1);
+    const Tensor x = Tensor::from_col_major(Shape{n}, xv);
+    const EagerTensor ex = rt->tensor(x);
+    run(
+        name, size, variant, [&] { return op(x, ex); }, [&](std::int64_t q) { return ref(xv[q]); });
+  };
+  unary_case(
+      "lgamma", "direct", [&](const Tensor& x, const EagerTensor&) { return lgamma(x, cpu_); },
+      [](double v) { return std::lgamma(v); });
+  unary_case(
+      "digamma", "direct", [&](const Tensor& x, const EagerTensor&) { return digamma(x, cpu_); },
+      naive_digamma);
+  unary_case(
+      "erfinv", "direct", [&](const Tensor& x, const EagerTensor&) { return erfinv(x, cpu_); },
+      naive_erfinv);
+  unary_case(
+      "i0e", "direct", [&](const Tensor& x, const EagerTensor&) { return i0e(x, cpu_); },
+      naive_i0e);
+  unary_case(
+      "log_ndtr", "direct", [&](const Tensor& x, const EagerTensor&) { return log_ndtr(x, cpu_); },
+      naive_log_ndtr);
+  unary_case(
+      "softplus", "eager", [](const Tensor&, const EagerTensor& x) { return softplus(x).value(); },
+      [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); });
+  unary_case(
+      "silu", "eager", [](const Tensor&, const EagerTensor& x) { return silu(x).value(); },
+      [](double v) { return v / (1 + std::exp(-v)); });
+  unary_case(
+      "logsigmoid", "eager",
+      [](const Tensor&, const EagerTensor& x) { return logsigmoid(x).value(); },
+      [](double v) { return std::min(v, 0.0) - std::log1p(std::exp(-std::abs(v))); });
+  if (bench::selected(o_, bench::case_id("logaddexp", size, "direct"))) {
+    const auto av = bench::domain_vector("logaddexp", n, 1);
+    const auto bv = bench::domain_vector("logaddexp", n, 2);
+    const Tensor a = Tensor::from_col_major(Shape{n}, av);
+    const Tensor b = Tensor::from_col_major(Shape{n}, bv);
+    run(
+        "logaddexp", size, "direct", [&] { return logaddexp(a, b, cpu_); },
+        [&](std::int64_t q) {
+          const double m = std::max(av[q], bv[q]);
+          return m + std::log1p(std::exp(-std::abs(av[q] - bv[q])));
+        });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -465,6 +563,7 @@ int main(int argc, char** argv) {
     suite.permute_cases();
     suite.overhead_cases();
     suite.autodiff_cases();
+    suite.special_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());

@@ -112,6 +112,34 @@ class Suite {
           },
           1000.0);
     }
+    {
+      // Group 15: special functions and activations, inputs in each op's domain.
+      const std::int64_t n = std::int64_t{1} << 20;
+      const auto in = [&](const char* name, std::int64_t off) {
+        auto v = bench::domain_vector(name, n, off);
+        auto t = torch::empty({n}, torch::kFloat64);
+        std::copy(v.begin(), v.end(), t.data_ptr<double>());
+        return t;
+      };
+      auto x = in("lgamma", 1);
+      run("lgamma", "2^20", "direct", [&] { return torch::lgamma(x); });
+      x = in("digamma", 1);
+      run("digamma", "2^20", "direct", [&] { return torch::digamma(x); });
+      x = in("erfinv", 1);
+      run("erfinv", "2^20", "direct", [&] { return torch::erfinv(x); });
+      x = in("i0e", 1);
+      run("i0e", "2^20", "direct", [&] { return torch::special::i0e(x); });
+      x = in("log_ndtr", 1);
+      run("log_ndtr", "2^20", "direct", [&] { return torch::special::log_ndtr(x); });
+      x = in("softplus", 1);
+      run("softplus", "2^20", "eager", [&] { return torch::softplus(x); });
+      x = in("silu", 1);
+      run("silu", "2^20", "eager", [&] { return torch::silu(x); });
+      x = in("logsigmoid", 1);
+      run("logsigmoid", "2^20", "eager", [&] { return torch::log_sigmoid(x); });
+      auto a = in("logaddexp", 1), b = in("logaddexp", 2);
+      run("logaddexp", "2^20", "direct", [&] { return torch::logaddexp(a, b); });
+    }
   }
 
  private:

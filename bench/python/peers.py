@@ -23,6 +23,20 @@ def inp(n, off):
     return ((k + off * 1000003) * 7919 % 10007) / 10007.0 - 0.5
 
 
+# Group 15 input domains, (scale, shift): x = scale * inp(n, off) + shift, in
+# that order (must match kSpecialDomains in bench/cases/harness.hpp).
+SPECIAL_DOMAINS = {
+    "lgamma": (20.0, 10.25), "digamma": (20.0, 10.25), "erfinv": (1.98, 0.0),
+    "i0e": (40.0, 0.0), "log_ndtr": (20.0, 0.0), "softplus": (20.0, 0.0),
+    "silu": (20.0, 0.0), "logsigmoid": (20.0, 0.0), "logaddexp": (20.0, 0.0),
+}
+
+
+def domain_inp(name, n, off):
+    scale, shift = SPECIAL_DOMAINS[name]
+    return scale * inp(n, off) + shift
+
+
 def probe_positions(n):
     return [(n - 1) * p // 4 for p in range(5)] if n > 0 else []
 
@@ -268,6 +282,40 @@ class Suite:
         self.run("jvp_traced", "2^16", "expsin_x", jvp_es)
         self.run("vjp_traced", "2^16", "expsin_x", vjp_es)
 
+    def special(self):
+        """Group 15: special functions (torch / scipy.special) and activations
+        (torch.nn.functional / plain NumPy formulas), 2^20 f64."""
+        n, size = 1 << 20, "2^20"
+
+        def x(name, off=1):
+            a = domain_inp(name, n, off)
+            return self.torch.from_numpy(a) if self.impl == "torch" else a
+
+        if self.impl == "torch":
+            t, F = self.torch, self.torch.nn.functional
+            direct = {"lgamma": t.lgamma, "digamma": t.digamma, "erfinv": t.erfinv,
+                      "i0e": t.special.i0e, "log_ndtr": t.special.log_ndtr}
+            eager = {"softplus": F.softplus, "silu": F.silu, "logsigmoid": F.logsigmoid}
+            add = t.logaddexp
+        else:
+            import scipy.special as sp
+
+            direct = {"lgamma": sp.gammaln, "digamma": sp.psi, "erfinv": sp.erfinv,
+                      "i0e": sp.i0e, "log_ndtr": sp.log_ndtr}
+            # NumPy has no activations: the straightforward vectorised formulas
+            eager = {"softplus": lambda v: np.logaddexp(0.0, v),
+                     "silu": lambda v: v / (1.0 + np.exp(-v)),
+                     "logsigmoid": lambda v: -np.logaddexp(0.0, -v)}
+            add = np.logaddexp
+        for variant, table in (("direct", direct), ("eager", eager)):
+            for name, f in table.items():
+                if self.selected(name, size, variant):
+                    v = x(name)
+                    self.run(name, size, variant, lambda: f(v))
+        if self.selected("logaddexp", size, "direct"):
+            a, b = x("logaddexp", 1), x("logaddexp", 2)
+            self.run("logaddexp", size, "direct", lambda: add(a, b))
+
     def floors(self):
         """Memory floors: a copy moving the same bytes (numpy impl only)."""
         if self.impl != "numpy":
@@ -285,6 +333,7 @@ class Suite:
         self.permutes()
         self.overhead()
         self.jvp_vjp()
+        self.special()
         self.floors()
 
 
