@@ -66,7 +66,10 @@ double erfinv(double x) {
 double lgamma(double x) {
   if (std::isnan(x)) return x;
   if (std::isinf(x) || is_nonpositive_integer(x)) return kInf;
-  return boost::math::lgamma(x, Policy());
+  // glibc's reentrant lgamma_r (the sign goes to a local, not the global
+  // signgam): within an ulp or two, and about 3x faster than Boost's.
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
 }
 
 double digamma(double x) {
