@@ -12,12 +12,34 @@
 namespace tenferro::cpu {
 
 /// Whether unary_kernel / binary_kernel hand `op` to the kernels below.
+/// Listed by name, not by enumerator range, so an op appended later is not
+/// routed here by accident.
 inline bool is_special_op(UnaryOp op) {
-  return static_cast<int>(op) >= static_cast<int>(UnaryOp::Erfinv);
+  switch (op) {
+    case UnaryOp::Erfinv:
+    case UnaryOp::Lgamma:
+    case UnaryOp::Digamma:
+    case UnaryOp::I0:
+    case UnaryOp::I0e:
+    case UnaryOp::I1:
+    case UnaryOp::I1e:
+    case UnaryOp::Erfcx:
+    case UnaryOp::Ndtr:
+    case UnaryOp::Ndtri:
+    case UnaryOp::LogNdtr:
+    case UnaryOp::Entr:
+    case UnaryOp::Logit:
+    case UnaryOp::Frac:
+    case UnaryOp::Sinc:
+    case UnaryOp::FrexpMantissa:
+    case UnaryOp::FrexpExponent:
+      return true;
+    default:
+      return false;
+  }
 }
 inline bool is_special_op(BinaryOp op) {
-  const int i = static_cast<int>(op);
-  return i >= static_cast<int>(BinaryOp::Xlogy) && i <= static_cast<int>(BinaryOp::LogAddExp);
+  return op == BinaryOp::Xlogy || op == BinaryOp::Xlog1py || op == BinaryOp::LogAddExp;
 }
 
 void special_unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out);
