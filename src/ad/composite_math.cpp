@@ -186,12 +186,8 @@ T round_decimals_impl(const T& x, std::int64_t decimals) {
 
 // ---- reductions ----------------------------------------------------------------------
 
-// As in the core reductions, an empty axis list reduces nothing (PyTorch's
-// dim=[] reduces everything: callers map it to every axis).
-std::vector<std::int64_t> axes_vector(std::span<const std::int64_t> axes) {
-  return {axes.begin(), axes.end()};
-}
-
+// Axis lists pass straight to the core reductions, so an empty list reduces
+// nothing there too (PyTorch's dim=[] is the form without axes).
 template <class T>
 std::vector<std::int64_t> every_axis(const T& x) {
   std::vector<std::int64_t> all(static_cast<std::size_t>(x.rank()));
@@ -207,25 +203,20 @@ T without_nan(const T& x) {
 template <class T>
 T nansum_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
   require_real(x, "nansum");
-  const auto ax = axes_vector(axes);
-  return sum(without_nan(x), std::span<const std::int64_t>(ax), keepdim);
+  return sum(without_nan(x), axes, keepdim);
 }
 
 template <class T>
 T nanmean_impl(const T& x, std::span<const std::int64_t> axes, bool keepdim) {
   require_real_floating(x, "nanmean");
-  const auto ax = axes_vector(axes);
-  const std::span<const std::int64_t> s(ax);
-  const T count = sum(cast(unary(UnaryOp::LogicalNot, isnan_of(x)), x.dtype()), s, keepdim);
-  return sum(without_nan(x), s, keepdim) / count;  // 0 / 0 = NaN where all are NaN
+  const T count = sum(cast(unary(UnaryOp::LogicalNot, isnan_of(x)), x.dtype()), axes, keepdim);
+  return sum(without_nan(x), axes, keepdim) / count;  // 0 / 0 = NaN where all are NaN
 }
 
 template <class T>
 T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool is_max) {
   require_real(x, is_max ? "amax" : "amin");
-  const auto ax = axes_vector(axes);
-  const std::span<const std::int64_t> s(ax);
-  return is_max ? max(x, s, keepdim) : min(x, s, keepdim);
+  return is_max ? max(x, axes, keepdim) : min(x, axes, keepdim);
 }
 
 }  // namespace
