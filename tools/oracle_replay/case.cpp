@@ -14,14 +14,6 @@ using tenferro::Tensor;
 
 namespace {
 
-DType parse_dtype(const std::string& s) {
-  if (s == "float32") return DType::F32;
-  if (s == "float64") return DType::F64;
-  if (s == "complex64") return DType::C64;
-  if (s == "complex128") return DType::C128;
-  throw std::runtime_error("unknown dtype '" + s + "'");
-}
-
 template <class T>
 Tensor make_real(const std::vector<std::int64_t>& shape, const Json& data) {
   std::vector<T> v;
@@ -92,6 +84,14 @@ std::string quote_nonfinite(const std::string& line) {
 
 }  // namespace
 
+DType dtype_from_name(const std::string& s) {
+  if (s == "float32") return DType::F32;
+  if (s == "float64") return DType::F64;
+  if (s == "complex64") return DType::C64;
+  if (s == "complex128") return DType::C128;
+  throw std::runtime_error("unknown dtype '" + s + "'");
+}
+
 double json_number(const Json& j) {
   if (j.is_number()) return j.get<double>();
   if (j.is_string()) {
@@ -111,7 +111,7 @@ Tensor tensor_from_json(const Json& j) {
   std::vector<std::int64_t> shape = j.at("shape").get<std::vector<std::int64_t>>();
   std::reverse(shape.begin(), shape.end());
   const Json& data = j.at("data");
-  switch (parse_dtype(j.at("dtype").get<std::string>())) {
+  switch (dtype_from_name(j.at("dtype").get<std::string>())) {
     case DType::F32:
       return make_real<float>(shape, data);
     case DType::F64:

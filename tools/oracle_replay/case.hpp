@@ -60,6 +60,10 @@ Case parse_case(const std::string& line);
 /// Malformed lines are reported through `errors` and skipped.
 std::vector<Case> load_cases(const std::string& dir, std::vector<std::string>& errors);
 
+/// The dtype named by the oracle ("float32", "float64", "complex64",
+/// "complex128"); std::runtime_error for any other name.
+tenferro::DType dtype_from_name(const std::string& s);
+
 /// A JSON number, accepting the strings "NaN", "Infinity" and "-Infinity" that
 /// parse_case substitutes for Python's non-standard literals.
 double json_number(const Json& j);

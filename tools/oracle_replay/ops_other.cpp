@@ -123,14 +123,6 @@ TracedTensor nanmean_axes(const TracedTensor& x, const Axes& axes, bool keepdim)
   return nanmean(x, axes, keepdim);
 }
 
-DType dtype_from_name(const std::string& s) {
-  if (s == "float32") return DType::F32;
-  if (s == "float64") return DType::F64;
-  if (s == "complex64") return DType::C64;
-  if (s == "complex128") return DType::C128;
-  throw std::runtime_error("unsupported dtype kwarg '" + s + "'");
-}
-
 // var/std(input, unbiased), var/std(input, dim, unbiased, keepdim) or
 // var/std(input, dim, *, correction, keepdim): an explicit correction wins,
 // then unbiased, then 1 (PyTorch's default).
