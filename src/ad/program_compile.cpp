@@ -1,7 +1,6 @@
 // compile(): traced graph -> normalised Program (topological order, CSE,
 // view folding, dead-code removal, structural fingerprint).
 
-#include <atomic>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,9 +12,6 @@ namespace tenferro {
 namespace detail {
 
 namespace {
-std::atomic<std::uint64_t> g_compilations{0};
-std::atomic<std::uint64_t> g_preparations{0};
-std::atomic<std::uint64_t> g_runs{0};
 
 bool is_identity(std::span<const std::int64_t> perm) {
   for (std::size_t i = 0; i < perm.size(); ++i)
@@ -205,13 +201,6 @@ std::size_t hash_meta(const TensorMeta& m) {
   return hash_combine(h, m.shape.size());
 }
 
-void count_preparation() {
-  ++g_preparations;
-}
-void count_run() {
-  ++g_runs;
-}
-
 bool ProgramGraph::same_structure(const ProgramGraph& o) const {
   if (fingerprint != o.fingerprint || nodes.size() != o.nodes.size() || outputs != o.outputs ||
       input_nodes != o.input_nodes)
@@ -310,7 +299,6 @@ Program compile_graph(std::span<const TracedTensor> outputs, std::span<const Tra
   }
   b.graph.constant_count = constants->size();
   b.graph.fingerprint = fingerprint_of(b.graph);
-  ++g_compilations;
   return Program(std::make_shared<const ProgramGraph>(std::move(b.graph)), std::move(constants));
 }
 
@@ -425,10 +413,6 @@ std::vector<TracedTensor> Program::call(std::span<const TracedTensor> inputs) co
 Program compile(std::span<const TracedTensor> outputs, std::span<const TracedTensor> inputs,
                 const CompileOptions& options) {
   return detail::compile_graph(outputs, inputs, nullptr, options);
-}
-
-TracedCounters traced_counters() {
-  return {detail::g_compilations.load(), detail::g_preparations.load(), detail::g_runs.load()};
 }
 
 }  // namespace tenferro

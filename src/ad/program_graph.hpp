@@ -92,7 +92,5 @@ std::vector<TracedTensor> placeholders_for(const Program& program);
 std::vector<std::shared_ptr<const TracedNode>> topo_order(std::span<const TracedTensor> roots);
 
 std::size_t hash_meta(const TensorMeta& m);
-void count_preparation();
-void count_run();
 
 }  // namespace tenferro::detail

@@ -256,15 +256,18 @@ PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSig
     shapes.push_back(signature[i].shape);
     dtypes.push_back(signature[i].dtype);
     if (!snap->selected().accepts(signature[i].placement)) {
-      fail(ErrorKind::NoInputIngress, "prepare", "input ", i, " lives on ",
-           to_string(signature[i].placement), ", which engine ", snap->selected_engine().str(),
-           " does not accept; move it there explicitly first");
+      throw NoInputIngressError(
+          "prepare",
+          detail::cat("input ", i, " lives on ", to_string(signature[i].placement),
+                      ", which engine ", snap->selected_engine().str(),
+                      " does not accept; move it there explicitly first"),
+          i, signature[i].placement, snap->selected_engine());
     }
   }
   const DimBindings bindings = detail::bind_inputs(*program.graph(), shapes, dtypes, "prepare");
   auto state = detail::prepare_state(runtime, program, options);
   detail::check_program_constraints(*state, bindings);
-  detail::count_preparation();
+  runtime.count_program_preparation();
   return PreparedProgram(std::move(state));
 }
 
@@ -300,7 +303,7 @@ std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared,
     stats->peak_live_values = counter.peak;
     stats->bindings = std::move(bindings);
   }
-  detail::count_run();
+  runtime.count_program_run();
   return out;
 }
 

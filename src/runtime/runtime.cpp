@@ -9,7 +9,6 @@
 namespace tenferro {
 
 namespace {
-std::atomic<std::uint64_t> g_next_runtime_id{1};
 
 ModuleRegistrar configure_module(const ExtensionModulePtr& module) {
   if (!module) fail(ErrorKind::InvalidArgument, "install_module", "module is null");
@@ -64,6 +63,20 @@ const FamilyRegistration* RuntimeSnapshot::family(std::string_view family,
   for (const auto& reg : it->second)
     if (reg.engine == engine) return &reg;
   return nullptr;
+}
+
+ExtensionModulePtr RuntimeSnapshot::module(const std::string& id) const {
+  auto it = modules_.find(id);
+  return it == modules_.end() ? nullptr : it->second.module;
+}
+
+bool RuntimeSnapshot::module_registers(const std::string& module_id, std::string_view family,
+                                       const EngineId& engine) const {
+  auto it = modules_.find(module_id);
+  if (it == modules_.end()) return false;
+  for (const auto& e : it->second.registrations.engines())
+    if (e.family.str() == family && e.engine == engine) return true;
+  return false;
 }
 
 std::vector<std::string> RuntimeSnapshot::modules() const {
@@ -188,6 +201,12 @@ void Runtime::index(RuntimeSnapshot& c) {
 
 // ---- builder --------------------------------------------------------------------------
 
+std::uint64_t next_context_id() {
+  // Ids only name objects in messages and bindings; one atomic, no lock.
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 const EngineId& cpu_engine_id() {
   static const EngineId id("tenferro.cpu.v1");
   return id;
@@ -236,7 +255,7 @@ RuntimePtr RuntimeBuilder::build() {
 // ---- runtime ----------------------------------------------------------------------------
 
 Runtime::Runtime(std::shared_ptr<const RuntimeSnapshot> snapshot, RuntimeOptions options)
-    : id_(g_next_runtime_id++),
+    : id_(next_context_id()),
       snapshot_(std::move(snapshot)),
       plans_(std::make_unique<PlanCache>(options.plan_cache_capacity)),
       extension_caches_(std::make_unique<ExtensionCacheStore>()) {}
@@ -294,6 +313,28 @@ void Runtime::replace_module(ExtensionModulePtr module) {
   reconfigure([&](RuntimeEditor& e) { e.replace_module(module); });
 }
 
+bool Runtime::ensure_module(ExtensionModulePtr module, std::string_view family,
+                            const EngineId& engine) {
+  if (!module) {
+    fail(ErrorKind::InvalidArgument, std::string(family),
+         "the module to ensure is null; return a module from the factory");
+  }
+  const std::string id = module->id();
+  if (snapshot()->module_registers(id, family, engine)) return false;  // warm: read-only
+  ModuleRegistrar reg = configure_module(module);                      // outside every lock
+  bool registers = false;
+  for (const auto& e : reg.engines()) registers |= (e.family.str() == family && e.engine == engine);
+  if (!registers) {
+    fail_in(ErrorPhase::Execute, ErrorKind::MissingExtension, std::string(family), "module '", id,
+            "' does not register family ", family, " for engine ", engine.str(),
+            "; nothing was installed. Register the family for that engine in the module's "
+            "configure()");
+  }
+  // Concurrent first calls serialise on this runtime's reconfigure lock; the
+  // later ones find the identical module installed and publish nothing.
+  return reconfigure([&](RuntimeEditor& e) { e.install_module(module); });
+}
+
 void Runtime::check_ingress(std::string_view op_name, std::span<const Tensor> inputs) const {
   auto snap = snapshot();
   const EngineRegistration& engine = snap->selected();
@@ -302,15 +343,18 @@ void Runtime::check_ingress(std::string_view op_name, std::span<const Tensor> in
       fail(ErrorKind::InvalidArgument, std::string(op_name), "input ", i, " is undefined");
     }
     if (!engine.accepts(inputs[i].placement())) {
-      fail_in(ErrorPhase::Execute, ErrorKind::NoInputIngress, std::string(op_name), "input ", i,
-              " lives on ", to_string(inputs[i].placement()), ", which engine ", engine.id().str(),
-              " does not accept; move it there explicitly first");
+      throw NoInputIngressError(
+          std::string(op_name),
+          detail::cat("input ", i, " lives on ", to_string(inputs[i].placement()),
+                      ", which engine ", engine.id().str(),
+                      " does not accept; move it there explicitly first"),
+          i, inputs[i].placement(), engine.id());
     }
   }
 }
 
 std::unique_ptr<EngineSession> Runtime::enter_session() {
-  return detail::make_engine_session(snapshot()->selected(), id_, /*reuse=*/false);
+  return detail::make_engine_session(snapshot()->selected_ptr(), id_, /*reuse=*/false);
 }
 
 std::vector<Tensor> Runtime::apply(const OpPtr& op, std::span<const Tensor> inputs) {
@@ -334,6 +378,11 @@ std::vector<Tensor> Runtime::apply_in_session(EngineSession& session, const OpPt
   if (inputs.size() != op->input_count()) {
     fail(ErrorKind::InvalidArgument, std::string(op->name()), "expects ", op->input_count(),
          " inputs, got ", inputs.size());
+  }
+  if (const EngineId& selected = snapshot()->selected_engine(); !(session.engine() == selected)) {
+    fail_in(ErrorPhase::Execute, ErrorKind::RuntimeState, std::string(op->name()),
+            "the session was entered on engine ", session.engine().str(), " but runtime ", id_,
+            " now selects engine ", selected.str(), "; leave this session and enter a new one");
   }
   if (op->is_extension()) return run_extension(op, inputs, &session);
   check_ingress(op->name(), inputs);
@@ -388,10 +437,9 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
                                  std::string(op->name()) + " for " + signature.to_string());
       }
       if (auto* p = std::get_if<Prepared>(&outcome)) {
-        if (!p->executor) {
-          fail(ErrorKind::Internal, std::string(op->name()),
-               "engine returned a plan without an executor");
-        }
+        // A plan without an executor is "no prepared executor": the caller
+        // falls back to the lowering like for Unsupported.
+        if (!p->executor) return {nullptr, "engine " + engine.str() + "'s plan has no executor"};
         return {std::make_shared<const PreparedPlan>(p->executor, binding), {}};
       }
       if (auto* u = std::get_if<Unsupported>(&outcome)) return {nullptr, u->reason};
@@ -412,6 +460,13 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
                                            EngineSession* session) {
   const auto& op = static_cast<const ExtensionOp&>(*op_ptr);
   check_ingress(op.name(), inputs);
+  // No module registers the family for the selected engine: outside a
+  // session a family with a lowering still runs through it.
+  if (session == nullptr && op.has_lowering()) {
+    auto snap = snapshot();
+    if (snap->family(op.name(), snap->selected_engine()) == nullptr)
+      return run_lowering(op, inputs);
+  }
   const InputSignature signature = InputSignature::of(inputs);
   std::string why;
   auto plan =
@@ -451,10 +506,11 @@ std::vector<Tensor> Runtime::execute_plan(const PlanExecutor& executor, Extensio
     return executor.execute_in_session(*session, caches, inputs);
   }
   if (executor.supports_session()) {
-    auto s = detail::make_engine_session(snapshot()->selected(), id_, /*reuse=*/true);
+    auto s = detail::make_engine_session(snapshot()->selected_ptr(), id_, /*reuse=*/true);
     return executor.execute_in_session(*s, caches, inputs);
   }
-  detail::BasicExecutionContext context(snapshot()->selected());
+  const auto snap = snapshot();  // keeps the engine alive while it runs
+  detail::BasicExecutionContext context(snap->selected());
   return executor.execute(context, caches, inputs);
 }
 
@@ -493,6 +549,10 @@ std::vector<Tensor> Runtime::run_lowering(const ExtensionOp& op, std::span<const
          " outputs but family ", op.name(), " declares ", op.output_count());
   }
   return outputs;
+}
+
+ProgramCounters Runtime::program_counters() const {
+  return {program_preparations_.load(), program_runs_.load()};
 }
 
 RuntimeCacheStats Runtime::cache_stats() const {

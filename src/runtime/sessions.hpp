@@ -9,7 +9,7 @@ namespace tenferro::detail {
 
 /// Enters a session on `engine`'s backend. With reuse, a session this thread
 /// already holds on that backend is reused instead of being an error.
-std::unique_ptr<EngineSession> make_engine_session(const EngineRegistration& engine,
+std::unique_ptr<EngineSession> make_engine_session(std::shared_ptr<const EngineRegistration> engine,
                                                    std::uint64_t runtime_id, bool reuse);
 
 class BasicExecutionContext final : public ExecutionContext {

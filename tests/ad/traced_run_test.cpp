@@ -23,7 +23,7 @@ Tensor reference(const Tensor& x, const Tensor& w, const Tensor& b, Backend& cpu
 TEST(TracedRun, SymbolicSizesBindPerRunWithoutRecompiling) {
   auto rt = cpu_runtime();
   Model m;
-  const TracedCounters before = traced_counters();
+  const ProgramCounters before = rt->program_counters();
   Tensor x0 = random({3, 2}, f64, 1), w0 = random({2}, f64, 2), b0 = random({3}, f64, 3);
   const Tensor sig_inputs[3] = {x0, w0, b0};
   PreparedProgram plan = prepare(*rt, m.program, InputSignature::of(sig_inputs));
@@ -40,9 +40,9 @@ TEST(TracedRun, SymbolicSizesBindPerRunWithoutRecompiling) {
       EXPECT_EQ(stats.bindings.at("k"), k);
     }
   }
-  const TracedCounters after = traced_counters();
-  EXPECT_EQ(after.compilations, before.compilations);  // compiled once, before
-  EXPECT_EQ(after.preparations, before.preparations + 1);
+  const ProgramCounters after = rt->program_counters();
+  EXPECT_EQ(after.preparations, before.preparations + 1);  // prepared once, run 8 times
+  EXPECT_EQ(after.runs, before.runs + 8);
   EXPECT_EQ(after.runs, before.runs + 8);
 }
 
@@ -135,7 +135,7 @@ TEST(TracedRun, RunCompiledCachesByStructureAndServesAnySize) {
   };
   const Program p1 = build(2.0), p2 = build(5.0);
   ASSERT_EQ(p1.fingerprint(), p2.fingerprint());
-  const TracedCounters before = traced_counters();
+  const ProgramCounters before = rt->program_counters();
   for (std::int64_t n : {2, 3, 9}) {
     Tensor x = random({n}, f64, static_cast<std::uint64_t>(n));
     EXPECT_TRUE(
@@ -148,7 +148,7 @@ TEST(TracedRun, RunCompiledCachesByStructureAndServesAnySize) {
   EXPECT_EQ(stats.misses, 1u);
   EXPECT_EQ(stats.hits, 5u);
   EXPECT_EQ(stats.entries, 1u);
-  EXPECT_EQ(traced_counters().preparations, before.preparations + 1);
+  EXPECT_EQ(rt->program_counters().preparations, before.preparations + 1);
   // Another dtype is another signature.
   run_compiled(*rt, build(1.0), {random({2}, f64, 1)});
   EXPECT_TF_ERROR(run_compiled(*rt, p1, {random({2}, f32, 1)}), ErrorKind::DTypeMismatch);

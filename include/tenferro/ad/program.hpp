@@ -78,14 +78,6 @@ inline Program compile(std::initializer_list<TracedTensor> outputs,
                  std::span<const TracedTensor>(inputs.begin(), inputs.size()), options);
 }
 
-/// Process-wide diagnostic counters (monotonic).
-struct TracedCounters {
-  std::uint64_t compilations = 0;
-  std::uint64_t preparations = 0;
-  std::uint64_t runs = 0;
-};
-TracedCounters traced_counters();
-
 struct PrepareOptions {
   /// Chains of elementwise ops run as one blockwise pass over memory.
   bool fuse_elementwise = true;
@@ -119,8 +111,8 @@ class PreparedProgram {
 };
 
 /// Prepares `program` for inputs like `signature` on the runtime's current
-/// epoch. Checks dtypes, ranks, constant extents, ingress, and the shape
-/// constraints under the signature's sizes.
+/// epoch (counted in runtime.program_counters()). Checks dtypes, ranks, constant extents, ingress,
+/// and the shape constraints under the signature's sizes.
 PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSignature& signature,
                         const PrepareOptions& options = {});
 

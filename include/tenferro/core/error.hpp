@@ -55,6 +55,9 @@ class Error : public std::exception {
  public:
   Error(ErrorKind kind, std::string op, std::string message, ErrorPhase phase = ErrorPhase::Build,
         std::shared_ptr<const Error> cause = nullptr);
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  ~Error() override = default;
 
   ErrorKind kind() const noexcept { return kind_; }
   ErrorCategory category() const noexcept { return category_of(kind_); }
@@ -69,8 +72,11 @@ class Error : public std::exception {
   const Error* cause() const noexcept { return cause_.get(); }
   std::shared_ptr<const Error> cause_ptr() const noexcept { return cause_; }
 
-  /// A copy of this error (as a shared cause) for wrapping in another error.
-  std::shared_ptr<const Error> share() const { return std::make_shared<const Error>(*this); }
+  /// A copy of this error (as a shared cause) for wrapping in another error;
+  /// derived errors override it so their fields survive in the cause chain.
+  virtual std::shared_ptr<const Error> share() const {
+    return std::make_shared<const Error>(*this);
+  }
 
  private:
   ErrorKind kind_;

@@ -22,6 +22,30 @@
 
 namespace tenferro {
 
+/// The NoInputIngress error with its facts as fields: which input the
+/// selected engine refused and where that input lives.
+class NoInputIngressError final : public Error {
+ public:
+  NoInputIngressError(std::string op, std::string message, std::size_t input_index,
+                      Placement placement, EngineId engine)
+      : Error(ErrorKind::NoInputIngress, std::move(op), std::move(message), ErrorPhase::Execute),
+        input_index_(input_index),
+        placement_(placement),
+        engine_(std::move(engine)) {}
+  std::size_t input_index() const noexcept { return input_index_; }
+  const Placement& placement() const noexcept { return placement_; }
+  /// The engine that does not accept the input.
+  const EngineId& engine() const noexcept { return engine_; }
+  std::shared_ptr<const Error> share() const override {
+    return std::make_shared<const NoInputIngressError>(*this);
+  }
+
+ private:
+  std::size_t input_index_;
+  Placement placement_;
+  EngineId engine_;
+};
+
 /// What executors run in. Both forms expose the backend; `compact()` is the one
 /// explicit way to obtain compact data (it copies only when needed and counts).
 class ExecutionScope {

@@ -3,6 +3,7 @@
 // immutable snapshot tagged with an epoch; a bounded, single-flight cache of
 // prepared plans; runtime-owned extension caches; and apply() for any op.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@ class RuntimeSnapshot {
   std::uint64_t epoch() const { return epoch_; }
   const EngineId& selected_engine() const { return selected_->id(); }
   const EngineRegistration& selected() const { return *selected_; }
+  const std::shared_ptr<const EngineRegistration>& selected_ptr() const { return selected_; }
   const std::vector<std::shared_ptr<const EngineRegistration>>& engines() const { return engines_; }
   /// The engine with `id`, or nullptr.
   const EngineRegistration* engine(const EngineId& id) const;
@@ -38,6 +40,11 @@ class RuntimeSnapshot {
   /// Ids of installed modules.
   std::vector<std::string> modules() const;
   bool has_module(const std::string& id) const { return modules_.count(id) != 0; }
+  /// The installed module with `id`, or nullptr.
+  ExtensionModulePtr module(const std::string& id) const;
+  /// Whether the installed module `module_id` registers `family` for `engine`.
+  bool module_registers(const std::string& module_id, std::string_view family,
+                        const EngineId& engine) const;
 
  private:
   friend class Runtime;
@@ -94,6 +101,12 @@ struct RuntimeCacheStats {
   CacheStats extensions;
 };
 
+/// How often programs were prepared and run on one runtime (monotonic).
+struct ProgramCounters {
+  std::uint64_t preparations = 0;
+  std::uint64_t runs = 0;
+};
+
 struct RuntimeOptions {
   std::size_t plan_cache_capacity = 1024;
 };
@@ -118,6 +131,9 @@ class RuntimeBuilder {
   std::optional<EngineId> selected_;
   RuntimeOptions options_;
 };
+
+/// A process-unique id for a runtime object (Runtime, EagerRuntime); never 0.
+std::uint64_t next_context_id();
 
 /// The CPU engine id.
 const EngineId& cpu_engine_id();
@@ -147,6 +163,16 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   bool install_module(ExtensionModulePtr module);
   /// Explicit replacement of the module with the same id.
   void replace_module(ExtensionModulePtr module);
+  /// Ensures `module` is installed for one (family, engine) pair, keyed on
+  /// (module id, family, engine):
+  ///  - already installed and registering the pair: a read-only no-op
+  ///    (returns false, same epoch; also under concurrent first calls);
+  ///  - a module that does not register `family` for `engine`:
+  ///    MissingExtension naming module, family and engine; nothing installed;
+  ///  - otherwise installed with one epoch bump (returns true).
+  /// configure() runs outside every lock; only the publish is serialised,
+  /// per runtime.
+  bool ensure_module(ExtensionModulePtr module, std::string_view family, const EngineId& engine);
 
   /// Runs any op (core primitive or extension) on the selected engine without
   /// AD, inside a backend session. Checks the output count.
@@ -158,12 +184,17 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   /// already holds one of its backend).
   std::unique_ptr<EngineSession> enter_session();
   /// apply() inside a session the caller holds; never re-enters the backend.
-  /// An extension executor without a session form is Unsupported.
+  /// A session of another runtime is ContextMismatch; a session entered on an
+  /// engine that is no longer the selected one is RuntimeState. An extension
+  /// executor without a session form, or an op with no prepared executor, is
+  /// Unsupported (no fallback to the lowering inside a session).
   std::vector<Tensor> apply_in_session(EngineSession& session, const OpPtr& op,
                                        std::span<const Tensor> inputs);
 
   /// Resolves and prepares an extension op for a signature (cached).
-  /// Returns nullptr when the engine answered Unsupported (reason in `why`).
+  /// Returns nullptr when no prepared executor is available: the engine
+  /// answered Unsupported, or its plan has no executor (reason in `why`).
+  /// MissingExtension when no module registers the family for the engine.
   std::shared_ptr<const PreparedPlan> prepare_extension(const ExtensionOpPtr& op,
                                                         const InputSignature& signature,
                                                         std::string* why = nullptr);
@@ -176,6 +207,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void clear_caches();
   /// Clears the selected extension caches only.
   void clear_caches(const ExtensionCacheSelector& selector);
+
+  /// Programs prepared for and run on this runtime (see ad/program.hpp).
+  ProgramCounters program_counters() const;
+  void count_program_preparation() { ++program_preparations_; }
+  void count_program_run() { ++program_runs_; }
 
  private:
   friend class RuntimeBuilder;
@@ -196,6 +232,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::shared_ptr<const RuntimeSnapshot> snapshot_;
   std::unique_ptr<PlanCache> plans_;
   std::unique_ptr<ExtensionCacheStore> extension_caches_;
+  std::atomic<std::uint64_t> program_preparations_{0};
+  std::atomic<std::uint64_t> program_runs_{0};
 };
 
 }  // namespace tenferro
