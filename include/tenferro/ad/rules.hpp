@@ -17,9 +17,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tenferro/ad/emitter.hpp"
 #include "tenferro/ops/extension_op.hpp"
+#include "tenferro/runtime/module.hpp"
 
 namespace tenferro::ad {
 
@@ -67,27 +70,65 @@ struct RuleSet {
   bool non_differentiable = false;
 };
 
+/// Holds rule sets by op name. Registration and lookup are thread-safe:
+/// families may add their rules lazily (on first use) while other threads
+/// record and differentiate. Rule sets are never removed, so a pointer from
+/// find() stays valid for the context's lifetime.
 class AdContext {
  public:
   /// A context with the rules of every core primitive.
   static std::shared_ptr<AdContext> with_core_rules();
-  AdContext() = default;
+  AdContext();
+  ~AdContext();
+  AdContext(const AdContext&) = delete;
+  AdContext& operator=(const AdContext&) = delete;
 
-  /// Registers rules for an op name (a primitive name or an extension family
-  /// id). A second registration of the same name is InvalidArgument; a
-  /// malformed family id is InvalidArgument.
-  void register_rules(const std::string& name, RuleSet rules);
-  void register_family(const FamilyId& family, RuleSet rules) {
-    register_rules(family.str(), std::move(rules));
+  /// Ensures rules for an op name (a primitive name or an extension family
+  /// id). Returns true when they were added. The same rules again (every
+  /// role the same callable type, same residuals and flags) are a no-op that
+  /// returns false; different rules under a registered name are
+  /// InvalidArgument; a malformed family id is InvalidArgument.
+  bool register_rules(const std::string& name, RuleSet rules);
+  bool register_family(const FamilyId& family, RuleSet rules) {
+    return register_rules(family.str(), std::move(rules));
   }
   /// The rules for `op`, or nullptr.
   const RuleSet* find(const Op& op) const;
+  const RuleSet* find(std::string_view name) const;
   /// The rules for `op`; UnsupportedAdRule naming `transform` and the op when absent.
   const RuleSet& require(const Op& op, std::string_view transform) const;
 
  private:
-  std::map<std::string, RuleSet, std::less<>> rules_;
+  struct Table;
+  std::unique_ptr<Table> table_;
 };
+
+/// Whether two rule sets are the same rules: each role empty in both or the
+/// same callable type (the same lambda or function), and equal residuals
+/// and flags. Captured values are not compared.
+bool same_rules(const RuleSet& a, const RuleSet& b);
+
+/// Implemented by extension modules that carry their families' AD rules.
+/// The eager install-ensure path (and EagerRuntime::install_module,
+/// EagerRuntime::make over a runtime with such modules) registers them in the
+/// eager runtime's AdContext, so users never register a family's rules.
+class RuleProvider {
+ public:
+  virtual ~RuleProvider() = default;
+  /// Registers every family's rules (AdContext::register_rules semantics).
+  virtual void register_rules(AdContext& ctx) const = 0;
+};
+
+/// Rules per family id, for with_rules.
+using FamilyRules = std::vector<std::pair<FamilyId, RuleSet>>;
+
+/// A module that forwards id() and configure() to `module` and carries
+/// `rules` (a RuleProvider). `module` may itself be a RuleProvider; its rules
+/// are registered too.
+ExtensionModulePtr with_rules(ExtensionModulePtr module, FamilyRules rules);
+
+/// Registers the rules `module` carries into `ctx` (nothing when it carries none).
+void register_module_rules(const ExtensionModule& module, AdContext& ctx);
 
 /// Registers the rules of every core primitive into `ctx`.
 void register_core_rules(AdContext& ctx);
