@@ -231,7 +231,7 @@ EagerTensor make_alias(const EagerTensor& x) {
   impl->requires_grad = true;
   auto node = std::make_shared<GradNode>();
   node->kind = NodeKind::Alias;
-  node->seq = detail::next_node_seq();
+  node->seq = x.runtime()->next_node_seq();
   node->inputs.push_back(detail::Edge{x.impl()->node, x.impl()->output_index});
   node->runtime = x.runtime();
   impl->node = std::move(node);

@@ -9,6 +9,10 @@ EagerSession::EagerSession(const EagerRuntimePtr& rt) : rt_(rt) {
   session_ = rt_->runtime()->enter_session();
 }
 
+const EngineId& EagerSession::engine() const {
+  return session_->engine();
+}
+
 namespace {
 const EagerRuntimePtr& validate(const ExtensionOpPtr& op, std::span<const EagerTensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply_eager", "op is null");
@@ -34,45 +38,92 @@ std::vector<Tensor> values_of(std::span<const EagerTensor> inputs) {
 std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op,
                                      std::span<const EagerTensor> inputs) {
   const EagerRuntimePtr& rt = validate(op, inputs);
+  detail::require_rules_if_recorded(*rt, *op, inputs);
   std::vector<Tensor> outputs = rt->runtime()->apply(op, values_of(inputs));
   return detail::finish_outputs(rt, op, inputs, std::move(outputs));
 }
 
+namespace {
+// The session must belong to the inputs' eager runtime (ContextMismatch) and
+// to the engine the runtime selects now (RuntimeState).
+void check_session(const EagerSession& session, const EagerRuntimePtr& rt, const Op& op) {
+  if (session.runtime() != rt) {
+    fail(ErrorKind::ContextMismatch, std::string(op.name()),
+         "the session belongs to eager runtime ", session.runtime()->id(),
+         " but the inputs to eager runtime ", rt->id(), "; use a session of the inputs' runtime");
+  }
+  const EngineId& selected = rt->runtime()->snapshot()->selected_engine();
+  if (!(session.engine() == selected)) {
+    fail_in(ErrorPhase::Execute, ErrorKind::RuntimeState, std::string(op.name()),
+            "the session was entered on engine ", session.engine().str(), " but eager runtime ",
+            rt->id(), " now selects engine ", selected.str(),
+            "; leave this session and enter a new one");
+  }
+}
+
+// The factory protocol after the input checks: target, ingress of every
+// input, factory (outside any lock; its errors pass through unchanged),
+// ensure of the module and the rules it carries.
+void ensure_for(const EagerRuntimePtr& rt, std::string_view family, std::span<const Tensor> values,
+                const ModuleFactory& factory) {
+  const EagerExtensionTarget target = eager_extension_target(*rt);
+  rt->runtime()->check_ingress(family, values);
+  if (!factory)
+    fail(ErrorKind::InvalidArgument, std::string(family), "the module factory is empty");
+  ExtensionModulePtr module = factory(target);
+  if (!module) {
+    fail(ErrorKind::InvalidArgument, std::string(family),
+         "the module factory returned null; return the family's module");
+  }
+  rt->ensure_module(module, family, target.engine);
+}
+}  // namespace
+
 std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const ExtensionOpPtr& op,
                                                 std::span<const EagerTensor> inputs) {
   const EagerRuntimePtr& rt = validate(op, inputs);
-  if (session.runtime() != rt) {
-    fail(ErrorKind::ContextMismatch, std::string(op->name()),
-         "the session belongs to eager runtime ", session.runtime()->id(),
-         " but the inputs to runtime ", rt->id(), "; use a session of the inputs' runtime");
-  }
+  check_session(session, rt, *op);
+  detail::require_rules_if_recorded(*rt, *op, inputs);
   std::vector<Tensor> outputs =
       rt->runtime()->apply_in_session(session.engine_session(), op, values_of(inputs));
   return detail::finish_outputs(rt, op, inputs, std::move(outputs));
+}
+
+EagerExtensionTarget eager_extension_target(const EagerRuntime& rt) {
+  auto snap = rt.runtime()->snapshot();
+  return EagerExtensionTarget{snap->selected_engine(), snap->selected().kind()};
+}
+
+std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
+                                                 std::span<const EagerTensor> inputs,
+                                                 const ExtensionModulePtr& module) {
+  const EagerRuntimePtr& rt = validate(op, inputs);
+  rt->ensure_module(module, op->name(), eager_extension_target(*rt).engine);
+  return apply_eager(op, inputs);
 }
 
 std::vector<EagerTensor> apply_eager_with_module_factory(const ExtensionOpPtr& op,
                                                          std::span<const EagerTensor> inputs,
                                                          const ModuleFactory& factory) {
   const EagerRuntimePtr& rt = validate(op, inputs);
-  const RuntimePtr& runtime = rt->runtime();
-  runtime->check_ingress(op->name(), values_of(inputs));
-  auto snap = runtime->snapshot();
-  if (snap->family(op->name(), snap->selected_engine()) == nullptr) {
-    // Serialise first installs so the factory runs once per (family, engine).
-    static std::mutex install_mutex;
-    std::lock_guard<std::mutex> lock(install_mutex);
-    snap = runtime->snapshot();
-    if (snap->family(op->name(), snap->selected_engine()) == nullptr) {
-      ExtensionModulePtr module =
-          factory(EagerExtensionTarget{snap->selected_engine(), snap->selected().kind()});
-      if (!module)
-        fail(ErrorKind::InvalidArgument, std::string(op->name()),
-             "the module factory returned null");
-      runtime->install_module(module);
-    }
-  }
+  ensure_for(rt, op->name(), values_of(inputs), factory);
   return apply_eager(op, inputs);
+}
+
+std::vector<EagerTensor> apply_eager_with_module_factory_in_session(
+    EagerSession& session, const ExtensionOpPtr& op, std::span<const EagerTensor> inputs,
+    const ModuleFactory& factory) {
+  const EagerRuntimePtr& rt = validate(op, inputs);
+  check_session(session, rt, *op);
+  ensure_for(rt, op->name(), values_of(inputs), factory);
+  return apply_eager_in_session(session, op, inputs);
+}
+
+void prepare_eager_in_place_input(const EagerTensor& input, std::string_view family,
+                                  const ModuleFactory& factory) {
+  check_in_place_eligible(input, family);
+  const Tensor& value = input.value();
+  ensure_for(input.runtime(), family, std::span<const Tensor>(&value, 1), factory);
 }
 
 void check_in_place_eligible(const EagerTensor& t, std::string_view op) {

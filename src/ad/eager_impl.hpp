@@ -51,7 +51,6 @@ struct EagerImpl {
   std::shared_ptr<EagerImpl> grad;  // leaf grad slot
 };
 
-std::uint64_t next_node_seq();
 EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value);
 std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl);
 
@@ -67,6 +66,13 @@ EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op,
 std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
                                         std::span<const EagerTensor> inputs,
                                         std::vector<Tensor> outputs);
+/// UnsupportedAdRule for a call of `op` that would be recorded (an input
+/// requires grad) without rules for it in rt's AD context.
+[[noreturn]] void throw_missing_rules(const EagerRuntime& rt, const Op& op,
+                                      std::span<const EagerTensor> inputs);
+/// Throws that error before any work when the call would be recorded.
+void require_rules_if_recorded(const EagerRuntime& rt, const Op& op,
+                               std::span<const EagerTensor> inputs);
 /// The runtime shared by `inputs` (ContextMismatch otherwise).
 const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::string_view op);
 

@@ -7,7 +7,6 @@ using detail::EagerImpl;
 using detail::GradNode;
 
 namespace {
-std::atomic<std::uint64_t> g_seq{1};
 thread_local int t_no_grad_depth = 0;
 thread_local CaptureScope* t_capture = nullptr;
 }  // namespace
@@ -15,7 +14,7 @@ thread_local CaptureScope* t_capture = nullptr;
 // ---- runtime ------------------------------------------------------------------------
 
 EagerRuntime::EagerRuntime(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad)
-    : runtime_(std::move(runtime)), ad_(std::move(ad)) {}
+    : id_(next_context_id()), runtime_(std::move(runtime)), ad_(std::move(ad)) {}
 
 EagerRuntimePtr EagerRuntime::make_cpu(CpuBackendOptions options) {
   return make(Runtime::builder().cpu(std::make_shared<CpuBackend>(options)).build());
@@ -24,7 +23,23 @@ EagerRuntimePtr EagerRuntime::make_cpu(CpuBackendOptions options) {
 EagerRuntimePtr EagerRuntime::make(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad) {
   if (!runtime) fail(ErrorKind::InvalidArgument, "EagerRuntime", "runtime is null");
   if (!ad) ad = ad::AdContext::with_core_rules();
+  auto snap = runtime->snapshot();
+  for (const auto& id : snap->modules()) ad::register_module_rules(*snap->module(id), *ad);
   return EagerRuntimePtr(new EagerRuntime(std::move(runtime), std::move(ad)));
+}
+
+bool EagerRuntime::install_module(const ExtensionModulePtr& module) {
+  const bool changed = runtime_->install_module(module);
+  ad::register_module_rules(*module, *ad_);
+  return changed;
+}
+
+void EagerRuntime::ensure_module(const ExtensionModulePtr& module, std::string_view family,
+                                 const EngineId& engine) {
+  runtime_->ensure_module(module, family, engine);
+  // Warm path: the family's rules are there, so the module's are (they are
+  // registered together, and re-registering them would be a no-op anyway).
+  if (ad_->find(family) == nullptr) ad::register_module_rules(*module, *ad_);
 }
 
 EagerTensor EagerRuntime::tensor(Tensor value) {
@@ -40,10 +55,6 @@ EagerTensor EagerRuntime::variable(Tensor value) {
 
 namespace detail {
 
-std::uint64_t next_node_seq() {
-  return g_seq++;
-}
-
 EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
   auto impl = std::make_shared<EagerImpl>();
   impl->value = std::move(value);
@@ -54,7 +65,7 @@ EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
 std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl) {
   auto node = std::make_shared<GradNode>();
   node->kind = NodeKind::Leaf;
-  node->seq = next_node_seq();
+  node->seq = impl->rt->next_node_seq();
   node->leaf = impl;
   node->runtime = impl->rt;
   return node;
@@ -205,14 +216,17 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
   std::vector<EagerTensor> result;
   result.reserve(outputs.size());
   const ad::RuleSet* rules = tracked ? rt->ad().find(*op) : nullptr;
+  // Inside no_grad nothing is recorded, not even a capture step (the seed's rule).
+  const bool capture = capture_active() && grad_recording_enabled();
   if (!tracked || (rules != nullptr && rules->non_differentiable)) {
     for (auto& v : outputs) result.push_back(make_eager(rt, std::move(v)));
-    if (capture_active()) record_capture(op, inputs, result);
+    if (capture) record_capture(op, inputs, result);
     return result;
   }
-  const ad::Residuals residuals = rules != nullptr ? rules->residuals : ad::Residuals::all();
+  if (rules == nullptr) throw_missing_rules(*rt, *op, inputs);
+  const ad::Residuals residuals = rules->residuals;
   auto node = std::make_shared<GradNode>();
-  node->seq = next_node_seq();
+  node->seq = rt->next_node_seq();
   node->op = op;
   node->runtime = rt;
   node->inputs.resize(inputs.size());
@@ -241,8 +255,27 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
     impl->value = std::move(outputs[j]);
     result.emplace_back(std::move(impl));
   }
-  if (capture_active()) record_capture(op, inputs, result);
+  if (capture) record_capture(op, inputs, result);
   return result;
+}
+
+void throw_missing_rules(const EagerRuntime& rt, const Op& op,
+                         std::span<const EagerTensor> inputs) {
+  std::size_t tracked = 0;
+  while (tracked + 1 < inputs.size() && !inputs[tracked].impl()->node) ++tracked;
+  fail(ErrorKind::UnsupportedAdRule, std::string(op.name()), "input ", tracked,
+       " requires grad but eager runtime ", rt.id(), " has no AD rules for ", op.name(),
+       ", so the call cannot be recorded; install a module that carries its rules "
+       "(ad::with_rules), register them in the AdContext, or call it on detach()ed inputs or "
+       "inside no_grad");
+}
+
+void require_rules_if_recorded(const EagerRuntime& rt, const Op& op,
+                               std::span<const EagerTensor> inputs) {
+  if (!grad_recording_enabled()) return;
+  bool tracked = false;
+  for (const auto& t : inputs) tracked |= t.impl()->node != nullptr;
+  if (tracked && rt.ad().find(op) == nullptr) throw_missing_rules(rt, op, inputs);
 }
 
 std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& op,
@@ -289,7 +322,7 @@ EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op,
   }
   Tensor out = execute_primitive(static_cast<const PrimitiveOp&>(*op),
                                  std::span<const Tensor>(values, inputs.size()), rt->backend());
-  if ((tracked && grad_recording_enabled()) || capture_active()) {
+  if (grad_recording_enabled() && (tracked || capture_active())) {
     std::vector<Tensor> outputs;
     outputs.push_back(std::move(out));
     return finish_outputs(rt, op, inputs, std::move(outputs))[0];

@@ -1,8 +1,5 @@
-#include <atomic>
-#include <thread>
-
-#include "example_families/example_families.hpp"
 #include "tenferro/ad/eager_extension.hpp"
+#include "example_families/example_families.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "test_util.hpp"
@@ -94,47 +91,6 @@ TEST(EagerExtension, InSessionNeverReenters) {
   std::vector<EagerTensor> foreign{other->tensor(vec({1}))};
   EXPECT_TF_ERROR(apply_eager_in_session(session, std::make_shared<example::ScaleBy>(2.0), foreign),
                   ErrorKind::ContextMismatch);
-}
-
-TEST(EagerExtension, ModuleFactoryRunsOnceAndAfterIngress) {
-  auto rt = make_rt(false);
-  std::atomic<int> calls{0};
-  auto factory = [&](const EagerExtensionTarget& target) -> ExtensionModulePtr {
-    EXPECT_EQ(target.engine, cpu_engine_id());
-    EXPECT_EQ(target.backend_kind, BackendKind::Cpu);
-    ++calls;
-    return example::make_example_module();
-  };
-  auto op = std::make_shared<example::ScaleBy>(2.0);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&] {
-      std::vector<EagerTensor> in{rt->tensor(vec({1}))};
-      apply_eager_with_module_factory(op, in, factory);
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(calls.load(), 1);
-  EXPECT_EQ(rt->runtime()->epoch(), 2u);  // one install, one bump
-  std::vector<EagerTensor> in{rt->tensor(vec({1}))};
-  apply_eager_with_module_factory(op, in, factory);  // warm: no factory call
-  EXPECT_EQ(calls.load(), 1);
-  // Ingress is checked before the factory runs; factory errors pass through unchanged.
-  auto fresh = make_rt(false);
-  double data[1] = {1};
-  const std::int64_t shape[1] = {1};
-  std::vector<EagerTensor> device{fresh->tensor(
-      Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0}))};
-  int before = calls.load();
-  EXPECT_TF_ERROR(apply_eager_with_module_factory(op, device, factory), ErrorKind::NoInputIngress);
-  EXPECT_EQ(calls.load(), before);
-  std::vector<EagerTensor> host{fresh->tensor(vec({1}))};
-  EXPECT_TF_ERROR(
-      apply_eager_with_module_factory(op, host,
-                                      [](const EagerExtensionTarget&) -> ExtensionModulePtr {
-                                        fail(ErrorKind::Singular, "factory", "boom");
-                                      }),
-      ErrorKind::Singular);
 }
 
 TEST(EagerExtension, InPlaceProtocol) {

@@ -7,6 +7,7 @@
 // the functional transforms (grad, vjp, jvp) never touch grad slots and return
 // differentiable tensors, so jvp(grad(f)) is a Hessian-vector product.
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -31,10 +32,14 @@ class EagerRuntime : public std::enable_shared_from_this<EagerRuntime> {
  public:
   /// A CPU runtime with the core AD rules.
   static EagerRuntimePtr make_cpu(CpuBackendOptions options = {});
-  /// Over an existing runtime and AD context (default: core rules).
+  /// Over an existing runtime and AD context (default: core rules). The AD
+  /// rules carried by modules already installed in `runtime` are registered
+  /// in the context (see ad::RuleProvider).
   static EagerRuntimePtr make(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad = nullptr);
 
-  std::uint64_t id() const { return runtime_->id(); }
+  /// Process-unique id of this eager runtime (two eager runtimes over one
+  /// Runtime have distinct ids; runtime()->id() is the Runtime's).
+  std::uint64_t id() const { return id_; }
   const RuntimePtr& runtime() const { return runtime_; }
   Backend& backend() const { return runtime_->backend(); }
   ad::AdContext& ad() const { return *ad_; }
@@ -44,10 +49,24 @@ class EagerRuntime : public std::enable_shared_from_this<EagerRuntime> {
   /// A leaf that requires grad (no copy).
   EagerTensor variable(Tensor value);
 
+  /// Installs `module` in the runtime (Runtime::install_module) and registers
+  /// the AD rules it carries in this runtime's AD context. Returns whether
+  /// the runtime changed.
+  bool install_module(const ExtensionModulePtr& module);
+  /// Ensures `module` for (family, engine) (Runtime::ensure_module) and
+  /// registers the rules it carries; a no-op once both are in place.
+  void ensure_module(const ExtensionModulePtr& module, std::string_view family,
+                     const EngineId& engine);
+
+  /// Order stamp of recorded nodes (backward visits them newest first).
+  std::uint64_t next_node_seq() { return next_seq_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   EagerRuntime(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad);
+  std::uint64_t id_;
   RuntimePtr runtime_;
   std::shared_ptr<ad::AdContext> ad_;
+  std::atomic<std::uint64_t> next_seq_{1};
 };
 
 class EagerTensor {

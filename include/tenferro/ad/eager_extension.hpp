@@ -10,11 +10,15 @@
 
 namespace tenferro {
 
-/// A backend session held on an eager runtime's selected engine.
+/// A backend session held on an eager runtime's selected engine. Entering it
+/// on a thread that already holds a session of the same backend is
+/// RuntimeState (never a deadlock).
 class EagerSession {
  public:
   explicit EagerSession(const EagerRuntimePtr& rt);
   const EagerRuntimePtr& runtime() const { return rt_; }
+  /// The engine the session was entered on.
+  const EngineId& engine() const;
   EngineSession& engine_session() { return *session_; }
 
  private:
@@ -22,16 +26,28 @@ class EagerSession {
   std::unique_ptr<EngineSession> session_;
 };
 
-/// Applies an extension op to eager tensors. Checks, in order: at least one
-/// input (InvalidArgument); the input count (InvalidArgument); one runtime
-/// (ContextMismatch). Then engine -> signature -> prepare (cached) -> execute
-/// in a session (or the erased context); only Unsupported falls back to the
-/// op's lowering. Checks the output count, then returns untracked results or
-/// records the op with its declared residuals.
+// Every variant checks before it acts, in this order (see docs/extensions.md):
+// inputs (at least one: InvalidArgument; the op's count: InvalidArgument; one
+// eager runtime: ContextMismatch), then the session where there is one, then
+// the module, then the rules, then the run.
+
+/// Applies an extension op to eager tensors: engine -> signature -> prepare
+/// (cached) -> execute in a session, or through the erased context when the
+/// executor has no session form. When no prepared executor is available (no
+/// module registers the family for the selected engine, the engine answers
+/// Unsupported, or its plan has no executor) an op with a lowering runs
+/// through it; otherwise MissingExtension or Unsupported. Checks the output
+/// count, then returns untracked results (recording off, or no input
+/// requires grad and no capture) or records the op with its declared
+/// residuals. A call that would be recorded without AD rules for the family
+/// is UnsupportedAdRule before any work.
 std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op, std::span<const EagerTensor> inputs);
-/// apply_eager inside a session the caller holds: never re-enters the
-/// backend; an executor without a session form is Unsupported; a session of
-/// another runtime is ContextMismatch.
+
+/// apply_eager inside a session the caller holds; never re-enters the
+/// backend. A session of another eager runtime is ContextMismatch; a session
+/// entered on an engine the runtime no longer selects is RuntimeState; an
+/// executor without a session form, or no prepared executor at all, is
+/// Unsupported (no fallback to the lowering inside a session).
 std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const ExtensionOpPtr& op,
                                                 std::span<const EagerTensor> inputs);
 
@@ -40,16 +56,38 @@ struct EagerExtensionTarget {
   EngineId engine;
   BackendKind backend_kind;
 };
+/// The eager runtime's selected engine and its backend kind.
+EagerExtensionTarget eager_extension_target(const EagerRuntime& rt);
+
+/// Builds a family's module for a target. Called on every factory call
+/// (after the checks, outside any lock), so return a cached module when
+/// building one is not cheap. Its errors pass through unchanged.
 using ModuleFactory = std::function<ExtensionModulePtr(const EagerExtensionTarget&)>;
 
-/// apply_eager after making sure the family's module is installed: every
-/// input's ingress is checked against the selected engine before the factory
-/// runs (NoInputIngress); factory errors propagate unchanged; the module is
-/// installed once per (family, engine), also under concurrent first calls; a
-/// warm call neither calls the factory nor reinstalls.
+/// Ensures `module` (EagerRuntime::ensure_module: keyed on module id, the
+/// op's family and the selected engine; MissingExtension when the module
+/// does not register that pair; the rules it carries are registered), then
+/// apply_eager.
+std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
+                                                 std::span<const EagerTensor> inputs,
+                                                 const ExtensionModulePtr& module);
+
+/// The install-ensure path a family calls on first use: checks the inputs,
+/// resolves the target (selected engine, backend kind), checks every input's
+/// ingress (NoInputIngressError), calls the factory outside any lock, ensures
+/// the module as apply_eager_with_module does, then apply_eager. Concurrent
+/// first calls on one runtime converge on one install and one epoch bump;
+/// cold installs on different runtimes never wait for each other.
 std::vector<EagerTensor> apply_eager_with_module_factory(const ExtensionOpPtr& op,
                                                          std::span<const EagerTensor> inputs,
                                                          const ModuleFactory& factory);
+
+/// The factory form inside a session the caller holds: every check (inputs,
+/// session runtime and engine, target, ingress) before the factory, then
+/// ensure, then apply_eager_in_session.
+std::vector<EagerTensor> apply_eager_with_module_factory_in_session(
+    EagerSession& session, const ExtensionOpPtr& op, std::span<const EagerTensor> inputs,
+    const ModuleFactory& factory);
 
 // ---- in-place protocol ------------------------------------------------------------
 
@@ -57,6 +95,12 @@ std::vector<EagerTensor> apply_eager_with_module_factory(const ExtensionOpPtr& o
 /// grad, have recorded history, or be used while any capture scope is active
 /// (also inside no_grad).
 void check_in_place_eligible(const EagerTensor& t, std::string_view op);
+/// The whole preparation of an in-place call, in this order: eligibility
+/// (check_in_place_eligible), the selected engine's ingress of `input`,
+/// the factory, ensure of its module for `family`. On any refusal `input` is
+/// unchanged and usable. Then take_unique, mutate, adopt_untracked.
+void prepare_eager_in_place_input(const EagerTensor& input, std::string_view family,
+                                  const ModuleFactory& factory);
 /// Takes the value out of `t` when `t` is eligible and the only owner of its
 /// storage: the returned Tensor may then be written (mutable_data). Otherwise
 /// hands `t` back unchanged. Never copies.
