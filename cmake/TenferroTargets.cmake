@@ -9,6 +9,13 @@ if(TENFERRO_SANITIZE)
                                                     -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(tenferro_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(TENFERRO_TSAN)
+  if(TENFERRO_SANITIZE)
+    message(FATAL_ERROR "TENFERRO_TSAN and TENFERRO_SANITIZE cannot be combined; use two build directories")
+  endif()
+  target_compile_options(tenferro_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(tenferro_options INTERFACE -fsanitize=thread)
+endif()
 
 # tenferro_add_layer(<name> DIRS <src dirs...> DEPS <targets...>)
 # One static library per layer of DESIGN.md section 3, exported as tenferro::<name>.
