@@ -30,7 +30,8 @@ tenferro::InferenceResult MaxPlusMatmul::infer(std::span<const tenferro::TensorM
                                                  "inner extents must agree")}};
 }
 
-tenferro::ExtensionModulePtr make_module() {
+namespace {
+std::shared_ptr<tenferro::SimpleModule> make_kernels() {
   auto module = std::make_shared<tenferro::SimpleModule>("custom.families");
   module->family<SoftSquare>("custom.softsquare.v1",
                              [](const SoftSquare&, tenferro::ExecutionScope& scope,
@@ -63,8 +64,16 @@ tenferro::ExtensionModulePtr make_module() {
       });
   return module;
 }
+}  // namespace
 
-void register_rules(tenferro::ad::AdContext& ctx) {
+tenferro::ExtensionModulePtr make_module() {
+  // Built once: the install-ensure path calls the factory on every call.
+  static const tenferro::ExtensionModulePtr module =
+      tenferro::ad::with_rules(make_kernels(), family_rules());
+  return module;
+}
+
+tenferro::ad::FamilyRules family_rules() {
   // softsquare: dy = 2x / (1 + x^2) dx. Only a jvp rule: backward transposes it.
   tenferro::ad::RuleSet soft;
   soft.residuals = tenferro::ad::Residuals::of({0}, {});
@@ -75,7 +84,6 @@ void register_rules(tenferro::ad::AdContext& ctx) {
     const Val slope = e.div(e.scale(x, 2.0), e.add(e.ones_like(x), e.mul(x, x)));
     return {e.mul(slope, *t[0])};
   };
-  ctx.register_family(tenferro::FamilyId("custom.softsquare.v1"), soft);
 
   // maxplus: dC[i,j] = dA[i,k*] + dB[k*,j] at the unique winner k* (a
   // subgradient; ties are assumed away). The winner mask comes from the primal
@@ -100,25 +108,32 @@ void register_rules(tenferro::ad::AdContext& ctx) {
     if (!tsum) return {std::nullopt};
     return {e.sum(e.mul(winner, *tsum), {1})};
   };
-  ctx.register_family(tenferro::FamilyId("custom.maxplus_matmul.v1"), maxplus);
+  return {{tenferro::FamilyId("custom.softsquare.v1"), soft},
+          {tenferro::FamilyId("custom.maxplus_matmul.v1"), maxplus}};
 }
 
-tenferro::EagerRuntimePtr make_runtime() {
-  auto ctx = tenferro::ad::AdContext::with_core_rules();
-  register_rules(*ctx);
-  auto runtime = tenferro::Runtime::builder().cpu().module(make_module()).build();
-  return tenferro::EagerRuntime::make(runtime, ctx);
+namespace {
+// The family installs itself (module and rules) on a runtime's first call.
+tenferro::ExtensionModulePtr module_for(const tenferro::EagerExtensionTarget& target) {
+  if (!(target.engine == tenferro::cpu_engine_id())) {
+    tenferro::fail(ErrorKind::Unsupported, "custom.families",
+                   "only the CPU engine is supported, not ", target.engine.str());
+  }
+  return make_module();
 }
+}  // namespace
 
 tenferro::EagerTensor softsquare(const tenferro::EagerTensor& x) {
   const tenferro::EagerTensor in[1] = {x};
-  return tenferro::apply_eager(std::make_shared<SoftSquare>(), in)[0];
+  return tenferro::apply_eager_with_module_factory(std::make_shared<SoftSquare>(), in,
+                                                   module_for)[0];
 }
 
 tenferro::EagerTensor maxplus_matmul(const tenferro::EagerTensor& a,
                                      const tenferro::EagerTensor& b) {
   const tenferro::EagerTensor in[2] = {a, b};
-  return tenferro::apply_eager(std::make_shared<MaxPlusMatmul>(), in)[0];
+  return tenferro::apply_eager_with_module_factory(std::make_shared<MaxPlusMatmul>(), in,
+                                                   module_for)[0];
 }
 
 }  // namespace custom

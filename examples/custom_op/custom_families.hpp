@@ -28,12 +28,15 @@ class MaxPlusMatmul final
   tenferro::InferenceResult infer(std::span<const tenferro::TensorMeta> in) const override;
 };
 
-/// The module with both kernels on the CPU engine.
+/// The module with both kernels on the CPU engine; it carries both
+/// families' AD rules (ad::with_rules). One shared instance.
 tenferro::ExtensionModulePtr make_module();
-/// Registers both families' AD rules in an AD context.
-void register_rules(tenferro::ad::AdContext& ctx);
-/// An eager runtime with the module installed and the rules registered.
-tenferro::EagerRuntimePtr make_runtime();
+/// Both families' AD rules.
+tenferro::ad::FamilyRules family_rules();
+
+/// The families install themselves on a runtime's first call (module and
+/// rules, through apply_eager_with_module_factory): no set-up, any eager
+/// runtime with a CPU engine.
 
 tenferro::EagerTensor softsquare(const tenferro::EagerTensor& x);
 tenferro::EagerTensor maxplus_matmul(const tenferro::EagerTensor& a,

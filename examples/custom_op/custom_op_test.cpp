@@ -9,7 +9,7 @@
 using namespace tenferro;
 
 TEST(CustomOp, SoftSquareBackwardByTransposition) {
-  auto rt = custom::make_runtime();
+  auto rt = EagerRuntime::make_cpu();  // no set-up: the families install themselves
   auto x = rt->variable(Tensor::from_col_major({3}, std::vector<double>{-1.0, 0.5, 2.0}));
   sum(custom::softsquare(x)).backward();
   const auto g = x.grad().value().to_vector<double>();
@@ -18,7 +18,7 @@ TEST(CustomOp, SoftSquareBackwardByTransposition) {
 }
 
 TEST(CustomOp, SoftSquareGradientCheck) {
-  auto rt = custom::make_runtime();
+  auto rt = EagerRuntime::make_cpu();  // no set-up: the families install themselves
   Generator gen(3);
   std::vector<EagerTensor> in{rt->tensor(randn({5}, f64, gen))};
   auto r = check_gradients(
@@ -27,7 +27,7 @@ TEST(CustomOp, SoftSquareGradientCheck) {
 }
 
 TEST(CustomOp, MaxPlusValuesAndSubgradient) {
-  auto rt = custom::make_runtime();
+  auto rt = EagerRuntime::make_cpu();  // no set-up: the families install themselves
   auto a = rt->variable(Tensor::from_row_major({2, 2}, std::vector<double>{0, 3, 1, -1}));
   auto b = rt->variable(Tensor::from_row_major({2, 2}, std::vector<double>{2, 0, 0, 5}));
   auto c = custom::maxplus_matmul(a, b);
@@ -40,7 +40,7 @@ TEST(CustomOp, MaxPlusValuesAndSubgradient) {
 }
 
 TEST(CustomOp, MaxPlusGradientCheckWithUniqueWinners) {
-  auto rt = custom::make_runtime();
+  auto rt = EagerRuntime::make_cpu();  // no set-up: the families install themselves
   Generator gen(11);
   std::vector<EagerTensor> in{rt->tensor(randn({3, 4}, f64, gen)),
                               rt->tensor(randn({4, 2}, f64, gen))};
@@ -52,7 +52,7 @@ TEST(CustomOp, MaxPlusGradientCheckWithUniqueWinners) {
 }
 
 TEST(CustomOp, ShapeConstraintNamesTheFamily) {
-  auto rt = custom::make_runtime();
+  auto rt = EagerRuntime::make_cpu();  // no set-up: the families install themselves
   auto a = rt->tensor(zeros({2, 3})), b = rt->tensor(zeros({4, 2}));
   try {
     custom::maxplus_matmul(a, b);
@@ -61,4 +61,19 @@ TEST(CustomOp, ShapeConstraintNamesTheFamily) {
     EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
     EXPECT_EQ(e.op(), "custom.maxplus_matmul.v1");
   }
+}
+
+TEST(CustomOp, FirstCallInstallsModuleAndRulesOnce) {
+  auto rt = EagerRuntime::make_cpu();
+  EXPECT_FALSE(rt->runtime()->snapshot()->has_module("custom.families"));
+  EXPECT_EQ(rt->ad().find("custom.softsquare.v1"), nullptr);
+  const std::uint64_t epoch = rt->runtime()->epoch();
+  auto x = rt->variable(Tensor::from_col_major({2}, std::vector<double>{1.0, 2.0}));
+  sum(custom::softsquare(x)).backward();
+  EXPECT_TRUE(rt->runtime()->snapshot()->has_module("custom.families"));
+  EXPECT_NE(rt->ad().find("custom.maxplus_matmul.v1"), nullptr);  // the module's rules, all
+  EXPECT_EQ(rt->runtime()->epoch(), epoch + 1);
+  custom::softsquare(x);  // warm: nothing installed again
+  EXPECT_EQ(rt->runtime()->epoch(), epoch + 1);
+  EXPECT_NEAR(x.grad().value().to_vector<double>()[0], 1.0, 1e-14);  // 2x / (1 + x^2) at 1
 }
