@@ -219,68 +219,108 @@ T prelu_impl(const T& x, const T& weight) {
 
 }  // namespace
 
-// One list of public forwarders, instantiated for both tiers.
-#define TF_COMPOSITE_ACTIVATIONS(T)                         \
-  T relu(const T& x) {                                      \
-    return relu_impl(x);                                    \
-  }                                                         \
-  T relu6(const T& x) {                                     \
-    return relu6_impl(x);                                   \
-  }                                                         \
-  T leaky_relu(const T& x, double negative_slope) {         \
-    return leaky_relu_impl(x, negative_slope);              \
-  }                                                         \
-  T elu(const T& x, double alpha) {                         \
-    return elu_impl(x, alpha);                              \
-  }                                                         \
-  T celu(const T& x, double alpha) {                        \
-    return celu_impl(x, alpha);                             \
-  }                                                         \
-  T selu(const T& x) {                                      \
-    return selu_impl(x);                                    \
-  }                                                         \
-  T silu(const T& x) {                                      \
-    return silu_impl(x);                                    \
-  }                                                         \
-  T mish(const T& x) {                                      \
-    return mish_impl(x);                                    \
-  }                                                         \
-  T softplus(const T& x, double beta, double threshold) {   \
-    return softplus_impl(x, beta, threshold);               \
-  }                                                         \
-  T hardtanh(const T& x, double min_val, double max_val) {  \
-    return hardtanh_impl(x, min_val, max_val);              \
-  }                                                         \
-  T hardsigmoid(const T& x) {                               \
-    return hardsigmoid_impl(x);                             \
-  }                                                         \
-  T hardshrink(const T& x, double lambd) {                  \
-    return hardshrink_impl(x, lambd);                       \
-  }                                                         \
-  T softshrink(const T& x, double lambd) {                  \
-    return softshrink_impl(x, lambd);                       \
-  }                                                         \
-  T softsign(const T& x) {                                  \
-    return softsign_impl(x);                                \
-  }                                                         \
-  T tanhshrink(const T& x) {                                \
-    return tanhshrink_impl(x);                              \
-  }                                                         \
-  T logsigmoid(const T& x) {                                \
-    return logsigmoid_impl(x);                              \
-  }                                                         \
-  T threshold(const T& x, double threshold, double value) { \
-    return threshold_impl(x, threshold, value);             \
-  }                                                         \
-  T prelu(const T& x, const T& weight) {                    \
-    return prelu_impl(x, weight);                           \
-  }                                                         \
-  T rrelu(const T& x, double lower, double upper) {         \
-    return rrelu_impl(x, lower, upper);                     \
-  }
+// The public templates (composite.hpp) forward to the implementations above.
+template <AdTensor T>
+T relu(const T& x) {
+  return relu_impl(x);
+}
+template <AdTensor T>
+T relu6(const T& x) {
+  return relu6_impl(x);
+}
+template <AdTensor T>
+T leaky_relu(const T& x, double negative_slope) {
+  return leaky_relu_impl(x, negative_slope);
+}
+template <AdTensor T>
+T elu(const T& x, double alpha) {
+  return elu_impl(x, alpha);
+}
+template <AdTensor T>
+T celu(const T& x, double alpha) {
+  return celu_impl(x, alpha);
+}
+template <AdTensor T>
+T selu(const T& x) {
+  return selu_impl(x);
+}
+template <AdTensor T>
+T silu(const T& x) {
+  return silu_impl(x);
+}
+template <AdTensor T>
+T mish(const T& x) {
+  return mish_impl(x);
+}
+template <AdTensor T>
+T softplus(const T& x, double beta, double threshold) {
+  return softplus_impl(x, beta, threshold);
+}
+template <AdTensor T>
+T hardtanh(const T& x, double min_val, double max_val) {
+  return hardtanh_impl(x, min_val, max_val);
+}
+template <AdTensor T>
+T hardsigmoid(const T& x) {
+  return hardsigmoid_impl(x);
+}
+template <AdTensor T>
+T hardshrink(const T& x, double lambd) {
+  return hardshrink_impl(x, lambd);
+}
+template <AdTensor T>
+T softshrink(const T& x, double lambd) {
+  return softshrink_impl(x, lambd);
+}
+template <AdTensor T>
+T softsign(const T& x) {
+  return softsign_impl(x);
+}
+template <AdTensor T>
+T tanhshrink(const T& x) {
+  return tanhshrink_impl(x);
+}
+template <AdTensor T>
+T logsigmoid(const T& x) {
+  return logsigmoid_impl(x);
+}
+template <AdTensor T>
+T threshold(const T& x, double threshold, double value) {
+  return threshold_impl(x, threshold, value);
+}
+template <AdTensor T>
+T prelu(const T& x, const T& weight) {
+  return prelu_impl(x, weight);
+}
+template <AdTensor T>
+T rrelu(const T& x, double lower, double upper) {
+  return rrelu_impl(x, lower, upper);
+}
 
-TF_COMPOSITE_ACTIVATIONS(EagerTensor)
-TF_COMPOSITE_ACTIVATIONS(TracedTensor)
-#undef TF_COMPOSITE_ACTIVATIONS
+// Both tiers.
+#define TF_INSTANTIATE(T)                            \
+  template T relu<T>(const T&);                      \
+  template T relu6<T>(const T&);                     \
+  template T leaky_relu<T>(const T&, double);        \
+  template T elu<T>(const T&, double);               \
+  template T celu<T>(const T&, double);              \
+  template T selu<T>(const T&);                      \
+  template T silu<T>(const T&);                      \
+  template T mish<T>(const T&);                      \
+  template T softplus<T>(const T&, double, double);  \
+  template T hardtanh<T>(const T&, double, double);  \
+  template T hardsigmoid<T>(const T&);               \
+  template T hardshrink<T>(const T&, double);        \
+  template T softshrink<T>(const T&, double);        \
+  template T softsign<T>(const T&);                  \
+  template T tanhshrink<T>(const T&);                \
+  template T logsigmoid<T>(const T&);                \
+  template T threshold<T>(const T&, double, double); \
+  template T prelu<T>(const T&, const T&);           \
+  template T rrelu<T>(const T&, double, double);
+
+TF_INSTANTIATE(EagerTensor)
+TF_INSTANTIATE(TracedTensor)
+#undef TF_INSTANTIATE
 
 }  // namespace tenferro

@@ -188,12 +188,6 @@ T round_decimals_impl(const T& x, std::int64_t decimals) {
 
 // Axis lists pass straight to the core reductions, so an empty list reduces
 // nothing there too (PyTorch's dim=[] is the form without axes).
-template <class T>
-std::vector<std::int64_t> every_axis(const T& x) {
-  std::vector<std::int64_t> all(static_cast<std::size_t>(x.rank()));
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
-  return all;
-}
 
 template <class T>
 T without_nan(const T& x) {
@@ -221,95 +215,128 @@ T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool i
 
 }  // namespace
 
-// One list of public forwarders, instantiated for both tiers.
-#define TF_COMPOSITE_MATH(T)                                         \
-  T float_power(const T& a, const T& b) {                            \
-    return float_power_impl(a, b);                                   \
-  }                                                                  \
-  T float_power(const T& a, Scalar b) {                              \
-    return float_power_scalar_impl(a, b);                            \
-  }                                                                  \
-  T deg2rad(const T& x) {                                            \
-    return angle_scale(x, kPiOver180, "deg2rad");                    \
-  }                                                                  \
-  T rad2deg(const T& x) {                                            \
-    return angle_scale(x, k180OverPi, "rad2deg");                    \
-  }                                                                  \
-  T positive(const T& x) {                                           \
-    return positive_impl(x);                                         \
-  }                                                                  \
-  T fmax(const T& a, const T& b) {                                   \
-    return fmax_fmin(a, b, true, "fmax");                            \
-  }                                                                  \
-  T fmin(const T& a, const T& b) {                                   \
-    return fmax_fmin(a, b, false, "fmin");                           \
-  }                                                                  \
-  T clamp_min(const T& x, const T& min) {                            \
-    return clamp_bound(x, min, true, "clamp_min");                   \
-  }                                                                  \
-  T clamp_max(const T& x, const T& max) {                            \
-    return clamp_bound(x, max, false, "clamp_max");                  \
-  }                                                                  \
-  T ldexp(const T& a, const T& b) {                                  \
-    return ldexp_impl(a, b);                                         \
-  }                                                                  \
-  T complex(const T& re, const T& im) {                              \
-    return complex_impl(re, im);                                     \
-  }                                                                  \
-  T polar(const T& abs, const T& angle) {                            \
-    return polar_impl(abs, angle);                                   \
-  }                                                                  \
-  T nan_to_num(const T& x, double nan, std::optional<double> posinf, \
-               std::optional<double> neginf) {                       \
-    return nan_to_num_impl(x, nan, posinf, neginf);                  \
-  }                                                                  \
-  T logit(const T& x, double eps) {                                  \
-    return logit_eps_impl(x, eps);                                   \
-  }                                                                  \
-  T round(const T& x, std::int64_t decimals) {                       \
-    return round_decimals_impl(x, decimals);                         \
-  }                                                                  \
-  T nansum(const T& x) {                                             \
-    return nansum_impl(x, every_axis(x), false);                     \
-  }                                                                  \
-  T nanmean(const T& x) {                                            \
-    return nanmean_impl(x, every_axis(x), false);                    \
-  }                                                                  \
-  T amax(const T& x) {                                               \
-    return amax_amin(x, every_axis(x), false, true);                 \
-  }                                                                  \
-  T amin(const T& x) {                                               \
-    return amax_amin(x, every_axis(x), false, false);                \
-  }
-
-TF_COMPOSITE_MATH(EagerTensor)
-TF_COMPOSITE_MATH(TracedTensor)
-#undef TF_COMPOSITE_MATH
-
-// The axis forms differ only in how each tier spells an axis list.
-EagerTensor nansum(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+// The public templates (composite.hpp) forward to the implementations above.
+template <AdTensor T>
+T float_power(const T& a, const T& b) {
+  return float_power_impl(a, b);
+}
+template <AdTensor T>
+T float_power(const T& a, Scalar b) {
+  return float_power_scalar_impl(a, b);
+}
+template <AdTensor T>
+T deg2rad(const T& x) {
+  return angle_scale(x, kPiOver180, "deg2rad");
+}
+template <AdTensor T>
+T rad2deg(const T& x) {
+  return angle_scale(x, k180OverPi, "rad2deg");
+}
+template <AdTensor T>
+T positive(const T& x) {
+  return positive_impl(x);
+}
+template <AdTensor T>
+T fmax(const T& a, const T& b) {
+  return fmax_fmin(a, b, true, "fmax");
+}
+template <AdTensor T>
+T fmin(const T& a, const T& b) {
+  return fmax_fmin(a, b, false, "fmin");
+}
+template <AdTensor T>
+T clamp_min(const T& x, const T& min) {
+  return clamp_bound(x, min, true, "clamp_min");
+}
+template <AdTensor T>
+T clamp_max(const T& x, const T& max) {
+  return clamp_bound(x, max, false, "clamp_max");
+}
+template <AdTensor T>
+T ldexp(const T& a, const T& b) {
+  return ldexp_impl(a, b);
+}
+template <AdTensor T>
+T complex(const T& re, const T& im) {
+  return complex_impl(re, im);
+}
+template <AdTensor T>
+T polar(const T& abs, const T& angle) {
+  return polar_impl(abs, angle);
+}
+template <AdTensor T>
+T nan_to_num(const T& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  return nan_to_num_impl(x, nan, posinf, neginf);
+}
+template <AdTensor T>
+T logit(const T& x, double eps) {
+  return logit_eps_impl(x, eps);
+}
+template <AdTensor T>
+T round(const T& x, std::int64_t decimals) {
+  return round_decimals_impl(x, decimals);
+}
+template <AdTensor T>
+T nansum(const T& x) {
+  return nansum_impl(x, every_axis(x), false);
+}
+template <AdTensor T>
+T nanmean(const T& x) {
+  return nanmean_impl(x, every_axis(x), false);
+}
+template <AdTensor T>
+T amax(const T& x) {
+  return amax_amin(x, every_axis(x), false, true);
+}
+template <AdTensor T>
+T amin(const T& x) {
+  return amax_amin(x, every_axis(x), false, false);
+}
+template <AdTensor T>
+T nansum(const T& x, Axes axes, bool keepdim) {
   return nansum_impl(x, axes, keepdim);
 }
-TracedTensor nansum(const TracedTensor& x, Axes axes, bool keepdim) {
-  return nansum_impl(x, axes, keepdim);
-}
-EagerTensor nanmean(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+template <AdTensor T>
+T nanmean(const T& x, Axes axes, bool keepdim) {
   return nanmean_impl(x, axes, keepdim);
 }
-TracedTensor nanmean(const TracedTensor& x, Axes axes, bool keepdim) {
-  return nanmean_impl(x, axes, keepdim);
-}
-EagerTensor amax(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+template <AdTensor T>
+T amax(const T& x, Axes axes, bool keepdim) {
   return amax_amin(x, axes, keepdim, true);
 }
-TracedTensor amax(const TracedTensor& x, Axes axes, bool keepdim) {
-  return amax_amin(x, axes, keepdim, true);
-}
-EagerTensor amin(const EagerTensor& x, std::span<const std::int64_t> axes, bool keepdim) {
+template <AdTensor T>
+T amin(const T& x, Axes axes, bool keepdim) {
   return amax_amin(x, axes, keepdim, false);
 }
-TracedTensor amin(const TracedTensor& x, Axes axes, bool keepdim) {
-  return amax_amin(x, axes, keepdim, false);
-}
+
+// Both tiers.
+#define TF_INSTANTIATE(T)                                                                   \
+  template T float_power<T>(const T&, const T&);                                            \
+  template T float_power<T>(const T&, Scalar);                                              \
+  template T deg2rad<T>(const T&);                                                          \
+  template T rad2deg<T>(const T&);                                                          \
+  template T positive<T>(const T&);                                                         \
+  template T fmax<T>(const T&, const T&);                                                   \
+  template T fmin<T>(const T&, const T&);                                                   \
+  template T clamp_min<T>(const T&, const T&);                                              \
+  template T clamp_max<T>(const T&, const T&);                                              \
+  template T ldexp<T>(const T&, const T&);                                                  \
+  template T complex<T>(const T&, const T&);                                                \
+  template T polar<T>(const T&, const T&);                                                  \
+  template T nan_to_num<T>(const T&, double, std::optional<double>, std::optional<double>); \
+  template T logit<T>(const T&, double);                                                    \
+  template T round<T>(const T&, std::int64_t);                                              \
+  template T nansum<T>(const T&);                                                           \
+  template T nanmean<T>(const T&);                                                          \
+  template T amax<T>(const T&);                                                             \
+  template T amin<T>(const T&);                                                             \
+  template T nansum<T>(const T&, Axes, bool);                                               \
+  template T nanmean<T>(const T&, Axes, bool);                                              \
+  template T amax<T>(const T&, Axes, bool);                                                 \
+  template T amin<T>(const T&, Axes, bool);
+
+TF_INSTANTIATE(EagerTensor)
+TF_INSTANTIATE(TracedTensor)
+#undef TF_INSTANTIATE
 
 }  // namespace tenferro

@@ -117,8 +117,8 @@ TracedTensor constant(const Tensor& value) {
   return detail::make_traced1(make_primitive(prim::Constant{value}), {});
 }
 
-std::vector<TracedTensor> apply(const OpPtr& op, std::span<const TracedTensor> inputs) {
-  return detail::make_traced(op, inputs);
+TracedTensor traced_full(const SymShape& shape, Scalar value, DType dtype) {
+  return detail::make_traced1(make_primitive(prim::Full{shape, value, dtype}), {});
 }
 
 namespace extension {

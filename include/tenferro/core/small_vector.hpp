@@ -10,6 +10,7 @@
 #include <iterator>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 namespace tenferro {
 
@@ -31,6 +32,13 @@ class SmallVector {
     assign(first, last);
   }
   SmallVector(std::span<const T> s) { assign(s.begin(), s.end()); }  // NOLINT: implicit on purpose
+  SmallVector(const std::vector<T>& v) {
+    assign(v.begin(), v.end());
+  }  // NOLINT: implicit on purpose
+  template <std::size_t M>
+  SmallVector(const T (&a)[M]) {  // NOLINT: implicit on purpose
+    assign(a, a + M);
+  }
   SmallVector(const SmallVector& o) { assign(o.begin(), o.end()); }
   SmallVector(SmallVector&& o) noexcept { steal(o); }
   SmallVector& operator=(const SmallVector& o) {

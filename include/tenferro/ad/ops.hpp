@@ -1,0 +1,414 @@
+#pragma once
+// The operations of both AD tiers, written once. Each function is a template
+// over the tensor type, constrained to `AdTensor` (EagerTensor or
+// TracedTensor), so an op exists in the eager and the traced tier with one
+// signature and one semantics:
+//
+//   EagerTensor  y = exp(x_eager);    // runs now, records when x is tracked
+//   TracedTensor t = exp(x_traced);   // builds one graph node
+//
+// Semantics (dtypes, broadcasting, errors) are those of the direct ops in
+// tenferro/backend/*.hpp. Scalars mix with tensors like Python numbers do in
+// PyTorch: a real scalar takes a floating tensor's dtype. Axis lists are
+// `Axes` (braces, spans, vectors); shapes are `ShapeArg` (braces of constants
+// or symbolic sizes, spans, vectors, SymShape). The eager tier needs constant
+// extents; a symbolic one is InvalidArgument.
+//
+// How it is built: the one-line forms below are inline and reduce to a few
+// tier hooks (`unary`, `binary`, `detail::apply_primitive`, `full_like`...)
+// that src/ad/tensor_ops.cpp defines once and instantiates for both tiers.
+
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "tenferro/core/error.hpp"
+#include "tenferro/ops/primitives.hpp"
+
+namespace tenferro {
+
+class EagerTensor;
+class TracedTensor;
+
+/// The tensor types of the AD tiers.
+template <class T>
+concept AdTensor = std::same_as<T, EagerTensor> || std::same_as<T, TracedTensor>;
+
+/// A shape argument: constants ({2, 3}, a span, a vector, a Shape) or
+/// symbolic extents ({SymDim::var("n"), 3}, a SymShape). One extent may be -1
+/// in reshape (resolved against the input's size when that is constant).
+class ShapeArg {
+ public:
+  ShapeArg() = default;
+  ShapeArg(std::initializer_list<SymDim> dims) : dims_(dims) {}  // NOLINT: implicit on purpose
+  ShapeArg(SymShape dims) : dims_(std::move(dims)) {}            // NOLINT
+  ShapeArg(std::span<const std::int64_t> dims) : dims_(to_sym_shape(dims)) {}  // NOLINT
+  ShapeArg(const std::vector<std::int64_t>& dims)                              // NOLINT
+      : dims_(to_sym_shape(dims)) {}
+  ShapeArg(const Shape& dims) : dims_(to_sym_shape(dims.span())) {}  // NOLINT
+  template <std::size_t N>
+  ShapeArg(const std::int64_t (&dims)[N])  // NOLINT
+      : dims_(to_sym_shape(std::span<const std::int64_t>(dims, N))) {}
+
+  const SymShape& dims() const& { return dims_; }
+  SymShape dims() && { return std::move(dims_); }
+
+ private:
+  SymShape dims_;
+};
+
+namespace detail {
+/// Runs (eager) or records (traced) one single-output primitive.
+template <AdTensor T>
+T apply_primitive(prim::Params params, std::initializer_list<T> inputs);
+/// The inputs' tensors joined along `axis` (shared by concatenate's forms).
+template <AdTensor T>
+T concatenate_span(std::span<const T> xs, std::int64_t axis);
+template <AdTensor T>
+T stack_span(std::span<const T> xs, std::int64_t axis);
+template <AdTensor T>
+std::vector<T> apply_span(const OpPtr& op, std::span<const T> inputs);
+}  // namespace detail
+
+/// Applies any op (primitive or extension) to tensors of one tier (eager: one
+/// runtime): one tensor per op output.
+template <AdTensor T>
+std::vector<T> apply(const OpPtr& op, std::span<const T> inputs) {
+  return detail::apply_span<T>(op, inputs);
+}
+template <AdTensor T>
+std::vector<T> apply(const OpPtr& op, const std::vector<T>& inputs) {
+  return detail::apply_span<T>(op, inputs);
+}
+template <AdTensor T, std::size_t N>
+std::vector<T> apply(const OpPtr& op, const T (&inputs)[N]) {
+  return detail::apply_span<T>(op, std::span<const T>(inputs, N));
+}
+template <AdTensor T>
+std::vector<T> apply(const OpPtr& op, std::initializer_list<T> inputs) {
+  return detail::apply_span<T>(op, std::span<const T>(inputs.begin(), inputs.size()));
+}
+
+// ---- sources ------------------------------------------------------------------------
+
+/// A filled tensor of `like`'s shape and dtype, in `like`'s tier (eager: its runtime).
+template <AdTensor T>
+T full_like(const T& like, Scalar value);
+template <AdTensor T>
+T zeros_like(const T& like) {
+  return full_like(like, Scalar(0.0));
+}
+template <AdTensor T>
+T ones_like(const T& like) {
+  return full_like(like, Scalar(1.0));
+}
+/// A rank-0 tensor holding `value` in `like`'s tier, typed like a Python
+/// number mixed with `like` (real scalars take a floating tensor's dtype).
+template <AdTensor T>
+T scalar_like(const T& like, Scalar value);
+
+// ---- elementwise (NumPy broadcasting, dtype rules of backend/elementwise.hpp) ------
+
+template <AdTensor T>
+T unary(UnaryOp op, const T& x);
+template <AdTensor T>
+T binary(BinaryOp op, const T& a, const T& b);
+
+// clang-format off
+template <AdTensor T> T abs(const T& x) { return unary(UnaryOp::Abs, x); }
+template <AdTensor T> T neg(const T& x) { return unary(UnaryOp::Neg, x); }
+template <AdTensor T> T conj(const T& x) { return unary(UnaryOp::Conj, x); }
+template <AdTensor T> T exp(const T& x) { return unary(UnaryOp::Exp, x); }
+template <AdTensor T> T exp2(const T& x) { return unary(UnaryOp::Exp2, x); }
+template <AdTensor T> T expm1(const T& x) { return unary(UnaryOp::Expm1, x); }
+template <AdTensor T> T log(const T& x) { return unary(UnaryOp::Log, x); }
+template <AdTensor T> T log2(const T& x) { return unary(UnaryOp::Log2, x); }
+template <AdTensor T> T log10(const T& x) { return unary(UnaryOp::Log10, x); }
+template <AdTensor T> T log1p(const T& x) { return unary(UnaryOp::Log1p, x); }
+template <AdTensor T> T sqrt(const T& x) { return unary(UnaryOp::Sqrt, x); }
+template <AdTensor T> T rsqrt(const T& x) { return unary(UnaryOp::Rsqrt, x); }
+template <AdTensor T> T square(const T& x) { return unary(UnaryOp::Square, x); }
+template <AdTensor T> T reciprocal(const T& x) { return unary(UnaryOp::Reciprocal, x); }
+template <AdTensor T> T sin(const T& x) { return unary(UnaryOp::Sin, x); }
+template <AdTensor T> T cos(const T& x) { return unary(UnaryOp::Cos, x); }
+template <AdTensor T> T tan(const T& x) { return unary(UnaryOp::Tan, x); }
+template <AdTensor T> T asin(const T& x) { return unary(UnaryOp::Asin, x); }
+template <AdTensor T> T acos(const T& x) { return unary(UnaryOp::Acos, x); }
+template <AdTensor T> T atan(const T& x) { return unary(UnaryOp::Atan, x); }
+template <AdTensor T> T sinh(const T& x) { return unary(UnaryOp::Sinh, x); }
+template <AdTensor T> T cosh(const T& x) { return unary(UnaryOp::Cosh, x); }
+template <AdTensor T> T tanh(const T& x) { return unary(UnaryOp::Tanh, x); }
+template <AdTensor T> T asinh(const T& x) { return unary(UnaryOp::Asinh, x); }
+template <AdTensor T> T acosh(const T& x) { return unary(UnaryOp::Acosh, x); }
+template <AdTensor T> T atanh(const T& x) { return unary(UnaryOp::Atanh, x); }
+template <AdTensor T> T sigmoid(const T& x) { return unary(UnaryOp::Sigmoid, x); }
+template <AdTensor T> T erf(const T& x) { return unary(UnaryOp::Erf, x); }
+template <AdTensor T> T erfc(const T& x) { return unary(UnaryOp::Erfc, x); }
+template <AdTensor T> T sign(const T& x) { return unary(UnaryOp::Sign, x); }
+template <AdTensor T> T sgn(const T& x) { return unary(UnaryOp::Sgn, x); }
+template <AdTensor T> T floor(const T& x) { return unary(UnaryOp::Floor, x); }
+template <AdTensor T> T ceil(const T& x) { return unary(UnaryOp::Ceil, x); }
+template <AdTensor T> T round(const T& x) { return unary(UnaryOp::Round, x); }
+template <AdTensor T> T trunc(const T& x) { return unary(UnaryOp::Trunc, x); }
+template <AdTensor T> T real(const T& x) { return unary(UnaryOp::Real, x); }
+template <AdTensor T> T imag(const T& x) { return unary(UnaryOp::Imag, x); }
+template <AdTensor T> T angle(const T& x) { return unary(UnaryOp::Angle, x); }
+template <AdTensor T> T isfinite(const T& x) { return unary(UnaryOp::IsFinite, x); }
+template <AdTensor T> T isnan(const T& x) { return unary(UnaryOp::IsNan, x); }
+template <AdTensor T> T logical_not(const T& x) { return unary(UnaryOp::LogicalNot, x); }
+// special functions (see backend/elementwise.hpp)
+template <AdTensor T> T erfinv(const T& x) { return unary(UnaryOp::Erfinv, x); }
+template <AdTensor T> T lgamma(const T& x) { return unary(UnaryOp::Lgamma, x); }
+template <AdTensor T> T digamma(const T& x) { return unary(UnaryOp::Digamma, x); }
+template <AdTensor T> T i0(const T& x) { return unary(UnaryOp::I0, x); }
+template <AdTensor T> T i0e(const T& x) { return unary(UnaryOp::I0e, x); }
+template <AdTensor T> T i1(const T& x) { return unary(UnaryOp::I1, x); }
+template <AdTensor T> T i1e(const T& x) { return unary(UnaryOp::I1e, x); }
+template <AdTensor T> T erfcx(const T& x) { return unary(UnaryOp::Erfcx, x); }
+template <AdTensor T> T ndtr(const T& x) { return unary(UnaryOp::Ndtr, x); }
+template <AdTensor T> T ndtri(const T& x) { return unary(UnaryOp::Ndtri, x); }
+template <AdTensor T> T log_ndtr(const T& x) { return unary(UnaryOp::LogNdtr, x); }
+template <AdTensor T> T entr(const T& x) { return unary(UnaryOp::Entr, x); }
+template <AdTensor T> T logit(const T& x) { return unary(UnaryOp::Logit, x); }
+template <AdTensor T> T frac(const T& x) { return unary(UnaryOp::Frac, x); }
+template <AdTensor T> T sinc(const T& x) { return unary(UnaryOp::Sinc, x); }
+
+template <AdTensor T> T add(const T& a, const T& b) { return binary(BinaryOp::Add, a, b); }
+template <AdTensor T> T sub(const T& a, const T& b) { return binary(BinaryOp::Sub, a, b); }
+template <AdTensor T> T mul(const T& a, const T& b) { return binary(BinaryOp::Mul, a, b); }
+template <AdTensor T> T div(const T& a, const T& b) { return binary(BinaryOp::Div, a, b); }
+template <AdTensor T> T pow(const T& a, const T& b) { return binary(BinaryOp::Pow, a, b); }
+template <AdTensor T> T maximum(const T& a, const T& b) { return binary(BinaryOp::Maximum, a, b); }
+template <AdTensor T> T minimum(const T& a, const T& b) { return binary(BinaryOp::Minimum, a, b); }
+template <AdTensor T> T atan2(const T& a, const T& b) { return binary(BinaryOp::Atan2, a, b); }
+template <AdTensor T> T hypot(const T& a, const T& b) { return binary(BinaryOp::Hypot, a, b); }
+template <AdTensor T> T copysign(const T& a, const T& b) { return binary(BinaryOp::Copysign, a, b); }
+template <AdTensor T> T fmod(const T& a, const T& b) { return binary(BinaryOp::Fmod, a, b); }
+template <AdTensor T> T remainder(const T& a, const T& b) { return binary(BinaryOp::Remainder, a, b); }
+template <AdTensor T> T eq(const T& a, const T& b) { return binary(BinaryOp::Eq, a, b); }
+template <AdTensor T> T ne(const T& a, const T& b) { return binary(BinaryOp::Ne, a, b); }
+template <AdTensor T> T lt(const T& a, const T& b) { return binary(BinaryOp::Lt, a, b); }
+template <AdTensor T> T le(const T& a, const T& b) { return binary(BinaryOp::Le, a, b); }
+template <AdTensor T> T gt(const T& a, const T& b) { return binary(BinaryOp::Gt, a, b); }
+template <AdTensor T> T ge(const T& a, const T& b) { return binary(BinaryOp::Ge, a, b); }
+template <AdTensor T> T logical_and(const T& a, const T& b) { return binary(BinaryOp::LogicalAnd, a, b); }
+template <AdTensor T> T logical_or(const T& a, const T& b) { return binary(BinaryOp::LogicalOr, a, b); }
+template <AdTensor T> T xlogy(const T& a, const T& b) { return binary(BinaryOp::Xlogy, a, b); }
+template <AdTensor T> T xlog1py(const T& a, const T& b) { return binary(BinaryOp::Xlog1py, a, b); }
+template <AdTensor T> T logaddexp(const T& a, const T& b) { return binary(BinaryOp::LogAddExp, a, b); }
+
+template <AdTensor T> T operator+(const T& a, const T& b) { return add(a, b); }
+template <AdTensor T> T operator-(const T& a, const T& b) { return sub(a, b); }
+template <AdTensor T> T operator*(const T& a, const T& b) { return mul(a, b); }
+template <AdTensor T> T operator/(const T& a, const T& b) { return div(a, b); }
+template <AdTensor T> T operator-(const T& a) { return neg(a); }
+template <AdTensor T> T operator+(const T& a, Scalar b) { return add(a, scalar_like(a, b)); }
+template <AdTensor T> T operator-(const T& a, Scalar b) { return sub(a, scalar_like(a, b)); }
+template <AdTensor T> T operator*(const T& a, Scalar b) { return mul(a, scalar_like(a, b)); }
+template <AdTensor T> T operator/(const T& a, Scalar b) { return div(a, scalar_like(a, b)); }
+template <AdTensor T> T operator+(Scalar a, const T& b) { return add(scalar_like(b, a), b); }
+template <AdTensor T> T operator-(Scalar a, const T& b) { return sub(scalar_like(b, a), b); }
+template <AdTensor T> T operator*(Scalar a, const T& b) { return mul(scalar_like(b, a), b); }
+template <AdTensor T> T operator/(Scalar a, const T& b) { return div(scalar_like(b, a), b); }
+// clang-format on
+
+/// 0 <= n <= kMaxPolygammaOrder, else InvalidArgument.
+template <AdTensor T>
+T polygamma(std::int64_t n, const T& x) {
+  return detail::apply_primitive<T>(prim::Polygamma{n}, {x});
+}
+/// Multivariate log-gamma of dimension p >= 1 (PyTorch's mvlgamma):
+/// sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).
+template <AdTensor T>
+T mvlgamma(const T& x, std::int64_t p);
+/// {mantissa, exponent (i32, not differentiable)}.
+template <AdTensor T>
+std::pair<T, T> frexp(const T& x) {
+  return {unary(UnaryOp::FrexpMantissa, x), unary(UnaryOp::FrexpExponent, x)};
+}
+template <AdTensor T>
+T where(const T& cond, const T& a, const T& b) {
+  return detail::apply_primitive<T>(prim::Select{}, {cond, a, b});
+}
+template <AdTensor T>
+T clamp(const T& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return detail::apply_primitive<T>(prim::Clamp{lo, hi}, {x});
+}
+
+// ---- reductions (empty axes reduce nothing; the forms without axes reduce all) ------
+
+template <AdTensor T>
+T reduce(ReduceOp op, const T& x, Axes axes, bool keepdim = false) {
+  return detail::apply_primitive<T>(prim::Reduce{op, std::move(axes), keepdim}, {x});
+}
+/// Every axis of x: 0, 1, ..., rank - 1.
+template <AdTensor T>
+Axes every_axis(const T& x) {
+  Axes a;
+  for (std::int64_t i = 0; i < x.rank(); ++i) a.push_back(i);
+  return a;
+}
+
+// clang-format off
+template <AdTensor T> T sum(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::Sum, x, std::move(axes), keepdim); }
+template <AdTensor T> T sum(const T& x) { return reduce(ReduceOp::Sum, x, every_axis(x)); }
+template <AdTensor T> T prod(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::Prod, x, std::move(axes), keepdim); }
+template <AdTensor T> T prod(const T& x) { return reduce(ReduceOp::Prod, x, every_axis(x)); }
+template <AdTensor T> T mean(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::Mean, x, std::move(axes), keepdim); }
+template <AdTensor T> T mean(const T& x) { return reduce(ReduceOp::Mean, x, every_axis(x)); }
+template <AdTensor T> T max(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::Max, x, std::move(axes), keepdim); }
+template <AdTensor T> T max(const T& x) { return reduce(ReduceOp::Max, x, every_axis(x)); }
+template <AdTensor T> T min(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::Min, x, std::move(axes), keepdim); }
+template <AdTensor T> T min(const T& x) { return reduce(ReduceOp::Min, x, every_axis(x)); }
+template <AdTensor T> T all(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::All, x, std::move(axes), keepdim); }
+template <AdTensor T> T all(const T& x) { return reduce(ReduceOp::All, x, every_axis(x)); }
+template <AdTensor T> T any(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::Any, x, std::move(axes), keepdim); }
+template <AdTensor T> T any(const T& x) { return reduce(ReduceOp::Any, x, every_axis(x)); }
+template <AdTensor T> T logsumexp(const T& x, Axes axes, bool keepdim = false) { return reduce(ReduceOp::LogSumExp, x, std::move(axes), keepdim); }
+template <AdTensor T> T logsumexp(const T& x) { return reduce(ReduceOp::LogSumExp, x, every_axis(x)); }
+// clang-format on
+
+template <AdTensor T>
+T var(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
+  return detail::apply_primitive<T>(prim::Variance{std::move(axes), correction, keepdim, false},
+                                    {x});
+}
+template <AdTensor T>
+T std_dev(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
+  return detail::apply_primitive<T>(prim::Variance{std::move(axes), correction, keepdim, true},
+                                    {x});
+}
+template <AdTensor T>
+T argmax(const T& x, std::int64_t axis, bool keepdim = false) {
+  return detail::apply_primitive<T>(prim::ArgReduce{true, axis, keepdim}, {x});
+}
+template <AdTensor T>
+T argmin(const T& x, std::int64_t axis, bool keepdim = false) {
+  return detail::apply_primitive<T>(prim::ArgReduce{false, axis, keepdim}, {x});
+}
+
+// ---- contractions ------------------------------------------------------------------
+
+template <AdTensor T>
+T dot_general(const T& lhs, const T& rhs, const DotDims& dims) {
+  return detail::apply_primitive<T>(prim::DotGeneral{dims}, {lhs, rhs});
+}
+/// [m, k, batch...] x [k, n, batch...] -> [m, n, batch...]; batch axes
+/// broadcast (NumPy rules, right-aligned; symbolic extents must be equal or
+/// constant 1), rank-1 operands act as row/column vectors as in the direct
+/// matmul.
+template <AdTensor T>
+T matmul(const T& a, const T& b);
+
+// ---- structural (each returns a fresh tensor) ----------------------------------------
+
+template <AdTensor T>
+T permute(const T& x, Axes perm) {
+  return detail::apply_primitive<T>(prim::Transpose{std::move(perm)}, {x});
+}
+template <AdTensor T>
+T transpose(const T& x, std::int64_t a = 0, std::int64_t b = 1);
+/// One extent may be -1 (resolved when x's size and the other extents are constant).
+template <AdTensor T>
+T reshape(const T& x, ShapeArg shape);
+/// x's axis i becomes axis dims[i] of `shape` (XLA's broadcast_in_dim).
+template <AdTensor T>
+T broadcast_in_dim(const T& x, ShapeArg shape, Axes dims);
+/// NumPy broadcast (right-aligned) to `shape`.
+template <AdTensor T>
+T broadcast_to(const T& x, ShapeArg shape);
+/// Static slice; an empty stride means stride 1 on every axis.
+template <AdTensor T>
+T slice(const T& x, Shape start, Shape limit, Shape stride = {}) {
+  if (stride.empty()) stride = Shape(start.size(), 1);
+  return detail::apply_primitive<T>(
+      prim::Slice{std::move(start), std::move(limit), std::move(stride)}, {x});
+}
+/// Edge padding by `low`/`high` (negative crops) with `interior` padding
+/// between elements (empty: none).
+template <AdTensor T>
+T pad(const T& x, Shape low, Shape high, Scalar value, Shape interior = {}) {
+  if (interior.empty()) interior = Shape(low.size(), 0);
+  return detail::apply_primitive<T>(
+      prim::Pad{std::move(low), std::move(high), std::move(interior), value}, {x});
+}
+template <AdTensor T>
+T concatenate(std::span<const T> xs, std::int64_t axis) {
+  return detail::concatenate_span<T>(xs, axis);
+}
+template <AdTensor T>
+T concatenate(const std::vector<T>& xs, std::int64_t axis) {
+  return detail::concatenate_span<T>(xs, axis);
+}
+template <AdTensor T, std::size_t N>
+T concatenate(const T (&xs)[N], std::int64_t axis) {
+  return detail::concatenate_span<T>(std::span<const T>(xs, N), axis);
+}
+template <AdTensor T>
+T concatenate(std::initializer_list<T> xs, std::int64_t axis) {
+  return detail::concatenate_span<T>(std::span<const T>(xs.begin(), xs.size()), axis);
+}
+/// Joins tensors of one shape along a new axis.
+template <AdTensor T>
+T stack(std::span<const T> xs, std::int64_t axis) {
+  return detail::stack_span<T>(xs, axis);
+}
+template <AdTensor T>
+T stack(const std::vector<T>& xs, std::int64_t axis) {
+  return detail::stack_span<T>(xs, axis);
+}
+template <AdTensor T, std::size_t N>
+T stack(const T (&xs)[N], std::int64_t axis) {
+  return detail::stack_span<T>(std::span<const T>(xs, N), axis);
+}
+template <AdTensor T>
+T stack(std::initializer_list<T> xs, std::int64_t axis) {
+  return detail::stack_span<T>(std::span<const T>(xs.begin(), xs.size()), axis);
+}
+template <AdTensor T>
+T reverse(const T& x, Axes axes) {
+  return detail::apply_primitive<T>(prim::Reverse{std::move(axes)}, {x});
+}
+template <AdTensor T>
+T diagonal(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1) {
+  return detail::apply_primitive<T>(prim::Diagonal{offset, axis1, axis2}, {x});
+}
+template <AdTensor T>
+T diag_embed(const T& x, std::int64_t offset = 0) {
+  return detail::apply_primitive<T>(prim::DiagEmbed{offset}, {x});
+}
+template <AdTensor T>
+T tril(const T& x, std::int64_t k = 0) {
+  return detail::apply_primitive<T>(prim::Triangle{true, k}, {x});
+}
+template <AdTensor T>
+T triu(const T& x, std::int64_t k = 0) {
+  return detail::apply_primitive<T>(prim::Triangle{false, k}, {x});
+}
+template <AdTensor T>
+T index_select(const T& x, std::int64_t axis, const T& index) {
+  return detail::apply_primitive<T>(prim::IndexSelect{axis}, {x, index});
+}
+template <AdTensor T>
+T take_along_axis(const T& x, const T& index, std::int64_t axis) {
+  return detail::apply_primitive<T>(prim::TakeAlongAxis{axis}, {x, index});
+}
+template <AdTensor T>
+T scatter_add(const T& x, std::int64_t axis, const T& index, const T& src) {
+  return detail::apply_primitive<T>(prim::ScatterAdd{axis}, {x, index, src});
+}
+/// Lossless conversion (DTypeMismatch otherwise); cast converts lossily on request.
+template <AdTensor T>
+T convert(const T& x, DType dtype) {
+  return detail::apply_primitive<T>(prim::Convert{dtype, false}, {x});
+}
+template <AdTensor T>
+T cast(const T& x, DType dtype) {
+  return detail::apply_primitive<T>(prim::Convert{dtype, true}, {x});
+}
+
+}  // namespace tenferro

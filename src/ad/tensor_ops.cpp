@@ -1,0 +1,321 @@
+// The operations of tenferro/ad/ops.hpp that need more than one line, written
+// once over the tensor type, and the few tier hooks everything reduces to:
+// running (eager) or recording (traced) one op, making a filled tensor, and a
+// tensor's shape as symbolic extents. Both tiers are instantiated at the end.
+
+#include "tenferro/ad/ops.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "ad/eager_impl.hpp"
+#include "tenferro/ad/traced.hpp"
+
+namespace tenferro {
+
+namespace {
+
+// ---- tier hooks ------------------------------------------------------------------------
+
+EagerTensor run_one(const OpPtr& op, std::span<const EagerTensor> in) {
+  return detail::eager_dispatch1(detail::common_runtime(in, op->name()), op, in);
+}
+TracedTensor run_one(const OpPtr& op, std::span<const TracedTensor> in) {
+  return detail::make_traced1(op, in);
+}
+std::vector<EagerTensor> run_all(const OpPtr& op, std::span<const EagerTensor> in) {
+  return detail::eager_dispatch(detail::common_runtime(in, op->name()), op, in);
+}
+std::vector<TracedTensor> run_all(const OpPtr& op, std::span<const TracedTensor> in) {
+  return detail::make_traced(op, in);
+}
+
+SymShape sym_shape(const EagerTensor& x) {
+  return to_sym_shape(x.shape());
+}
+const SymShape& sym_shape(const TracedTensor& x) {
+  return x.shape();
+}
+
+EagerTensor filled(const EagerTensor& like, Scalar value, DType dtype, bool rank0) {
+  return like.runtime()->tensor(rank0 ? Tensor::scalar(value, dtype)
+                                      : full(like.shape(), value, dtype));
+}
+TracedTensor filled(const TracedTensor& like, Scalar value, DType dtype, bool rank0) {
+  return traced_full(rank0 ? SymShape{} : like.shape(), value, dtype);
+}
+
+// Eager tensors have constant extents only.
+void require_constant(const EagerTensor&, const SymShape& shape, const char* op) {
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (!shape[i].is_constant()) {
+      fail(ErrorKind::InvalidArgument, op, "extent ", i, " is the symbolic size ",
+           shape[i].to_string(), "; eager tensors need constant extents (use the traced tier)");
+    }
+  }
+}
+void require_constant(const TracedTensor&, const SymShape&, const char*) {}
+
+// ---- cached elementwise ops --------------------------------------------------------------
+
+// Elementwise ops are immutable values: build each once instead of per call.
+const OpPtr& cached_unary(UnaryOp op) {
+  static const std::vector<OpPtr> table = [] {
+    std::vector<OpPtr> t;
+    for (int i = 0; i < kUnaryOpCount; ++i)
+      t.push_back(make_primitive(prim::Unary{static_cast<UnaryOp>(i)}));
+    return t;
+  }();
+  return table[static_cast<std::size_t>(op)];
+}
+const OpPtr& cached_binary(BinaryOp op) {
+  static const std::vector<OpPtr> table = [] {
+    std::vector<OpPtr> t;
+    for (int i = 0; i < kBinaryOpCount; ++i)
+      t.push_back(make_primitive(prim::Binary{static_cast<BinaryOp>(i)}));
+    return t;
+  }();
+  return table[static_cast<std::size_t>(op)];
+}
+
+// Resolves one -1 extent against x's size; checks for other negative constants.
+template <AdTensor T>
+SymShape resolve_reshape(const T& x, SymShape shape) {
+  std::optional<std::size_t> infer;
+  std::int64_t known = 1;
+  bool known_constant = true;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const auto c = shape[i].try_constant();
+    if (!c) {
+      known_constant = false;
+    } else if (*c == -1) {
+      if (infer) fail(ErrorKind::InvalidArgument, "reshape", "only one extent may be -1");
+      infer = i;
+    } else if (*c < 0) {
+      fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", *c, " at position ", i);
+    } else {
+      known *= *c;
+    }
+  }
+  if (!infer) return shape;
+  const auto total = numel(sym_shape(x)).try_constant();
+  if (!total || !known_constant) {
+    fail(ErrorKind::InvalidArgument, "reshape", "cannot infer -1 in ", to_string(shape),
+         " with symbolic extents; give every extent");
+  }
+  if (known == 0 || *total % known != 0) {
+    fail(ErrorKind::ShapeMismatch, "reshape", "cannot infer -1 in ", to_string(shape), " for ",
+         *total, " elements");
+  }
+  shape[*infer] = *total / known;
+  return shape;
+}
+
+// NumPy broadcast of two batch shapes (right-aligned); symbolic extents must
+// be equal or meet a constant 1.
+SymShape broadcast_batch(const SymShape& a, const SymShape& b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  SymShape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const SymDim da = i < n - a.size() ? SymDim(1) : a[i - (n - a.size())];
+    const SymDim db = i < n - b.size() ? SymDim(1) : b[i - (n - b.size())];
+    if (da == db || db.try_constant() == 1) {
+      out[i] = da;
+    } else if (da.try_constant() == 1) {
+      out[i] = db;
+    } else {
+      fail(ErrorKind::ShapeMismatch, "matmul", "batch extents ", da.to_string(), " and ",
+           db.to_string(), " do not broadcast (batch shapes ", to_string(a), " and ", to_string(b),
+           ")", da.is_constant() && db.is_constant() ? "" : "; broadcast_in_dim an operand first");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- hooks declared in ops.hpp -----------------------------------------------------------
+
+namespace detail {
+
+template <AdTensor T>
+T apply_primitive(prim::Params params, std::initializer_list<T> inputs) {
+  return run_one(make_primitive(std::move(params)),
+                 std::span<const T>(inputs.begin(), inputs.size()));
+}
+
+template <AdTensor T>
+std::vector<T> apply_span(const OpPtr& op, std::span<const T> inputs) {
+  if (!op) fail(ErrorKind::InvalidArgument, "apply", "op is null");
+  return run_all(op, inputs);
+}
+
+template <AdTensor T>
+T concatenate_span(std::span<const T> xs, std::int64_t axis) {
+  if (xs.empty()) fail(ErrorKind::InvalidArgument, "concatenate", "needs at least one tensor");
+  return run_one(make_primitive(prim::Concatenate{axis, xs.size()}), xs);
+}
+
+template <AdTensor T>
+T stack_span(std::span<const T> xs, std::int64_t axis) {
+  if (xs.empty()) fail(ErrorKind::InvalidArgument, "stack", "needs at least one tensor");
+  for (const T& x : xs) {
+    if (!x.defined()) fail(ErrorKind::InvalidArgument, "stack", "an input is undefined");
+  }
+  const std::int64_t a = normalize_axis(axis, xs[0].rank() + 1, "stack");
+  std::vector<T> parts;
+  parts.reserve(xs.size());
+  for (const T& x : xs) {
+    SymShape s = sym_shape(x);
+    s.insert(s.begin() + a, SymDim(1));
+    parts.push_back(reshape(x, std::move(s)));
+  }
+  return concatenate_span<T>(parts, a);
+}
+
+}  // namespace detail
+
+template <AdTensor T>
+T unary(UnaryOp op, const T& x) {
+  const T in[1] = {x};
+  return run_one(cached_unary(op), in);
+}
+
+template <AdTensor T>
+T binary(BinaryOp op, const T& a, const T& b) {
+  const T in[2] = {a, b};
+  return run_one(cached_binary(op), in);
+}
+
+template <AdTensor T>
+T full_like(const T& like, Scalar value) {
+  return filled(like, value, like.dtype(), false);
+}
+
+template <AdTensor T>
+T scalar_like(const T& like, Scalar value) {
+  return filled(like, value, scalar_operand_dtype(like.dtype(), value.dtype()), true);
+}
+
+template <AdTensor T>
+T mvlgamma(const T& x, std::int64_t p) {
+  if (p < 1) {
+    fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be >= 1");
+  }
+  T out = lgamma(x);
+  for (std::int64_t i = 1; i < p; ++i) out = out + lgamma(x - 0.5 * static_cast<double>(i));
+  const auto pd = static_cast<double>(p);
+  return out + pd * (pd - 1) / 4 * std::log(std::numbers::pi);
+}
+
+template <AdTensor T>
+T matmul(const T& a, const T& b) {
+  // Vectors become matrices, batch axes broadcast, then one dot_general with
+  // batch dimensions; the vector axes are dropped again at the end.
+  if (!a.defined() || !b.defined()) {
+    fail(ErrorKind::InvalidArgument, "matmul", "an operand is undefined");
+  }
+  if (a.rank() == 0 || b.rank() == 0) {
+    fail(ErrorKind::RankMismatch, "matmul", "matmul needs operands of rank >= 1, got ranks ",
+         a.rank(), " and ", b.rank());
+  }
+  DotDims dims;
+  dims.lhs_contracting = {1};
+  dims.rhs_contracting = {0};
+  if (a.rank() == 2 && b.rank() == 2) return dot_general(a, b, dims);
+
+  const SymShape as = sym_shape(a), bs = sym_shape(b);
+  const T A = a.rank() == 1 ? reshape(a, SymShape{1, as[0]}) : a;
+  const T B = b.rank() == 1 ? reshape(b, SymShape{bs[0], 1}) : b;
+  const SymShape As = sym_shape(A), Bs = sym_shape(B);
+  const SymShape batch =
+      broadcast_batch(SymShape(As.begin() + 2, As.end()), SymShape(Bs.begin() + 2, Bs.end()));
+  auto expand = [&](const T& t, const SymShape& ts) {
+    SymShape target{ts[0], ts[1]};
+    target.insert(target.end(), batch.begin(), batch.end());
+    if (target == ts) return t;
+    Axes bdims{0, 1};
+    const auto lead = static_cast<std::int64_t>(batch.size() + 2 - ts.size());
+    for (std::int64_t i = 2; i < static_cast<std::int64_t>(ts.size()); ++i)
+      bdims.push_back(i + lead);
+    return broadcast_in_dim(t, std::move(target), std::move(bdims));
+  };
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    dims.lhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+    dims.rhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+  }
+  T c = dot_general(expand(A, As), expand(B, Bs), dims);
+  if (a.rank() == 1 || b.rank() == 1) {
+    const SymShape cs = sym_shape(c);
+    SymShape s;
+    if (a.rank() != 1) s.push_back(cs[0]);
+    if (b.rank() != 1) s.push_back(cs[1]);
+    s.insert(s.end(), cs.begin() + 2, cs.end());
+    c = reshape(c, std::move(s));
+  }
+  return c;
+}
+
+template <AdTensor T>
+T transpose(const T& x, std::int64_t a, std::int64_t b) {
+  Axes perm = every_axis(x);
+  const auto ia = normalize_axis(a, x.rank(), "transpose");
+  const auto ib = normalize_axis(b, x.rank(), "transpose");
+  std::swap(perm[static_cast<std::size_t>(ia)], perm[static_cast<std::size_t>(ib)]);
+  return permute(x, std::move(perm));
+}
+
+template <AdTensor T>
+T reshape(const T& x, ShapeArg shape) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, "reshape", "input is undefined");
+  SymShape s = resolve_reshape(x, std::move(shape).dims());
+  require_constant(x, s, "reshape");
+  return detail::apply_primitive<T>(prim::Reshape{std::move(s)}, {x});
+}
+
+template <AdTensor T>
+T broadcast_in_dim(const T& x, ShapeArg shape, Axes dims) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, "broadcast_in_dim", "input is undefined");
+  require_constant(x, shape.dims(), "broadcast_in_dim");
+  return detail::apply_primitive<T>(prim::BroadcastInDim{std::move(shape).dims(), std::move(dims)},
+                                    {x});
+}
+
+template <AdTensor T>
+T broadcast_to(const T& x, ShapeArg shape) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, "broadcast_to", "input is undefined");
+  const SymShape& s = shape.dims();
+  if (x.rank() > static_cast<std::int64_t>(s.size())) {
+    fail(ErrorKind::RankMismatch, "broadcast_to", "cannot broadcast rank ", x.rank(), " to rank ",
+         s.size());
+  }
+  require_constant(x, s, "broadcast_to");
+  Axes dims;
+  const std::int64_t lead = static_cast<std::int64_t>(s.size()) - x.rank();
+  for (std::int64_t i = 0; i < x.rank(); ++i) dims.push_back(lead + i);
+  return broadcast_in_dim(x, std::move(shape), std::move(dims));
+}
+
+// ---- both tiers ----------------------------------------------------------------------------
+
+#define TF_INSTANTIATE_TIER(T)                                                     \
+  template T detail::apply_primitive<T>(prim::Params, std::initializer_list<T>);   \
+  template std::vector<T> detail::apply_span<T>(const OpPtr&, std::span<const T>); \
+  template T detail::concatenate_span<T>(std::span<const T>, std::int64_t);        \
+  template T detail::stack_span<T>(std::span<const T>, std::int64_t);              \
+  template T unary<T>(UnaryOp, const T&);                                          \
+  template T binary<T>(BinaryOp, const T&, const T&);                              \
+  template T full_like<T>(const T&, Scalar);                                       \
+  template T scalar_like<T>(const T&, Scalar);                                     \
+  template T mvlgamma<T>(const T&, std::int64_t);                                  \
+  template T matmul<T>(const T&, const T&);                                        \
+  template T transpose<T>(const T&, std::int64_t, std::int64_t);                   \
+  template T reshape<T>(const T&, ShapeArg);                                       \
+  template T broadcast_in_dim<T>(const T&, ShapeArg, Axes);                        \
+  template T broadcast_to<T>(const T&, ShapeArg);
+
+TF_INSTANTIATE_TIER(EagerTensor)
+TF_INSTANTIATE_TIER(TracedTensor)
+#undef TF_INSTANTIATE_TIER
+
+}  // namespace tenferro
