@@ -7,7 +7,11 @@
 
 #include "backend/cpu/vector_math.hpp"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+// ThreadSanitizer instruments the ifunc resolvers, which run during relocation
+// before its runtime is up (the process dies at load), so TSan builds keep the
+// baseline loop only.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    !defined(__SANITIZE_THREAD__)
 #define TENFERRO_VMATH_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TENFERRO_VMATH_CLONES
