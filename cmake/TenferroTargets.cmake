@@ -17,10 +17,17 @@ if(TENFERRO_TSAN)
   target_link_options(tenferro_options INTERFACE -fsanitize=thread)
 endif()
 
-# tenferro_add_layer(<name> DIRS <src dirs...> DEPS <targets...>)
+# tenferro_add_layer(<name> DIRS <src dirs...> DEPS <targets...>
+#                    [PRIVATE_HEADERS <src dirs...>])
 # One static library per layer of DESIGN.md section 3, exported as tenferro::<name>.
+#
+# Each layer gets its own private include root, holding only src/<name> (and
+# the src/ folders named in PRIVATE_HEADERS), so `#include "<name>/..."` finds
+# the layer's own private headers and another layer's private headers do not
+# resolve: the build enforces the layering. Everything else a layer uses comes
+# through the public headers in include/.
 function(tenferro_add_layer name)
-  cmake_parse_arguments(ARG "" "" "DIRS;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DIRS;DEPS;PRIVATE_DEPS;PRIVATE_HEADERS" ${ARGN})
   set(sources)
   foreach(dir IN LISTS ARG_DIRS)
     file(GLOB dir_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${dir}/*.cpp")
@@ -29,9 +36,16 @@ function(tenferro_add_layer name)
   add_library(tenferro_${name} STATIC ${sources})
   add_library(tenferro::${name} ALIAS tenferro_${name})
   set_target_properties(tenferro_${name} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
+  set(private_root "${PROJECT_BINARY_DIR}/private-include/${name}")
+  file(MAKE_DIRECTORY "${private_root}")
+  foreach(dir IN ITEMS ${name} ${ARG_PRIVATE_HEADERS})
+    if(NOT EXISTS "${private_root}/${dir}")
+      file(CREATE_LINK "${PROJECT_SOURCE_DIR}/src/${dir}" "${private_root}/${dir}" SYMBOLIC)
+    endif()
+  endforeach()
   target_include_directories(tenferro_${name}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
-    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    PRIVATE "${private_root}")
   target_link_libraries(tenferro_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS}
                         $<BUILD_INTERFACE:tenferro_options>)
   target_compile_features(tenferro_${name} PUBLIC cxx_std_20)

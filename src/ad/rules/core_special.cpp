@@ -9,7 +9,7 @@
 #include <limits>
 #include <numbers>
 
-#include "ad/core_rules.hpp"
+#include "ad/rules/core.hpp"
 
 namespace tenferro::ad::core {
 

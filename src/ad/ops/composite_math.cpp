@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "ad/composite_checks.hpp"
+#include "ad/ops/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 
 namespace tenferro {

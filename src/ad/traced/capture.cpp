@@ -2,8 +2,8 @@
 
 #include <unordered_map>
 
-#include "ad/eager_impl.hpp"
-#include "ad/program_graph.hpp"
+#include "ad/eager/impl.hpp"
+#include "ad/program/graph.hpp"
 
 namespace tenferro {
 

@@ -1,6 +1,6 @@
 // register_core_rules and the helpers shared by the core rule files.
 
-#include "ad/core_rules.hpp"
+#include "ad/rules/core.hpp"
 
 namespace tenferro::ad {
 

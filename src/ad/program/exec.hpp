@@ -1,34 +1,20 @@
 #pragma once
 // Internal to the traced tier: prepared programs (execution steps, liveness,
-// fused elementwise groups) and the blockwise fused kernel.
+// fused elementwise groups, which the backend runs as FusedElementwise passes).
 
-#include "ad/program_graph.hpp"
+#include "ad/program/graph.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/backend/fused.hpp"
 
 namespace tenferro::detail {
 
 /// A chain of elementwise primitives over one output shape, run as one pass.
 struct FusedPlan {
-  struct Operand {
-    bool external = true;
-    std::uint32_t index = 0;  // external input index, or member index
-  };
-  struct Member {
-    const PrimitiveOp* op = nullptr;
-    std::vector<Operand> operands;
-    DType dtype = DType::F64;
-    int buffer = -1;  // per-thread scratch buffer; -1 for the root (writes the output)
-  };
   std::vector<std::uint32_t> nodes;  // program nodes covered, in order
-  std::vector<Member> members;       // same order; the last is the root
+  FusedElementwise pass;             // one step per node, same order; the last is the root
   std::vector<ValueRef> externals;   // values read from outside the group
   SymShape shape;
-  int buffer_count = 0;
 };
-
-/// Runs a fused group: `externals` broadcast to `shape`; returns the root value.
-Tensor run_fused(CpuBackend& cpu, const FusedPlan& plan, std::span<const Tensor> externals,
-                 const Shape& shape, std::int64_t block);
 
 /// Finds fusable groups (>= 2 ops) in `graph`. group_of[node] = group index or -1.
 std::vector<FusedPlan> plan_fusion(const ProgramGraph& graph, std::vector<int>& group_of);

@@ -1,6 +1,6 @@
 #include "tenferro/ad/eager_extension.hpp"
 
-#include "ad/eager_impl.hpp"
+#include "ad/eager/impl.hpp"
 
 namespace tenferro {
 

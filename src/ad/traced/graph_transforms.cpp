@@ -7,7 +7,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "ad/program_graph.hpp"
+#include "ad/program/graph.hpp"
 #include "tenferro/ad/linearize.hpp"
 #include "tenferro/ad/transforms.hpp"
 

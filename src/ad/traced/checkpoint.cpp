@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ad/program_graph.hpp"
+#include "ad/program/graph.hpp"
 
 namespace tenferro {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "ad/composite_checks.hpp"
+#include "ad/ops/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 
 namespace tenferro {

@@ -1,4 +1,4 @@
-#include "ad/eager_impl.hpp"
+#include "ad/eager/impl.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {

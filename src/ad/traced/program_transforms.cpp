@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "ad/program_graph.hpp"
+#include "ad/program/graph.hpp"
 #include "tenferro/ad/linearize.hpp"
 #include "tenferro/ad/transforms.hpp"
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "ad/eager_impl.hpp"
+#include "ad/eager/impl.hpp"
 #include "tenferro/ad/traced.hpp"
 
 namespace tenferro {

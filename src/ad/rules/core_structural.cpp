@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "ad/core_rules.hpp"
+#include "ad/rules/core.hpp"
 
 namespace tenferro::ad::core {
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <numbers>
 
-#include "ad/core_rules.hpp"
+#include "ad/rules/core.hpp"
 
 namespace tenferro::ad::core {
 

@@ -1,7 +1,7 @@
 // prepare() and run(): execution steps with liveness, dimension binding,
 // shape-constraint checks, epoch binding.
 
-#include "ad/program_exec.hpp"
+#include "ad/program/exec.hpp"
 
 namespace tenferro {
 
@@ -176,10 +176,9 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
       const FusedPlan& plan = state.groups[step.index];
       std::vector<Tensor> ext;
       for (ValueRef v : plan.externals) ext.push_back(vals[value_id(state, v)]);
-      CpuBackend& cpu = require_cpu(backend, "run");
       const Shape shape = evaluate(plan.shape, bindings);
       set(state.value_base[plan.nodes.back()],
-          run_fused(cpu, plan, ext, shape, state.options.fusion_block));
+          fused_elementwise(plan.pass, ext, shape, backend, state.options.fusion_block));
       if (stats) ++stats->fused_passes;
     } else {
       const ProgramNode& n = g.nodes[step.index];

@@ -3,7 +3,7 @@
 // is written as sum(t * coefficient) with the coefficient computed on
 // primals, so its transpose comes from the mul and sum transposes.
 
-#include "ad/core_rules.hpp"
+#include "ad/rules/core.hpp"
 
 namespace tenferro::ad::core {
 

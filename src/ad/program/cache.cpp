@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "ad/program_exec.hpp"
+#include "ad/program/exec.hpp"
 
 namespace tenferro {
 

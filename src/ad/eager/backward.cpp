@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "ad/eager_impl.hpp"
+#include "ad/eager/impl.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {

@@ -1,5 +1,5 @@
 #pragma once
-// Shared helpers of the core AD rules (src/ad/core_rules_*.cpp). Rules are
+// Shared helpers of the core AD rules (src/ad/rules/core_*.cpp). Rules are
 // written only against the Emitter, so each one serves eager, traced and
 // higher-order differentiation; shapes come from RuleArgs metas because
 // undeclared residuals and linear inputs are invalid Vals.
@@ -97,7 +97,7 @@ using BinCoef = std::function<Val(Emitter&, const RuleArgs&)>;
 /// tangent is present.
 RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r);
 
-/// Rules of the special functions (core_rules_special.cpp).
+/// Rules of the special functions (rules/core_special.cpp).
 RuleSet special_unary_rules(UnaryOp op);
 RuleSet special_binary_rules(BinaryOp op);
 RuleSet polygamma_rule();

@@ -3,7 +3,7 @@
 
 #include <unordered_set>
 
-#include "ad/program_graph.hpp"
+#include "ad/program/graph.hpp"
 
 namespace tenferro {
 

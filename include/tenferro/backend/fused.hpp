@@ -1,0 +1,56 @@
+#pragma once
+// A fused elementwise pass: a chain of elementwise steps over one output
+// shape, run as one pass over memory, block by block. Intermediates live in
+// small per-thread scratch buffers (one block each, reused by liveness), so
+// they stay in cache; blocks split across the backend's threads. Each step
+// computes exactly what the direct op of the same kind computes, so a fused
+// pass and the unfused ops give identical values. The traced tier's program
+// executor builds these from groups of elementwise primitives; a backend
+// (CPU today) runs them.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "tenferro/backend/elementwise.hpp"
+
+namespace tenferro {
+
+struct FusedElementwise {
+  enum class Kind : unsigned char {
+    Unary,    // unary(op, a)
+    Binary,   // binary(op, a, b); operands already in the compute dtype
+    Select,   // where(cond, a, b)
+    Clamp,    // clamp(a, lo, hi)
+    Convert,  // lossless conversion of a to `dtype`
+    Fill,     // `value` (no operands)
+  };
+  struct Operand {
+    bool external = true;     // an input of the pass, or an earlier step
+    std::uint32_t index = 0;  // external input index, or step index
+  };
+  struct Step {
+    Kind kind = Kind::Unary;
+    UnaryOp unary = UnaryOp::Abs;
+    BinaryOp binary = BinaryOp::Add;
+    std::optional<Scalar> lo, hi;  // Clamp
+    Scalar value;                  // Fill
+    std::vector<Operand> operands;
+    DType dtype = DType::F64;  // the step's result dtype
+    int buffer = -1;           // scratch buffer; -1 only for the last step
+  };
+  std::vector<Step> steps;  // in order; the last one is the result
+  int buffer_count = 0;     // scratch buffers the steps use
+};
+
+/// Runs `pass` with every external broadcast (NumPy rules) to `shape`, in
+/// blocks of `block` elements, and returns the last step's value as a fresh
+/// compact tensor. A pass that is empty, refers to a missing operand or
+/// buffer, or reads a later step is InvalidArgument; externals that do not
+/// broadcast to `shape` are ShapeMismatch.
+Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
+                         std::span<const std::int64_t> shape, Backend& backend,
+                         std::int64_t block = 2048);
+
+}  // namespace tenferro

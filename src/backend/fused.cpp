@@ -1,0 +1,254 @@
+// fused_elementwise(): validation, then the CPU executor. Each block of
+// `block` elements runs every step through the CPU elementwise kernels (the
+// ones behind the direct ops), so values match the unfused ops exactly.
+// Externals that are compact and of the full shape are read in place, scalars
+// are splatted once per thread, anything else is gathered per block.
+
+#include "tenferro/backend/fused.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "backend/cpu/elementwise_kernels.hpp"
+#include "backend/cpu/kernels.hpp"
+
+namespace tenferro {
+
+namespace {
+
+using Kind = FusedElementwise::Kind;
+using detail::StridedPlan;
+
+std::size_t operand_count(Kind k) {
+  switch (k) {
+    case Kind::Unary:
+    case Kind::Clamp:
+    case Kind::Convert:
+      return 1;
+    case Kind::Binary:
+      return 2;
+    case Kind::Select:
+      return 3;
+    case Kind::Fill:
+      return 0;
+  }
+  return 0;
+}
+
+// The operand dtypes each step's kernel reads, checked before any work so a
+// malformed pass is an error, never a misread buffer.
+void validate(const FusedElementwise& pass, std::span<const Tensor> externals) {
+  const char* op = "fused_elementwise";
+  if (pass.steps.empty()) fail(ErrorKind::InvalidArgument, op, "the pass has no steps");
+  if (pass.buffer_count < 0) fail(ErrorKind::InvalidArgument, op, "negative buffer_count");
+  for (std::size_t e = 0; e < externals.size(); ++e) {
+    if (!externals[e].defined())
+      fail(ErrorKind::InvalidArgument, op, "external ", e, " is undefined");
+  }
+  for (std::size_t s = 0; s < pass.steps.size(); ++s) {
+    const FusedElementwise::Step& st = pass.steps[s];
+    const bool last = s + 1 == pass.steps.size();
+    if (st.operands.size() != operand_count(st.kind)) {
+      fail(ErrorKind::InvalidArgument, op, "step ", s, " has ", st.operands.size(),
+           " operand(s), its kind takes ", operand_count(st.kind));
+    }
+    if (!last && (st.buffer < 0 || st.buffer >= pass.buffer_count)) {
+      fail(ErrorKind::InvalidArgument, op, "step ", s, " uses buffer ", st.buffer, " of ",
+           pass.buffer_count);
+    }
+    std::array<DType, 3> in{};
+    for (std::size_t k = 0; k < st.operands.size(); ++k) {
+      const FusedElementwise::Operand& o = st.operands[k];
+      if (o.external) {
+        if (o.index >= externals.size()) {
+          fail(ErrorKind::InvalidArgument, op, "step ", s, " reads external ", o.index, " of ",
+               externals.size());
+        }
+        in[k] = externals[o.index].dtype();
+      } else {
+        if (o.index >= s) {
+          fail(ErrorKind::InvalidArgument, op, "step ", s, " reads step ", o.index,
+               ", which is not an earlier step");
+        }
+        in[k] = pass.steps[o.index].dtype;
+      }
+    }
+    bool ok = true;
+    switch (st.kind) {
+      case Kind::Unary:
+        ok = is_inexact(in[0]) && unary_result_dtype(st.unary, in[0]) == st.dtype;
+        break;
+      case Kind::Binary:
+        ok = in[0] == in[1] && binary_compute_dtype(st.binary, in[0], in[1]) == in[0] &&
+             binary_result_dtype(st.binary, in[0], in[1]) == st.dtype;
+        break;
+      case Kind::Select:
+        ok = in[0] == DType::Bool && in[1] == st.dtype && in[2] == st.dtype;
+        break;
+      case Kind::Clamp:
+        ok = in[0] == st.dtype && !is_complex(st.dtype) && !is_bool(st.dtype);
+        break;
+      case Kind::Convert:  // converts between any dtypes, like copy
+      case Kind::Fill:
+        break;
+    }
+    if (!ok) {
+      fail(ErrorKind::DTypeMismatch, op, "step ", s, " does not take its operands' dtypes (result ",
+           name(st.dtype), ")");
+    }
+  }
+}
+
+// Copies elements [begin, begin + n) (column-major order) of a strided view
+// into a compact buffer.
+template <std::size_t Bytes>
+void gather_fixed(const StridedPlan<1>& plan, const std::byte* src, std::byte* dst,
+                  std::int64_t begin, std::int64_t n) {
+  plan.run(begin, begin + n, [&](std::int64_t len, const auto& off, const auto& inc) {
+    const std::byte* s = src + off[0] * static_cast<std::int64_t>(Bytes);
+    const std::int64_t step = inc[0] * static_cast<std::int64_t>(Bytes);
+    for (std::int64_t i = 0; i < len; ++i, s += step, dst += Bytes) std::memcpy(dst, s, Bytes);
+  });
+}
+
+void gather(const StridedPlan<1>& plan, std::size_t itemsize, const void* src, void* dst,
+            std::int64_t begin, std::int64_t n) {
+  auto* s = static_cast<const std::byte*>(src);
+  auto* d = static_cast<std::byte*>(dst);
+  switch (itemsize) {
+    case 1:
+      return gather_fixed<1>(plan, s, d, begin, n);
+    case 4:
+      return gather_fixed<4>(plan, s, d, begin, n);
+    case 8:
+      return gather_fixed<8>(plan, s, d, begin, n);
+    default:
+      return gather_fixed<16>(plan, s, d, begin, n);
+  }
+}
+
+enum class Mode : unsigned char { Direct, Scalar, Gather };
+
+struct External {
+  Mode mode = Mode::Direct;
+  Tensor flat;       // Direct: the compact input as [N]; Scalar: as [1]
+  Tensor broadcast;  // Gather: the input broadcast to the pass shape
+  std::optional<StridedPlan<1>> plan;
+};
+
+void run_step(CpuBackend& cpu, const FusedElementwise::Step& st, std::span<const Tensor> ops,
+              const Tensor& out) {
+  switch (st.kind) {
+    case Kind::Unary:
+      return cpu::unary_kernel(cpu, st.unary, ops[0], out);
+    case Kind::Binary:
+      return cpu::binary_kernel(cpu, st.binary, ops[0], ops[1], out);
+    case Kind::Select:
+      return cpu::where_kernel(cpu, ops[0], ops[1], ops[2], out);
+    case Kind::Clamp:
+      return cpu::clamp_kernel(cpu, ops[0], st.lo, st.hi, out);
+    case Kind::Convert:
+      return cpu::copy(cpu, ops[0], out);
+    case Kind::Fill:
+      return cpu::fill(cpu, out, st.value);
+  }
+}
+
+Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
+               const Shape& shape, std::int64_t block) {
+  const std::int64_t total = shape_numel(shape);
+  Tensor out = cpu.empty(shape, pass.steps.back().dtype);
+  if (total == 0) return out;
+  const Shape flat_shape{total};
+  std::vector<External> ext(externals.size());
+  for (std::size_t e = 0; e < externals.size(); ++e) {
+    const Tensor& t = externals[e];
+    if (t.numel() == 1) {
+      ext[e].mode = Mode::Scalar;
+      ext[e].flat = t.reshape_copy({1});
+    } else if (t.shape() == shape && t.is_contiguous()) {
+      ext[e].flat = t.reshape(flat_shape.span());
+    } else {
+      ext[e].mode = Mode::Gather;
+      ext[e].broadcast = t.broadcast_to(shape.span());
+      ext[e].plan.emplace(shape.span(), std::array<std::span<const std::int64_t>, 1>{
+                                            ext[e].broadcast.strides().span()});
+    }
+  }
+  const Tensor out_flat = out.reshape(flat_shape.span());
+  const std::int64_t blocks = (total + block - 1) / block;
+  const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
+  const std::size_t slots = static_cast<std::size_t>(pass.buffer_count) + ext.size();
+  const auto& steps = pass.steps;
+
+  cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
+    // 16 bytes per element covers every dtype; c128 storage keeps alignment.
+    std::vector<c128_t> scratch(slots * static_cast<std::size_t>(block));
+    const Shape block_shape{block};
+    auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.data() + s * block); };
+    std::vector<Tensor> step_buf(steps.size()), ext_buf(ext.size());
+    for (std::size_t m = 0; m + 1 < steps.size(); ++m) {
+      step_buf[m] = Tensor::wrap(slot_ptr(static_cast<std::size_t>(steps[m].buffer)),
+                                 steps[m].dtype, block_shape.span());
+    }
+    for (std::size_t e = 0; e < ext.size(); ++e) {
+      if (ext[e].mode == Mode::Direct) continue;
+      ext_buf[e] = Tensor::wrap(slot_ptr(static_cast<std::size_t>(pass.buffer_count) + e),
+                                externals[e].dtype(), block_shape.span());
+      if (ext[e].mode == Mode::Scalar)
+        cpu::copy(cpu, ext[e].flat.broadcast_to(block_shape.span()), ext_buf[e]);
+    }
+    std::vector<Tensor> ext_view(ext.size()), step_view(steps.size()), ops;
+    for (std::int64_t blk = b0; blk < b1; ++blk) {
+      const std::int64_t s = blk * block;
+      const std::int64_t len = std::min(block, total - s);
+      auto head = [&](const Tensor& t) { return len == block ? t : t.slice(0, 0, len); };
+      for (std::size_t e = 0; e < ext.size(); ++e) {
+        if (ext[e].mode == Mode::Direct) {
+          ext_view[e] = ext[e].flat.slice(0, s, s + len);
+          continue;
+        }
+        if (ext[e].mode == Mode::Gather) {
+          gather(*ext[e].plan, itemsize(externals[e].dtype()), ext[e].broadcast.raw_data(),
+                 slot_ptr(static_cast<std::size_t>(pass.buffer_count) + e), s, len);
+        }
+        ext_view[e] = head(ext_buf[e]);
+      }
+      for (std::size_t m = 0; m < steps.size(); ++m) {
+        const FusedElementwise::Step& st = steps[m];
+        ops.clear();
+        for (const auto& o : st.operands)
+          ops.push_back(o.external ? ext_view[o.index] : step_view[o.index]);
+        step_view[m] = m + 1 == steps.size() ? out_flat.slice(0, s, s + len) : head(step_buf[m]);
+        run_step(cpu, st, ops, step_view[m]);
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
+                         std::span<const std::int64_t> shape, Backend& backend,
+                         std::int64_t block) {
+  const char* op = "fused_elementwise";
+  if (block < 1) fail(ErrorKind::InvalidArgument, op, "block must be >= 1, got ", block);
+  validate(pass, externals);
+  const Shape out_shape(shape);
+  for (std::size_t e = 0; e < externals.size(); ++e) {
+    // broadcast_shapes is ShapeMismatch for incompatible extents; a result
+    // other than the pass shape means the external is larger.
+    if (broadcast_shapes(externals[e].shape().span(), out_shape.span(), op) != out_shape) {
+      fail(ErrorKind::ShapeMismatch, op, "external ", e, " of shape ",
+           shape_to_string(externals[e].shape()), " does not broadcast to ",
+           shape_to_string(out_shape));
+    }
+  }
+  CpuBackend& cpu = require_cpu(backend, op);
+  ScopedCpuSession session(cpu);
+  return run_cpu(cpu, pass, externals, out_shape, block);
+}
+
+}  // namespace tenferro

@@ -1,0 +1,140 @@
+// fused_elementwise(): a pass equals the same direct ops run one by one, for
+// compact, scalar and broadcast (gathered) externals, partial last blocks and
+// several threads; malformed passes are typed errors before any work.
+
+#include "tenferro/backend/fused.hpp"
+
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/backend/structural.hpp"
+#include "test_util.hpp"
+
+using namespace tenferro;
+
+namespace {
+
+using Kind = FusedElementwise::Kind;
+
+FusedElementwise::Operand ext(std::uint32_t i) {
+  return {true, i};
+}
+FusedElementwise::Operand step(std::uint32_t i) {
+  return {false, i};
+}
+
+// y = clamp(where(a > 0, exp(a) * b, c), -1, 2) + f32->f64(d), with a [n, m],
+// b [n, m], c a scalar, d [m] (broadcast along the leading axis).
+FusedElementwise model_pass() {
+  FusedElementwise p;
+  auto add = [&](FusedElementwise::Step s) {
+    p.steps.push_back(std::move(s));
+    return static_cast<std::uint32_t>(p.steps.size() - 1);
+  };
+  FusedElementwise::Step s;
+  s.kind = Kind::Unary, s.unary = UnaryOp::Exp, s.operands = {ext(0)}, s.dtype = f64;
+  const auto e = add(s);
+  s = {}, s.kind = Kind::Binary, s.binary = BinaryOp::Mul, s.operands = {step(e), ext(1)};
+  s.dtype = f64;
+  const auto m = add(s);
+  s = {}, s.kind = Kind::Fill, s.value = Scalar(0.0), s.dtype = f64;
+  const auto z = add(s);
+  s = {}, s.kind = Kind::Binary, s.binary = BinaryOp::Gt, s.operands = {ext(0), step(z)};
+  s.dtype = bool_;
+  const auto gt = add(s);
+  s = {}, s.kind = Kind::Select, s.operands = {step(gt), step(m), ext(2)}, s.dtype = f64;
+  const auto w = add(s);
+  s = {}, s.kind = Kind::Clamp, s.lo = Scalar(-1.0), s.hi = Scalar(2.0), s.operands = {step(w)};
+  s.dtype = f64;
+  const auto c = add(s);
+  s = {}, s.kind = Kind::Convert, s.operands = {ext(3)}, s.dtype = f64;
+  const auto d = add(s);
+  s = {}, s.kind = Kind::Binary, s.binary = BinaryOp::Add, s.operands = {step(c), step(d)};
+  s.dtype = f64;
+  add(s);
+  // Buffers: a distinct one per intermediate (liveness reuse is the planner's business).
+  for (std::size_t i = 0; i + 1 < p.steps.size(); ++i) p.steps[i].buffer = static_cast<int>(i);
+  p.buffer_count = static_cast<int>(p.steps.size() - 1);
+  return p;
+}
+
+Tensor reference(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d, Backend& cpu) {
+  const Tensor w = where(gt(a, full({}, Scalar(0.0), f64), cpu), mul(exp(a, cpu), b, cpu), c, cpu);
+  return add(clamp(w, Scalar(-1.0), Scalar(2.0), cpu), convert(d, f64, cpu), cpu);
+}
+
+}  // namespace
+
+TEST(FusedElementwise, MatchesTheDirectOpsForEveryExternalKind) {
+  Generator gen(7);
+  for (int threads : {1, 2}) {
+    CpuBackend cpu({.num_threads = threads});
+    for (std::int64_t n : {1, 5, 37}) {
+      const Tensor a = add(rand({n, 24}, f64, gen), full({}, Scalar(-0.5), f64), cpu);
+      const Tensor b = rand({n, 24}, f64, gen);
+      const Tensor c = full({}, Scalar(0.25), f64);
+      const Tensor d = rand({24}, f32, gen);
+      const Tensor want = reference(a, b, c, d, cpu);
+      const Tensor in[4] = {a, b, c, d};
+      for (std::int64_t block : {1, 7, 64, 2048}) {
+        const Shape shape{n, 24};
+        const Tensor got = fused_elementwise(model_pass(), in, shape.span(), cpu, block);
+        EXPECT_EQ(got.shape(), shape);
+        EXPECT_EQ(got.dtype(), f64);
+        EXPECT_TRUE(allclose(got, want, 0.0, 0.0)) << "n=" << n << " block=" << block;
+      }
+    }
+  }
+}
+
+TEST(FusedElementwise, ZeroSizeAndStridedExternals) {
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(3);
+  const Tensor a = rand({0, 3}, f64, gen);
+  const Tensor in0[4] = {a, a, full({}, Scalar(1.0), f64), rand({3}, f32, gen)};
+  EXPECT_EQ(fused_elementwise(model_pass(), in0, Shape{0, 3}.span(), cpu).numel(), 0);
+  // A transposed (non-compact) external is gathered per block.
+  const Tensor big = rand({6, 4}, f64, gen);
+  const Tensor at = big.transpose(0, 1);  // [4, 6], strided view
+  const Tensor b = rand({4, 6}, f64, gen);
+  const Tensor c = full({}, Scalar(-0.5), f64), d = rand({6}, f32, gen);
+  const Tensor in[4] = {at, b, c, d};
+  const Tensor got = fused_elementwise(model_pass(), in, Shape{4, 6}.span(), cpu, 5);
+  EXPECT_TRUE(allclose(got, reference(at, b, c, d, cpu), 0.0, 0.0));
+}
+
+TEST(FusedElementwise, MalformedPassesAreTypedErrors) {
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(1);
+  const Tensor a = rand({4}, f64, gen);
+  const Tensor in[4] = {a, a, a, rand({4}, f32, gen)};
+  const Shape shape{4};
+  EXPECT_TF_ERROR(fused_elementwise(FusedElementwise{}, in, shape.span(), cpu),
+                  ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fused_elementwise(model_pass(), in, shape.span(), cpu, 0),
+                  ErrorKind::InvalidArgument);
+  FusedElementwise p = model_pass();
+  p.steps[1].operands[1] = ext(9);  // no such external
+  EXPECT_TF_ERROR(fused_elementwise(p, in, shape.span(), cpu), ErrorKind::InvalidArgument);
+  p = model_pass();
+  p.steps[1].operands[0] = step(4);  // a later step
+  EXPECT_TF_ERROR(fused_elementwise(p, in, shape.span(), cpu), ErrorKind::InvalidArgument);
+  p = model_pass();
+  p.steps[0].buffer = p.buffer_count;  // no such buffer
+  EXPECT_TF_ERROR(fused_elementwise(p, in, shape.span(), cpu), ErrorKind::InvalidArgument);
+  p = model_pass();
+  p.steps[1].operands.pop_back();  // a binary step with one operand
+  EXPECT_TF_ERROR(fused_elementwise(p, in, shape.span(), cpu), ErrorKind::InvalidArgument);
+  // Operands of the wrong dtype for a step: i64 into exp, mixed binary operands.
+  const Tensor ints[4] = {zeros({4}, i64), a, a, in[3]};
+  EXPECT_TF_ERROR(fused_elementwise(model_pass(), ints, shape.span(), cpu),
+                  ErrorKind::DTypeMismatch);
+  const Tensor mixed[4] = {a, zeros({4}, f32), a, in[3]};
+  EXPECT_TF_ERROR(fused_elementwise(model_pass(), mixed, shape.span(), cpu),
+                  ErrorKind::DTypeMismatch);
+  // An external that does not broadcast to the pass shape.
+  const Tensor wide[4] = {rand({5}, f64, gen), a, a, in[3]};
+  EXPECT_TF_ERROR(fused_elementwise(model_pass(), wide, shape.span(), cpu),
+                  ErrorKind::ShapeMismatch);
+  const Tensor higher[4] = {rand({4, 2}, f64, gen), a, a, in[3]};
+  EXPECT_TF_ERROR(fused_elementwise(model_pass(), higher, shape.span(), cpu),
+                  ErrorKind::ShapeMismatch);
+}
