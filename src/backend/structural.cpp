@@ -248,7 +248,7 @@ Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const s
   return out;
 }
 
-Tensor concatenate(std::span<const Tensor> xs, std::int64_t axis, Backend& backend) {
+Tensor concatenate(ListRef<Tensor> xs, std::int64_t axis, Backend& backend) {
   const char* op = "concatenate";
   const DType dtype = joined_dtype(xs, backend, op);
   const Tensor& x0 = xs[0];
@@ -281,7 +281,7 @@ Tensor concatenate(std::span<const Tensor> xs, std::int64_t axis, Backend& backe
   return out;
 }
 
-Tensor stack(std::span<const Tensor> xs, std::int64_t axis, Backend& backend) {
+Tensor stack(ListRef<Tensor> xs, std::int64_t axis, Backend& backend) {
   const char* op = "stack";
   const DType dtype = joined_dtype(xs, backend, op);
   const Tensor& x0 = xs[0];

@@ -28,6 +28,8 @@ std::string_view name(ErrorKind k) {
       return "MissingExtension";
     case ErrorKind::NoInputIngress:
       return "NoInputIngress";
+    case ErrorKind::ExtensionContract:
+      return "ExtensionContract";
     case ErrorKind::Singular:
       return "Singular";
     case ErrorKind::NoConvergence:
@@ -56,6 +58,8 @@ std::string_view name(ErrorCategory c) {
       return "MissingExtension";
     case ErrorCategory::NoInputIngress:
       return "NoInputIngress";
+    case ErrorCategory::ExtensionContract:
+      return "ExtensionContract";
     case ErrorCategory::Numerical:
       return "Numerical";
     case ErrorCategory::Internal:
@@ -97,6 +101,8 @@ ErrorCategory category_of(ErrorKind k) {
       return ErrorCategory::MissingExtension;
     case ErrorKind::NoInputIngress:
       return ErrorCategory::NoInputIngress;
+    case ErrorKind::ExtensionContract:
+      return ErrorCategory::ExtensionContract;
     case ErrorKind::Singular:
     case ErrorKind::NoConvergence:
     case ErrorKind::GaugeIllDefined:

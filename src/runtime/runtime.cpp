@@ -357,7 +357,7 @@ std::unique_ptr<EngineSession> Runtime::enter_session() {
   return detail::make_engine_session(snapshot()->selected_ptr(), id_, /*reuse=*/false);
 }
 
-std::vector<Tensor> Runtime::apply(const OpPtr& op, std::span<const Tensor> inputs) {
+std::vector<Tensor> Runtime::apply(const OpPtr& op, ListRef<Tensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply", "op is null");
   if (inputs.size() != op->input_count()) {
     fail(ErrorKind::InvalidArgument, std::string(op->name()), "expects ", op->input_count(),
@@ -369,7 +369,7 @@ std::vector<Tensor> Runtime::apply(const OpPtr& op, std::span<const Tensor> inpu
 }
 
 std::vector<Tensor> Runtime::apply_in_session(EngineSession& session, const OpPtr& op,
-                                              std::span<const Tensor> inputs) {
+                                              ListRef<Tensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply", "op is null");
   if (session.runtime_id() != id_) {
     fail(ErrorKind::ContextMismatch, std::string(op->name()), "the session belongs to runtime ",
@@ -440,7 +440,7 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
         // A plan without an executor is "no prepared executor": the caller
         // falls back to the lowering like for Unsupported.
         if (!p->executor) return {nullptr, "engine " + engine.str() + "'s plan has no executor"};
-        return {std::make_shared<const PreparedPlan>(p->executor, binding), {}};
+        return {std::make_shared<const PreparedPlan>(p->executor, binding, inferred.outputs), {}};
       }
       if (auto* u = std::get_if<Unsupported>(&outcome)) return {nullptr, u->reason};
       const unsigned wanted = std::get<NeedsSpecialization>(outcome).detail & kDetailAll;
@@ -455,6 +455,37 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
   if (!result.plan && why != nullptr) *why = result.unsupported_reason;
   return result.plan;
 }
+
+namespace {
+// The executor's results against the op's output count and infer().
+void check_extension_outputs(const ExtensionOp& op, std::span<const TensorMeta> declared,
+                             std::span<const Tensor> outputs, std::string_view engine) {
+  const std::string family(op.name());
+  if (outputs.size() != op.output_count()) {
+    fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, family, "executor of engine ",
+            engine, " returned ", outputs.size(), " outputs but family ", family, " declares ",
+            op.output_count(), "; the family's engine is wrong, not your call");
+  }
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    if (!outputs[j].defined()) {
+      fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, family, "executor of engine ",
+              engine, " returned an undefined tensor as output ", j);
+    }
+    if (j >= declared.size()) continue;
+    const TensorMeta& want = declared[j];
+    const auto want_shape = try_concrete(want.shape);
+    const bool shape_ok = !want_shape || outputs[j].shape() == *want_shape;
+    if (outputs[j].dtype() != want.dtype || !shape_ok) {
+      fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, family, "executor of engine ",
+              engine, " returned output ", j, " as ", name(outputs[j].dtype()),
+              shape_to_string(outputs[j].shape()), " but the family's infer() declares ",
+              name(want.dtype), to_string(want.shape),
+              "; the family's engine and infer() disagree");
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const Tensor> inputs,
                                            EngineSession* session) {
@@ -489,10 +520,8 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
                          "executing " + std::string(op.name()) + " on engine " +
                              snapshot()->selected_engine().str() + " failed");
   }
-  if (outputs.size() != op.output_count()) {
-    fail_in(ErrorPhase::Execute, ErrorKind::Internal, std::string(op.name()), "executor returned ",
-            outputs.size(), " outputs but family ", op.name(), " declares ", op.output_count());
-  }
+  check_extension_outputs(op, plan->declared_outputs(), outputs,
+                          snapshot()->selected_engine().str());
   return outputs;
 }
 

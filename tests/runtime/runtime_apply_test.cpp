@@ -39,10 +39,29 @@ TEST(RuntimeApply, OutputCountMismatchNamesFamilyAndCounts) {
     rt->apply(std::make_shared<TestOp>("t.bad_count.v1", 1, 1), {vec({1})});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+    EXPECT_EQ(e.kind(), ErrorKind::ExtensionContract);
+    EXPECT_EQ(e.category(), ErrorCategory::ExtensionContract);
     EXPECT_NE(std::string(e.what()).find("t.bad_count.v1"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("returned 2 outputs"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("declares 1"), std::string::npos);
+  }
+}
+
+TEST(RuntimeApply, OutputMetaMismatchBlamesTheExtension) {
+  auto rt = make_runtime();
+  rt->install_module(std::make_shared<OneFamilyModule>(
+      "t.mod", "t.bad_meta.v1", std::make_shared<ScriptedEngine>(Mode::WrongMeta)));
+  try {
+    rt->apply(std::make_shared<TestOp>("t.bad_meta.v1", 1, 1), {vec({1, 2})});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ExtensionContract);
+    EXPECT_EQ(e.phase(), ErrorPhase::Execute);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("t.bad_meta.v1"), std::string::npos);
+    EXPECT_NE(what.find("output 0"), std::string::npos);
+    EXPECT_NE(what.find("f32[7]"), std::string::npos) << what;  // what it returned
+    EXPECT_NE(what.find("f64[2]"), std::string::npos) << what;  // what infer() declares
   }
 }
 

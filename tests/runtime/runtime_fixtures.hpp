@@ -57,6 +57,15 @@ class EchoExecutor final : public PlanExecutor {
   bool session_;
 };
 
+/// Executor returning an f32 [7] whatever infer() declares (a broken engine).
+class WrongMetaExecutor final : public PlanExecutor {
+ public:
+  std::vector<Tensor> execute(ExecutionContext&, ExtensionCaches&,
+                              std::span<const Tensor>) const override {
+    return {zeros({7}, DType::F32)};
+  }
+};
+
 /// Executor whose kernel fails numerically.
 class FailingExecutor final : public PlanExecutor {
  public:
@@ -73,6 +82,7 @@ class ScriptedEngine final : public ExtensionEngine {
     Echo,
     EchoNoSession,
     WrongCount,
+    WrongMeta,
     Unsupported,
     Throw,
     NeedsStrides,
@@ -96,6 +106,8 @@ class ScriptedEngine final : public ExtensionEngine {
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), false)};
       case Mode::WrongCount:
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count() + 1, true)};
+      case Mode::WrongMeta:
+        return Prepared{std::make_shared<WrongMetaExecutor>()};
       case Mode::Unsupported:
         return tenferro::Unsupported{"no kernel for this signature"};
       case Mode::Throw:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tenferro/ad/rules.hpp"
+#include "tenferro/core/list_ref.hpp"
 #include "tenferro/runtime/runtime.hpp"
 
 namespace tenferro {
@@ -81,6 +82,13 @@ class EagerTensor {
   std::int64_t numel() const;
   /// The value, without a copy.
   const Tensor& value() const;
+  /// The value of a one-element tensor (Tensor::item).
+  Scalar item() const { return value().item(); }
+  /// Typed: double loss = y.item<double>() (Tensor::item<T>).
+  template <class T>
+  T item() const {
+    return value().template item<T>();
+  }
   /// An explicit copy of the value.
   Tensor copy_value() const;
   const EagerRuntimePtr& runtime() const;
@@ -90,8 +98,12 @@ class EagerTensor {
   /// DTypeMismatch for integer/bool values, which are not differentiable).
   EagerTensor& requires_grad_(bool on = true);
   bool is_leaf() const;
-  /// The accumulated gradient of a leaf (undefined when none).
+  /// The accumulated gradient of a leaf: undefined (defined() == false) until
+  /// a backward() reaches the leaf; using that undefined tensor is an
+  /// InvalidArgument that says no gradient has been accumulated yet.
   EagerTensor grad() const;
+  /// Whether a gradient has been accumulated into this leaf.
+  bool has_grad() const;
   void clear_grad();
   /// Same value, no history, not requiring grad.
   EagerTensor detach() const;
@@ -99,8 +111,12 @@ class EagerTensor {
   /// to cross runtimes; placement must be accepted there).
   EagerTensor detach_into(const EagerRuntimePtr& other) const;
 
-  /// Reverse mode from a scalar (rank 0 or one element); accumulates into the
-  /// grad slots of the leaves it reaches.
+  /// Reverse mode from a real scalar (rank 0 or one element); accumulates
+  /// into the grad slots of the leaves it reaches. A complex loss is
+  /// DTypeMismatch, as in PyTorch (take real() or abs(), or pass a seed).
+  /// The recorded graph is kept (PyTorch's retain_graph=true): calling
+  /// backward() again accumulates the same gradients once more, so clear the
+  /// leaves' grads (clear_grad, clear_grads) between steps.
   void backward() const;
   /// Reverse mode with an explicit seed (same runtime, dtype and shape).
   void backward(const EagerTensor& seed) const;
@@ -164,8 +180,7 @@ using EagerFnN = std::function<EagerTensor(std::span<const EagerTensor>)>;
 EagerTensor grad(const EagerFn& f, const EagerTensor& x);
 std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x);
 /// Gradients w.r.t. several inputs; nullopt for inputs f does not depend on.
-std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f,
-                                                  std::span<const EagerTensor> xs);
+std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, ListRef<EagerTensor> xs);
 
 struct VjpResult {
   EagerTensor output;

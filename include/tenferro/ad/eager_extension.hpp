@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "tenferro/ad/eager.hpp"
+#include "tenferro/core/list_ref.hpp"
 
 namespace tenferro {
 
@@ -41,7 +42,7 @@ class EagerSession {
 /// requires grad and no capture) or records the op with its declared
 /// residuals. A call that would be recorded without AD rules for the family
 /// is UnsupportedAdRule before any work.
-std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op, std::span<const EagerTensor> inputs);
+std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op, ListRef<EagerTensor> inputs);
 
 /// apply_eager inside a session the caller holds; never re-enters the
 /// backend. A session of another eager runtime is ContextMismatch; a session
@@ -49,7 +50,7 @@ std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op, std::span<const E
 /// executor without a session form, or no prepared executor at all, is
 /// Unsupported (no fallback to the lowering inside a session).
 std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const ExtensionOpPtr& op,
-                                                std::span<const EagerTensor> inputs);
+                                                ListRef<EagerTensor> inputs);
 
 /// Which engine the module factory must build for.
 struct EagerExtensionTarget {
@@ -69,7 +70,7 @@ using ModuleFactory = std::function<ExtensionModulePtr(const EagerExtensionTarge
 /// does not register that pair; the rules it carries are registered), then
 /// apply_eager.
 std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
-                                                 std::span<const EagerTensor> inputs,
+                                                 ListRef<EagerTensor> inputs,
                                                  const ExtensionModulePtr& module);
 
 /// The install-ensure path a family calls on first use: checks the inputs,
@@ -79,15 +80,16 @@ std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
 /// first calls on one runtime converge on one install and one epoch bump;
 /// cold installs on different runtimes never wait for each other.
 std::vector<EagerTensor> apply_eager_with_module_factory(const ExtensionOpPtr& op,
-                                                         std::span<const EagerTensor> inputs,
+                                                         ListRef<EagerTensor> inputs,
                                                          const ModuleFactory& factory);
 
 /// The factory form inside a session the caller holds: every check (inputs,
 /// session runtime and engine, target, ingress) before the factory, then
 /// ensure, then apply_eager_in_session.
-std::vector<EagerTensor> apply_eager_with_module_factory_in_session(
-    EagerSession& session, const ExtensionOpPtr& op, std::span<const EagerTensor> inputs,
-    const ModuleFactory& factory);
+std::vector<EagerTensor> apply_eager_with_module_factory_in_session(EagerSession& session,
+                                                                    const ExtensionOpPtr& op,
+                                                                    ListRef<EagerTensor> inputs,
+                                                                    const ModuleFactory& factory);
 
 // ---- in-place protocol ------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tenferro/ad/eager.hpp"
+#include "tenferro/core/list_ref.hpp"
 
 namespace tenferro {
 
@@ -25,7 +26,7 @@ struct GradCheckResult {
 };
 
 /// Checks f at `inputs` (floating/complex inputs get random directions).
-GradCheckResult check_gradients(const EagerFnN& f, std::span<const EagerTensor> inputs,
+GradCheckResult check_gradients(const EagerFnN& f, ListRef<EagerTensor> inputs,
                                 GradCheckOptions options = {});
 
 }  // namespace tenferro

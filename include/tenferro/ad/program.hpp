@@ -17,6 +17,7 @@
 
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/traced.hpp"
+#include "tenferro/core/list_ref.hpp"
 #include "tenferro/runtime/runtime.hpp"
 
 namespace tenferro {
@@ -52,7 +53,7 @@ class Program {
   /// One line per node, e.g. "%3 = add(%1, %2) : f64[n]".
   std::string to_string() const;
   /// Inlines the program into another graph (constants become constant nodes).
-  std::vector<TracedTensor> call(std::span<const TracedTensor> inputs) const;
+  std::vector<TracedTensor> call(ListRef<TracedTensor> inputs) const;
 
   const std::shared_ptr<const detail::ProgramGraph>& graph() const { return graph_; }
   const std::shared_ptr<const std::vector<Tensor>>& constants_ptr() const { return constants_; }
@@ -69,14 +70,8 @@ struct CompileOptions {
 
 /// Compiles `outputs` as a function of `inputs` (placeholders, in order).
 /// An output depending on a placeholder not in `inputs` is InvalidArgument.
-Program compile(std::span<const TracedTensor> outputs, std::span<const TracedTensor> inputs,
+Program compile(ListRef<TracedTensor> outputs, ListRef<TracedTensor> inputs,
                 const CompileOptions& options = {});
-inline Program compile(std::initializer_list<TracedTensor> outputs,
-                       std::initializer_list<TracedTensor> inputs,
-                       const CompileOptions& options = {}) {
-  return compile(std::span<const TracedTensor>(outputs.begin(), outputs.size()),
-                 std::span<const TracedTensor>(inputs.begin(), inputs.size()), options);
-}
 
 struct PrepareOptions {
   /// Chains of elementwise ops run as one blockwise pass over memory.
@@ -128,12 +123,8 @@ struct RunStats {
 /// plan from an older epoch is RuntimeState (prepare again, or use
 /// run_compiled). Named sizes bind from the inputs; inconsistent sizes and
 /// violated shape constraints are ShapeMismatch naming the op or family.
-std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared,
-                        std::span<const Tensor> inputs, RunStats* stats = nullptr);
-inline std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared,
-                               std::initializer_list<Tensor> inputs) {
-  return run(runtime, prepared, std::span<const Tensor>(inputs.begin(), inputs.size()));
-}
+std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared, ListRef<Tensor> inputs,
+                        RunStats* stats = nullptr);
 
 /// Binds the program's named sizes from concrete input shapes.
 DimBindings bind_dimensions(const Program& program, std::span<const Shape> input_shapes);
@@ -142,13 +133,8 @@ DimBindings bind_dimensions(const Program& program, std::span<const Shape> input
 /// (family "tenferro.traced.v1", cache "programs"; bounded LRU, cleared with
 /// the runtime's caches), keyed by fingerprint, abstract signature, options
 /// and epoch: after a reconfiguration the program is prepared again.
-std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program,
-                                 std::span<const Tensor> inputs,
+std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program, ListRef<Tensor> inputs,
                                  const PrepareOptions& options = {});
-inline std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program,
-                                        std::initializer_list<Tensor> inputs) {
-  return run_compiled(runtime, program, std::span<const Tensor>(inputs.begin(), inputs.size()));
-}
 /// Stats of that cache (hits, misses = preparations, evictions, entries).
 CacheStats program_cache_stats(Runtime& runtime);
 void clear_program_cache(Runtime& runtime);
@@ -159,7 +145,7 @@ inline constexpr const char* kProgramCacheName = "programs";
 /// Hands a capture over to the traced tier: the recorded steps become graph
 /// nodes, `inputs` become placeholders (concrete shapes), every other value
 /// not produced by a step becomes a constant, `outputs` the program outputs.
-Program from_capture(const CaptureScope& capture, std::span<const EagerTensor> inputs,
-                     std::span<const EagerTensor> outputs);
+Program from_capture(const CaptureScope& capture, ListRef<EagerTensor> inputs,
+                     ListRef<EagerTensor> outputs);
 
 }  // namespace tenferro

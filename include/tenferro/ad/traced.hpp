@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tenferro/ad/ops.hpp"
+#include "tenferro/core/list_ref.hpp"
 #include "tenferro/ops/extension_op.hpp"
 #include "tenferro/ops/primitives.hpp"
 
@@ -89,11 +90,7 @@ namespace extension {
 /// An extension op on traced inputs: one TracedTensor per declared output.
 /// The input count and the metadata from op->infer() are checked now; its
 /// shape constraints are checked when dimensions bind.
-std::vector<TracedTensor> apply(const ExtensionOpPtr& op, std::span<const TracedTensor> inputs);
-inline std::vector<TracedTensor> apply(const ExtensionOpPtr& op,
-                                       std::initializer_list<TracedTensor> inputs) {
-  return apply(op, std::span<const TracedTensor>(inputs.begin(), inputs.size()));
-}
+std::vector<TracedTensor> apply(const ExtensionOpPtr& op, ListRef<TracedTensor> inputs);
 }  // namespace extension
 
 // ---- checkpointing ------------------------------------------------------------------
@@ -104,7 +101,7 @@ using TracedFn = std::function<std::vector<TracedTensor>(std::span<const TracedT
 /// region's outputs, and reverse mode recomputes the region's intermediates
 /// from its inputs instead of storing them. Values and derivatives equal those
 /// of fn(inputs). Values fn captures from outside become extra region inputs.
-std::vector<TracedTensor> checkpoint(const TracedFn& fn, std::span<const TracedTensor> inputs);
+std::vector<TracedTensor> checkpoint(const TracedFn& fn, ListRef<TracedTensor> inputs);
 /// Single-input, single-output form.
 TracedTensor checkpoint(const std::function<TracedTensor(const TracedTensor&)>& fn,
                         const TracedTensor& x);

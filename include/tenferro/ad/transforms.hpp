@@ -16,6 +16,7 @@
 
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/rules.hpp"
+#include "tenferro/core/list_ref.hpp"
 
 namespace tenferro {
 
@@ -32,15 +33,14 @@ TracedTensor grad(const TracedTensor& y, const TracedTensor& x,
                   const ad::AdContext& rules = ad::core_rules());
 /// Gradients with respect to several values, one shared derivative graph;
 /// nullopt where y does not depend on the value ("no dependence").
-std::vector<std::optional<TracedTensor>> grad_many(const TracedTensor& y,
-                                                   std::span<const TracedTensor> wrt,
+std::vector<std::optional<TracedTensor>> grad_many(const TracedTensor& y, ListRef<TracedTensor> wrt,
                                                    const ad::AdContext& rules = ad::core_rules());
 
 /// Cotangents of `wrt` for output cotangents `cotangents` (one per output,
 /// same dtype and shape); nullopt: no dependence.
-std::vector<std::optional<TracedTensor>> vjp_many(std::span<const TracedTensor> outputs,
-                                                  std::span<const TracedTensor> cotangents,
-                                                  std::span<const TracedTensor> wrt,
+std::vector<std::optional<TracedTensor>> vjp_many(ListRef<TracedTensor> outputs,
+                                                  ListRef<TracedTensor> cotangents,
+                                                  ListRef<TracedTensor> wrt,
                                                   const ad::AdContext& rules = ad::core_rules());
 std::optional<TracedTensor> vjp(const TracedTensor& y, const TracedTensor& cotangent,
                                 const TracedTensor& x,
@@ -48,9 +48,9 @@ std::optional<TracedTensor> vjp(const TracedTensor& y, const TracedTensor& cotan
 
 /// Tangents of `outputs` for tangents of `wrt` (one per wrt value, same dtype
 /// and shape); nullopt: no dependence.
-std::vector<std::optional<TracedTensor>> jvp_many(std::span<const TracedTensor> outputs,
-                                                  std::span<const TracedTensor> wrt,
-                                                  std::span<const TracedTensor> tangents,
+std::vector<std::optional<TracedTensor>> jvp_many(ListRef<TracedTensor> outputs,
+                                                  ListRef<TracedTensor> wrt,
+                                                  ListRef<TracedTensor> tangents,
                                                   const ad::AdContext& rules = ad::core_rules());
 std::optional<TracedTensor> jvp(const TracedTensor& y, const TracedTensor& x,
                                 const TracedTensor& tangent,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tenferro/backend/backend.hpp"
+#include "tenferro/core/list_ref.hpp"
 
 namespace tenferro {
 
@@ -28,9 +29,9 @@ Tensor slice(const Tensor& x, std::span<const std::int64_t> start,
 Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const std::int64_t> high,
            Scalar value, Backend& backend, std::span<const std::int64_t> interior = {});
 /// Joins tensors along an existing axis; dtypes promote.
-Tensor concatenate(std::span<const Tensor> xs, std::int64_t axis, Backend& backend);
+Tensor concatenate(ListRef<Tensor> xs, std::int64_t axis, Backend& backend);
 /// Joins tensors along a new axis inserted at `axis`; dtypes promote.
-Tensor stack(std::span<const Tensor> xs, std::int64_t axis, Backend& backend);
+Tensor stack(ListRef<Tensor> xs, std::int64_t axis, Backend& backend);
 /// Reverses the given axes.
 Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend);
 /// Diagonal extract (see Tensor::diagonal: the diagonal becomes the first axis).

@@ -25,6 +25,10 @@ enum class ErrorKind {
   UnsupportedAdRule,
   MissingExtension,
   NoInputIngress,
+  /// An extension's engine broke its contract with the runtime (an executor
+  /// returned the wrong number of outputs, or outputs whose dtype or shape
+  /// differ from what the family's infer() declares): a bug in that extension.
+  ExtensionContract,
   // Numerical
   Singular,
   NoConvergence,
@@ -40,6 +44,7 @@ enum class ErrorCategory {
   UnsupportedAdRule,
   MissingExtension,
   NoInputIngress,
+  ExtensionContract,
   Numerical,
   Internal,
 };

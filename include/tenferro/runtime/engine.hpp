@@ -94,15 +94,23 @@ struct PlanBinding {
 
 class PreparedPlan {
  public:
-  PreparedPlan(std::shared_ptr<const PlanExecutor> executor, PlanBinding binding)
-      : executor_(std::move(executor)), binding_(std::move(binding)) {}
+  PreparedPlan(std::shared_ptr<const PlanExecutor> executor, PlanBinding binding,
+               std::vector<TensorMeta> declared_outputs = {})
+      : executor_(std::move(executor)),
+        binding_(std::move(binding)),
+        declared_outputs_(std::move(declared_outputs)) {}
   const PlanExecutor& executor() const { return *executor_; }
   std::shared_ptr<const PlanExecutor> executor_ptr() const { return executor_; }
   const PlanBinding& binding() const { return binding_; }
+  /// What the op's infer() declares for the signature the plan was prepared
+  /// for; the runtime checks every executor result against it (extents that
+  /// stay symbolic, such as data-dependent ranks, are not checked).
+  const std::vector<TensorMeta>& declared_outputs() const { return declared_outputs_; }
 
  private:
   std::shared_ptr<const PlanExecutor> executor_;
   PlanBinding binding_;
+  std::vector<TensorMeta> declared_outputs_;
 };
 
 /// Per-(family, engine) planning configuration (tile sizes, algorithm choices).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/core/list_ref.hpp"
 #include "tenferro/ops/primitives.hpp"
 #include "tenferro/runtime/module.hpp"
 
@@ -176,10 +177,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
 
   /// Runs any op (core primitive or extension) on the selected engine without
   /// AD, inside a backend session. Checks the output count.
-  std::vector<Tensor> apply(const OpPtr& op, std::span<const Tensor> inputs);
-  std::vector<Tensor> apply(const OpPtr& op, std::initializer_list<Tensor> inputs) {
-    return apply(op, std::span<const Tensor>(inputs.begin(), inputs.size()));
-  }
+  std::vector<Tensor> apply(const OpPtr& op, ListRef<Tensor> inputs);
   /// Enters a session on the selected engine (RuntimeState when this thread
   /// already holds one of its backend).
   std::unique_ptr<EngineSession> enter_session();
@@ -189,7 +187,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   /// executor without a session form, or an op with no prepared executor, is
   /// Unsupported (no fallback to the lowering inside a session).
   std::vector<Tensor> apply_in_session(EngineSession& session, const OpPtr& op,
-                                       std::span<const Tensor> inputs);
+                                       ListRef<Tensor> inputs);
 
   /// Resolves and prepares an extension op for a signature (cached).
   /// Returns nullptr when no prepared executor is available: the engine

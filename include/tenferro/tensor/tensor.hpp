@@ -145,6 +145,21 @@ class Tensor {
   }
   /// The value of a one-element tensor.
   Scalar item() const;
+  /// The value of a one-element tensor as T (bool, an integer, a floating
+  /// type or std::complex<float|double>): double loss = t.item<double>().
+  /// Reading a complex tensor as a real type is DTypeMismatch (take real() or
+  /// abs() first); other conversions are C++'s.
+  template <class T>
+  T item() const {
+    const Scalar s = item();
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (is_complex(s.dtype())) {
+        fail(ErrorKind::DTypeMismatch, "item", "the tensor is ", name(s.dtype()),
+             "; read it as std::complex, or take real() or abs() first");
+      }
+    }
+    return s.template to<T>();
+  }
 
   /// For backend authors: byte address of element (0, ..., 0); no checks.
   void* raw_data() const;

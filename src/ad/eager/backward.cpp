@@ -191,6 +191,12 @@ void EagerTensor::backward() const {
          "backward() needs a scalar (one element), got shape ", shape_to_string(shape()),
          "; pass a seed: backward(seed)");
   }
+  if (is_complex(dtype())) {
+    // As PyTorch: the implicit seed 1 is defined for real losses only.
+    fail(ErrorKind::DTypeMismatch, "backward",
+         "backward() without a seed needs a real scalar loss, got ", name(dtype()),
+         "; take real() or abs() of it first, or pass a seed: backward(seed)");
+  }
   backward(runtime()->tensor(ones(shape(), dtype())));
 }
 
@@ -313,8 +319,7 @@ EagerTensor grad(const EagerFn& f, const EagerTensor& x) {
   return *g;
 }
 
-std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f,
-                                                  std::span<const EagerTensor> xs) {
+std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, ListRef<EagerTensor> xs) {
   return reverse_many(f, xs, nullptr, nullptr, "grad");
 }
 

@@ -14,7 +14,7 @@ const EngineId& EagerSession::engine() const {
 }
 
 namespace {
-const EagerRuntimePtr& validate(const ExtensionOpPtr& op, std::span<const EagerTensor> inputs) {
+const EagerRuntimePtr& validate(const ExtensionOpPtr& op, ListRef<EagerTensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply_eager", "op is null");
   if (inputs.empty()) {
     fail(ErrorKind::InvalidArgument, std::string(op->name()),
@@ -27,7 +27,7 @@ const EagerRuntimePtr& validate(const ExtensionOpPtr& op, std::span<const EagerT
   return detail::common_runtime(inputs, op->name());
 }
 
-std::vector<Tensor> values_of(std::span<const EagerTensor> inputs) {
+std::vector<Tensor> values_of(ListRef<EagerTensor> inputs) {
   std::vector<Tensor> values;
   values.reserve(inputs.size());
   for (const auto& t : inputs) values.push_back(t.value());
@@ -35,8 +35,7 @@ std::vector<Tensor> values_of(std::span<const EagerTensor> inputs) {
 }
 }  // namespace
 
-std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op,
-                                     std::span<const EagerTensor> inputs) {
+std::vector<EagerTensor> apply_eager(const ExtensionOpPtr& op, ListRef<EagerTensor> inputs) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   detail::require_rules_if_recorded(*rt, *op, inputs);
   std::vector<Tensor> outputs = rt->runtime()->apply(op, values_of(inputs));
@@ -80,7 +79,7 @@ void ensure_for(const EagerRuntimePtr& rt, std::string_view family, std::span<co
 }  // namespace
 
 std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const ExtensionOpPtr& op,
-                                                std::span<const EagerTensor> inputs) {
+                                                ListRef<EagerTensor> inputs) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   check_session(session, rt, *op);
   detail::require_rules_if_recorded(*rt, *op, inputs);
@@ -95,7 +94,7 @@ EagerExtensionTarget eager_extension_target(const EagerRuntime& rt) {
 }
 
 std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
-                                                 std::span<const EagerTensor> inputs,
+                                                 ListRef<EagerTensor> inputs,
                                                  const ExtensionModulePtr& module) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   rt->ensure_module(module, op->name(), eager_extension_target(*rt).engine);
@@ -103,16 +102,17 @@ std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
 }
 
 std::vector<EagerTensor> apply_eager_with_module_factory(const ExtensionOpPtr& op,
-                                                         std::span<const EagerTensor> inputs,
+                                                         ListRef<EagerTensor> inputs,
                                                          const ModuleFactory& factory) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   ensure_for(rt, op->name(), values_of(inputs), factory);
   return apply_eager(op, inputs);
 }
 
-std::vector<EagerTensor> apply_eager_with_module_factory_in_session(
-    EagerSession& session, const ExtensionOpPtr& op, std::span<const EagerTensor> inputs,
-    const ModuleFactory& factory) {
+std::vector<EagerTensor> apply_eager_with_module_factory_in_session(EagerSession& session,
+                                                                    const ExtensionOpPtr& op,
+                                                                    ListRef<EagerTensor> inputs,
+                                                                    const ModuleFactory& factory) {
   const EagerRuntimePtr& rt = validate(op, inputs);
   check_session(session, rt, *op);
   ensure_for(rt, op->name(), values_of(inputs), factory);

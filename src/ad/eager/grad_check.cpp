@@ -42,7 +42,7 @@ Tensor random_like(const Tensor& x, Generator& gen) {
 
 }  // namespace
 
-GradCheckResult check_gradients(const EagerFnN& f, std::span<const EagerTensor> inputs,
+GradCheckResult check_gradients(const EagerFnN& f, ListRef<EagerTensor> inputs,
                                 GradCheckOptions options) {
   GradCheckResult result;
   if (inputs.empty())

@@ -77,7 +77,11 @@ std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl)
 
 namespace {
 const EagerImpl& require(const std::shared_ptr<EagerImpl>& impl, const char* what) {
-  if (!impl) fail(ErrorKind::InvalidArgument, what, "eager tensor is undefined");
+  if (!impl) {
+    fail(ErrorKind::InvalidArgument, what,
+         "eager tensor is undefined (default-constructed, or the grad() of a tensor that no "
+         "backward() has reached: no gradient has been accumulated yet; check has_grad())");
+  }
   return *impl;
 }
 }  // namespace
@@ -131,6 +135,12 @@ EagerTensor EagerTensor::grad() const {
   require(impl_, "grad");
   std::lock_guard<std::mutex> lock(impl_->grad_mutex);
   return EagerTensor(impl_->grad);
+}
+
+bool EagerTensor::has_grad() const {
+  require(impl_, "has_grad");
+  std::lock_guard<std::mutex> lock(impl_->grad_mutex);
+  return impl_->grad != nullptr;
 }
 
 void EagerTensor::clear_grad() {

@@ -25,8 +25,11 @@ ExtensionCacheKey cache_key(const Runtime& runtime, const Program& program,
 
 }  // namespace
 
-std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program,
-                                 std::span<const Tensor> inputs, const PrepareOptions& options) {
+namespace {
+
+std::vector<Tensor> run_compiled_checked(Runtime& runtime, const Program& program,
+                                         std::span<const Tensor> inputs,
+                                         const PrepareOptions& options) {
   if (!program.defined()) fail(ErrorKind::InvalidArgument, "run_compiled", "the program is empty");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) {
@@ -58,6 +61,17 @@ std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program,
     store.put<detail::PreparedState>(key, prepared.state(), 64 * (prepared.step_count() + 1));
   }
   return run(runtime, prepared, inputs);
+}
+
+}  // namespace
+
+std::vector<Tensor> run_compiled(Runtime& runtime, const Program& program, ListRef<Tensor> inputs,
+                                 const PrepareOptions& options) {
+  try {
+    return run_compiled_checked(runtime, program, inputs, options);
+  } catch (const Error& e) {
+    detail::rethrow_in_execute_phase(e);
+  }
 }
 
 CacheStats program_cache_stats(Runtime& runtime) {

@@ -402,7 +402,7 @@ std::string Program::to_string() const {
   return os.str();
 }
 
-std::vector<TracedTensor> Program::call(std::span<const TracedTensor> inputs) const {
+std::vector<TracedTensor> Program::call(ListRef<TracedTensor> inputs) const {
   if (inputs.size() != input_count()) {
     fail(ErrorKind::InvalidArgument, "call", "the program takes ", input_count(), " inputs, got ",
          inputs.size());
@@ -410,7 +410,7 @@ std::vector<TracedTensor> Program::call(std::span<const TracedTensor> inputs) co
   return detail::instantiate(*graph_, inputs, constants_.get());
 }
 
-Program compile(std::span<const TracedTensor> outputs, std::span<const TracedTensor> inputs,
+Program compile(ListRef<TracedTensor> outputs, ListRef<TracedTensor> inputs,
                 const CompileOptions& options) {
   return detail::compile_graph(outputs, inputs, nullptr, options);
 }

@@ -16,6 +16,10 @@ struct FusedPlan {
   SymShape shape;
 };
 
+/// Rethrows `e` (the error being handled) with phase Execute when it has the
+/// default build phase: run() and run_compiled() report their errors so.
+[[noreturn]] void rethrow_in_execute_phase(const Error& e);
+
 /// Finds fusable groups (>= 2 ops) in `graph`. group_of[node] = group index or -1.
 std::vector<FusedPlan> plan_fusion(const ProgramGraph& graph, std::vector<int>& group_of);
 

@@ -1,6 +1,8 @@
 // prepare() and run(): execution steps with liveness, dimension binding,
 // shape-constraint checks, epoch binding.
 
+#include <typeinfo>
+
 #include "ad/program/exec.hpp"
 
 namespace tenferro {
@@ -189,12 +191,17 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
         outs = execute_state(runtime, *state.regions[step.index], ins, bindings, counter, nullptr);
       } else if (n.op->is_extension()) {
         outs = runtime.apply(n.op, ins);
+        if (outs.size() != n.outputs.size()) {
+          fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(n.op->name()),
+                  "returned ", outs.size(), " outputs but the family declares ", n.outputs.size());
+        }
         for (std::size_t j = 0; j < outs.size(); ++j) {
           const Shape want = evaluate(n.outputs[j].shape, bindings);
           if (outs[j].dtype() != n.outputs[j].dtype || outs[j].shape() != want) {
-            fail(ErrorKind::Internal, std::string(n.op->name()), "output ", j, " is ",
-                 name(outs[j].dtype()), shape_to_string(outs[j].shape()), " but infer() said ",
-                 name(n.outputs[j].dtype), shape_to_string(want), "; fix the family's infer()");
+            fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(n.op->name()),
+                    "output ", j, " is ", name(outs[j].dtype()), shape_to_string(outs[j].shape()),
+                    " but the family's infer() declares ", name(n.outputs[j].dtype),
+                    shape_to_string(want), "; the family's engine and infer() disagree");
           }
         }
       } else {
@@ -270,8 +277,10 @@ PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSig
   return PreparedProgram(std::move(state));
 }
 
-std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared,
-                        std::span<const Tensor> inputs, RunStats* stats) {
+namespace {
+
+std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepared,
+                                std::span<const Tensor> inputs, RunStats* stats) {
   if (!prepared.defined()) fail(ErrorKind::InvalidArgument, "run", "the prepared program is empty");
   const detail::PreparedState& state = *prepared.state();
   if (state.runtime_id != runtime.id()) {
@@ -305,5 +314,26 @@ std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared,
   runtime.count_program_run();
   return out;
 }
+
+}  // namespace
+
+std::vector<Tensor> run(Runtime& runtime, const PreparedProgram& prepared, ListRef<Tensor> inputs,
+                        RunStats* stats) {
+  try {
+    return run_checked(runtime, prepared, inputs, stats);
+  } catch (const Error& e) {
+    detail::rethrow_in_execute_phase(e);
+  }
+}
+
+namespace detail {
+void rethrow_in_execute_phase(const Error& e) {
+  // Whatever fails inside a run fails while executing: errors raised with the
+  // default (build) phase by the checks and kernels it calls report Execute.
+  // Derived errors (NoInputIngressError) keep their type and phase.
+  if (e.phase() != ErrorPhase::Build || typeid(e) != typeid(Error)) throw;
+  throw Error(e.kind(), e.op(), e.message(), ErrorPhase::Execute, e.cause_ptr());
+}
+}  // namespace detail
 
 }  // namespace tenferro

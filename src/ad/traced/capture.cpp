@@ -7,8 +7,8 @@
 
 namespace tenferro {
 
-Program from_capture(const CaptureScope& capture, std::span<const EagerTensor> inputs,
-                     std::span<const EagerTensor> outputs) {
+Program from_capture(const CaptureScope& capture, ListRef<EagerTensor> inputs,
+                     ListRef<EagerTensor> outputs) {
   // Eager values are identified by their impl; a value is the same traced
   // value wherever the capture saw it.
   std::unordered_map<const detail::EagerImpl*, TracedTensor> traced;

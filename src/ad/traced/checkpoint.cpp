@@ -8,7 +8,7 @@
 
 namespace tenferro {
 
-std::vector<TracedTensor> checkpoint(const TracedFn& fn, std::span<const TracedTensor> inputs) {
+std::vector<TracedTensor> checkpoint(const TracedFn& fn, ListRef<TracedTensor> inputs) {
   if (!fn) fail(ErrorKind::InvalidArgument, "checkpoint", "the function is empty");
   std::vector<TracedTensor> params;
   for (std::size_t i = 0; i < inputs.size(); ++i) {

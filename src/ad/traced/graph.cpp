@@ -122,7 +122,7 @@ TracedTensor traced_full(const SymShape& shape, Scalar value, DType dtype) {
 }
 
 namespace extension {
-std::vector<TracedTensor> apply(const ExtensionOpPtr& op, std::span<const TracedTensor> inputs) {
+std::vector<TracedTensor> apply(const ExtensionOpPtr& op, ListRef<TracedTensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply", "extension op is null");
   return detail::make_traced(op, inputs);
 }

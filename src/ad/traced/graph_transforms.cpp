@@ -167,9 +167,9 @@ TracedTensor real_scalar_check(const TracedTensor& y, const char* transform) {
 
 }  // namespace
 
-std::vector<std::optional<TracedTensor>> vjp_many(std::span<const TracedTensor> outputs,
-                                                  std::span<const TracedTensor> cotangents,
-                                                  std::span<const TracedTensor> wrt,
+std::vector<std::optional<TracedTensor>> vjp_many(ListRef<TracedTensor> outputs,
+                                                  ListRef<TracedTensor> cotangents,
+                                                  ListRef<TracedTensor> wrt,
                                                   const ad::AdContext& rules) {
   if (cotangents.size() != outputs.size()) {
     fail(ErrorKind::InvalidArgument, "vjp", "got ", cotangents.size(), " cotangents for ",
@@ -234,9 +234,9 @@ std::vector<std::optional<TracedTensor>> vjp_many(std::span<const TracedTensor> 
   return result;
 }
 
-std::vector<std::optional<TracedTensor>> jvp_many(std::span<const TracedTensor> outputs,
-                                                  std::span<const TracedTensor> wrt,
-                                                  std::span<const TracedTensor> tangents,
+std::vector<std::optional<TracedTensor>> jvp_many(ListRef<TracedTensor> outputs,
+                                                  ListRef<TracedTensor> wrt,
+                                                  ListRef<TracedTensor> tangents,
                                                   const ad::AdContext& rules) {
   if (tangents.size() != wrt.size()) {
     fail(ErrorKind::InvalidArgument, "jvp", "got ", tangents.size(), " tangents for ", wrt.size(),
@@ -302,8 +302,7 @@ std::optional<TracedTensor> jvp(const TracedTensor& y, const TracedTensor& x,
   return jvp_many(ys, xs, ts, rules)[0];
 }
 
-std::vector<std::optional<TracedTensor>> grad_many(const TracedTensor& y,
-                                                   std::span<const TracedTensor> wrt,
+std::vector<std::optional<TracedTensor>> grad_many(const TracedTensor& y, ListRef<TracedTensor> wrt,
                                                    const ad::AdContext& rules) {
   const TracedTensor seed = real_scalar_check(y, "grad");
   const TracedTensor ys[1] = {y}, cs[1] = {seed};
