@@ -33,35 +33,32 @@ tenferro::InferenceResult MaxPlusMatmul::infer(std::span<const tenferro::TensorM
 namespace {
 std::shared_ptr<tenferro::SimpleModule> make_kernels() {
   auto module = std::make_shared<tenferro::SimpleModule>("custom.families");
-  module->family<SoftSquare>("custom.softsquare.v1",
-                             [](const SoftSquare&, tenferro::ExecutionScope& scope,
+  module->family<SoftSquare>([](const SoftSquare&, tenferro::ExecutionScope& scope,
                                 tenferro::ExtensionCaches&, std::span<const Tensor> in) {
-                               Tensor x = scope.compact(in[0]);
-                               Tensor y = scope.backend().empty(x.shape(), x.dtype());
-                               const double* xs = x.data<double>();
-                               double* ys = static_cast<double*>(y.raw_data());
-                               for (std::int64_t i = 0; i < x.numel(); ++i)
-                                 ys[i] = std::log1p(xs[i] * xs[i]);
-                               return std::vector<Tensor>{y};
-                             });
-  module->family<MaxPlusMatmul>(
-      "custom.maxplus_matmul.v1", [](const MaxPlusMatmul&, tenferro::ExecutionScope& scope,
-                                     tenferro::ExtensionCaches&, std::span<const Tensor> in) {
-        Tensor a = scope.compact(in[0]), b = scope.compact(in[1]);
-        const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-        Tensor c = scope.backend().empty({m, n}, tenferro::f64);
-        const double* A = a.data<double>();
-        const double* B = b.data<double>();
-        double* C = static_cast<double*>(c.raw_data());
-        for (std::int64_t j = 0; j < n; ++j) {
-          for (std::int64_t i = 0; i < m; ++i) {
-            double best = -std::numeric_limits<double>::infinity();
-            for (std::int64_t p = 0; p < k; ++p) best = std::max(best, A[i + p * m] + B[p + j * k]);
-            C[i + j * m] = best;
-          }
-        }
-        return std::vector<Tensor>{c};
-      });
+    Tensor x = scope.compact(in[0]);
+    Tensor y = scope.backend().empty(x.shape(), x.dtype());
+    const double* xs = x.data<double>();
+    double* ys = static_cast<double*>(y.raw_data());
+    for (std::int64_t i = 0; i < x.numel(); ++i) ys[i] = std::log1p(xs[i] * xs[i]);
+    return std::vector<Tensor>{y};
+  });
+  module->family<MaxPlusMatmul>([](const MaxPlusMatmul&, tenferro::ExecutionScope& scope,
+                                   tenferro::ExtensionCaches&, std::span<const Tensor> in) {
+    Tensor a = scope.compact(in[0]), b = scope.compact(in[1]);
+    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    Tensor c = scope.backend().empty({m, n}, tenferro::f64);
+    const double* A = a.data<double>();
+    const double* B = b.data<double>();
+    double* C = static_cast<double*>(c.raw_data());
+    for (std::int64_t j = 0; j < n; ++j) {
+      for (std::int64_t i = 0; i < m; ++i) {
+        double best = -std::numeric_limits<double>::infinity();
+        for (std::int64_t p = 0; p < k; ++p) best = std::max(best, A[i + p * m] + B[p + j * k]);
+        C[i + j * m] = best;
+      }
+    }
+    return std::vector<Tensor>{c};
+  });
   return module;
 }
 }  // namespace
@@ -108,8 +105,8 @@ tenferro::ad::FamilyRules family_rules() {
     if (!tsum) return {std::nullopt};
     return {e.sum(e.mul(winner, *tsum), {1})};
   };
-  return {{tenferro::FamilyId("custom.softsquare.v1"), soft},
-          {tenferro::FamilyId("custom.maxplus_matmul.v1"), maxplus}};
+  return {{tenferro::FamilyId(std::string(SoftSquare::kFamily)), soft},
+          {tenferro::FamilyId(std::string(MaxPlusMatmul::kFamily)), maxplus}};
 }
 
 namespace {

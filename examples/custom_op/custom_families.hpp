@@ -12,7 +12,8 @@ namespace custom {
 
 class SoftSquare final : public tenferro::ExtensionOpWithParams<SoftSquare, tenferro::NoParams> {
  public:
-  SoftSquare() : ExtensionOpWithParams("custom.softsquare.v1", {}) {}
+  static constexpr std::string_view kFamily = "custom.softsquare.v1";
+  SoftSquare() : ExtensionOpWithParams(tenferro::NoParams{}) {}
   std::size_t input_count() const override { return 1; }
   std::size_t output_count() const override { return 1; }
   tenferro::InferenceResult infer(std::span<const tenferro::TensorMeta> in) const override;
@@ -21,7 +22,8 @@ class SoftSquare final : public tenferro::ExtensionOpWithParams<SoftSquare, tenf
 class MaxPlusMatmul final
     : public tenferro::ExtensionOpWithParams<MaxPlusMatmul, tenferro::NoParams> {
  public:
-  MaxPlusMatmul() : ExtensionOpWithParams("custom.maxplus_matmul.v1", {}) {}
+  static constexpr std::string_view kFamily = "custom.maxplus_matmul.v1";
+  MaxPlusMatmul() : ExtensionOpWithParams(tenferro::NoParams{}) {}
   std::size_t input_count() const override { return 2; }
   std::size_t output_count() const override { return 1; }
   /// [m, k] x [k, n] -> [m, n], f64; the k extents must agree (a constraint).

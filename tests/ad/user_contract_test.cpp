@@ -154,3 +154,30 @@ TEST(UserContract, ErrorsInsideATracedRunReportTheExecutePhase) {
     EXPECT_EQ(e.phase(), ErrorPhase::Build);
   }
 }
+
+TEST(UserContract, FamilyIdIsWrittenOnceAndCheckedAtRegistration) {
+  // The id comes from the op type's kFamily, for the op and for the module.
+  EXPECT_EQ(example::ScaleBy(2.0).family_id().str(), "example.scale_by.v1");
+  EXPECT_EQ(example::Swap().family_id().str(), std::string(example::Swap::kFamily));
+  auto echo = [](const example::ScaleBy&, ExecutionScope&, ExtensionCaches&,
+                 std::span<const Tensor> in) { return std::vector<Tensor>{in[0]}; };
+  auto module = std::make_shared<SimpleModule>("t.typo");
+  // A typo in an explicit id is refused at registration, naming both ids.
+  try {
+    module->family<example::ScaleBy>("example.scale_by.v2", echo);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("example.scale_by.v2"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("example.scale_by.v1"), std::string::npos);
+  }
+  // Nothing was registered by the refused call; the id-free form registers.
+  auto rt = Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build();
+  rt->install_module(module);
+  EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(2.0), {vec({1})}),
+                  ErrorKind::MissingExtension);
+  auto good = std::make_shared<SimpleModule>("t.good");
+  good->family<example::ScaleBy>(echo);
+  rt->install_module(good);
+  EXPECT_EQ(rt->apply(std::make_shared<example::ScaleBy>(2.0), {vec({3})})[0].item<double>(), 3.0);
+}

@@ -15,7 +15,8 @@ std::size_t hash_value(const ScaleParams& p);
 
 class ScaleBy final : public tenferro::ExtensionOpWithParams<ScaleBy, ScaleParams> {
  public:
-  explicit ScaleBy(double k) : ExtensionOpWithParams("example.scale_by.v1", ScaleParams{k}) {}
+  static constexpr std::string_view kFamily = "example.scale_by.v1";
+  explicit ScaleBy(double k) : ExtensionOpWithParams(ScaleParams{k}) {}
   double k() const { return params().k; }
   std::size_t input_count() const override { return 1; }
   std::size_t output_count() const override { return 1; }
@@ -24,7 +25,8 @@ class ScaleBy final : public tenferro::ExtensionOpWithParams<ScaleBy, ScaleParam
 
 class Swap final : public tenferro::ExtensionOpWithParams<Swap, tenferro::NoParams> {
  public:
-  Swap() : ExtensionOpWithParams("example.swap.v1", {}) {}
+  static constexpr std::string_view kFamily = "example.swap.v1";
+  Swap() : ExtensionOpWithParams(tenferro::NoParams{}) {}
   std::size_t input_count() const override { return 2; }
   std::size_t output_count() const override { return 2; }
   /// Declares "inputs 0 and 1 must have the same shape".

@@ -2,9 +2,11 @@
 // Extension operations: families defined outside the core. A family id has
 // the form <library>.<op>.v<N>, e.g. "mylib.scale_by.v1".
 
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <typeinfo>
 
 #include "tenferro/ops/op.hpp"
@@ -73,11 +75,25 @@ using ExtensionOpPtr = std::shared_ptr<const ExtensionOp>;
 ///   struct ScaleParams { double k; bool operator==(const ScaleParams&) const = default; };
 ///   std::size_t hash_value(const ScaleParams& p) { return std::hash<double>{}(p.k); }
 ///   class ScaleBy : public tenferro::ExtensionOpWithParams<ScaleBy, ScaleParams> { ... };
+/// An op type that names its family once, as a static member:
+///   static constexpr std::string_view kFamily = "mylib.scale_by.v1";
+/// ExtensionOpWithParams and SimpleModule::family then take the id from it,
+/// so it is never written twice.
+template <class OpT>
+concept HasFamilyId = requires {
+  { OpT::kFamily } -> std::convertible_to<std::string_view>;
+};
+
 template <class Derived, class Params>
 class ExtensionOpWithParams : public ExtensionOp {
  public:
   ExtensionOpWithParams(std::string family_id, Params params)
       : family_(std::move(family_id)), params_(std::move(params)) {}
+  /// The family id from Derived::kFamily (see HasFamilyId).
+  explicit ExtensionOpWithParams(Params params) requires requires {
+    Derived::kFamily;
+  } : family_(std::string(Derived::kFamily)), params_(std::move(params)) {
+  }
   const FamilyId& family_id() const override { return family_; }
   const Params& params() const { return params_; }
   std::size_t hash() const override {

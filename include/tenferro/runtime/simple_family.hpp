@@ -3,12 +3,21 @@
 // optionally a prepare check); the helper provides the engine, the prepared
 // plan, the executor (session and erased forms) and the module.
 //
+//   class ScaleBy final : public tenferro::ExtensionOpWithParams<ScaleBy, ScaleParams> {
+//    public:
+//     static constexpr std::string_view kFamily = "mylib.scale_by.v1";  // the id, once
+//     explicit ScaleBy(double k) : ExtensionOpWithParams(ScaleParams{k}) {}
+//     ...
+//   };
 //   auto module = std::make_shared<tenferro::SimpleModule>("mylib.ops");
 //   module->family<ScaleBy>([](const ScaleBy& op, tenferro::ExecutionScope& scope,
 //                              tenferro::ExtensionCaches&, std::span<const tenferro::Tensor> in) {
 //     return std::vector<tenferro::Tensor>{...};
 //   });
 //   runtime->install_module(module);
+//
+// An op type without kFamily passes the id to both its constructor and
+// family<OpT>(id, ...); nothing can compare the two then, so prefer kFamily.
 //
 // A hand-written ExtensionEngine stays possible for families that plan.
 
@@ -72,11 +81,30 @@ class SimpleModule final : public ExtensionModule {
  public:
   explicit SimpleModule(std::string id) : id_(std::move(id)) {}
 
+  /// Registers OpT's family (OpT::kFamily, see HasFamilyId) on `engine`
+  /// with `execute`.
+  template <HasFamilyId OpT>
+  SimpleModule& family(typename SimpleEngine<OpT>::Execute execute,
+                       typename SimpleEngine<OpT>::Check check = nullptr,
+                       EngineId engine = cpu_engine_id()) {
+    return family<OpT>(std::string(OpT::kFamily), std::move(execute), std::move(check),
+                       std::move(engine));
+  }
   /// Registers family `family_id` (OpT's family) on `engine` with `execute`.
+  /// When OpT has a kFamily, an id that differs from it is InvalidArgument
+  /// here, at registration, naming both (a typo is not left to surface as a
+  /// missing module at the first call).
   template <class OpT>
   SimpleModule& family(std::string family_id, typename SimpleEngine<OpT>::Execute execute,
                        typename SimpleEngine<OpT>::Check check = nullptr,
                        EngineId engine = cpu_engine_id()) {
+    if constexpr (HasFamilyId<OpT>) {
+      if (family_id != OpT::kFamily) {
+        fail(ErrorKind::InvalidArgument, "SimpleModule::family", "family id '", family_id,
+             "' differs from the op type's kFamily '", OpT::kFamily,
+             "'; drop the id argument to use kFamily");
+      }
+    }
     entries_.push_back(
         {FamilyId(std::move(family_id)), std::move(engine),
          std::make_shared<const SimpleEngine<OpT>>(std::move(execute), std::move(check))});
