@@ -104,6 +104,34 @@ TEST(TracedGraph, CompileFoldsViews) {
   EXPECT_EQ(no_fold.count_ops("reshape"), 2u);
 }
 
+TEST(TracedGraph, CompileSimplifiesExactAlgebra) {
+  auto rt = cpu_runtime();
+  auto z = placeholder(c128, {3});
+  EXPECT_EQ(compile({conj(conj(z)) * z}, {z}).count_ops("conj"), 0u);
+
+  auto x = placeholder(f64, {n_dim(), 3});
+  auto one = broadcast_to(scalar_like(x, 1.0), {n_dim(), 3});
+  auto y = exp(x) * one + traced_full({3}, 1.0, f64) * x + conj(x);
+  Program q = compile({y}, {x});
+  EXPECT_EQ(q.count_ops("mul"), 0u);
+  EXPECT_EQ(q.count_ops("conj"), 0u);
+  CompileOptions off;
+  off.simplify_algebra = false;
+  Program r = compile({y}, {x}, off);
+  EXPECT_EQ(r.count_ops("mul"), 2u);
+  EXPECT_EQ(r.count_ops("conj"), 1u);
+  const Tensor xv = random({2, 3}, f64, 5);
+  EXPECT_TRUE(close(eval(*rt, q, {xv})[0], eval(*rt, r, {xv})[0], 0.0));
+
+  // Kept: a product that promotes, one that broadcasts x larger, complex products.
+  auto s = placeholder(f32, {3});
+  EXPECT_EQ(compile({s * traced_full({3}, 1.0, f64)}, {s}).count_ops("mul"), 1u);
+  auto v = placeholder(f64, {3});
+  EXPECT_EQ(compile({v * traced_full({2, 3}, 1.0, f64)}, {v}).count_ops("mul"), 1u);
+  EXPECT_EQ(compile({z * traced_full({3}, 1.0, c128)}, {z}).count_ops("mul"), 1u);
+  EXPECT_EQ(compile({v * traced_full({3}, 2.0, f64)}, {v}).count_ops("mul"), 1u);
+}
+
 TEST(TracedGraph, FingerprintIsStructural) {
   auto build = [](double k, Tensor c) {
     auto x = placeholder(f64, {n_dim()});

@@ -66,6 +66,12 @@ class Program {
 struct CompileOptions {
   bool merge_common = true;  // CSE
   bool fold_views = true;    // reshape∘reshape, transpose∘transpose, identities
+  /// Algebraic identities that hold exactly: conj(conj(x)) = x, conj(x) = x
+  /// for real x, and x * 1 = 1 * x = x for a (broadcast) constant one when the
+  /// product has x's dtype and shape (real and integer dtypes only: complex
+  /// products with infinite parts are not exact). Gradient graphs are full of
+  /// them (the seed of a real loss is a broadcast one).
+  bool simplify_algebra = true;
 };
 
 /// Compiles `outputs` as a function of `inputs` (placeholders, in order).

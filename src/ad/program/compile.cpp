@@ -54,6 +54,9 @@ class GraphBuilder {
       if (options_.fold_views) {
         if (auto folded = fold(*prim, ins)) return {*folded};
       }
+      if (options_.simplify_algebra) {
+        if (auto simplified = simplify(*prim, ins)) return {*simplified};
+      }
     }
     return add_generic(op, std::move(ins));
   }
@@ -119,6 +122,42 @@ class GraphBuilder {
       if (in_meta().dtype == c->dtype) return ins[0];
     } else if (auto* b = op.get<prim::BroadcastInDim>()) {
       if (in_meta().shape == b->shape && is_identity(b->dims)) return ins[0];
+    }
+    return std::nullopt;
+  }
+
+  // A constant one: a fill of 1, possibly broadcast, reshaped or converted.
+  bool is_one(ValueRef v, int depth = 0) const {
+    const ProgramNode& n = graph.nodes[v.node];
+    if (n.kind != ProgramNode::Kind::Op || depth > 8) return false;
+    auto* p = dynamic_cast<const PrimitiveOp*>(n.op.get());
+    if (p == nullptr) return false;
+    if (auto* f = p->get<prim::Full>()) return f->value.real() == 1.0 && f->value.imag() == 0.0;
+    if (p->get<prim::BroadcastInDim>() || p->get<prim::Reshape>() || p->get<prim::Convert>())
+      return is_one(n.inputs[0], depth + 1);
+    return false;
+  }
+
+  // Exact algebraic identities (CompileOptions::simplify_algebra); nullopt keeps the op.
+  std::optional<ValueRef> simplify(const PrimitiveOp& op, const std::vector<ValueRef>& ins) {
+    if (auto* u = op.get<prim::Unary>(); u && u->op == UnaryOp::Conj) {
+      if (!is_complex(graph.meta(ins[0]).dtype)) return ins[0];
+      const ProgramNode& n = graph.nodes[ins[0].node];
+      if (n.kind == ProgramNode::Kind::Op) {
+        auto* p = dynamic_cast<const PrimitiveOp*>(n.op.get());
+        auto* inner = p != nullptr ? p->get<prim::Unary>() : nullptr;
+        if (inner != nullptr && inner->op == UnaryOp::Conj) return n.inputs[0];
+      }
+    } else if (auto* b = op.get<prim::Binary>(); b && b->op == BinaryOp::Mul) {
+      std::vector<TensorMeta> metas{graph.meta(ins[0]), graph.meta(ins[1])};
+      const TensorMeta out = op.infer(metas).outputs[0];
+      if (is_complex(out.dtype)) return std::nullopt;
+      for (int k = 0; k < 2; ++k) {
+        const ValueRef x = ins[static_cast<std::size_t>(k)];
+        const ValueRef other = ins[static_cast<std::size_t>(1 - k)];
+        const TensorMeta& m = graph.meta(x);
+        if (is_one(other) && m.dtype == out.dtype && m.shape == out.shape) return x;
+      }
     }
     return std::nullopt;
   }
