@@ -212,17 +212,23 @@ Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const s
     if (gap < 0) {
       fail(ErrorKind::InvalidArgument, op, "interior[", d, "] = ", gap, " must be >= 0");
     }
-    const std::int64_t extent = low[d] + high[d] + n + std::max<std::int64_t>(n - 1, 0) * gap;
+    if (low[d] == INT64_MIN) {
+      fail(ErrorKind::InvalidArgument, op, "low[", d, "] = ", low[d], " is out of range");
+    }
+    const std::int64_t extent =
+        checked_add(checked_add(checked_add(low[d], high[d], op), n, op),
+                    checked_mul(std::max<std::int64_t>(n - 1, 0), gap, op), op);
     if (extent < 0) {
       fail(ErrorKind::InvalidArgument, op, "axis ", d, " would have negative extent ", extent,
            "; crop less with negative low/high");
     }
     out_shape[d] = extent;
-    step[d] = gap + 1;
+    step[d] = checked_add(gap, 1, op);
     // Elements at out positions low + i * step; keep those inside [0, extent).
-    const std::int64_t i0 = low[d] >= 0 ? 0 : (-low[d] + step[d] - 1) / step[d];
-    const std::int64_t room = extent - low[d];
-    const std::int64_t i1 = room > 0 ? std::min(n, (room + step[d] - 1) / step[d]) : 0;
+    const std::int64_t i0 = low[d] >= 0 ? 0 : checked_add(-low[d], step[d] - 1, op) / step[d];
+    const std::int64_t room = checked_add(extent, -low[d], op);
+    const std::int64_t i1 =
+        room > 0 ? std::min(n, checked_add(room, step[d] - 1, op) / step[d]) : 0;
     first[d] = i0;
     count[d] = std::max<std::int64_t>(i1 - i0, 0);
     pos[d] = low[d] + i0 * step[d];
@@ -340,7 +346,10 @@ Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend) {
   if (x.rank() < 1) {
     fail(ErrorKind::RankMismatch, op, "needs a tensor [n, batch...] of rank >= 1, got a scalar");
   }
-  const std::int64_t n = x.shape()[0] + (offset < 0 ? -offset : offset);
+  if (offset == INT64_MIN) {
+    fail(ErrorKind::InvalidArgument, op, "offset ", offset, " is out of range");
+  }
+  const std::int64_t n = checked_add(x.shape()[0], offset < 0 ? -offset : offset, op);
   Shape out_shape{n, n};
   for (std::size_t d = 1; d < x.shape().size(); ++d) out_shape.push_back(x.shape()[d]);
   CpuBackend& cpu = require_cpu(backend, op);

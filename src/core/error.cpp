@@ -30,6 +30,8 @@ std::string_view name(ErrorKind k) {
       return "NoInputIngress";
     case ErrorKind::ExtensionContract:
       return "ExtensionContract";
+    case ErrorKind::OutOfMemory:
+      return "OutOfMemory";
     case ErrorKind::Singular:
       return "Singular";
     case ErrorKind::NoConvergence:
@@ -60,6 +62,8 @@ std::string_view name(ErrorCategory c) {
       return "NoInputIngress";
     case ErrorCategory::ExtensionContract:
       return "ExtensionContract";
+    case ErrorCategory::Resource:
+      return "Resource";
     case ErrorCategory::Numerical:
       return "Numerical";
     case ErrorCategory::Internal:
@@ -103,6 +107,8 @@ ErrorCategory category_of(ErrorKind k) {
       return ErrorCategory::NoInputIngress;
     case ErrorKind::ExtensionContract:
       return ErrorCategory::ExtensionContract;
+    case ErrorKind::OutOfMemory:
+      return ErrorCategory::Resource;
     case ErrorKind::Singular:
     case ErrorKind::NoConvergence:
     case ErrorKind::GaugeIllDefined:

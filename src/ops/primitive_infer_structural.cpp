@@ -145,7 +145,7 @@ void infer_kind(const prim::Pad& p, InferContext& ctx) {
     if (gap < 0) {
       fail(ErrorKind::InvalidArgument, ctx.op, "interior[", d, "] = ", gap, " must be >= 0");
     }
-    SymDim extent = n + SymDim(p.low[d] + p.high[d]);
+    SymDim extent = n + SymDim(checked_add(p.low[d], p.high[d], ctx.op.c_str()));
     if (gap > 0) extent = extent + max(n - SymDim(1), SymDim(0)) * SymDim(gap);
     if (extent.is_constant() && extent.constant() < 0) {
       fail(ErrorKind::InvalidArgument, ctx.op, "axis ", d, " would have negative extent ",
@@ -257,6 +257,9 @@ void infer_kind(const prim::Diagonal& p, InferContext& ctx) {
 void infer_kind(const prim::DiagEmbed& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   require_rank_at_least(ctx, x, 1, "[n, batch...]");
+  if (p.offset == INT64_MIN) {
+    fail(ErrorKind::InvalidArgument, ctx.op, "offset ", p.offset, " is out of range");
+  }
   const SymDim n = x.shape[0] + SymDim(p.offset < 0 ? -p.offset : p.offset);
   SymShape out{n, n};
   for (std::size_t d = 1; d < x.shape.size(); ++d) out.push_back(x.shape[d]);

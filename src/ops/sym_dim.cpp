@@ -22,14 +22,25 @@ std::int64_t floordiv_value(std::int64_t a, std::int64_t b) {
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
+// Extents are int64: arithmetic that leaves that range is a typed error,
+// never a wrapped (small, wrong) size.
+[[noreturn]] void overflow(std::int64_t a, const char* sym, std::int64_t b) {
+  fail(ErrorKind::InvalidArgument, "sym_dim", "extent arithmetic ", a, sym, b,
+       " overflows 64 bits; check the sizes");
+}
+
 std::int64_t apply(SymDim::Kind k, std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
   switch (k) {
     case SymDim::Kind::Add:
-      return a + b;
+      if (__builtin_add_overflow(a, b, &r)) overflow(a, " + ", b);
+      return r;
     case SymDim::Kind::Sub:
-      return a - b;
+      if (__builtin_sub_overflow(a, b, &r)) overflow(a, " - ", b);
+      return r;
     case SymDim::Kind::Mul:
-      return a * b;
+      if (__builtin_mul_overflow(a, b, &r)) overflow(a, " * ", b);
+      return r;
     case SymDim::Kind::FloorDiv:
       return floordiv_value(a, b);
     case SymDim::Kind::Min:

@@ -72,6 +72,10 @@ Tensor arange(double start, double stop, double step, DType dtype) {
     fail(ErrorKind::InvalidArgument, "arange", "start and stop must be finite");
   }
   const double count = std::ceil((stop - start) / step);
+  if (!(count < static_cast<double>(kMaxElements))) {
+    fail(ErrorKind::InvalidArgument, "arange", "[", start, ", ", stop, ") in steps of ", step,
+         " has more than 2^59 elements (the most a tensor may have)");
+  }
   const std::int64_t n = count > 0 ? static_cast<std::int64_t>(count) : 0;
   const std::int64_t shape[1] = {n};
   Tensor t = owned(shape, dtype);

@@ -1,5 +1,7 @@
 #include "tenferro/tensor/storage.hpp"
 
+#include "tenferro/core/error.hpp"
+
 #include <cstdlib>
 #include <new>
 
@@ -19,7 +21,10 @@ class HostStorage final : public Storage {
   static void* allocate(std::size_t nbytes) {
     const std::size_t rounded = (nbytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-    if (p == nullptr) throw std::bad_alloc();
+    if (p == nullptr) {
+      fail(ErrorKind::OutOfMemory, "allocate", "could not allocate ", nbytes,
+           " bytes of host memory; free tensors or use smaller shapes");
+    }
     return p;
   }
 };

@@ -32,15 +32,40 @@ Strides row_major_strides(std::span<const std::int64_t> shape) {
   return s;
 }
 
-std::int64_t shape_numel(std::span<const std::int64_t> shape) {
+std::int64_t shape_numel(std::span<const std::int64_t> shape, const char* op) {
+  bool zero = false;
+  for (auto e : shape) {
+    if (e < 0) {
+      fail(ErrorKind::InvalidArgument, op, "negative extent ", e, " in shape ",
+           shape_to_string(shape));
+    }
+    zero = zero || e == 0;
+  }
+  if (zero) return 0;
   std::int64_t n = 1;
   for (auto e : shape) {
-    if (e < 0)
-      fail(ErrorKind::InvalidArgument, "shape", "negative extent ", e, " in shape ",
-           shape_to_string(shape));
-    n *= e;
+    if (__builtin_mul_overflow(n, e, &n) || n > kMaxElements) {
+      fail(ErrorKind::InvalidArgument, op, "shape ", shape_to_string(shape),
+           " has more than 2^59 elements (the most a tensor may have); check the extents");
+    }
   }
   return n;
+}
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) {
+    fail(ErrorKind::InvalidArgument, op, a, " + ", b, " overflows 64 bits; check the sizes");
+  }
+  return r;
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    fail(ErrorKind::InvalidArgument, op, a, " * ", b, " overflows 64 bits; check the sizes");
+  }
+  return r;
 }
 
 std::string shape_to_string(std::span<const std::int64_t> shape) {
@@ -143,14 +168,19 @@ Tensor Tensor::wrap(void* data, DType dtype, std::span<const std::int64_t> shape
     fail(ErrorKind::RankMismatch, "wrap", "shape ", shape_to_string(shape), " has rank ",
          shape.size(), " but ", st.size(), " strides were given");
   }
-  const std::int64_t n = shape_numel(shape);
+  const std::int64_t n = shape_numel(shape, "wrap");
   if (n > 0 && data == nullptr) fail(ErrorKind::InvalidArgument, "wrap", "data pointer is null");
   if (nbytes > 0 && n > 0) {
+    // The element range the strides span, with checked arithmetic: a stride
+    // of 2^60 must not wrap around into a small, in-bounds range.
     std::int64_t lo = 0, hi = 0;
     for (std::size_t d = 0; d < shape.size(); ++d) {
-      (st[d] < 0 ? lo : hi) += (shape[d] - 1) * st[d];
+      const std::int64_t span = checked_mul(shape[d] - 1, st[d], "wrap");
+      (st[d] < 0 ? lo : hi) = checked_add(st[d] < 0 ? lo : hi, span, "wrap");
     }
-    if (lo < 0 || static_cast<std::size_t>(hi + 1) * itemsize(dtype) > nbytes) {
+    const std::int64_t bytes_hi =
+        checked_mul(checked_add(hi, 1, "wrap"), static_cast<std::int64_t>(itemsize(dtype)), "wrap");
+    if (lo < 0 || static_cast<std::size_t>(bytes_hi) > nbytes) {
       fail(ErrorKind::InvalidArgument, "wrap", "the strided element range does not fit in ", nbytes,
            " bytes of external memory");
     }
@@ -186,6 +216,9 @@ bool Tensor::is_contiguous() const {
 }
 
 void* Tensor::raw_data() const {
+  if (!storage_) {
+    fail(ErrorKind::InvalidArgument, "raw_data", "tensor is undefined (default-constructed)");
+  }
   return static_cast<char*>(storage_->data()) +
          offset_ * static_cast<std::int64_t>(itemsize(dtype_));
 }
@@ -320,7 +353,7 @@ Shape resolve_shape(std::span<const std::int64_t> shape, std::int64_t numel, con
     } else if (out[i] < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", out[i]);
     } else {
-      known *= out[i];
+      known = checked_mul(known, out[i], "reshape");
     }
   }
   if (infer >= 0) {
@@ -403,7 +436,7 @@ Tensor Tensor::broadcast_to(std::span<const std::int64_t> shape) const {
     fail(ErrorKind::RankMismatch, "broadcast_to", "cannot broadcast rank ", rank(), " shape ",
          shape_to_string(shape_), " to lower rank shape ", shape_to_string(shape));
   }
-  shape_numel(shape);
+  shape_numel(shape, "broadcast_to");
   const std::size_t lead = shape.size() - shape_.size();
   Tensor t = *this;
   t.shape_ = Shape(shape);

@@ -49,7 +49,7 @@ class Program {
   /// Hash of ops, parameters, edges and metadata; constant values and dimension
   /// bindings are excluded (constants count by dtype and shape only).
   std::size_t fingerprint() const;
-  const std::vector<Tensor>& constants() const { return *constants_; }
+  const std::vector<Tensor>& constants() const;
   /// One line per node, e.g. "%3 = add(%1, %2) : f64[n]".
   std::string to_string() const;
   /// Inlines the program into another graph (constants become constant nodes).

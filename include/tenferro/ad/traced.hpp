@@ -54,6 +54,7 @@ class TracedTensor {
   }
 
  private:
+  friend struct detail::TracedNode;
   std::shared_ptr<const detail::TracedNode> node_;
   std::uint32_t index_ = 0;
 };
@@ -61,6 +62,13 @@ class TracedTensor {
 namespace detail {
 /// One graph node. Immutable once built; shared by every handle to it.
 struct TracedNode {
+  TracedNode() = default;
+  TracedNode(const TracedNode&) = delete;
+  TracedNode& operator=(const TracedNode&) = delete;
+  /// Releases the graph behind this node iteratively (deep graphs must not
+  /// recurse once per node through the shared_ptrs).
+  ~TracedNode();
+
   OpPtr op;  // null for a placeholder
   std::vector<TracedTensor> inputs;
   std::vector<TensorMeta> outputs;

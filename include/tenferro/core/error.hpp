@@ -29,6 +29,9 @@ enum class ErrorKind {
   /// returned the wrong number of outputs, or outputs whose dtype or shape
   /// differ from what the family's infer() declares): a bug in that extension.
   ExtensionContract,
+  /// An allocation failed; the message names the bytes and the operation.
+  /// Nothing was changed: the runtime stays usable.
+  OutOfMemory,
   // Numerical
   Singular,
   NoConvergence,
@@ -45,6 +48,7 @@ enum class ErrorCategory {
   MissingExtension,
   NoInputIngress,
   ExtensionContract,
+  Resource,
   Numerical,
   Internal,
 };

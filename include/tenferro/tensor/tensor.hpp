@@ -28,8 +28,18 @@ namespace tenferro {
 Strides col_major_strides(std::span<const std::int64_t> shape);
 /// Compact row-major strides of `shape` (last stride = 1).
 Strides row_major_strides(std::span<const std::int64_t> shape);
-/// Product of extents (1 for rank 0). Throws InvalidArgument on a negative extent.
-std::int64_t shape_numel(std::span<const std::int64_t> shape);
+/// The most elements a tensor (or view) may have: 2^59, so that every byte
+/// count (elements x 16 bytes at most) and element offset fits in 64 bits.
+inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 59;
+/// Product of extents (1 for rank 0), with checked arithmetic: a negative
+/// extent, or a product above kMaxElements (however the extents would
+/// overflow), is InvalidArgument naming `op` and the shape. Every shape a
+/// tensor or view gets passes through here.
+std::int64_t shape_numel(std::span<const std::int64_t> shape, const char* op = "shape");
+/// a + b and a * b for sizes, extents and offsets: InvalidArgument naming
+/// `op` when the result leaves the int64 range.
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op);
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op);
 /// NumPy broadcasting (right-aligned). Throws ShapeMismatch naming `op`.
 Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const std::int64_t> b,
                        const char* op = "broadcast");

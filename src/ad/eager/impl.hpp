@@ -29,6 +29,13 @@ struct SavedValue {
 enum class NodeKind : unsigned char { Op, Leaf, Alias };
 
 struct GradNode {
+  GradNode() = default;
+  GradNode(const GradNode&) = delete;
+  GradNode& operator=(const GradNode&) = delete;
+  /// Releases the graph behind this node iteratively: a chain of millions of
+  /// recorded ops must not recurse once per node through the shared_ptrs.
+  ~GradNode();
+
   NodeKind kind = NodeKind::Op;
   std::uint64_t seq = 0;
   OpPtr op;

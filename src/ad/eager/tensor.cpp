@@ -55,6 +55,26 @@ EagerTensor EagerRuntime::variable(Tensor value) {
 
 namespace detail {
 
+GradNode::~GradNode() {
+  std::vector<std::shared_ptr<GradNode>> pending;
+  auto take_children = [&](GradNode& n) {
+    for (auto& e : n.inputs)
+      if (e.node) pending.push_back(std::move(e.node));
+    for (auto& s : n.saved_inputs)
+      if (s.node) pending.push_back(std::move(s.node));
+    for (auto& s : n.saved_outputs)
+      if (s.node) pending.push_back(std::move(s.node));
+  };
+  take_children(*this);
+  while (!pending.empty()) {
+    std::shared_ptr<GradNode> n = std::move(pending.back());
+    pending.pop_back();
+    // The last owner empties the node before it dies, so its destructor
+    // finds no children and the release never recurses.
+    if (n.use_count() == 1) take_children(*n);
+  }
+}
+
 EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
   auto impl = std::make_shared<EagerImpl>();
   impl->value = std::move(value);

@@ -386,33 +386,61 @@ Program::Program(std::shared_ptr<const detail::ProgramGraph> graph,
                  std::shared_ptr<const std::vector<Tensor>> constants)
     : graph_(std::move(graph)), constants_(std::move(constants)) {}
 
+namespace {
+// The graph of a program, or InvalidArgument for a default-constructed one.
+const detail::ProgramGraph& graph_of(const Program& p, const char* what) {
+  if (!p.defined()) {
+    fail(ErrorKind::InvalidArgument, what,
+         "the program is empty (default-constructed); build one with compile()");
+  }
+  return *p.graph();
+}
+}  // namespace
+
 std::size_t Program::input_count() const {
-  return graph_->input_nodes.size();
+  return graph_of(*this, "input_count").input_nodes.size();
 }
 std::size_t Program::output_count() const {
-  return graph_->outputs.size();
+  return graph_of(*this, "output_count").outputs.size();
 }
 const TensorMeta& Program::input_meta(std::size_t i) const {
-  return graph_->nodes[graph_->input_nodes.at(i)].outputs[0];
+  const auto& g = graph_of(*this, "input_meta");
+  if (i >= g.input_nodes.size()) {
+    fail(ErrorKind::AxisOutOfBounds, "input_meta", "input ", i, " of a program with ",
+         g.input_nodes.size(), " inputs");
+  }
+  return g.nodes[g.input_nodes[i]].outputs[0];
 }
 const TensorMeta& Program::output_meta(std::size_t j) const {
-  return graph_->meta(graph_->outputs.at(j));
+  const auto& g = graph_of(*this, "output_meta");
+  if (j >= g.outputs.size()) {
+    fail(ErrorKind::AxisOutOfBounds, "output_meta", "output ", j, " of a program with ",
+         g.outputs.size(), " outputs");
+  }
+  return g.meta(g.outputs[j]);
 }
 std::size_t Program::node_count() const {
   std::size_t n = 0;
-  for (const auto& node : graph_->nodes) n += node.kind == detail::ProgramNode::Kind::Op;
+  for (const auto& node : graph_of(*this, "node_count").nodes)
+    n += node.kind == detail::ProgramNode::Kind::Op;
   return n;
 }
 std::size_t Program::count_ops(std::string_view op_name) const {
   std::size_t n = 0;
-  for (const auto& node : graph_->nodes) n += node.op && node.op->name() == op_name;
+  for (const auto& node : graph_of(*this, "count_ops").nodes)
+    n += node.op && node.op->name() == op_name;
   return n;
 }
 std::size_t Program::fingerprint() const {
-  return graph_->fingerprint;
+  return graph_of(*this, "fingerprint").fingerprint;
+}
+const std::vector<Tensor>& Program::constants() const {
+  graph_of(*this, "constants");
+  return *constants_;
 }
 
 std::string Program::to_string() const {
+  graph_of(*this, "to_string");
   std::ostringstream os;
   for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
     const auto& n = graph_->nodes[i];
@@ -442,6 +470,7 @@ std::string Program::to_string() const {
 }
 
 std::vector<TracedTensor> Program::call(ListRef<TracedTensor> inputs) const {
+  graph_of(*this, "call");
   if (inputs.size() != input_count()) {
     fail(ErrorKind::InvalidArgument, "call", "the program takes ", input_count(), " inputs, got ",
          inputs.size());

@@ -225,26 +225,40 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
 
 // ---- public entry points ------------------------------------------------------------------
 
+namespace {
+const detail::PreparedState& state_of(const PreparedProgram& p, const char* what) {
+  if (!p.defined()) {
+    fail(ErrorKind::InvalidArgument, what,
+         "the prepared program is empty (default-constructed); get one from prepare()");
+  }
+  return *p.state();
+}
+}  // namespace
+
 const Program& PreparedProgram::program() const {
-  return state_->program;
+  return state_of(*this, "program").program;
 }
 std::uint64_t PreparedProgram::runtime_id() const {
-  return state_->runtime_id;
+  return state_of(*this, "runtime_id").runtime_id;
 }
 std::uint64_t PreparedProgram::epoch() const {
-  return state_->epoch;
+  return state_of(*this, "epoch").epoch;
 }
 std::size_t PreparedProgram::step_count() const {
-  return state_->steps.size();
+  return state_of(*this, "step_count").steps.size();
 }
 std::size_t PreparedProgram::fused_group_count() const {
-  return state_->groups.size();
+  return state_of(*this, "fused_group_count").groups.size();
 }
 std::size_t PreparedProgram::fused_op_count() const {
-  return state_->fused_ops;
+  return state_of(*this, "fused_op_count").fused_ops;
 }
 
 DimBindings bind_dimensions(const Program& program, std::span<const Shape> input_shapes) {
+  if (!program.defined()) {
+    fail(ErrorKind::InvalidArgument, "bind_dimensions",
+         "the program is empty (default-constructed); build one with compile()");
+  }
   std::vector<DType> dtypes;
   for (std::size_t i = 0; i < program.input_count() && i < input_shapes.size(); ++i)
     dtypes.push_back(program.input_meta(i).dtype);

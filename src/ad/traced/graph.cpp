@@ -30,6 +30,22 @@ const OpPtr& TracedTensor::op() const {
 
 namespace detail {
 
+TracedNode::~TracedNode() {
+  std::vector<std::shared_ptr<const TracedNode>> pending;
+  auto take_inputs = [&](std::vector<TracedTensor>& in) {
+    for (auto& t : in)
+      if (t.node_) pending.push_back(std::move(t.node_));
+  };
+  take_inputs(inputs);
+  while (!pending.empty()) {
+    std::shared_ptr<const TracedNode> n = std::move(pending.back());
+    pending.pop_back();
+    // Nodes are built non-const (make_shared<TracedNode>) and immutable only
+    // through their handles; the last owner may empty one before it dies.
+    if (n.use_count() == 1) take_inputs(const_cast<TracedNode&>(*n).inputs);
+  }
+}
+
 std::vector<TracedTensor> make_traced(const OpPtr& op, std::span<const TracedTensor> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply", "op is null");
   const std::string name(op->name());

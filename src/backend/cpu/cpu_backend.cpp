@@ -40,7 +40,10 @@ std::size_t size_class(std::size_t nbytes) {
 
 void* heap_alloc(std::size_t cls) {
   void* p = std::aligned_alloc(64, cls);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr) {
+    fail(ErrorKind::OutOfMemory, "empty", "could not allocate ", cls,
+         " bytes of host memory; free tensors or use smaller shapes");
+  }
   return p;
 }
 
@@ -96,7 +99,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options)
 CpuBackend::~CpuBackend() = default;
 
 Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
-  const std::int64_t n = shape_numel(shape);
+  const std::int64_t n = shape_numel(shape, "empty");
   const std::size_t nbytes = static_cast<std::size_t>(n) * itemsize(dtype);
   const std::size_t cls = size_class(nbytes);
   void* data = nullptr;

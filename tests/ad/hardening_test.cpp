@@ -1,0 +1,150 @@
+// Bad input that used to crash: sizes whose products overflow 64 bits (in the
+// direct, eager and traced tiers), deep graphs released on a small stack,
+// default-constructed programs, raw_data() of an undefined tensor, and
+// non-finite values converted to integers. Each is a typed error now, and the
+// runtime keeps working afterwards.
+
+#include <pthread.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+
+#include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/program.hpp"
+#include "tenferro/ad/traced.hpp"
+#include "tenferro/backend/structural.hpp"
+#include "test_util.hpp"
+
+using namespace tenferro;
+
+namespace {
+
+constexpr std::int64_t kBig = std::int64_t{1} << 61;
+
+// Runs `fn` on a thread with a 256 KiB stack; returns whether it finished.
+bool run_on_small_stack(const std::function<void()>& fn) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  auto body = [](void* arg) -> void* {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return nullptr;
+  };
+  const bool started =
+      pthread_create(&thread, &attr, body, const_cast<std::function<void()>*>(&fn)) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) return false;
+  pthread_join(thread, nullptr);
+  return true;
+}
+
+}  // namespace
+
+TEST(Hardening, ShapeProductsThatOverflowAreTypedErrors) {
+  CpuBackend cpu({.num_threads = 1});
+  EXPECT_TF_ERROR(zeros({kBig}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(zeros({std::int64_t{1} << 40, std::int64_t{1} << 40}),
+                  ErrorKind::InvalidArgument);
+  EXPECT_EQ(zeros({0, std::int64_t{1} << 62, std::int64_t{1} << 62}).numel(), 0);
+  EXPECT_TF_ERROR(arange(kBig), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(linspace(0.0, 1.0, kBig), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(eye(std::int64_t{1} << 31), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(neg(zeros({1}).broadcast_to({kBig}), cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(ones({2}).reshape({std::int64_t{1} << 62, std::int64_t{1} << 62, 0, -1}),
+                  ErrorKind::InvalidArgument);
+  // A stride of 2^60 + 1 must not wrap around into an "in bounds" range.
+  double buf[2] = {1, 2};
+  const std::int64_t shape[1] = {2}, strides[1] = {(std::int64_t{1} << 60) + 1};
+  EXPECT_TF_ERROR(Tensor::wrap(buf, f64, shape, strides, nullptr, Placement{}, sizeof(buf)),
+                  ErrorKind::InvalidArgument);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t low[1] = {max}, high[1] = {0};
+  EXPECT_TF_ERROR(pad(ones({3}), low, high, Scalar(0.0), cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(diag_embed(ones({3}), std::int64_t{1} << 62, cpu), ErrorKind::InvalidArgument);
+  // An allocation the machine cannot make is OutOfMemory, not std::bad_alloc.
+  EXPECT_TF_ERROR(neg(zeros({1}).broadcast_to({std::int64_t{1} << 58}), cpu),
+                  ErrorKind::OutOfMemory);
+  // The backend still works.
+  EXPECT_EQ(neg(ones({2}), cpu).to_vector<double>(), (std::vector<double>{-1, -1}));
+}
+
+TEST(Hardening, OverflowIsTypedInTheEagerAndTracedTiers) {
+  auto rt = EagerRuntime::make_cpu();
+  const EagerTensor x = rt->tensor(ones({1}));
+  EXPECT_TF_ERROR(neg(broadcast_to(x, {kBig})), ErrorKind::InvalidArgument);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  EXPECT_TF_ERROR(pad(x, {max}, {1}, Scalar(0.0)), ErrorKind::InvalidArgument);
+  const TracedTensor t = placeholder(f64, {SymDim::var("n")});
+  EXPECT_TF_ERROR(pad(t, {max}, {1}, Scalar(0.0)), ErrorKind::InvalidArgument);
+  // A size that only overflows once bound: a run-time error of the Execute phase.
+  const Program p =
+      compile({sum(t) + sum(traced_full({SymDim::var("n") * SymDim(kBig)}, 1.0, f64))}, {t});
+  try {
+    (void)run_compiled(*rt->runtime(), p, {ones({4})});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.phase(), ErrorPhase::Execute);
+  }
+  EXPECT_EQ(sum(x * x).item<double>(), 1.0);  // still usable
+}
+
+TEST(Hardening, LongGraphsAreReleasedWithoutRecursion) {
+  constexpr int kNodes = 200000;
+  // Built and dropped on a 256 KiB stack: one frame per node would overflow it.
+  bool eager_ok = false, traced_ok = false;
+  ASSERT_TRUE(run_on_small_stack([&] {
+    auto rt = EagerRuntime::make_cpu();
+    EagerTensor x = rt->variable(Tensor::scalar(1.0));
+    EagerTensor y = x;
+    for (int i = 0; i < kNodes; ++i) y = neg(y);
+    eager_ok = y.item<double>() == 1.0;
+    y = EagerTensor();  // drops the chain of recorded nodes
+  }));
+  EXPECT_TRUE(eager_ok);
+  ASSERT_TRUE(run_on_small_stack([&] {
+    TracedTensor t = placeholder(f64, {});
+    for (int i = 0; i < kNodes; ++i) t = neg(t);
+    traced_ok = t.rank() == 0;
+    t = TracedTensor();  // drops the chain of graph nodes
+  }));
+  EXPECT_TRUE(traced_ok);
+}
+
+TEST(Hardening, DefaultConstructedProgramsAreTypedErrors) {
+  const Program p;
+  EXPECT_TF_ERROR(p.input_count(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.output_count(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.node_count(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.fingerprint(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.to_string(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.constants(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.call({}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(p.input_meta(0), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(bind_dimensions(p, {}), ErrorKind::InvalidArgument);
+  const PreparedProgram pp;
+  EXPECT_TF_ERROR(pp.step_count(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(pp.program(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(pp.epoch(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(pp.fused_group_count(), ErrorKind::InvalidArgument);
+  // Out-of-range metas of a real program are typed too.
+  const TracedTensor x = placeholder(f64, {2});
+  const Program q = compile({x + x}, {x});
+  EXPECT_TF_ERROR(q.input_meta(1), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(q.output_meta(3), ErrorKind::AxisOutOfBounds);
+}
+
+TEST(Hardening, UndefinedTensorsAndNonFiniteConversions) {
+  EXPECT_TF_ERROR(Tensor().raw_data(), ErrorKind::InvalidArgument);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(Scalar(nan).to_int(), 0);
+  EXPECT_EQ(Scalar(inf).to_int(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(Scalar(-inf).to<std::int64_t>(), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(Scalar(1e30).to<std::int64_t>(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(Scalar(-2.7).to<std::int64_t>(), -2);
+  EXPECT_TRUE(std::isnan(full({2}, nan).to_vector<double>()[1]));
+}
