@@ -234,7 +234,10 @@ Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> e
                          std::span<const std::int64_t> shape, Backend& backend,
                          std::int64_t block) {
   const char* op = "fused_elementwise";
-  if (block < 1) fail(ErrorKind::InvalidArgument, op, "block must be >= 1, got ", block);
+  if (block < 1 || block > kMaxFusionBlock) {
+    fail(ErrorKind::InvalidArgument, op, "block must be in [1, ", kMaxFusionBlock, "], got ",
+         block);
+  }
   validate(pass, externals);
   const Shape out_shape(shape);
   for (std::size_t e = 0; e < externals.size(); ++e) {

@@ -311,16 +311,18 @@ Tensor Tensor::slice(std::int64_t axis, std::optional<std::int64_t> start,
   if (step > 0) {
     b = std::clamp<std::int64_t>(start ? wrap_index(*start) : 0, 0, n);
     e = std::clamp<std::int64_t>(stop ? wrap_index(*stop) : n, 0, n);
-    len = e > b ? (e - b + step - 1) / step : 0;
+    len = e > b ? (e - b - 1) / step + 1 : 0;  // no overflow for any step
   } else {
     b = std::clamp<std::int64_t>(start ? wrap_index(*start) : n - 1, -1, n - 1);
     e = std::clamp<std::int64_t>(stop ? wrap_index(*stop) : -1, -1, n - 1);
-    len = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+    // -step overflows for INT64_MIN: any such step takes one element.
+    len = b > e ? (step == INT64_MIN ? 1 : (b - e - 1) / (-step) + 1) : 0;
   }
   Tensor t = *this;
   if (len > 0) t.offset_ += b * strides_[a];
   t.shape_[a] = len;
-  t.strides_[a] = strides_[a] * step;
+  // With at most one element the stride is never used: keep it small.
+  t.strides_[a] = len > 1 ? checked_mul(strides_[a], step, "slice") : strides_[a];
   return t;
 }
 

@@ -6,15 +6,22 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <string>
+#include <thread>
 
 #include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
+#include "tenferro/backend/fused.hpp"
 #include "tenferro/backend/structural.hpp"
+#include "tenferro/runtime/simple_family.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -147,4 +154,87 @@ TEST(Hardening, UndefinedTensorsAndNonFiniteConversions) {
   EXPECT_EQ(Scalar(1e30).to<std::int64_t>(), std::numeric_limits<std::int64_t>::max());
   EXPECT_EQ(Scalar(-2.7).to<std::int64_t>(), -2);
   EXPECT_TRUE(std::isnan(full({2}, nan).to_vector<double>()[1]));
+}
+
+TEST(Hardening, ExtremeStepsOptionsAndEmptyFunctions) {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  const Tensor r = arange(5);
+  EXPECT_EQ(r.slice(0, std::nullopt, std::nullopt, max).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(r.slice(0, std::nullopt, std::nullopt, min).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(r.slice(0, 1, std::nullopt, 2).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1, 3}));
+
+  auto rt = EagerRuntime::make_cpu();
+  const TracedTensor t = placeholder(f64, {4});
+  const Program p = compile({exp(t) * 2.0 + 1.0}, {t});
+  const Tensor in[1] = {ones({4})};
+  for (std::int64_t block : {std::int64_t{0}, kMaxFusionBlock + 1, max}) {
+    PrepareOptions options;
+    options.fusion_block = block;
+    EXPECT_TF_ERROR(prepare(*rt->runtime(), p, InputSignature::of(in), options),
+                    ErrorKind::InvalidArgument);
+  }
+  // mvlgamma unrolls p terms: a huge p is refused before building anything.
+  EXPECT_TF_ERROR(mvlgamma(t, 1000000000), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(mvlgamma(rt->tensor(full({2}, 5.0)), 1000000000), ErrorKind::InvalidArgument);
+  // Empty callables are typed errors, not std::bad_function_call.
+  const EagerTensor x = rt->variable(ones({2}));
+  EXPECT_TF_ERROR(grad(EagerFn{}, x), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(jvp(EagerFn{}, x, x), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(grad_many(EagerFnN{}, {x}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(check_gradients(EagerFnN{}, {x}), ErrorKind::InvalidArgument);
+}
+
+TEST(Hardening, NoGradGuardIsBoundToItsThread) {
+  auto guard = std::make_unique<NoGradGuard>();
+  EXPECT_FALSE(grad_recording_enabled());
+  bool other_after = false;
+  std::thread([&] {
+    guard.reset();  // destroyed here, on another thread
+    other_after = grad_recording_enabled();
+  }).join();
+  EXPECT_TRUE(other_after);               // this thread's recording was never touched
+  EXPECT_TRUE(grad_recording_enabled());  // the making thread records again
+}
+
+namespace {
+// An engine that prepares nothing: installing it only moves the epoch.
+class NoEngine final : public ExtensionEngine {
+ public:
+  PrepareOutcome prepare(const PrepareRequest&) const override {
+    return tenferro::Unsupported{"test engine"};
+  }
+};
+}  // namespace
+
+TEST(Hardening, RunCompiledRetriesWhenAnotherThreadReconfigures) {
+  auto rt = EagerRuntime::make_cpu();
+  Runtime& runtime = *rt->runtime();
+  const TracedTensor t = placeholder(f64, {SymDim::var("n")});
+  const Program p = compile({sum(exp(t))}, {t});
+  std::atomic<bool> stop{false};
+  std::thread installer([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      auto m = std::make_shared<SimpleModule>("t.churn" + std::to_string(i));
+      m->engine(FamilyId("t.churn" + std::to_string(i) + ".v1"), cpu_engine_id(),
+                std::make_shared<NoEngine>());
+      runtime.install_module(m);
+    }
+  });
+  int errors = 0;
+  const std::uint64_t epoch_before = runtime.epoch();
+  for (int i = 0; i < 2000; ++i) {
+    try {
+      (void)run_compiled(runtime, p, {ones({3})});
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  stop = true;
+  installer.join();
+  EXPECT_EQ(errors, 0);
+  EXPECT_GT(runtime.epoch(), epoch_before);  // the runtime really was reconfigured meanwhile
 }

@@ -134,13 +134,20 @@ void clear_grads(std::span<EagerTensor> tensors);
 
 // ---- scopes (thread-local, nestable) -------------------------------------------
 
-/// Inside, no op is recorded (tracked inputs give untracked outputs).
+/// Inside, no op is recorded (tracked inputs give untracked outputs) on the
+/// thread that made the guard. The guard is bound to that thread: destroyed
+/// on another one (moved into a task, say), it still ends recording-off on
+/// its own thread, never on the destroying one; the making thread must still
+/// be running then.
 class NoGradGuard {
  public:
   NoGradGuard();
   ~NoGradGuard();
   NoGradGuard(const NoGradGuard&) = delete;
   NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  std::atomic<int>* depth_;  // the making thread's no-grad depth
 };
 
 /// Inside, every op is recorded, tracked or not, and logged so that the

@@ -221,8 +221,10 @@ template <AdTensor T>
 T polygamma(std::int64_t n, const T& x) {
   return detail::apply_primitive<T>(prim::Polygamma{n}, {x});
 }
-/// Multivariate log-gamma of dimension p >= 1 (PyTorch's mvlgamma):
-/// sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).
+/// The largest dimension mvlgamma takes (its sum unrolls p terms).
+inline constexpr std::int64_t kMaxMvlgammaDimension = 10000;
+/// Multivariate log-gamma of dimension 1 <= p <= kMaxMvlgammaDimension
+/// (PyTorch's mvlgamma): sum_{i<p} lgamma(x - i/2) + p(p-1)/4 log(pi).
 template <AdTensor T>
 T mvlgamma(const T& x, std::int64_t p);
 /// {mantissa, exponent (i32, not differentiable)}.

@@ -44,10 +44,13 @@ struct FusedElementwise {
   int buffer_count = 0;     // scratch buffers the steps use
 };
 
+/// The largest block a fused pass takes (elements; scratch is 16 bytes each).
+inline constexpr std::int64_t kMaxFusionBlock = std::int64_t{1} << 20;
+
 /// Runs `pass` with every external broadcast (NumPy rules) to `shape`, in
 /// blocks of `block` elements, and returns the last step's value as a fresh
-/// compact tensor. A pass that is empty, refers to a missing operand or
-/// buffer, or reads a later step is InvalidArgument; externals that do not
+/// compact tensor. `block` must lie in [1, kMaxFusionBlock]. A pass that is empty, refers to a
+/// missing operand or buffer, or reads a later step is InvalidArgument; externals that do not
 /// broadcast to `shape` are ShapeMismatch.
 Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                          std::span<const std::int64_t> shape, Backend& backend,

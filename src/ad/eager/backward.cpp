@@ -227,6 +227,13 @@ void EagerTensor::backward(const EagerTensor& seed) const {
 // ---- functional transforms -------------------------------------------------------------------
 
 namespace {
+template <class F>
+void require_function(const F& f, const char* transform) {
+  if (!f) fail(ErrorKind::InvalidArgument, transform, "the function is empty; pass a callable");
+}
+}  // namespace
+
+namespace {
 
 // A tracked alias of x that the current transform differentiates with respect
 // to; it forwards derivatives to x's own history for outer transforms.
@@ -304,12 +311,14 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f,
 }  // namespace
 
 std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x) {
+  require_function(f, "try_grad");
   auto r = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1),
                         nullptr, nullptr, "grad");
   return r[0];
 }
 
 EagerTensor grad(const EagerFn& f, const EagerTensor& x) {
+  require_function(f, "grad");
   auto g = try_grad(f, x);
   if (!g) {
     fail(ErrorKind::InvalidArgument, "grad",
@@ -320,10 +329,12 @@ EagerTensor grad(const EagerFn& f, const EagerTensor& x) {
 }
 
 std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, ListRef<EagerTensor> xs) {
+  require_function(f, "grad_many");
   return reverse_many(f, xs, nullptr, nullptr, "grad");
 }
 
 VjpResult vjp(const EagerFn& f, const EagerTensor& x, const EagerTensor& ct) {
+  require_function(f, "vjp");
   VjpResult r;
   if (!ct.defined()) fail(ErrorKind::InvalidArgument, "vjp", "cotangent is undefined");
   auto cts = reverse_many([&](std::span<const EagerTensor> a) { return f(a[0]); }, std::span(&x, 1),
@@ -333,6 +344,7 @@ VjpResult vjp(const EagerFn& f, const EagerTensor& x, const EagerTensor& ct) {
 }
 
 JvpResult jvp(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
+  require_function(f, "jvp");
   require_differentiable(x, "jvp");
   if (!v.defined()) fail(ErrorKind::InvalidArgument, "jvp", "tangent is undefined");
   if (v.runtime() != x.runtime()) {
@@ -358,6 +370,7 @@ JvpResult jvp(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
 }
 
 EagerTensor jvp_tangent(const EagerFn& f, const EagerTensor& x, const EagerTensor& v) {
+  require_function(f, "jvp_tangent");
   auto r = jvp(f, x, v);
   if (!r.tangent) {
     fail(ErrorKind::InvalidArgument, "jvp",

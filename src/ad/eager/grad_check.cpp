@@ -44,6 +44,9 @@ Tensor random_like(const Tensor& x, Generator& gen) {
 
 GradCheckResult check_gradients(const EagerFnN& f, ListRef<EagerTensor> inputs,
                                 GradCheckOptions options) {
+  if (!f) {
+    fail(ErrorKind::InvalidArgument, "check_gradients", "the function is empty; pass a callable");
+  }
   GradCheckResult result;
   if (inputs.empty())
     fail(ErrorKind::InvalidArgument, "check_gradients", "at least one input is required");

@@ -7,7 +7,9 @@ using detail::EagerImpl;
 using detail::GradNode;
 
 namespace {
-thread_local int t_no_grad_depth = 0;
+// Atomic because a NoGradGuard destroyed on another thread still updates
+// the counter of the thread that made it.
+thread_local std::atomic<int> t_no_grad_depth{0};
 thread_local CaptureScope* t_capture = nullptr;
 }  // namespace
 
@@ -185,11 +187,11 @@ EagerTensor EagerTensor::detach_into(const EagerRuntimePtr& other) const {
 
 // ---- scopes ---------------------------------------------------------------------------
 
-NoGradGuard::NoGradGuard() {
-  ++t_no_grad_depth;
+NoGradGuard::NoGradGuard() : depth_(&t_no_grad_depth) {
+  depth_->fetch_add(1, std::memory_order_relaxed);
 }
 NoGradGuard::~NoGradGuard() {
-  --t_no_grad_depth;
+  depth_->fetch_sub(1, std::memory_order_relaxed);
 }
 
 CaptureScope::CaptureScope() : previous_(t_capture) {
@@ -200,7 +202,7 @@ CaptureScope::~CaptureScope() {
 }
 
 bool grad_recording_enabled() {
-  return t_no_grad_depth == 0;
+  return t_no_grad_depth.load(std::memory_order_relaxed) == 0;
 }
 bool capture_active() {
   return t_capture != nullptr;

@@ -199,8 +199,11 @@ T scalar_like(const T& like, Scalar value) {
 
 template <AdTensor T>
 T mvlgamma(const T& x, std::int64_t p) {
-  if (p < 1) {
-    fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be >= 1");
+  // The sum unrolls p lgamma terms: bound it so a typo cannot build a
+  // billion-op graph.
+  if (p < 1 || p > kMaxMvlgammaDimension) {
+    fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be in [1, ",
+         kMaxMvlgammaDimension, "]");
   }
   T out = lgamma(x);
   for (std::int64_t i = 1; i < p; ++i) out = out + lgamma(x - 0.5 * static_cast<double>(i));

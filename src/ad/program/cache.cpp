@@ -36,31 +36,42 @@ std::vector<Tensor> run_compiled_checked(Runtime& runtime, const Program& progra
       fail(ErrorKind::InvalidArgument, "run_compiled", "input ", i, " is undefined");
     }
   }
-  ExtensionCacheStore& store = runtime.extension_caches();
-  const ExtensionCacheKey key = cache_key(runtime, program, inputs, options);
-  auto cached = store.get<detail::PreparedState>(key);
-  // A fingerprint collision must not run the wrong graph: compare structure.
-  if (cached && cached->program.graph() != program.graph() &&
-      !cached->program.graph()->same_structure(*program.graph())) {
-    cached = nullptr;
-  }
-  PreparedProgram prepared;
-  if (cached) {
-    // Same structure, possibly other constants: run with this program's.
-    if (cached->program.constants_ptr() != program.constants_ptr()) {
-      auto copy = std::make_shared<detail::PreparedState>(*cached);
-      copy->program = program;
-      prepared = PreparedProgram(std::move(copy));
-    } else {
-      prepared = PreparedProgram(std::move(cached));
+  // A reconfiguration on another thread between preparing and running makes
+  // the plan stale (RuntimeState); run_compiled promises to re-prepare after
+  // reconfigurations, so it retries against the new epoch.
+  for (int attempt = 0;; ++attempt) {
+    ExtensionCacheStore& store = runtime.extension_caches();
+    const ExtensionCacheKey key = cache_key(runtime, program, inputs, options);
+    auto cached = store.get<detail::PreparedState>(key);
+    // A fingerprint collision must not run the wrong graph: compare structure.
+    if (cached && cached->program.graph() != program.graph() &&
+        !cached->program.graph()->same_structure(*program.graph())) {
+      cached = nullptr;
     }
-  } else {
-    prepared = prepare(runtime, program, InputSignature::of(inputs), options);
-    // Kept without constant data: the cached state refers to the program,
-    // whose constants are shared handles, so only metadata is charged.
-    store.put<detail::PreparedState>(key, prepared.state(), 64 * (prepared.step_count() + 1));
+    PreparedProgram prepared;
+    if (cached) {
+      // Same structure, possibly other constants: run with this program's.
+      if (cached->program.constants_ptr() != program.constants_ptr()) {
+        auto copy = std::make_shared<detail::PreparedState>(*cached);
+        copy->program = program;
+        prepared = PreparedProgram(std::move(copy));
+      } else {
+        prepared = PreparedProgram(std::move(cached));
+      }
+    } else {
+      prepared = prepare(runtime, program, InputSignature::of(inputs), options);
+      // Kept without constant data: the cached state refers to the program,
+      // whose constants are shared handles, so only metadata is charged.
+      store.put<detail::PreparedState>(key, prepared.state(), 64 * (prepared.step_count() + 1));
+    }
+    try {
+      return run(runtime, prepared, inputs);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::RuntimeState || attempt >= 16 ||
+          prepared.epoch() == runtime.epoch())
+        throw;
+    }
   }
-  return run(runtime, prepared, inputs);
 }
 
 }  // namespace

@@ -84,9 +84,9 @@ void check_program_constraints(const PreparedState& state, const DimBindings& bi
 
 std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Program& program,
                                                    const PrepareOptions& options) {
-  if (options.fusion_block < 1) {
-    fail(ErrorKind::InvalidArgument, "prepare", "fusion_block must be >= 1, got ",
-         options.fusion_block);
+  if (options.fusion_block < 1 || options.fusion_block > kMaxFusionBlock) {
+    fail(ErrorKind::InvalidArgument, "prepare", "fusion_block must be in [1, ", kMaxFusionBlock,
+         "], got ", options.fusion_block);
   }
   auto s = std::make_shared<PreparedState>();
   s->program = program;
