@@ -143,6 +143,9 @@ TEST(EagerFunctional, NoDependenceFormsAndErrors) {
   EXPECT_TF_ERROR(jvp_tangent([&](const EagerTensor&) { return c; }, x, x),
                   ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(grad([](const EagerTensor& z) { return z * z; }, x), ErrorKind::ShapeMismatch);
+  // A complex output is refused as in the traced tier (and backward()).
+  EXPECT_TF_ERROR(grad([](const EagerTensor& z) { return sum(convert(z, c128)); }, x),
+                  ErrorKind::DTypeMismatch);
   std::vector<EagerTensor> xs{x, c};
   auto gs = grad_many([](std::span<const EagerTensor> z) { return sum(z[0] * z[0]); }, xs);
   ASSERT_TRUE(gs[0].has_value());

@@ -28,7 +28,8 @@ const AdContext& core_rules();
 // ---- graph level: results are nodes of the same graph -----------------------------
 
 /// Gradient of a real scalar (rank 0) `y` with respect to `x`; zeros when y
-/// does not depend on x. Complex or non-scalar y is InvalidArgument (use vjp).
+/// does not depend on x. A non-scalar y is ShapeMismatch and a complex (or
+/// integer) y DTypeMismatch, as in the eager grad and backward() (use vjp).
 TracedTensor grad(const TracedTensor& y, const TracedTensor& x,
                   const ad::AdContext& rules = ad::core_rules());
 /// Gradients with respect to several values, one shared derivative graph;

@@ -294,9 +294,14 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f,
     }
     s = *seed;
   } else {
+    // The same rule and kinds as the traced grad and backward().
     if (y.numel() != 1) {
       fail(ErrorKind::ShapeMismatch, what, "grad needs a scalar function, got output shape ",
            shape_to_string(y.shape()), "; use vjp for non-scalar outputs");
+    }
+    if (!is_floating(y.dtype())) {
+      fail(ErrorKind::DTypeMismatch, what, "grad needs a real floating output, got ",
+           name(y.dtype()), "; take real() or abs() first, or use vjp with a cotangent");
     }
     s = y.runtime()->tensor(ones(y.shape(), y.dtype()));
   }

@@ -154,13 +154,14 @@ std::vector<ad::MaybeVal> region_forward(GraphEmitter& em, const TracedNode& n,
 
 TracedTensor real_scalar_check(const TracedTensor& y, const char* transform) {
   if (!y.defined()) fail(ErrorKind::InvalidArgument, transform, "the output is undefined");
+  // The same rule and kinds as the eager grad and backward().
   if (y.rank() != 0) {
-    fail(ErrorKind::InvalidArgument, transform, "needs a scalar (rank-0) output, got shape ",
+    fail(ErrorKind::ShapeMismatch, transform, "needs a scalar (rank-0) output, got shape ",
          to_string(y.shape()), "; reduce it first or use vjp with a cotangent");
   }
   if (!is_floating(y.dtype())) {
-    fail(ErrorKind::InvalidArgument, transform, "needs a real floating output, got ",
-         name(y.dtype()), "; use vjp with an explicit cotangent");
+    fail(ErrorKind::DTypeMismatch, transform, "needs a real floating output, got ", name(y.dtype()),
+         "; take real() or abs() first, or use vjp with a cotangent");
   }
   return full_like(y, 1.0);
 }
