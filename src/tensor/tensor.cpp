@@ -17,7 +17,7 @@ Strides col_major_strides(std::span<const std::int64_t> shape) {
   std::int64_t acc = 1;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     s[d] = acc;
-    acc *= std::max<std::int64_t>(shape[d], 1);
+    acc = checked_mul(acc, std::max<std::int64_t>(shape[d], 1), "strides");
   }
   return s;
 }
@@ -27,7 +27,7 @@ Strides row_major_strides(std::span<const std::int64_t> shape) {
   std::int64_t acc = 1;
   for (std::size_t d = shape.size(); d-- > 0;) {
     s[d] = acc;
-    acc *= std::max<std::int64_t>(shape[d], 1);
+    acc = checked_mul(acc, std::max<std::int64_t>(shape[d], 1), "strides");
   }
   return s;
 }
@@ -41,15 +41,16 @@ std::int64_t shape_numel(std::span<const std::int64_t> shape, const char* op) {
     }
     zero = zero || e == 0;
   }
-  if (zero) return 0;
+  // The compact strides multiply the non-zero extents, so those are bounded
+  // too, also when a zero extent makes the tensor empty.
   std::int64_t n = 1;
   for (auto e : shape) {
-    if (__builtin_mul_overflow(n, e, &n) || n > kMaxElements) {
+    if (__builtin_mul_overflow(n, std::max<std::int64_t>(e, 1), &n) || n > kMaxElements) {
       fail(ErrorKind::InvalidArgument, op, "shape ", shape_to_string(shape),
            " has more than 2^59 elements (the most a tensor may have); check the extents");
     }
   }
-  return n;
+  return zero ? 0 : n;
 }
 
 std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op) {

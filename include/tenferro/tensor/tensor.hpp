@@ -32,9 +32,10 @@ Strides row_major_strides(std::span<const std::int64_t> shape);
 /// count (elements x 16 bytes at most) and element offset fits in 64 bits.
 inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 59;
 /// Product of extents (1 for rank 0), with checked arithmetic: a negative
-/// extent, or a product above kMaxElements (however the extents would
-/// overflow), is InvalidArgument naming `op` and the shape. Every shape a
-/// tensor or view gets passes through here.
+/// extent, or a product of the non-zero extents above kMaxElements (however
+/// they would overflow; an empty tensor's strides still multiply them), is
+/// InvalidArgument naming `op` and the shape. Every shape a tensor or view
+/// gets passes through here.
 std::int64_t shape_numel(std::span<const std::int64_t> shape, const char* op = "shape");
 /// a + b and a * b for sizes, extents and offsets: InvalidArgument naming
 /// `op` when the result leaves the int64 range.
