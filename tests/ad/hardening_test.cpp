@@ -243,3 +243,27 @@ TEST(Hardening, RunCompiledRetriesWhenAnotherThreadReconfigures) {
   EXPECT_EQ(errors, 0);
   EXPECT_GE(runtime.epoch(), epoch_before + 200);  // every install moved the epoch
 }
+
+TEST(Hardening, OneRuleOneKindInEveryTier) {
+  CpuBackend cpu({.num_threads = 1});
+  auto rt = EagerRuntime::make_cpu();
+  // matmul of bool: DTypeMismatch in the direct, eager and traced tiers.
+  const Tensor b = ones({2, 2}, DType::Bool);
+  EXPECT_TF_ERROR(matmul(b, b, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(matmul(rt->tensor(b), rt->tensor(b)), ErrorKind::DTypeMismatch);
+  const TracedTensor tb = placeholder(DType::Bool, {2, 2});
+  EXPECT_TF_ERROR(matmul(tb, tb), ErrorKind::DTypeMismatch);
+  // stack of rank-0 operands gives a vector in every tier.
+  const Tensor s = Tensor::scalar(2.0);
+  const Tensor xs[2] = {s, s};
+  EXPECT_EQ(stack(xs, 0, cpu).shape(), (Shape{2}));
+  const EagerTensor es[2] = {rt->tensor(s), rt->tensor(s)};
+  EXPECT_EQ(stack(es, 0).shape(), (Shape{2}));
+  const TracedTensor t0 = placeholder(f64, {});
+  const TracedTensor ts[2] = {t0, t0};
+  EXPECT_EQ(stack(ts, 0).shape(), (SymShape{2}));
+  // reshape with -1 in every tier (traced: when the sizes are constant).
+  EXPECT_EQ(ones({2, 3}).reshape({-1}).shape(), (Shape{6}));
+  EXPECT_EQ(reshape(rt->tensor(ones({2, 3})), {-1}).shape(), (Shape{6}));
+  EXPECT_EQ(reshape(placeholder(f64, {2, 3}), {-1}).shape(), (SymShape{6}));
+}
