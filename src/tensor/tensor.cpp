@@ -33,18 +33,16 @@ Strides row_major_strides(std::span<const std::int64_t> shape) {
 }
 
 std::int64_t shape_numel(std::span<const std::int64_t> shape, const char* op) {
+  // One pass. The compact strides multiply the non-zero extents, so those
+  // are bounded too, also when a zero extent makes the tensor empty.
   bool zero = false;
+  std::int64_t n = 1;
   for (auto e : shape) {
     if (e < 0) {
       fail(ErrorKind::InvalidArgument, op, "negative extent ", e, " in shape ",
            shape_to_string(shape));
     }
     zero = zero || e == 0;
-  }
-  // The compact strides multiply the non-zero extents, so those are bounded
-  // too, also when a zero extent makes the tensor empty.
-  std::int64_t n = 1;
-  for (auto e : shape) {
     if (__builtin_mul_overflow(n, std::max<std::int64_t>(e, 1), &n) || n > kMaxElements) {
       fail(ErrorKind::InvalidArgument, op, "shape ", shape_to_string(shape),
            " has more than 2^59 elements (the most a tensor may have); check the extents");
