@@ -220,6 +220,7 @@ TEST(Hardening, RunCompiledRetriesWhenAnotherThreadReconfigures) {
   // The installer reconfigures the runtime 200 times while this thread keeps
   // running the program, at least 500 times and until the installer is done.
   std::atomic<int> installs{0};
+  const std::uint64_t epoch_before = runtime.epoch();  // read before the installer starts
   std::thread installer([&] {
     for (int i = 0; i < 200; ++i) {
       auto m = std::make_shared<SimpleModule>("t.churn" + std::to_string(i));
@@ -230,7 +231,6 @@ TEST(Hardening, RunCompiledRetriesWhenAnotherThreadReconfigures) {
     }
   });
   int errors = 0, runs = 0;
-  const std::uint64_t epoch_before = runtime.epoch();
   while (runs < 500 || installs.load() < 200) {
     try {
       (void)run_compiled(runtime, p, {ones({3})});
