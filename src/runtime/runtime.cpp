@@ -389,6 +389,17 @@ std::vector<Tensor> Runtime::apply_in_session(EngineSession& session, const OpPt
   return {execute_primitive(static_cast<const PrimitiveOp&>(*op), inputs, session.backend())};
 }
 
+bool ensure_self_installing(Runtime& runtime, const Op& op) {
+  const auto* self = dynamic_cast<const SelfInstallingOp*>(&op);
+  if (self == nullptr) return false;
+  const auto snap = runtime.snapshot();
+  const EngineId& engine = snap->selected_engine();
+  if (snap->family(op.name(), engine) != nullptr) return false;  // warm path: read-only
+  ExtensionModulePtr module = self->module_for(engine);
+  if (!module) return false;
+  return runtime.ensure_module(std::move(module), op.name(), engine);
+}
+
 std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOpPtr& op,
                                                                const InputSignature& signature,
                                                                std::string* why) {
@@ -497,6 +508,7 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
                                            EngineSession* session) {
   const auto& op = static_cast<const ExtensionOp&>(*op_ptr);
   check_ingress(op.name(), inputs);
+  ensure_self_installing(*this, op);
   // No module registers the family for the selected engine: outside a
   // session a family with a lowering still runs through it.
   if (session == nullptr && op.has_lowering()) {

@@ -105,10 +105,12 @@ T inner(const T& ct, const T& y) {
   return is_complex(p.dtype()) ? real(p) : p;
 }
 
-std::string output_key(const Probe& p) {
-  if (p.cotangent.size() != 1)
-    throw std::runtime_error("cases with several outputs are not supported");
-  return p.cotangent.front().first;
+// phi = sum_k <ct_k, y_k>: its gradient is the vjp of all outputs at once.
+template <class T>
+T inner_all(std::span<const T> cts, std::span<const T> ys) {
+  T phi = inner(cts[0], ys[0]);
+  for (std::size_t k = 1; k < ys.size(); ++k) phi = add(phi, inner(cts[k], ys[k]));
+  return phi;
 }
 
 }  // namespace
@@ -118,7 +120,7 @@ std::string output_key(const Probe& p) {
 ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
   ModeResult r;
   const std::string mode = "eager";
-  const OpFn<EagerTensor> f = build_op<EagerTensor>(c);
+  const MultiFn<EagerTensor> f = build_multi<EagerTensor>(c);
   const std::size_t n = c.inputs.size();
   Backend& backend = rt->backend();
 
@@ -126,11 +128,13 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
     try {
       std::vector<EagerTensor> xs;
       for (const auto& [k, v] : c.inputs) xs.push_back(rt->variable(v));
-      EagerTensor y = f(xs);
-      inner(rt->tensor(
-                ones(std::span<const std::int64_t>(y.shape().data(), y.shape().size()), y.dtype())),
-            y)
-          .backward();
+      std::vector<EagerTensor> ys = f(xs);
+      std::vector<EagerTensor> cts;
+      for (const auto& y : ys) {
+        cts.push_back(rt->tensor(
+            ones(std::span<const std::int64_t>(y.shape().data(), y.shape().size()), y.dtype())));
+      }
+      inner_all<EagerTensor>(cts, ys).backward();
     } catch (const Error&) {
       ++r.checks;
       return r;
@@ -139,16 +143,28 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
     return r;
   }
 
+  const std::vector<std::string> keys = case_output_keys(c);
+  const std::size_t m = keys.size();
   for (const Probe& p : c.probes) {
-    const std::string key = output_key(p);
-    const Tensor& ct_ref = find(p.cotangent, key);
+    // The cotangents in the outputs' dtypes.
+    const auto cotangents = [&](std::span<const EagerTensor> ys) {
+      std::vector<EagerTensor> cts;
+      for (std::size_t k = 0; k < m; ++k)
+        cts.push_back(rt->tensor(as_dtype(find(p.cotangent, keys[k]), ys[k].dtype(), backend)));
+      return cts;
+    };
 
-    // vjp through backward(seed).
+    // vjp through backward(seed) (one output) or backward of phi (several).
     {
       std::vector<EagerTensor> xs;
       for (const auto& [k, v] : c.inputs) xs.push_back(rt->variable(v));
-      EagerTensor y = f(xs);
-      if (y.requires_grad()) y.backward(rt->tensor(as_dtype(ct_ref, y.dtype(), backend)));
+      std::vector<EagerTensor> ys = f(xs);
+      if (m == 1) {
+        if (ys[0].requires_grad()) ys[0].backward(cotangents(ys)[0]);
+      } else {
+        EagerTensor phi = inner_all<EagerTensor>(cotangents(ys), ys);
+        if (phi.requires_grad()) phi.backward();
+      }
       for (std::size_t i = 0; i < n; ++i) {
         const auto& name = c.inputs[i].first;
         const EagerTensor g = xs[i].grad();
@@ -157,23 +173,23 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
       }
     }
 
-    // jvp: J v = sum_i J_i v_i, one forward pass per input (values untouched).
-    {
+    // jvp: J v = sum_i J_i v_i, one forward pass per input and output.
+    for (std::size_t k = 0; k < m; ++k) {
       std::optional<EagerTensor> total;
       for (std::size_t i = 0; i < n; ++i) {
         std::vector<EagerTensor> xs;
-        for (const auto& [k, v] : c.inputs) xs.push_back(rt->tensor(v));
-        EagerFn h = [&, i](const EagerTensor& xi) {
+        for (const auto& [kk, v] : c.inputs) xs.push_back(rt->tensor(v));
+        EagerFn h = [&, i, k](const EagerTensor& xi) {
           std::vector<EagerTensor> a = xs;
           a[i] = xi;
-          return f(a);
+          return f(a)[k];
         };
         const EagerTensor v = rt->tensor(find(p.direction, c.inputs[i].first));
         auto res = jvp(h, xs[i], v);
         if (res.tangent) total = total ? add(*total, *res.tangent) : *res.tangent;
       }
-      compare(r, mode, p.id, "jvp:" + key, total ? total->value() : Tensor(), find(p.ref.jvp, key),
-              c.first_order);
+      compare(r, mode, p.id, "jvp:" + keys[k], total ? total->value() : Tensor(),
+              find(p.ref.jvp, keys[k]), c.first_order);
     }
 
     // hvp: forward over reverse, hvp_k = sum_i d/dx_i grad_k(phi) . v_i.
@@ -188,8 +204,8 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
             a[i] = xi;
             auto grads = grad_many(
                 [&](std::span<const EagerTensor> z) {
-                  EagerTensor y = f(z);
-                  return inner(rt->tensor(as_dtype(ct_ref, y.dtype(), backend)), y);
+                  std::vector<EagerTensor> ys = f(z);
+                  return inner_all<EagerTensor>(cotangents(ys), ys);
                 },
                 a);
             return grads[k] ? *grads[k] : rt->tensor(zeros_for(a[k].value()));
@@ -212,7 +228,7 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
 ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
   ModeResult r;
   const std::string mode = "traced";
-  const OpFn<TracedTensor> f = build_op<TracedTensor>(c);
+  const MultiFn<TracedTensor> f = build_multi<TracedTensor>(c);
   const std::size_t n = c.inputs.size();
   Runtime& runtime = *rt->runtime();
   Backend& backend = rt->backend();
@@ -228,14 +244,15 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
 
   if (c.expect_error) {
     try {
-      TracedTensor y = f(ps);
-      TracedTensor ones_ct = ones_like(y);
-      auto gs = vjp_many(std::span(&y, 1), std::span(&ones_ct, 1), ps);
+      std::vector<TracedTensor> ys = f(ps);
+      std::vector<TracedTensor> ones_cts;
+      for (const auto& y : ys) ones_cts.push_back(ones_like(y));
+      auto gs = vjp_many(ys, ones_cts, ps);
       std::vector<TracedTensor> outs;
       for (auto& g : gs) {
         if (g) outs.push_back(*g);
       }
-      outs.push_back(y);
+      outs.insert(outs.end(), ys.begin(), ys.end());
       run_compiled(runtime, compile(outs, ps), xs);
     } catch (const Error&) {
       ++r.checks;
@@ -245,22 +262,27 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
     return r;
   }
 
-  const TracedTensor y = f(ps);
+  const std::vector<TracedTensor> ys = f(ps);
+  const std::vector<std::string> keys = case_output_keys(c);
+  const std::size_t m = keys.size();
+  if (ys.size() != m) throw std::runtime_error("the op mapping returns another number of outputs");
   std::vector<TracedTensor> vs;
   for (std::size_t i = 0; i < n; ++i) {
     vs.push_back(placeholder(ps[i].dtype(), ps[i].shape(), "v_" + c.inputs[i].first));
   }
-  const TracedTensor ct = placeholder(y.dtype(), y.shape(), "ct");
+  std::vector<TracedTensor> cts;
+  for (std::size_t k = 0; k < m; ++k)
+    cts.push_back(placeholder(ys[k].dtype(), ys[k].shape(), "ct_" + keys[k]));
 
-  // One program: [jvp, vjp_0..n-1, hvp_0..n-1] of (x, v, ct); absent
+  // One program: [jvp_0..m-1, vjp_0..n-1, hvp_0..n-1] of (x, v, ct); absent
   // derivatives (no dependence) are symbolic zeros and compare as zeros.
   std::vector<std::optional<TracedTensor>> outs;
-  outs.push_back(jvp_many(std::span(&y, 1), ps, vs)[0]);
-  for (auto& g : vjp_many(std::span(&y, 1), std::span(&ct, 1), ps)) outs.push_back(g);
+  for (auto& t : jvp_many(ys, ps, vs)) outs.push_back(t);
+  for (auto& g : vjp_many(ys, cts, ps)) outs.push_back(g);
   bool want_hvp = c.has_second_order;
   for (const Probe& p : c.probes) want_hvp = want_hvp && p.ref.has_hvp;
   if (want_hvp) {
-    const TracedTensor phi = inner(ct, y);
+    const TracedTensor phi = inner_all<TracedTensor>(cts, ys);
     auto grads = grad_many(phi, ps);
     std::vector<TracedTensor> gvals;
     for (std::size_t i = 0; i < n; ++i) gvals.push_back(grads[i] ? *grads[i] : zeros_like(ps[i]));
@@ -274,25 +296,26 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
   }
   std::vector<TracedTensor> program_ins = ps;
   program_ins.insert(program_ins.end(), vs.begin(), vs.end());
-  program_ins.push_back(ct);
+  program_ins.insert(program_ins.end(), cts.begin(), cts.end());
   const Program prog = compile(program_outs, program_ins);
 
   for (const Probe& p : c.probes) {
-    const std::string key = output_key(p);
     std::vector<Tensor> args = xs;
     for (std::size_t i = 0; i < n; ++i) args.push_back(find(p.direction, c.inputs[i].first));
-    args.push_back(as_dtype(find(p.cotangent, key), y.dtype(), backend));
+    for (std::size_t k = 0; k < m; ++k)
+      args.push_back(as_dtype(find(p.cotangent, keys[k]), ys[k].dtype(), backend));
     const std::vector<Tensor> res =
         program_outs.empty() ? std::vector<Tensor>{} : run_compiled(runtime, prog, args);
     const auto at = [&](std::size_t j) { return slot[j] < 0 ? Tensor() : res[slot[j]]; };
-    compare(r, mode, p.id, "jvp:" + key, at(0), find(p.ref.jvp, key), c.first_order);
+    for (std::size_t k = 0; k < m; ++k)
+      compare(r, mode, p.id, "jvp:" + keys[k], at(k), find(p.ref.jvp, keys[k]), c.first_order);
     for (std::size_t i = 0; i < n; ++i) {
-      compare(r, mode, p.id, "vjp:" + c.inputs[i].first, at(1 + i),
+      compare(r, mode, p.id, "vjp:" + c.inputs[i].first, at(m + i),
               find(p.ref.vjp, c.inputs[i].first), c.first_order);
     }
     if (want_hvp) {
       for (std::size_t i = 0; i < n; ++i) {
-        compare(r, mode, p.id, "hvp:" + c.inputs[i].first, at(1 + n + i),
+        compare(r, mode, p.id, "hvp:" + c.inputs[i].first, at(m + n + i),
                 find(p.ref.hvp, c.inputs[i].first), c.second_order);
       }
     }

@@ -13,6 +13,7 @@
 #include "case.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/traced.hpp"
+#include "tenferro/linalg/linalg.hpp"
 
 namespace replay {
 
@@ -33,6 +34,45 @@ struct Classification {
 };
 
 Classification classify(const Case& c);
+
+/// The observable's outputs, one per output key of the case's probes (in
+/// their order): a single-output op's mapping wrapped, or a linalg mapping.
+template <class T>
+using MultiFn = std::function<std::vector<T>(std::span<const T>)>;
+template <class T>
+MultiFn<T> build_multi(const Case& c);
+/// The linalg mappings (ops_linalg*.cpp); empty when the op has none yet.
+template <class T>
+MultiFn<T> build_linalg(const Case& c);
+template <class T>
+MultiFn<T> build_linalg_spectral(const Case& c);  // ops_linalg_spectral.cpp
+template <class T>
+MultiFn<T> build_linalg_factor(const Case& c);  // ops_linalg_factor.cpp
+template <class T>
+MultiFn<T> build_linalg_composite(const Case& c);  // ops_linalg_composite.cpp
+
+/// The output keys of the case's probes ("value", "output_0", "s", ...).
+std::vector<std::string> case_output_keys(const Case& c);
+/// N of an "output_N" key; std::runtime_error otherwise.
+std::size_t output_index(const std::string& key);
+
+/// A PyTorch matrix [..., m, n] (row-major) loads as our [n, m, ...]
+/// (column-major): this swaps axes 0 and 1 so the matrix is ours [m, n, ...].
+/// Its own inverse: apply it to matrix outputs too. Rank < 2 is unchanged.
+template <class T>
+T mat(const T& x) {
+  return x.rank() >= 2 ? tenferro::transpose(x, 0, 1) : x;
+}
+
+/// PyTorch's OpInfo differentiates ops on Hermitian matrices through
+/// gradcheck_wrapper_hermitian_input, op(A + A^H): the oracle references
+/// (jvp, vjp, hvp and their finite differences) are of that function, so the
+/// mappings of cholesky, eigh, eigvalsh and the Hermitian pinv apply it too.
+template <class T>
+T hermitian_input(const T& x) {
+  T t = tenferro::transpose(x, 0, 1);
+  return tenferro::add(x, tenferro::is_complex(x.dtype()) ? tenferro::conj(t) : t);
+}
 
 /// The op for `c`; an empty function when the op has no mapping. Unsupported
 /// keyword arguments throw std::runtime_error.

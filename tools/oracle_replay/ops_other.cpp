@@ -340,7 +340,14 @@ const std::set<std::string>& linalg_ops() {
 }  // namespace
 
 Classification classify(const Case& c) {
-  if (linalg_ops().count(c.op)) return {Support::Linalg, "linear-algebra family (later issue)"};
+  if (linalg_ops().count(c.op)) {
+    try {
+      if (build_linalg<EagerTensor>(c)) return {Support::Ok, {}};
+    } catch (const std::exception& e) {
+      return {Support::Unknown, e.what()};
+    }
+    return {Support::Linalg, "linear-algebra op without a mapping yet"};
+  }
   if (c.op == "nn_functional_rrelu" && arg_bool(c, "training", 3, false)) {
     return {Support::Exception,
             "rrelu with training=True samples random slopes (docs/oracle-exceptions.md)"};

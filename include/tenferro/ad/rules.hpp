@@ -70,6 +70,18 @@ struct RuleSet {
   bool non_differentiable = false;
 };
 
+/// Implemented, next to ExtensionOp, by the ops of a family that carries its
+/// own AD rules (linalg, einsum, FFT): every AdContext finds them after its
+/// own table (AdContext::find), so eager recording and traced transforms
+/// with any context, the default one included, differentiate the family
+/// without registration. The rule set must outlive every op of the family
+/// (a static of the family library).
+class RuleCarryingOp {
+ public:
+  virtual ~RuleCarryingOp() = default;
+  virtual const RuleSet& ad_rules() const = 0;
+};
+
 /// Holds rule sets by op name. Registration and lookup are thread-safe:
 /// families may add their rules lazily (on first use) while other threads
 /// record and differentiate. Rule sets are never removed, so a pointer from
@@ -92,7 +104,8 @@ class AdContext {
   bool register_family(const FamilyId& family, RuleSet rules) {
     return register_rules(family.str(), std::move(rules));
   }
-  /// The rules for `op`, or nullptr.
+  /// The rules for `op`, or nullptr: the table's rules under op.name(),
+  /// else the rules the op carries (RuleCarryingOp).
   const RuleSet* find(const Op& op) const;
   const RuleSet* find(std::string_view name) const;
   /// The rules for `op`; UnsupportedAdRule naming `transform` and the op when absent.

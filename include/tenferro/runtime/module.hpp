@@ -54,4 +54,18 @@ class ExtensionModule {
 
 using ExtensionModulePtr = std::shared_ptr<const ExtensionModule>;
 
+/// Implemented, next to ExtensionOp, by the ops of a family that installs
+/// itself on first use (linalg, einsum, FFT): Runtime::apply and program
+/// preparation ensure the module the op names for the selected engine before
+/// resolving its family (Runtime::ensure_module semantics: once per runtime,
+/// thread-safe, a read-only no-op when installed), so such an op runs on any
+/// runtime and in any traced program without set-up.
+class SelfInstallingOp {
+ public:
+  virtual ~SelfInstallingOp() = default;
+  /// The module registering this op's family for `engine`, or nullptr when
+  /// the family has none for that engine (then MissingExtension as usual).
+  virtual ExtensionModulePtr module_for(const EngineId& engine) const = 0;
+};
+
 }  // namespace tenferro

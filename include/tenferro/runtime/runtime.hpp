@@ -136,6 +136,11 @@ class RuntimeBuilder {
 /// A process-unique id for a runtime object (Runtime, EagerRuntime); never 0.
 std::uint64_t next_context_id();
 
+/// When `op` is a SelfInstallingOp whose family the runtime's selected
+/// engine lacks, ensures the module it names (Runtime::ensure_module).
+/// Returns whether a module was installed; false for every other op.
+bool ensure_self_installing(Runtime& runtime, const Op& op);
+
 /// The CPU engine id.
 const EngineId& cpu_engine_id();
 /// An engine registration for a CPU backend (accepts host inputs).

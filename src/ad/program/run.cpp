@@ -266,9 +266,26 @@ DimBindings bind_dimensions(const Program& program, std::span<const Shape> input
   return detail::bind_inputs(*program.graph(), input_shapes, dtypes, "bind");
 }
 
+namespace {
+// Self-installing families (linalg, einsum, FFT) install their modules before
+// the plan records the runtime's epoch, so a prepared program never goes
+// stale because its own first run installed a family.
+void ensure_families(Runtime& runtime, const detail::ProgramGraph& g) {
+  for (const auto& node : g.nodes) {
+    if (node.kind != detail::ProgramNode::Kind::Op) continue;
+    if (auto* region = dynamic_cast<const detail::RegionOp*>(node.op.get())) {
+      ensure_families(runtime, *region->body().graph());
+    } else if (node.op->is_extension()) {
+      ensure_self_installing(runtime, *node.op);
+    }
+  }
+}
+}  // namespace
+
 PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSignature& signature,
                         const PrepareOptions& options) {
   if (!program.defined()) fail(ErrorKind::InvalidArgument, "prepare", "the program is empty");
+  ensure_families(runtime, *program.graph());
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
   const auto snap = runtime.snapshot();

@@ -71,7 +71,9 @@ const RuleSet* AdContext::find(std::string_view name) const {
 }
 
 const RuleSet* AdContext::find(const Op& op) const {
-  return find(op.name());
+  if (const RuleSet* r = find(op.name())) return r;
+  if (const auto* carrier = dynamic_cast<const RuleCarryingOp*>(&op)) return &carrier->ad_rules();
+  return nullptr;
 }
 
 const RuleSet& AdContext::require(const Op& op, std::string_view transform) const {

@@ -1,0 +1,4 @@
+#pragma once
+// (filled by the factor part of the linalg family)
+
+#include "tenferro/linalg/triangular.hpp"
