@@ -31,3 +31,5 @@
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
+// Families (extension libraries that install themselves on first use).
+#include "tenferro/linalg/linalg.hpp"

@@ -1,6 +1,7 @@
 // Out-of-tree consumer of an installed tenferro: a small direct-tier compute
 // whose results are checked against hand-computed values. Exits 1 on mismatch.
 
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -41,6 +42,17 @@ int main() {
     // One direct op through the installed library: I * a^T == a^T.
     auto p = tf::matmul(tf::eye(3), at, cpu);
     expect("matmul(eye(3), a^T)", p.shape() == tf::Shape{3, 2} && tf::allclose(p, at));
+
+    // The linalg family from the installed library: direct, and eager with
+    // AD (the family installs itself on the runtime's first call).
+    auto spd = tf::Tensor::from_col_major({2, 2}, std::vector<double>{4, 2, 2, 3});
+    auto l = tf::linalg::cholesky(spd, false, cpu);
+    expect("cholesky", tf::allclose(l, tf::Tensor::from_col_major(
+                                           {2, 2}, std::vector<double>{2, 1, 0, std::sqrt(2.0)})));
+    auto rt = tf::EagerRuntime::make_cpu();
+    auto x = rt->variable(spd);
+    tf::sum(tf::linalg::cholesky(x)).backward();
+    expect("cholesky gradient", x.grad().defined() && x.grad().shape() == tf::Shape{2, 2});
 
     // Typed errors cross the library boundary intact.
     try {
