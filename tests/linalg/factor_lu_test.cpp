@@ -344,3 +344,30 @@ TEST(LinalgSolve, DirectEagerAndTracedAgree) {
       [](const std::vector<Tensor>& x, Backend& be) { return la::lu_factor(x[0], true, be).first; },
       {make({2, 4}, DType::C128, 0.7)});
 }
+
+TEST(LinalgSolve, BatchAxesBroadcastLikePyTorch) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor A = make({3, 3, 2, 1}, DType::F64, 0.3, true);
+  const Tensor B = make({3, 2, 1, 4}, DType::F64, 0.6);
+  const Tensor X = la::solve(A, B, true, cpu);
+  ASSERT_EQ(X.shape(), (Shape{3, 2, 2, 4}));
+  const Tensor Ab = A.broadcast_to({3, 3, 2, 4}), Bb = B.broadcast_to({3, 2, 2, 4});
+  EXPECT_LT(product_error(Ab.contiguous(), X, Bb.contiguous()), 1e-11);
+  // A missing trailing (PyTorch: leading) batch axis broadcasts; so does a vector.
+  EXPECT_EQ(la::solve(A, make({3, 2, 2}, DType::F64, 1), true, cpu).shape(), (Shape{3, 2, 2, 1}));
+  EXPECT_EQ(la::solve(A, make({3}, DType::F64, 1), true, cpu).shape(), (Shape{3, 2, 1}));
+  auto [lu, piv] = la::lu_factor(make({3, 3}, DType::F64, 0.3, true), true, cpu);
+  EXPECT_EQ(la::lu_solve(lu, piv, B, true, false, cpu).shape(), (Shape{3, 2, 1, 4}));
+  EXPECT_TF_ERROR(
+      la::solve(make({3, 3, 2}, DType::F64, 1, true), make({3, 1, 3}, DType::F64, 1), true, cpu),
+      ErrorKind::ShapeMismatch);
+  // Eager and traced broadcast the same, and the gradient sums over the broadcast.
+  expect_tiers_agree(
+      [](auto x) { return la::solve(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::solve(x[0], x[1], true, be); },
+      {make({3, 3, 2}, DType::F64, 0.4, true), make({3, 1}, DType::F64, 0.2)});
+  auto r = check_gradients([](std::span<const EagerTensor> x) { return la::solve(x[0], x[1]); },
+                           {rt()->tensor(make({3, 3, 1}, DType::C128, 0.4, true)),
+                            rt()->tensor(make({3, 2, 2}, DType::C128, 0.2))});
+  EXPECT_TRUE(r.ok) << r.detail;
+}
