@@ -34,7 +34,10 @@ struct Tier {
       Shape s;
       for (const SymDim& d : x.shape()) {
         const auto c = d.try_constant();
-        if (!c) fail(ErrorKind::Unsupported, "linalg", "this function needs constant extents");
+        if (!c)
+          fail(ErrorKind::Unsupported, "linalg",
+               "the factor functions need constant extents in the traced tier, got ",
+               to_string(x.shape()));
         s.push_back(*c);
       }
       return s;

@@ -364,3 +364,10 @@ TEST(LinalgFactor, DirectEagerAndTracedAgree) {
                      },
                      {make({4, 3}, DType::F64, 0.2), make({3}, DType::F64, 0.9)});
 }
+
+TEST(LinalgFactor, SymbolicMatrixExtentsAreUnsupportedInTheTracedTier) {
+  const TracedTensor a = placeholder(DType::F64, {SymDim::var("n"), SymDim(3)});
+  EXPECT_TF_ERROR(la::qr(a), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(la::lu_factor(a), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(la::solve(a, a), ErrorKind::Unsupported);
+}

@@ -8,7 +8,8 @@
 // function works for f32, f64, c64 and c128, for zero-size matrices and
 // batches, and for strided inputs. Integer outputs (pivots, info) are i32.
 // Singular matrices are ErrorKind::Singular naming the op and the batch
-// index (the _ex forms return info instead).
+// index (the _ex forms return info instead). The traced tier needs
+// constant extents (a symbolic one is Unsupported).
 
 #include <string_view>
 #include <tuple>
