@@ -371,3 +371,53 @@ TEST(LinalgSolve, BatchAxesBroadcastLikePyTorch) {
                             rt()->tensor(make({3, 2, 2}, DType::C128, 0.2))});
   EXPECT_TRUE(r.ok) << r.detail;
 }
+
+// lu_solve has no oracle cases (see docs/linalg_factor.md): its Hessian-vector
+// products, forward over reverse and reverse over reverse, against central
+// differences of its traced gradient, in LU and in B.
+TEST(LinalgLuSolve, SecondOrderMatchesFiniteDifferences) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor A = make({3, 3}, DType::F64, 0.8, true);
+  auto [lu0, piv0] = la::lu_factor(A, true, cpu);
+  const Tensor B0 = make({3, 2}, DType::F64, 0.35), V = make({3, 3}, DType::F64, 1.9),
+               W = make({3, 2}, DType::F64, 2.3);
+  Runtime& r = *rt()->runtime();
+  for (bool adjoint : {false, true}) {
+    for (bool left : {true, false}) {
+      const Tensor B = left ? B0 : B0.transpose(0, 1).contiguous();
+      const Tensor Wb = left ? W : W.transpose(0, 1).contiguous();
+      const TracedTensor lu = placeholder(DType::F64, {3, 3}), piv = placeholder(DType::I32, {3});
+      const TracedTensor b = placeholder(DType::F64, SymShape(B.shape().begin(), B.shape().end()));
+      const TracedTensor v = placeholder(DType::F64, {3, 3});
+      const TracedTensor w = placeholder(DType::F64, SymShape(B.shape().begin(), B.shape().end()));
+      const TracedTensor x = la::lu_solve(lu, piv, b, left, adjoint);
+      const TracedTensor y = sum(x * x * x);
+      const TracedTensor g_lu = grad(y, lu), g_b = grad(y, b);
+      const TracedTensor outs[] = {g_lu,
+                                   g_b,
+                                   hvp(y, lu, v, HvpMode::ForwardOverReverse),
+                                   hvp(y, lu, v, HvpMode::ReverseOverReverse),
+                                   hvp(y, b, w, HvpMode::ForwardOverReverse),
+                                   hvp(y, b, w, HvpMode::ReverseOverReverse)};
+      const TracedTensor ins[] = {lu, piv, b, v, w};
+      const Program p = compile(outs, ins);
+      const double eps = 1e-6;
+      auto at_point = [&](double s, double t) {
+        const Tensor l = add(lu0, mul(V, Tensor::scalar(s), cpu), cpu);
+        const Tensor bb = add(B, mul(Wb, Tensor::scalar(t), cpu), cpu);
+        return run_compiled(r, p, {l, piv0, bb, V, Wb});
+      };
+      const auto o = at_point(0, 0);
+      const auto lp = at_point(eps, 0), lm = at_point(-eps, 0);
+      const auto bp = at_point(0, eps), bm = at_point(0, -eps);
+      const Tensor fd_lu = mul(sub(lp[0], lm[0], cpu), Tensor::scalar(0.5 / eps), cpu);
+      const Tensor fd_b = mul(sub(bp[1], bm[1], cpu), Tensor::scalar(0.5 / eps), cpu);
+      EXPECT_GT(max_diff(o[2], zeros(o[2].shape())), 1e-2);  // not trivially zero
+      EXPECT_GT(max_diff(o[4], zeros(o[4].shape())), 1e-2);
+      EXPECT_LT(max_diff(o[2], fd_lu), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+      EXPECT_LT(max_diff(o[3], fd_lu), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+      EXPECT_LT(max_diff(o[4], fd_b), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+      EXPECT_LT(max_diff(o[5], fd_b), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+    }
+  }
+}
