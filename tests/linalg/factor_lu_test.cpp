@@ -256,8 +256,13 @@ TEST(LinalgSolve, SingularIsTypedWithBatchIndexOrInfo) {
   EXPECT_EQ(la::inv_ex(A, cpu).second.to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 2}));
   // lu() factors a singular matrix without error, like PyTorch.
   EXPECT_EQ(std::get<2>(la::lu(A, true, cpu)).shape(), (Shape{2, 2, 2}));
-  // The eager tier raises the same kind.
+  // The eager tier raises the same kind, and so does a traced program at run time.
   EXPECT_TF_ERROR(la::solve(rt()->tensor(A), rt()->tensor(B)), ErrorKind::Singular);
+  const TracedTensor ta = placeholder(DType::F64, {2, 2, 2}),
+                     tb = placeholder(DType::F64, {2, 1, 2});
+  const TracedTensor tx = la::inv(ta);
+  const Program p = compile(std::span<const TracedTensor>(&tx, 1), {ta, tb});
+  EXPECT_TF_ERROR(run_compiled(*rt()->runtime(), p, {A, B}), ErrorKind::Singular);
 }
 
 TEST(LinalgSolve, BadArgumentsAreTyped) {
