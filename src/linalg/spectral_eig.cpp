@@ -145,16 +145,16 @@ void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v,
     T* Ab = A + b * n * n;
     if (!lapack::all_finite(Ab, n * n)) {
       numerical_failure(ErrorKind::NoConvergence, op, b,
-                        "the input contains non-finite values; the eigendecomposition is not "
-                        "defined");
+                        "the input contains NaN or Inf, for which the eigendecomposition is not "
+                        "defined; remove them first");
     }
     const lapack::fint info = lapack::geev<T>(vectors, static_cast<lapack::fint>(n), Ab, W + b * n,
                                               vectors ? V + b * n * n : nullptr);
     if (info < 0) fail(ErrorKind::Internal, op, "LAPACK geev rejected argument ", -info);
     if (info > 0) {
-      numerical_failure(
-          ErrorKind::NoConvergence, op, b,
-          "the QR algorithm did not converge (LAPACK geev info " + std::to_string(info) + ")");
+      numerical_failure(ErrorKind::NoConvergence, op, b,
+                        "the QR algorithm did not converge (LAPACK geev info " +
+                            std::to_string(info) + "); rescale the input or use double precision");
     }
   });
 }

@@ -52,9 +52,10 @@ void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Ba
     for (std::int64_t j = 0; j < n; ++j) {
       for (std::int64_t i = 0; i < n; ++i) {
         if ((p.lower ? i >= j : i <= j) && !lapack::all_finite(Ab + i + j * n, 1)) {
-          numerical_failure(ErrorKind::NoConvergence, op, b,
-                            "the input contains non-finite values; the eigendecomposition is not "
-                            "defined");
+          numerical_failure(
+              ErrorKind::NoConvergence, op, b,
+              "the input contains NaN or Inf, for which the eigendecomposition is not "
+              "defined; remove them first");
         }
       }
     }
@@ -62,9 +63,9 @@ void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Ba
                                                static_cast<lapack::fint>(n), Ab, W + b * n);
     if (info < 0) fail(ErrorKind::Internal, op, "LAPACK syevd/heevd rejected argument ", -info);
     if (info > 0) {
-      numerical_failure(
-          ErrorKind::NoConvergence, op, b,
-          "the eigensolver did not converge (LAPACK info " + std::to_string(info) + ")");
+      numerical_failure(ErrorKind::NoConvergence, op, b,
+                        "the eigensolver did not converge (LAPACK info " + std::to_string(info) +
+                            "); rescale the input or use double precision");
     }
   });
 }

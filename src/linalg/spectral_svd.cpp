@@ -77,7 +77,8 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
     }
     if (!lapack::all_finite(Ab, m * n)) {
       numerical_failure(ErrorKind::NoConvergence, op_name_of(mode), b,
-                        "the input contains non-finite values; the SVD is not defined");
+                        "the input contains NaN or Inf, for which the SVD is not defined; remove "
+                        "them first");
     }
     T dummy{};
     const lapack::fint info = lapack::gesdd<T>(
@@ -87,9 +88,9 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
     if (info < 0)
       fail(ErrorKind::Internal, op_name_of(mode), "LAPACK gesdd rejected argument ", -info);
     if (info > 0) {
-      numerical_failure(
-          ErrorKind::NoConvergence, op_name_of(mode), b,
-          "the SVD did not converge (LAPACK gesdd info " + std::to_string(info) + ")");
+      numerical_failure(ErrorKind::NoConvergence, op_name_of(mode), b,
+                        "the SVD did not converge (LAPACK gesdd info " + std::to_string(info) +
+                            "); rescale the input or use double precision");
     }
   });
 }
