@@ -332,3 +332,38 @@ TEST(LinalgSpectral, ErrorsAreTyped) {
   // The NaN is in the other triangle: 'U' never reads it.
   EXPECT_EQ(la::eigvalsh(N, 'U', cpu).numel(), 4);
 }
+
+TEST(LinalgSpectral, SecondOrderDerivativesMatchFiniteDifferences) {
+  // check_gradients of a gradient: forward-over-reverse and reverse-over-
+  // reverse through the rules (gauge check, eig's solve, recomputed vectors).
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  using Loss = std::function<EagerTensor(const EagerTensor&)>;
+  const std::pair<const char*, Loss> losses[] = {
+      {"svd",
+       [](const EagerTensor& a) {
+         const auto f = la::svd(a, false);
+         return sum(abs(f.U)) + sum(f.S * f.S * f.S);
+       }},
+      {"svdvals", [](const EagerTensor& a) { return sum(la::svdvals(a)); }},
+      {"eigh",
+       [](const EagerTensor& a) {
+         const auto f = la::eigh(a, 'U');
+         return sum(abs(f.eigenvectors)) + sum(f.eigenvalues * f.eigenvalues);
+       }},
+      {"eigvalsh", [](const EagerTensor& a) { return sum(exp(la::eigvalsh(a, 'L'))); }},
+      {"eig",
+       [](const EagerTensor& a) {
+         const auto f = la::eig(a);
+         return sum(abs(f.eigenvectors)) + sum(abs(f.eigenvalues));
+       }},
+      {"eigvals", [](const EagerTensor& a) { return sum(abs(la::eigvals(a))); }},
+  };
+  for (DType dt : {DType::F64, DType::C128}) {
+    const EagerTensor A = rt->tensor(make(dt, {3, 3}, 1.7));
+    for (const auto& [what, loss] : losses) {
+      auto r = check_gradients([&](std::span<const EagerTensor> x) { return grad(loss, x[0]); },
+                               {A}, GradCheckOptions{.atol = 1e-5, .rtol = 1e-4});
+      EXPECT_TRUE(r.ok) << r.detail << " " << what << " " << name(dt);
+    }
+  }
+}
