@@ -1,4 +1,76 @@
 #pragma once
-// (filled by the composite part of the linalg family)
+// Norms and the linalg ops composed of other ops (torch.linalg.vector_norm,
+// matrix_norm, norm, vecdot). They are compositions of the core op surface
+// (tenferro/ad/ops.hpp), written once for the eager and the traced tier, so
+// AD (first and higher order) comes from the composed ops. Where the
+// composition has a kink, it is guarded so the derivative is PyTorch's
+// (linalg_vector_norm_backward / norm_jvp in FunctionsManual.cpp).
+//
+// Axes are OUR axes (column-major, batch axes last): PyTorch's dim d of a
+// rank-r tensor is our axis r - 1 - d, so torch's default dim=-1 is our axis 0
+// and a matrix's rows and columns (torch dims (-2, -1)) are our axes (0, 1).
+// Negative axes count from the end (-1 is the last axis). Every result of a
+// norm is real (f32 for f32/c64, f64 for f64/c128).
+
+#include <optional>
+#include <string_view>
 
 #include "tenferro/linalg/triangular.hpp"
+
+namespace tenferro::linalg {
+
+/// The ord-norm of x over `dims` (empty: every axis), torch.linalg.vector_norm:
+///   ord = 0: the number of non-zero entries;  ord = inf: max |x|;
+///   ord = -inf: min |x|;  other ord: (sum |x|^ord)^(1/ord) (ord < 0 too).
+/// `keepdim` keeps the reduced axes with extent 1. Input f32/f64/c64/c128
+/// (else DTypeMismatch); an axis out of range is AxisOutOfBounds, a repeated
+/// one DuplicateAxis; a NaN ord is InvalidArgument; ord < 0 or ord = inf over
+/// an empty reduction (no identity) is InvalidArgument, as in PyTorch.
+/// AD (PyTorch's conventions): ord 0 has zero derivative (the count does not
+/// depend differentiably on x: grad reports no dependence, try_grad gives
+/// nullopt, where PyTorch returns zeros); ord 1 and the
+/// +-inf norms use sgn(x) (0 at x = 0) and split the gradient evenly between
+/// tied extrema; ord = 2 and ord > 1 give 0 where the norm is 0; ord < 1
+/// gives 0 for the entries that are 0.
+template <LinalgTensor T>
+T vector_norm(const T& x, double ord = 2.0, Axes dims = {}, bool keepdim = false);
+
+/// Matrix norm of the matrices spanned by `dims` = {row axis, column axis}
+/// (default {0, 1}: the [m, n, batch...] layout), torch.linalg.matrix_norm:
+///   "fro": sqrt(sum |a_ij|^2);  1 / -1: max / min column sum of |a|;
+///   inf / -inf: max / min row sum of |a|.
+/// ("nuc" and +-2 need the singular values and are not available yet:
+/// Unsupported.) An ord other than these is InvalidArgument; fewer than two
+/// axes is RankMismatch; dims must be two distinct axes (AxisOutOfBounds /
+/// DuplicateAxis / InvalidArgument). A max or min over an empty set of
+/// columns or rows is InvalidArgument, as in PyTorch. AD: from the
+/// composition (ties in the max/min split the gradient evenly).
+template <LinalgTensor T>
+T matrix_norm(const T& a, double ord, Axes dims = {0, 1}, bool keepdim = false);
+/// The string forms: "fro" (the default) and "nuc".
+template <LinalgTensor T>
+T matrix_norm(const T& a, std::string_view ord = "fro", Axes dims = {0, 1}, bool keepdim = false);
+
+/// torch.linalg.norm: a vector norm or a matrix norm depending on ord and dims.
+///   dims with one axis: vector_norm(x, ord or 2, dims);
+///   dims with two axes: matrix_norm(x, ord or "fro", dims);
+///   no dims, no ord: the 2-norm of every entry (x flattened);
+///   no dims, an ord: x must be 1-D (vector_norm) or 2-D (matrix_norm over
+///   axes {0, 1}), else RankMismatch.
+/// Other dims sizes are InvalidArgument. A string ord needs a matrix.
+template <LinalgTensor T>
+T norm(const T& x, std::optional<double> ord = std::nullopt,
+       std::optional<Axes> dims = std::nullopt, bool keepdim = false);
+template <LinalgTensor T>
+T norm(const T& x, std::string_view ord, std::optional<Axes> dims = std::nullopt,
+       bool keepdim = false);
+
+/// sum(conj(x) * y) along `dim` (default 0: torch's dim=-1),
+/// torch.linalg.vecdot. x and y have the same floating or complex dtype
+/// (DTypeMismatch otherwise) and broadcast like any binary op of the tier
+/// (right-aligned on our shapes, i.e. batch axes align); the result has the
+/// broadcast shape without `dim`.
+template <LinalgTensor T>
+T vecdot(const T& x, const T& y, std::int64_t dim = 0);
+
+}  // namespace tenferro::linalg
