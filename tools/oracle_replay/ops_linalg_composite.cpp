@@ -112,11 +112,46 @@ MultiFn<T> build_norms(const Case& c) {
   return {};
 }
 
+template <class T>
+MultiFn<T> build_products(const Case& c) {
+  const std::string& op = c.op;
+  if (op == "vander") {
+    std::optional<std::int64_t> n;
+    if (const Json* v = arg(c, "N", 0)) n = v->get<std::int64_t>();
+    // torch (*, n) -> (*, n, N) is ours [n, *] -> [n, N, *]: mat() the result.
+    return [n](std::span<const T> x) { return std::vector<T>{mat(linalg::vander(x[0], n))}; };
+  }
+  if (op == "multi_dot") {
+    return [](std::span<const T> x) {
+      std::vector<T> ms;
+      for (const T& m : x) ms.push_back(mat(m));
+      return std::vector<T>{mat(linalg::multi_dot(ms))};
+    };
+  }
+  if (op == "cross") {
+    const auto dim = static_cast<std::int64_t>(arg_double(c, "dim", 0, -1));
+    return [dim](std::span<const T> x) {
+      const std::int64_t r = std::max(x[0].rank(), x[1].rank());
+      return std::vector<T>{
+          linalg::cross(pad_rank(x[0], r), pad_rank(x[1], r), dim_to_axis(dim, r))};
+    };
+  }
+  if (op == "matrix_power") {
+    const auto n = static_cast<std::int64_t>(arg_double(c, "n", 0, 0));
+    if (n < 0) return {};  // needs inv (the factor part): unmapped until it lands
+    return [n](std::span<const T> x) {
+      return std::vector<T>{mat(linalg::matrix_power(mat(x[0]), n))};
+    };
+  }
+  return {};
+}
+
 }  // namespace
 
 template <class T>
 MultiFn<T> build_linalg_composite(const Case& c) {
   if (auto f = build_norms<T>(c)) return f;
+  if (auto f = build_products<T>(c)) return f;
   return {};
 }
 

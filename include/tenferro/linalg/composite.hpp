@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "tenferro/linalg/triangular.hpp"
 
@@ -72,5 +73,42 @@ T norm(const T& x, std::string_view ord, std::optional<Axes> dims = std::nullopt
 /// broadcast shape without `dim`.
 template <LinalgTensor T>
 T vecdot(const T& x, const T& y, std::int64_t dim = 0);
+
+// ---- products ------------------------------------------------------------------------
+
+/// The Vandermonde matrix of x, torch.linalg.vander: x [n, batch...] gives
+/// V [n, N, batch...] with V[i, j] = x[i]^j (increasing powers, column 0 all
+/// ones); N defaults to n. A rank-0 x is a vector of one entry (V is [1, N]).
+/// (torch's (*, n) -> (*, n, N) is our [n, *] -> [n, N, *].) N < 2 is
+/// InvalidArgument, as in PyTorch. f32/f64/c64/c128.
+/// AD: from the products x * x * ... (the derivative of x^j is j x^(j-1)).
+template <LinalgTensor T>
+T vander(const T& x, std::optional<std::int64_t> N = std::nullopt);
+
+/// The product of two or more matrices, parenthesised to minimise the
+/// multiply count (the matrix-chain dynamic programme over the constant
+/// extents; left to right when an extent is symbolic), torch.linalg.multi_dot.
+/// The first operand may be 1-D (a row vector [k]), the last 1-D (a column
+/// vector [k]); the others are 2-D [m, k] (no batch axes), with matching
+/// inner extents (ShapeMismatch) and one dtype (DTypeMismatch). The result
+/// drops the vector axes like PyTorch (both 1-D: rank 0). Fewer than two
+/// operands is InvalidArgument. AD: from the matmuls.
+template <LinalgTensor T>
+T multi_dot(const std::vector<T>& matrices);
+
+/// The cross product of 3-vectors along `dim` (default 0: torch's dim=-1),
+/// torch.linalg.cross: no conjugation for complex inputs. a and b have the
+/// same rank (RankMismatch; pad with unit axes first) and extent 3 along
+/// `dim` (ShapeMismatch); other axes broadcast like the tier's binary ops.
+/// AD: from the products (linear in each operand).
+template <LinalgTensor T>
+T cross(const T& a, const T& b, std::int64_t dim = 0);
+
+/// A^n for square A [n, n, batch...] by repeated squaring,
+/// torch.linalg.matrix_power. n = 0 gives the identity (zero derivative, no
+/// dependence on A); n < 0 needs the inverse and is Unsupported for now.
+/// AD: from the matmuls.
+template <LinalgTensor T>
+T matrix_power(const T& a, std::int64_t n);
 
 }  // namespace tenferro::linalg
