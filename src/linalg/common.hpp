@@ -79,6 +79,11 @@ void register_triangular(Registry& r);
 void register_spectral(Registry& r);
 void register_factor(Registry& r);
 
+/// The solve_triangular op (triangular.cpp), for rules of other op files:
+/// op(T) X = B (left) or X op(T) = B, op = ^H when `adjoint`.
+std::shared_ptr<const LinalgOpBase> solve_triangular_op(bool upper, bool left, bool unit,
+                                                        bool adjoint);
+
 // ---- tier dispatch ---------------------------------------------------------------
 
 /// Runs a linalg op in the eager tier (install-ensure on first use).
