@@ -9,6 +9,7 @@
 #include "linalg/composite_util.hpp"
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/linalg/composite.hpp"
+#include "tenferro/linalg/spectral.hpp"
 
 namespace tenferro::linalg {
 namespace detail {
@@ -74,6 +75,35 @@ T vector_norm_impl(const T& x, double ord, const Axes& axes, bool keepdim) {
   return guarded_at_zero(s, [inv](const T& v) { return pow(v, scalar_like(v, inv)); });
 }
 
+// The norms of the singular values of the matrices in axes (r, c): which = 0
+// their sum (nuclear), 2 the largest, -2 the smallest (PyTorch: amax / amin
+// of svdvals, so ties split the gradient evenly).
+template <LinalgTensor T>
+T singular_value_norm(const T& a, std::int64_t r, std::int64_t c, int which, bool keepdim) {
+  const char* op = "matrix_norm";
+  const auto m = extent(a, r), n = extent(a, c);
+  if (which != 0 && ((m && *m == 0) || (n && *n == 0))) {
+    fail(ErrorKind::InvalidArgument, op, "the ", which > 0 ? "2" : "-2",
+         "-norm of empty matrices (", shape_str(a),
+         ") is undefined (a max/min over no singular values)");
+  }
+  Axes perm{r, c};
+  for (std::int64_t d = 0; d < a.rank(); ++d) {
+    if (d != r && d != c) perm.push_back(d);
+  }
+  const bool moved = perm != every_axis(a);
+  const T s = svdvals(moved ? permute(a, perm) : a);  // [k, batch...]
+  T out = which == 0 ? sum(s, {0}) : which > 0 ? amax(s, {0}) : amin(s, {0});
+  if (keepdim) {
+    SymShape shape;
+    for (std::int64_t d = 0; d < a.rank(); ++d) {
+      shape.push_back(d == r || d == c ? SymDim(1) : sym_extent(a, d));
+    }
+    out = reshape(out, ShapeArg(shape));
+  }
+  return out;
+}
+
 }  // namespace detail
 
 // ---- public functions --------------------------------------------------------------
@@ -93,11 +123,7 @@ T matrix_norm(const T& a, double ord, Axes dims, bool keepdim) {
   const auto [r, c] = detail::matrix_axes(op, a, dims);
   if (std::isnan(ord)) fail(ErrorKind::InvalidArgument, op, "ord is NaN");
   const bool is_one = std::fabs(ord) == 1, is_inf = std::isinf(ord);
-  if (std::fabs(ord) == 2) {
-    fail(ErrorKind::Unsupported, op,
-         "the spectral norms (ord = +-2) need singular values, not available yet; use "
-         "\"fro\", 1, -1, inf or -inf");
-  }
+  if (std::fabs(ord) == 2) return detail::singular_value_norm(a, r, c, ord > 0 ? 2 : -2, keepdim);
   if (!is_one && !is_inf) {
     fail(ErrorKind::InvalidArgument, op,
          "ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got ", ord);
@@ -121,11 +147,7 @@ T matrix_norm(const T& a, std::string_view ord, Axes dims, bool keepdim) {
   detail::require_floating_tensor(a, op);
   const auto [r, c] = detail::matrix_axes(op, a, dims);
   if (ord == "fro") return detail::vector_norm_impl(a, 2.0, Axes{r, c}, keepdim);
-  if (ord == "nuc") {
-    fail(ErrorKind::Unsupported, op,
-         "the nuclear norm needs singular values, not available yet; use \"fro\", 1, -1, inf or "
-         "-inf");
-  }
+  if (ord == "nuc") return detail::singular_value_norm(a, r, c, 0, keepdim);
   fail(ErrorKind::InvalidArgument, op, "ord must be 'fro', 'nuc' or a number, got '",
        std::string(ord), "'");
 }

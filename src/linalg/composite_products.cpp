@@ -6,20 +6,11 @@
 
 #include "linalg/composite_util.hpp"
 #include "tenferro/linalg/composite.hpp"
+#include "tenferro/linalg/factor.hpp"
 
 namespace tenferro::linalg {
 namespace detail {
 namespace {
-
-/// The extent of `axis` as a SymDim (constant in the eager tier).
-template <LinalgTensor T>
-SymDim sym_extent(const T& x, std::int64_t axis) {
-  if constexpr (std::same_as<T, EagerTensor>) {
-    return SymDim(x.shape()[static_cast<std::size_t>(axis)]);
-  } else {
-    return x.shape()[static_cast<std::size_t>(axis)];
-  }
-}
 
 /// Every extent of x, constant (Unsupported naming `op` when one is symbolic).
 template <LinalgTensor T>
@@ -207,12 +198,13 @@ T matrix_power(const T& a, std::int64_t n) {
   if (r && c && *r != *c) {
     fail(ErrorKind::ShapeMismatch, op, "A must be square, got ", detail::shape_str(a));
   }
-  if (n < 0) {
-    fail(ErrorKind::Unsupported, op, "negative powers need the matrix inverse, not available yet");
+  if (n == std::numeric_limits<std::int64_t>::min()) {
+    fail(ErrorKind::InvalidArgument, op, "n = ", n, " cannot be negated");
   }
   if (n == 0) return diag_embed(ones_like(diagonal(a)));
   std::optional<T> result;
-  T base = a;
+  T base = n < 0 ? inv(a) : a;  // PyTorch: matrix_power(inv(A), -n)
+  if (n < 0) n = -n;
   for (std::int64_t k = n;;) {
     if (k & 1) result = result ? matmul(*result, base) : base;
     k >>= 1;

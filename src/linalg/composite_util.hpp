@@ -21,6 +21,16 @@ std::optional<std::int64_t> extent(const T& x, std::int64_t axis) {
   }
 }
 
+/// The extent of `axis` as a SymDim (constant in the eager tier).
+template <LinalgTensor T>
+SymDim sym_extent(const T& x, std::int64_t axis) {
+  if constexpr (std::same_as<T, EagerTensor>) {
+    return SymDim(x.shape()[static_cast<std::size_t>(axis)]);
+  } else {
+    return x.shape()[static_cast<std::size_t>(axis)];
+  }
+}
+
 template <LinalgTensor T>
 std::string shape_str(const T& x) {
   if constexpr (std::same_as<T, EagerTensor>) {

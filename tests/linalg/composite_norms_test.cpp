@@ -203,6 +203,45 @@ TEST(LinalgMatrixNorm, GradientsAndTracedAgreement) {
   }
 }
 
+TEST(LinalgMatrixNorm, SingularValueNorms) {
+  // A diagonal matrix with entries 3, -1, 0.5 (singular values 3, 1, 0.5),
+  // rotated by a permutation so the diagonal is not where the norm looks.
+  const EagerTensor a = runtime()->tensor(real_tensor({3, 3}, {0, -1, 0, 3, 0, 0, 0, 0, 0.5}));
+  expect_near_all(host(la::matrix_norm(a, "nuc")), {4.5}, 1e-13);
+  expect_near_all(host(la::matrix_norm(a, 2.0)), {3.0}, 1e-13);
+  expect_near_all(host(la::matrix_norm(a, -2.0)), {0.5}, 1e-13);
+  // Batched, with the matrix in axes {2, 0} and keepdim.
+  const Shape shape{3, 2, 4};
+  const EagerTensor b = runtime()->tensor(real_tensor(shape, values(24)));
+  const EagerTensor moved = permute(b, {2, 0, 1});  // [4, 3, 2]: matrices in axes {0, 1}
+  const EagerTensor n = la::matrix_norm(b, "nuc", {2, 0}, true);
+  EXPECT_EQ(n.shape(), (Shape{1, 2, 1}));
+  expect_near_all(host(n), host(la::matrix_norm(moved, "nuc")), 1e-13);
+  expect_near_all(host(la::matrix_norm(b, 2.0, {2, 0})), host(la::matrix_norm(moved, 2.0)), 1e-13);
+  // The 2-norm bounds: ||A||_2 <= ||A||_F <= sqrt(rank) ||A||_2.
+  const auto two = host(la::matrix_norm(moved, 2.0)), fro = host(la::matrix_norm(moved));
+  for (std::size_t i = 0; i < two.size(); ++i) {
+    EXPECT_LE(two[i], fro[i] + 1e-13);
+    EXPECT_LE(fro[i], std::sqrt(3.0) * two[i] + 1e-13);
+  }
+  const EagerTensor z = runtime()->tensor(complex_tensor({3, 2}, cvalues(6)));
+  for (const EagerTensor& in : {moved, z}) {
+    expect_gradients_ok([](std::span<const EagerTensor> v) { return la::matrix_norm(v[0], "nuc"); },
+                        {in}, "nuc");
+    expect_gradients_ok([](std::span<const EagerTensor> v) { return la::matrix_norm(v[0], -2.0); },
+                        {in}, "-2");
+  }
+  expect_traced_matches_eager(
+      [](auto v) {
+        return la::matrix_norm(v[0], 2.0, {1, 0});
+      },
+      {b.value()}, 1e-11);
+  // Empty matrices: the nuclear norm is 0, the +-2 norms are undefined.
+  const EagerTensor e = runtime()->tensor(real_tensor({0, 3}, {}));
+  expect_near_all(host(la::matrix_norm(e, "nuc")), {0.0}, 0);
+  EXPECT_TF_ERROR(la::matrix_norm(e, 2.0), ErrorKind::InvalidArgument);
+}
+
 TEST(LinalgNorm, DispatchesLikeTorchLinalgNorm) {
   const EagerTensor v = runtime()->tensor(real_tensor({4}, {3, -4, 1, 0}));
   const EagerTensor m = runtime()->tensor(real_tensor({2, 2, 2}, values(8)));

@@ -153,3 +153,74 @@ TEST(LinalgMatrixPower, RepeatedProducts) {
   EXPECT_TF_ERROR(la::matrix_power(runtime()->tensor(real_tensor({2}, values(2))), 2),
                   ErrorKind::RankMismatch);
 }
+
+TEST(LinalgMatrixPower, NegativePowersUseTheInverse) {
+  const EagerTensor A = runtime()->tensor(real_tensor({2, 2, 2}, {4, 1, 2, 3, 2, 0.5, -1, 5}));
+  const EagerTensor P = la::matrix_power(A, -2);
+  // A^-2 A^2 = I for every matrix of the batch.
+  const auto prod = host(matmul(P, la::matrix_power(A, 2)));
+  expect_near_all(prod, {1, 0, 0, 1, 1, 0, 0, 1}, 1e-13);
+  expect_gradients_ok([](std::span<const EagerTensor> in) { return la::matrix_power(in[0], -3); },
+                      {A}, "matrix_power(-3)");
+  const EagerTensor S = runtime()->tensor(real_tensor({2, 2}, {1, 2, 2, 4}));
+  EXPECT_TF_ERROR(la::matrix_power(S, -1), ErrorKind::Singular);
+}
+
+TEST(LinalgMatrixExp, MatchesTaylorSeriesAndIdentities) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  // Several norms, so the scaling-and-squaring path runs with s = 0 and s > 0.
+  for (double scale : {0.1, 1.0, 9.0}) {
+    std::vector<double> a = values(9);
+    for (double& v : a) v *= scale;
+    // exp(A) by a long Taylor series on A / 2^8, squared 8 times.
+    std::vector<double> x(9), term(9), sum(9);
+    for (std::size_t i = 0; i < 9; ++i) x[i] = a[i] / 256.0;
+    for (std::int64_t i = 0; i < 3; ++i) sum[static_cast<std::size_t>(i * 4)] = 1.0;
+    term = sum;
+    for (int k = 1; k < 30; ++k) {
+      term = naive_mm(term, x, 3, 3, 3);
+      for (double& t : term) t /= k;
+      for (std::size_t i = 0; i < 9; ++i) sum[i] += term[i];
+    }
+    for (int k = 0; k < 8; ++k) sum = naive_mm(sum, sum, 3, 3, 3);
+    const Tensor E = la::matrix_exp(real_tensor({3, 3}, a), cpu);
+    expect_near_all(host(E), sum, 1e-11, "scale " + std::to_string(scale));
+  }
+  // exp(A) exp(-A) = I for complex batches; exp(diag(d)) = diag(exp(d)).
+  const EagerTensor Z = runtime()->tensor(complex_tensor({3, 3, 2}, cvalues(18)));
+  const auto I = host_c(matmul(la::matrix_exp(Z), la::matrix_exp(neg(Z))));
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t i = 0; i < 3; ++i)
+      for (std::int64_t j = 0; j < 3; ++j)
+        EXPECT_NEAR(std::abs(I[static_cast<std::size_t>(i + 3 * j + 9 * b)] - (i == j ? 1.0 : 0.0)),
+                    0, 1e-12);
+  const EagerTensor D = runtime()->tensor(real_tensor({2, 2}, {0.5, 0, 0, -2}));
+  expect_near_all(host(la::matrix_exp(D)), {std::exp(0.5), 0, 0, std::exp(-2.0)}, 1e-14);
+  const EagerTensor F = runtime()->tensor(real_tensor({2, 2}, {1, 0, 0, 1}, f32));
+  EXPECT_EQ(la::matrix_exp(F).dtype(), f32);
+  EXPECT_EQ(la::matrix_exp(runtime()->tensor(real_tensor({0, 0, 3}, {}))).shape(),
+            (Shape{0, 0, 3}));
+  EXPECT_TF_ERROR(la::matrix_exp(runtime()->tensor(real_tensor({2, 3}, values(6)))),
+                  ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::matrix_exp(runtime()->tensor(real_tensor({3}, values(3)))),
+                  ErrorKind::RankMismatch);
+}
+
+TEST(LinalgMatrixExp, GradientsAndTracedAgreement) {
+  const EagerTensor A = runtime()->tensor(real_tensor({3, 3}, values(9)));
+  const EagerTensor Z = runtime()->tensor(complex_tensor({2, 2, 2}, cvalues(8)));
+  for (const EagerTensor& in : {A, Z}) {
+    expect_gradients_ok([](std::span<const EagerTensor> v) { return la::matrix_exp(v[0]); }, {in},
+                        "matrix_exp");
+    expect_traced_matches_eager([](auto v) { return la::matrix_exp(v[0]); }, {in.value()}, 1e-11);
+  }
+  // Second order: the Hessian-vector product of sum(exp(A)) is symmetric
+  // (<u, H v> == <v, H u>).
+  const EagerTensor u = runtime()->tensor(real_tensor({3, 3}, values(9, 1.0)));
+  const EagerTensor w = runtime()->tensor(real_tensor({3, 3}, values(9, 2.0)));
+  auto g = [](const EagerTensor& x) {
+    return grad([](const EagerTensor& y) { return sum(la::matrix_exp(y)); }, x);
+  };
+  const EagerTensor hu = *jvp(g, A, u).tangent, hw = *jvp(g, A, w).tangent;
+  EXPECT_NEAR(host(sum(hu * w))[0], host(sum(hw * u))[0], 1e-10);
+}

@@ -33,25 +33,9 @@ bool has_arg(const Case& c, const char* key, int pos) {
   return arg(c, key, pos) != nullptr;
 }
 
-// The nuclear and spectral (+-2) matrix norms need svdvals (the spectral
-// part): until it lands those forms stay unmapped (skipped as linear algebra
-// without a mapping), decided by the ord argument alone.
-bool needs_singular_values(const Ord& o) {
-  if (const auto* s = std::get_if<std::string>(&o)) return *s == "nuc";
-  if (const auto* d = std::get_if<double>(&o)) return std::fabs(*d) == 2;
-  return false;
-}
-
 template <class T>
 MultiFn<T> build_norms(const Case& c) {
   const std::string& op = c.op;
-  if (op == "matrix_norm" && needs_singular_values(arg_ord(c, 0))) return {};
-  if (op == "norm") {
-    const bool matrix_form =
-        (arg(c, "dim", 1) && arg(c, "dim", 1)->is_array() && arg(c, "dim", 1)->size() == 2) ||
-        (!arg(c, "dim", 1) && c.inputs.size() == 1 && c.inputs[0].second.rank() == 2);
-    if (matrix_form && needs_singular_values(arg_ord(c, 0))) return {};
-  }
   if (op == "vector_norm") {
     const Ord o = arg_ord(c, 0);
     if (std::holds_alternative<std::string>(o)) throw std::runtime_error("string ord for a vector");
@@ -136,9 +120,11 @@ MultiFn<T> build_products(const Case& c) {
           linalg::cross(pad_rank(x[0], r), pad_rank(x[1], r), dim_to_axis(dim, r))};
     };
   }
+  if (op == "matrix_exp") {
+    return [](std::span<const T> x) { return std::vector<T>{mat(linalg::matrix_exp(mat(x[0])))}; };
+  }
   if (op == "matrix_power") {
     const auto n = static_cast<std::int64_t>(arg_double(c, "n", 0, 0));
-    if (n < 0) return {};  // needs inv (the factor part): unmapped until it lands
     return [n](std::span<const T> x) {
       return std::vector<T>{mat(linalg::matrix_power(mat(x[0]), n))};
     };

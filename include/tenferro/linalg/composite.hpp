@@ -39,13 +39,16 @@ T vector_norm(const T& x, double ord = 2.0, Axes dims = {}, bool keepdim = false
 /// Matrix norm of the matrices spanned by `dims` = {row axis, column axis}
 /// (default {0, 1}: the [m, n, batch...] layout), torch.linalg.matrix_norm:
 ///   "fro": sqrt(sum |a_ij|^2);  1 / -1: max / min column sum of |a|;
-///   inf / -inf: max / min row sum of |a|.
-/// ("nuc" and +-2 need the singular values and are not available yet:
-/// Unsupported.) An ord other than these is InvalidArgument; fewer than two
+///   inf / -inf: max / min row sum of |a|;
+///   "nuc": the sum of the singular values; 2 / -2: the largest / smallest
+///   singular value (svdvals; empty matrices are InvalidArgument for +-2).
+/// An ord other than these is InvalidArgument; fewer than two
 /// axes is RankMismatch; dims must be two distinct axes (AxisOutOfBounds /
 /// DuplicateAxis / InvalidArgument). A max or min over an empty set of
 /// columns or rows is InvalidArgument, as in PyTorch. AD: from the
-/// composition (ties in the max/min split the gradient evenly).
+/// composition (ties in the max/min split the gradient evenly; "nuc" and +-2
+/// through svdvals' rules, which need distinct singular values to be smooth,
+/// like PyTorch's).
 template <LinalgTensor T>
 T matrix_norm(const T& a, double ord, Axes dims = {0, 1}, bool keepdim = false);
 /// The string forms: "fro" (the default) and "nuc".
@@ -106,9 +109,22 @@ T cross(const T& a, const T& b, std::int64_t dim = 0);
 
 /// A^n for square A [n, n, batch...] by repeated squaring,
 /// torch.linalg.matrix_power. n = 0 gives the identity (zero derivative, no
-/// dependence on A); n < 0 needs the inverse and is Unsupported for now.
-/// AD: from the matmuls.
+/// dependence on A); n < 0 is matrix_power(inv(A), -n) (singular A is
+/// Singular naming the batch index; floating or complex A only).
+/// AD: from the matmuls (and inv's rules).
 template <LinalgTensor T>
 T matrix_power(const T& a, std::int64_t n);
+
+/// The matrix exponential of square A [n, n, batch...], torch.linalg.matrix_exp:
+/// scaling and squaring with the [13/13] Padé approximant (Higham 2005), one
+/// extension op with a LAPACK kernel. Non-finite input gives NaN.
+/// f32/f64/c64/c128 (DTypeMismatch), square (ShapeMismatch), rank >= 2
+/// (RankMismatch). AD: the Fréchet derivative through the block identity
+/// exp([[A, E], [0, A]]) = [[exp(A), L(A, E)], [0, exp(A)]]: jvp L(A, dA),
+/// vjp L(A^H, G) (PyTorch's linalg_matrix_exp_differential); both emit
+/// matrix_exp again, so every order works. Derivatives need constant extents.
+template <LinalgTensor T>
+T matrix_exp(const T& a);
+Tensor matrix_exp(const Tensor& a, Backend& backend);
 
 }  // namespace tenferro::linalg
