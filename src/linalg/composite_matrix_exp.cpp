@@ -188,8 +188,11 @@ const RuleSet& MatrixExp::rules() {
 
 }  // namespace
 
+void register_pinv(Registry& r);  // composite_pinv.cpp
+
 void register_composite(Registry& r) {
   r.add<MatrixExp>();
+  register_pinv(r);
 }
 
 }  // namespace detail

@@ -132,10 +132,70 @@ MultiFn<T> build_products(const Case& c) {
   return {};
 }
 
+std::optional<double> arg_opt_double(const Case& c, const char* key, int pos) {
+  const Json* v = arg(c, key, pos);
+  if (!v) return std::nullopt;
+  return json_number(*v);
+}
+
+template <class T>
+MultiFn<T> build_solvers(const Case& c) {
+  const std::string& op = c.op;
+  if (op == "pinv" || op == "pinv_hermitian") {
+    const auto atol = arg_opt_double(c, "atol", -1), rtol = arg_opt_double(c, "rtol", -1);
+    const bool hermitian = arg_bool(c, "hermitian", -1, false);
+    // The Hermitian cases are differentiated through PyTorch's OpInfo wrapper
+    // A + A^H (gradcheck_wrapper_hermitian_input), like cholesky and eigh; the
+    // references (jvp, vjp and hvp) match only through it.
+    return [=](std::span<const T> x) {
+      const T a = hermitian ? hermitian_input(mat(x[0])) : mat(x[0]);
+      return std::vector<T>{mat(linalg::pinv(a, atol, rtol, hermitian))};
+    };
+  }
+  if (op == "lstsq_grad_oriented" || op == "lstsq") {
+    const auto rcond = arg_opt_double(c, "rcond", 0);
+    std::string driver;
+    if (const Json* d = arg(c, "driver", -1)) driver = d->get<std::string>();
+    const auto keys = case_output_keys(c);
+    return [=](std::span<const T> x) {
+      const auto [sol, res] = linalg::lstsq(mat(x[0]), mat(x[1]), rcond, driver);
+      // residuals [k, batch...] are PyTorch's (*, k) as loaded: no mat().
+      const T outs[2] = {mat(sol), res};
+      std::vector<T> r;
+      for (const auto& k : keys) r.push_back(outs[output_index(k)]);
+      return r;
+    };
+  }
+  if (op == "cond") {
+    const Json* p = arg(c, "p", 0);
+    if (p && p->is_string()) {
+      const std::string ps = p->get<std::string>();
+      return [ps](std::span<const T> x) {
+        return std::vector<T>{linalg::cond(mat(x[0]), std::string_view(ps))};
+      };
+    }
+    const std::optional<double> pd = p ? std::optional<double>(json_number(*p)) : std::nullopt;
+    return [pd](std::span<const T> x) { return std::vector<T>{linalg::cond(mat(x[0]), pd)}; };
+  }
+  if (op == "tensorinv") {
+    const auto ind = static_cast<std::int64_t>(arg_double(c, "ind", 0, 2));
+    // PyTorch's first ind (row-major) dims are our last ind axes.
+    return [ind](std::span<const T> x) {
+      return std::vector<T>{linalg::tensorinv(x[0], x[0].rank() - ind)};
+    };
+  }
+  if (op == "tensorsolve") {
+    if (arg(c, "dims", 0)) throw std::runtime_error("tensorsolve with dims is not mapped");
+    return [](std::span<const T> x) { return std::vector<T>{linalg::tensorsolve(x[0], x[1])}; };
+  }
+  return {};
+}
+
 }  // namespace
 
 template <class T>
 MultiFn<T> build_linalg_composite(const Case& c) {
+  if (auto f = build_solvers<T>(c)) return f;
   if (auto f = build_norms<T>(c)) return f;
   if (auto f = build_products<T>(c)) return f;
   return {};

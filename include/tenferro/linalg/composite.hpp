@@ -127,4 +127,63 @@ template <LinalgTensor T>
 T matrix_exp(const T& a);
 Tensor matrix_exp(const Tensor& a, Backend& backend);
 
+// ---- pseudo-inverse, least squares, condition numbers, tensor solves -------------------
+
+/// The Moore-Penrose pseudo-inverse of A [m, n, batch...] -> [n, m, batch...],
+/// torch.linalg.pinv: singular values (or, with `hermitian`, eigenvalues by
+/// modulus; A then square and only its lower triangle read) at or below
+/// max(atol, rtol * largest) are treated as zero. rtol defaults to
+/// eps(dtype) * max(m, n), or to 0 when only atol > 0 is given, as in
+/// PyTorch. Negative or NaN tolerances are InvalidArgument; non-finite
+/// input is NoConvergence naming the batch index. One extension op (gesdd /
+/// heevd). AD: PyTorch's pinv_jvp and pinv_backward (valid where the rank is
+/// locally constant; with a cutoff that drops non-zero singular values they
+/// are PyTorch's formulas, not the derivative of the truncated function).
+template <LinalgTensor T>
+T pinv(const T& a, std::optional<double> atol = std::nullopt,
+       std::optional<double> rtol = std::nullopt, bool hermitian = false);
+Tensor pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian,
+            Backend& backend);
+
+/// {solution, residuals} of min ||A X - B||_F, torch.linalg.lstsq, for
+/// A [m, n, batch...] and B [m, k, batch...] (batch axes broadcast):
+/// X = pinv(A, rtol = rcond) B [n, k, batch...] (the minimum-norm solution;
+/// every driver gives it, through the SVD). residuals [k, batch...] are the
+/// squared column norms of A X - B when m > n and driver is not "gelsy"
+/// (PyTorch also requires full rank for gelsd/gelss); otherwise an empty
+/// [0] tensor. driver: "", "gels", "gelsy", "gelsd" or "gelss"
+/// (InvalidArgument otherwise). rank and singular values are not returned.
+/// AD: through pinv's rules and the products (PyTorch's lstsq rules are
+/// these compositions).
+template <LinalgTensor T>
+std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond = std::nullopt,
+                      std::string_view driver = "");
+
+/// The condition number of A, torch.linalg.cond: p = nullopt or 2: the ratio
+/// of the largest to the smallest singular value (-2: the inverse ratio),
+/// via svdvals, for any [m, n, batch...]; p = 1, -1, inf, -inf, "fro" or
+/// "nuc": matrix_norm(A, p) * matrix_norm(inv(A), p) for square A (singular
+/// A is Singular, where PyTorch returns inf). Real result.
+template <LinalgTensor T>
+T cond(const T& a, std::optional<double> p = std::nullopt);
+template <LinalgTensor T>
+T cond(const T& a, std::string_view p);
+
+/// The inverse of A viewed as a matrix, torch.linalg.tensorinv, in our axis
+/// order: the first `ind` axes of A index the rows, the others the columns
+/// (column-major flattening), both of one size; the result has shape
+/// (A's last rank - ind axes, then its first ind axes). PyTorch's ind on a
+/// row-major tensor of rank r is our r - ind. ind outside [1, rank - 1] is
+/// InvalidArgument; sizes that differ are ShapeMismatch; singular is Singular.
+template <LinalgTensor T>
+T tensorinv(const T& a, std::int64_t ind = 2);
+
+/// X with sum over x of A[x..., y...] X[x...] = B[y...], torch.linalg.tensorsolve
+/// in our axis order: A's trailing axes are B's shape and its leading axes
+/// X's shape (PyTorch's a.shape = b.shape + x.shape, reversed). Shapes that
+/// do not fit are ShapeMismatch / RankMismatch; singular is Singular. (No
+/// `dims` argument: permute A first.)
+template <LinalgTensor T>
+T tensorsolve(const T& a, const T& b);
+
 }  // namespace tenferro::linalg
