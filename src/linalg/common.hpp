@@ -78,6 +78,12 @@ struct Registry {
 void register_triangular(Registry& r);
 void register_spectral(Registry& r);
 void register_factor(Registry& r);
+void register_composite(Registry& r);
+
+/// The solve_triangular op (triangular.cpp), for rules of other op files:
+/// op(T) X = B (left) or X op(T) = B, op = ^H when `adjoint`.
+std::shared_ptr<const LinalgOpBase> solve_triangular_op(bool upper, bool left, bool unit,
+                                                        bool adjoint);
 
 // ---- tier dispatch ---------------------------------------------------------------
 

@@ -84,6 +84,19 @@ void cgetrs_(const char*, const fint*, const fint*, const c64*, const fint*, con
              const fint*, fint*, flen);
 void zgetrs_(const char*, const fint*, const fint*, const c128*, const fint*, const fint*, c128*,
              const fint*, fint*, flen);
+// ---- composite part (matrix_exp): BLAS 3 matrix product ----
+void sgemm_(const char*, const char*, const fint*, const fint*, const fint*, const float*,
+            const float*, const fint*, const float*, const fint*, const float*, float*,
+            const fint*, flen, flen);
+void dgemm_(const char*, const char*, const fint*, const fint*, const fint*, const double*,
+            const double*, const fint*, const double*, const fint*, const double*, double*,
+            const fint*, flen, flen);
+void cgemm_(const char*, const char*, const fint*, const fint*, const fint*, const c64*,
+            const c64*, const fint*, const c64*, const fint*, const c64*, c64*, const fint*, flen,
+            flen);
+void zgemm_(const char*, const char*, const fint*, const fint*, const fint*, const c128*,
+            const c128*, const fint*, const c128*, const fint*, const c128*, c128*, const fint*,
+            flen, flen);
 }
 
 // ---- overloads ------------------------------------------------------------------------
@@ -127,5 +140,19 @@ inline void getrs(char t, fint n, fint nrhs, const c128* a, fint lda, const fint
 // The SVD and eigensolver drivers differ in their argument lists between the
 // real and complex variants (rwork): kernels call the extern "C" functions
 // directly, with a workspace query (lwork = -1) first.
+
+// ---- composite part (matrix_exp) ----
+// clang-format off
+#define TF_GEMM(T, f)                                                                          \
+  inline void gemm(char ta, char tb, fint m, fint n, fint k, T alpha, const T* a, fint lda,    \
+                   const T* b, fint ldb, T beta, T* c, fint ldc) {                             \
+    f(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);                   \
+  }
+TF_GEMM(float, sgemm_)
+TF_GEMM(double, dgemm_)
+TF_GEMM(c64, cgemm_)
+TF_GEMM(c128, zgemm_)
+#undef TF_GEMM
+// clang-format on
 
 }  // namespace tenferro::linalg::lapack

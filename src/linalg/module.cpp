@@ -16,6 +16,7 @@ ExtensionModulePtr build_module() {
   register_triangular(registry);
   register_spectral(registry);
   register_factor(registry);
+  register_composite(registry);
   return ad::with_rules(module, std::move(rules));
 }
 }  // namespace

@@ -1,11 +1,344 @@
-// (the spectral part of the linalg family)
+// The spectral part of the linalg family: the gauge check op, the emitter
+// helpers the spectral rules share, registration and the public functions.
+// The decompositions live in spectral_svd.cpp, spectral_eigh.cpp and
+// spectral_eig.cpp.
 
 #include "tenferro/linalg/spectral.hpp"
 
-#include "linalg/common.hpp"
+#include <cmath>
 
-namespace tenferro::linalg::detail {
+#include "linalg/spectral_common.hpp"
 
-void register_spectral(Registry&) {}
+namespace tenferro::linalg {
+namespace detail {
 
-}  // namespace tenferro::linalg::detail
+std::size_t hash_value(const AdParams& p) {
+  return hash_combine(
+      hash_combine(std::hash<double>{}(p.eta), std::hash<double>{}(p.gauge_tolerance)),
+      p.regularised ? 1u : 0u);
+}
+
+AdParams ad_params(std::string_view op, const SpectralOptions& o) {
+  if (!(o.eta > 0.0) || !std::isfinite(o.eta)) {
+    fail(ErrorKind::InvalidArgument, std::string(op),
+         "SpectralOptions::eta must be finite and > 0, got ", o.eta);
+  }
+  if (!(o.gauge_tolerance >= 0.0)) {
+    fail(ErrorKind::InvalidArgument, std::string(op),
+         "SpectralOptions::gauge_tolerance must be >= 0, got ", o.gauge_tolerance);
+  }
+  return {o.policy == GaugePolicy::Regularised, o.eta, o.gauge_tolerance};
+}
+
+namespace {
+
+// ---- gauge check ---------------------------------------------------------------------
+
+struct GaugeParams {
+  GaugeOwner owner = GaugeOwner::Svd;
+  double tolerance = 1e-2;
+  bool operator==(const GaugeParams&) const = default;
+};
+std::size_t hash_value(const GaugeParams& p) {
+  return hash_combine(static_cast<std::size_t>(p.owner), std::hash<double>{}(p.tolerance));
+}
+
+const char* owner_name(GaugeOwner o) {
+  switch (o) {
+    case GaugeOwner::Svd:
+      return "svd";
+    case GaugeOwner::Eigh:
+      return "eigh";
+    case GaugeOwner::Eig:
+      return "eig";
+  }
+  return "linalg";
+}
+
+class GaugeCheck final : public LinalgOp<GaugeCheck, GaugeParams> {
+ public:
+  static constexpr std::string_view kFamily = "tenferro.linalg_gauge_check.v1";
+  using LinalgOp::LinalgOp;
+  std::size_t input_count() const override { return 2; }
+  std::size_t output_count() const override { return 1; }
+  InferenceResult infer(std::span<const TensorMeta> in) const override {
+    if (in[1].dtype != DType::F32 && in[1].dtype != DType::F64) {
+      fail(ErrorKind::DTypeMismatch, "gauge_check", "the phase term must be f32 or f64, got ",
+           tenferro::name(in[1].dtype));
+    }
+    return {{in[0]}, {}};
+  }
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
+    double worst = 0.0;
+    std::int64_t where = 0, at = 0;
+    const auto scan = [&](const auto& v) {
+      for (const auto x : v) {
+        const double a = std::abs(static_cast<double>(x));
+        if (a > worst) {  // NaN (from a NaN cotangent) propagates instead
+          worst = a;
+          where = at;
+        }
+        ++at;
+      }
+    };
+    if (in[1].dtype() == DType::F32) {
+      scan(in[1].to_vector<float>());
+    } else {
+      scan(in[1].to_vector<double>());
+    }
+    const auto& p = params();
+    if (worst > p.tolerance) {
+      const std::int64_t k = in[1].rank() > 0 ? std::max<std::int64_t>(1, in[1].shape()[0]) : 1;
+      const bool svd = p.owner == GaugeOwner::Svd;
+      const char* what = svd ? "singular vectors: |Im diag(U^H gU) + Im diag(V^H gV)|"
+                             : "eigenvectors: |Im diag(V^H gV)|";
+      const char* fix =
+          svd ? "|U|, |Vh|, U diag(S) Vh"
+              : (p.owner == GaugeOwner::Eigh ? "|V|, V diag(L) V^H" : "|V|, V diag(L) V^-1");
+      fail(ErrorKind::GaugeIllDefined, owner_name(p.owner),
+           "the loss depends on the phase of the complex ", what, " reaches ", worst,
+           " (tolerance ", p.tolerance, ") at vector ", where % k, " of matrix ", where / k,
+           " of the batch; each vector is defined only up to a factor e^{i phi}, so use a loss "
+           "invariant under it (e.g. ",
+           fix, ")");
+    }
+    return {compact_copy(in[0], backend)};
+  }
+  const RuleSet& ad_rules() const override { return rules(); }
+  static const RuleSet& rules() {
+    static const RuleSet r = [] {
+      RuleSet s;
+      s.jvp = [](const RuleArgs&, std::span<const MaybeVal> t) -> std::vector<MaybeVal> {
+        return {t[0]};
+      };
+      s.vjp = [](const RuleArgs&, std::span<const MaybeVal> ct) -> std::vector<MaybeVal> {
+        return {ct[0], std::nullopt};
+      };
+      s.residuals = ad::Residuals::none();
+      return s;
+    }();
+    return r;
+  }
+};
+
+// ---- helpers -------------------------------------------------------------------------
+
+SymShape square_of(const SymShape& v) {
+  SymShape s;
+  s.push_back(v[0]);
+  s.insert(s.end(), v.begin(), v.end());
+  return s;
+}
+
+Axes shifted_dims(std::int64_t rank, std::int64_t first) {
+  Axes d{first};
+  for (std::int64_t i = 1; i < rank; ++i) d.push_back(i + 1);
+  return d;
+}
+
+Val slice_axis(Emitter& e, Val x, std::int64_t axis, std::int64_t k) {
+  const SymShape s = e.meta(x).shape;
+  Shape start(s.size(), 0), limit, stride(s.size(), 1);
+  for (const auto& d : s) limit.push_back(constant_extent("linalg", d));
+  limit[static_cast<std::size_t>(axis)] = k;
+  const Val in[1] = {x};
+  return e.emit1(make_primitive(prim::Slice{start, limit, stride}), in);
+}
+
+Val pad_axis(Emitter& e, Val x, std::int64_t axis, std::int64_t extra) {
+  const std::size_t r = e.meta(x).shape.size();
+  Shape low(r, 0), high(r, 0), interior(r, 0);
+  high[static_cast<std::size_t>(axis)] = extra;
+  const Val in[1] = {x};
+  return e.emit1(make_primitive(prim::Pad{low, high, interior, Scalar(0.0)}), in);
+}
+
+// sum over axis 0 of |d|^2 as a real [batch...] value, broadcast to [k, k, batch...].
+Val scale2(Emitter& e, Val d, const SymShape& square) {
+  const Val a2 = is_complex(e.meta(d).dtype) ? e.real(e.mul(e.conj(d), d)) : e.mul(d, d);
+  const Val s = e.sum(a2, Axes{0});
+  Axes dims;
+  for (std::size_t i = 2; i < square.size(); ++i) dims.push_back(static_cast<std::int64_t>(i));
+  return e.broadcast_in_dim(s, square, dims);
+}
+
+}  // namespace
+
+std::shared_ptr<const LinalgOpBase> gauge_check_op(GaugeOwner owner, double tolerance) {
+  return std::make_shared<const GaugeCheck>(GaugeParams{owner, tolerance});
+}
+
+Val bcast_row(Emitter& e, Val v, std::optional<Val> like) {
+  const SymShape s = e.meta(v).shape;
+  const SymShape out = like ? e.meta(*like).shape : square_of(s);
+  return e.broadcast_in_dim(v, out, shifted_dims(static_cast<std::int64_t>(s.size()), 1));
+}
+
+Val bcast_col(Emitter& e, Val v, std::optional<Val> like) {
+  const SymShape s = e.meta(v).shape;
+  const SymShape out = like ? e.meta(*like).shape : square_of(s);
+  return e.broadcast_in_dim(v, out, shifted_dims(static_cast<std::int64_t>(s.size()), 0));
+}
+
+Val as_dtype(Emitter& e, Val x, DType dtype) {
+  return e.meta(x).dtype == dtype ? x : e.convert(x, dtype);
+}
+
+Val sym2(Emitter& e, Val x) {
+  return e.add(x, mH(e, x));
+}
+Val skew2(Emitter& e, Val x) {
+  return e.sub(x, mH(e, x));
+}
+
+Val imag_diag(Emitter& e, Val x) {
+  const Val d = diag(e, x);
+  const Val in[1] = {d};
+  return e.emit1(make_primitive(prim::Unary{UnaryOp::Imag}), in);
+}
+
+Val inv_gaps(Emitter& e, Val d, const AdParams& ad) {
+  const DType dt = e.meta(d).dtype;
+  const Val D = e.sub(bcast_row(e, d), bcast_col(e, d));  // D(i, j) = d(j) - d(i)
+  const Val eye = diag_embed(e, e.ones_like(d));
+  if (!ad.regularised) {
+    const Val off = e.sub(e.ones_like(eye), eye);
+    return e.div(off, e.add(D, eye));
+  }
+  const SymShape sq = e.meta(D).shape;
+  const DType rt = real_of(dt);
+  const Val eta2 = e.add(e.scale(scale2(e, d, sq), ad.eta * ad.eta), e.full(sq, 1e-30, rt));
+  Val den = is_complex(dt) ? e.real(e.mul(e.conj(D), D)) : e.mul(D, D);
+  den = as_dtype(e, e.add(den, eta2), dt);
+  return e.div(is_complex(dt) ? e.conj(D) : D, den);
+}
+
+Val safe_inverse(Emitter& e, Val s, const AdParams& ad) {
+  if (!ad.regularised) return e.div(e.ones_like(s), s);
+  const SymShape vs = e.meta(s).shape;
+  const Val t = e.sum(e.mul(s, s), Axes{0});
+  Axes dims;
+  for (std::size_t i = 1; i < vs.size(); ++i) dims.push_back(static_cast<std::int64_t>(i - 1));
+  const Val eta2 = e.add(e.scale(e.broadcast_in_dim(t, vs, dims), ad.eta * ad.eta),
+                         e.full(vs, 1e-30, e.meta(s).dtype));
+  return e.div(s, e.add(e.mul(s, s), eta2));
+}
+
+Val first_cols(Emitter& e, Val x, std::int64_t k) {
+  return slice_axis(e, x, 1, k);
+}
+Val first_rows(Emitter& e, Val x, std::int64_t k) {
+  return slice_axis(e, x, 0, k);
+}
+Val pad_cols(Emitter& e, Val x, std::int64_t extra) {
+  return pad_axis(e, x, 1, extra);
+}
+Val pad_rows(Emitter& e, Val x, std::int64_t extra) {
+  return pad_axis(e, x, 0, extra);
+}
+
+std::int64_t constant_extent(std::string_view op, const SymDim& d) {
+  const auto c = d.try_constant();
+  if (!c) {
+    fail(ErrorKind::Unsupported, std::string(op),
+         "this derivative needs constant matrix extents (full_matrices with m != n); bind the "
+         "symbolic extents or use full_matrices=false");
+  }
+  return *c;
+}
+
+void register_spectral(Registry& r) {
+  r.add<GaugeCheck>();
+  register_svd(r);
+  register_eigh(r);
+  register_eig(r);
+}
+
+}  // namespace detail
+
+// ---- public functions --------------------------------------------------------------
+
+namespace {
+bool lower_of(char uplo, const char* op) {
+  if (uplo == 'L' || uplo == 'l') return true;
+  if (uplo == 'U' || uplo == 'u') return false;
+  fail(ErrorKind::InvalidArgument, op, "uplo must be 'L' or 'U', got '", std::string(1, uplo), "'");
+}
+}  // namespace
+
+template <LinalgTensor T>
+SvdResult<T> svd(const T& a, bool full_matrices, const SpectralOptions& options) {
+  const auto ad = detail::ad_params("svd", options);
+  auto out = detail::apply(
+      detail::svd_op(full_matrices ? detail::SvdMode::Full : detail::SvdMode::Reduced, ad), {a});
+  return {out[0], out[1], out[2]};
+}
+
+SvdResult<Tensor> svd(const Tensor& a, bool full_matrices, Backend& backend) {
+  const auto op = detail::svd_op(full_matrices ? detail::SvdMode::Full : detail::SvdMode::Reduced);
+  auto out = detail::apply_direct(*op, {a}, backend);
+  return {out[0], out[1], out[2]};
+}
+
+template <LinalgTensor T>
+T svdvals(const T& a) {
+  return detail::apply(detail::svd_op(detail::SvdMode::Values), {a})[0];
+}
+
+Tensor svdvals(const Tensor& a, Backend& backend) {
+  return detail::apply_direct(*detail::svd_op(detail::SvdMode::Values), {a}, backend)[0];
+}
+
+template <LinalgTensor T>
+EigResult<T> eigh(const T& a, char uplo, const SpectralOptions& options) {
+  const bool lower = lower_of(uplo, "eigh");
+  auto out = detail::apply(detail::eigh_op(lower, true, detail::ad_params("eigh", options)), {a});
+  return {out[0], out[1]};
+}
+
+EigResult<Tensor> eigh(const Tensor& a, char uplo, Backend& backend) {
+  auto out = detail::apply_direct(*detail::eigh_op(lower_of(uplo, "eigh"), true), {a}, backend);
+  return {out[0], out[1]};
+}
+
+template <LinalgTensor T>
+T eigvalsh(const T& a, char uplo) {
+  return detail::apply(detail::eigh_op(lower_of(uplo, "eigvalsh"), false), {a})[0];
+}
+
+Tensor eigvalsh(const Tensor& a, char uplo, Backend& backend) {
+  return detail::apply_direct(*detail::eigh_op(lower_of(uplo, "eigvalsh"), false), {a}, backend)[0];
+}
+
+template <LinalgTensor T>
+EigResult<T> eig(const T& a, const SpectralOptions& options) {
+  auto out = detail::apply(detail::eig_op(true, detail::ad_params("eig", options)), {a});
+  return {out[0], out[1]};
+}
+
+EigResult<Tensor> eig(const Tensor& a, Backend& backend) {
+  auto out = detail::apply_direct(*detail::eig_op(true), {a}, backend);
+  return {out[0], out[1]};
+}
+
+template <LinalgTensor T>
+T eigvals(const T& a) {
+  return detail::apply(detail::eig_op(false), {a})[0];
+}
+
+Tensor eigvals(const Tensor& a, Backend& backend) {
+  return detail::apply_direct(*detail::eig_op(false), {a}, backend)[0];
+}
+
+#define TF_INSTANTIATE(T)                                                \
+  template SvdResult<T> svd<T>(const T&, bool, const SpectralOptions&);  \
+  template T svdvals<T>(const T&);                                       \
+  template EigResult<T> eigh<T>(const T&, char, const SpectralOptions&); \
+  template T eigvalsh<T>(const T&, char);                                \
+  template EigResult<T> eig<T>(const T&, const SpectralOptions&);        \
+  template T eigvals<T>(const T&);
+TF_INSTANTIATE(EagerTensor)
+TF_INSTANTIATE(TracedTensor)
+#undef TF_INSTANTIATE
+
+}  // namespace tenferro::linalg

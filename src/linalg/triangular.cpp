@@ -267,6 +267,11 @@ const RuleSet& Cholesky::rules() {
 
 }  // namespace
 
+std::shared_ptr<const LinalgOpBase> solve_triangular_op(bool upper, bool left, bool unit,
+                                                        bool adjoint) {
+  return tri_op({upper, left, unit, adjoint});
+}
+
 void register_triangular(Registry& r) {
   r.add<SolveTriangular>();
   r.add<Cholesky>();

@@ -1,0 +1,183 @@
+#pragma once
+// Uniform wrappers over the SVD and eigensolver drivers (whose real and
+// complex argument lists differ): each does its workspace query, allocates
+// the workspace and returns LAPACK's info. Private to src/linalg/.
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "linalg/lapack.hpp"
+
+namespace tenferro::linalg::lapack {
+
+template <class T>
+struct real_type {
+  using type = T;
+};
+template <class R>
+struct real_type<std::complex<R>> {
+  using type = R;
+};
+template <class T>
+using real_t = typename real_type<T>::type;
+template <class T>
+inline constexpr bool is_complex_v = !std::is_same_v<T, real_t<T>>;
+
+template <class T>
+fint work_size(const T& w) {
+  return std::max<fint>(1, static_cast<fint>(std::real(w)));
+}
+
+// All elements of a compact m x n matrix finite.
+template <class T>
+bool all_finite(const T* a, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(std::real(a[i])) || !std::isfinite(std::imag(a[i]))) return false;
+  }
+  return true;
+}
+
+// clang-format off
+inline void gesdd_raw(const char* j, const fint* m, const fint* n, float* a, const fint* lda, float* s, float* u, const fint* ldu, float* vt, const fint* ldvt, float* w, const fint* lw, float*, fint* iw, fint* info) { sgesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, iw, info, 1); }
+inline void gesdd_raw(const char* j, const fint* m, const fint* n, double* a, const fint* lda, double* s, double* u, const fint* ldu, double* vt, const fint* ldvt, double* w, const fint* lw, double*, fint* iw, fint* info) { dgesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, iw, info, 1); }
+inline void gesdd_raw(const char* j, const fint* m, const fint* n, c64* a, const fint* lda, float* s, c64* u, const fint* ldu, c64* vt, const fint* ldvt, c64* w, const fint* lw, float* rw, fint* iw, fint* info) { cgesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, rw, iw, info, 1); }
+inline void gesdd_raw(const char* j, const fint* m, const fint* n, c128* a, const fint* lda, double* s, c128* u, const fint* ldu, c128* vt, const fint* ldvt, c128* w, const fint* lw, double* rw, fint* iw, fint* info) { zgesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, rw, iw, info, 1); }
+// clang-format on
+
+/// SVD of the compact m x n matrix a (destroyed): s (min(m, n)), u and vt as
+/// for jobz ('N', 'S' or 'A'). m, n > 0.
+template <class T>
+fint gesdd(char jobz, fint m, fint n, T* a, real_t<T>* s, T* u, fint ldu, T* vt, fint ldvt) {
+  using R = real_t<T>;
+  const fint mn = std::min(m, n), mx = std::max(m, n);
+  std::vector<fint> iwork(static_cast<std::size_t>(8 * mn));
+  std::vector<R> rwork;
+  if constexpr (is_complex_v<T>) {
+    const std::int64_t lr =
+        jobz == 'N'
+            ? 7 * std::int64_t{mn}
+            : std::max<std::int64_t>(5 * std::int64_t{mn} * mn + 5 * mn,
+                                     2 * std::int64_t{mx} * mn + 2 * std::int64_t{mn} * mn + mn);
+    rwork.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, lr)));
+  }
+  fint info = 0, lwork = -1;
+  T q{};
+  gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, &q, &lwork, rwork.data(), iwork.data(),
+            &info);
+  if (info != 0) return info;
+  lwork = work_size(q);
+  std::vector<T> work(static_cast<std::size_t>(lwork));
+  gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work.data(), &lwork, rwork.data(),
+            iwork.data(), &info);
+  return info;
+}
+
+/// Eigenvalues (ascending) and, for jobz 'V', eigenvectors (in a) of the
+/// Hermitian n x n matrix a, reading the `uplo` triangle. n > 0.
+template <class T>
+fint heevd(char jobz, char uplo, fint n, T* a, real_t<T>* w) {
+  using R = real_t<T>;
+  fint info = 0, lwork = -1, liwork = -1, lrwork = -1;
+  T q{};
+  fint iq = 0;
+  R rq{};
+  const auto call = [&](T* work, R* rwork, fint* iwork) {
+    if constexpr (std::is_same_v<T, float>) {
+      ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+    } else if constexpr (std::is_same_v<T, double>) {
+      dsyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+    } else if constexpr (std::is_same_v<T, c64>) {
+      cheevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1,
+              1);
+    } else {
+      zheevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1,
+              1);
+    }
+  };
+  call(&q, &rq, &iq);
+  if (info != 0) return info;
+  lwork = work_size(q);
+  liwork = std::max<fint>(1, iq);
+  lrwork = std::max<fint>(1, static_cast<fint>(rq));
+  std::vector<T> work(static_cast<std::size_t>(lwork));
+  std::vector<R> rwork(static_cast<std::size_t>(lrwork));
+  std::vector<fint> iwork(static_cast<std::size_t>(liwork));
+  call(work.data(), rwork.data(), iwork.data());
+  return info;
+}
+
+/// Eigenvalues w (complex, n) and, when `vectors`, right eigenvectors v
+/// (complex n x n, unit 2-norm, largest component real) of the general n x n
+/// matrix a (destroyed). n > 0.
+template <class T>
+fint geev(bool vectors, fint n, T* a, std::complex<real_t<T>>* w, std::complex<real_t<T>>* v) {
+  using R = real_t<T>;
+  using C = std::complex<R>;
+  const char jl = 'N', jr = vectors ? 'V' : 'N';
+  fint info = 0, lwork = -1, one = 1;
+  const fint ldvr = vectors ? n : 1;
+  T q{}, dummy{};
+  if constexpr (is_complex_v<T>) {
+    std::vector<R> rwork(static_cast<std::size_t>(2 * n));
+    T* vr = vectors ? v : &dummy;
+    const auto call = [&](T* work) {
+      if constexpr (std::is_same_v<T, c64>) {
+        cgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, vr, &ldvr, work, &lwork, rwork.data(), &info,
+               1, 1);
+      } else {
+        zgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, vr, &ldvr, work, &lwork, rwork.data(), &info,
+               1, 1);
+      }
+    };
+    call(&q);
+    if (info != 0) return info;
+    lwork = work_size(q);
+    std::vector<T> work(static_cast<std::size_t>(lwork));
+    call(work.data());
+    return info;
+  } else {
+    std::vector<R> wr(static_cast<std::size_t>(n)), wi(static_cast<std::size_t>(n));
+    std::vector<R> vr(vectors ? static_cast<std::size_t>(n) * n : 1);
+    const auto call = [&](T* work) {
+      if constexpr (std::is_same_v<T, float>) {
+        sgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), &dummy, &one, vr.data(), &ldvr, work,
+               &lwork, &info, 1, 1);
+      } else {
+        dgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), &dummy, &one, vr.data(), &ldvr, work,
+               &lwork, &info, 1, 1);
+      }
+    };
+    call(&q);
+    if (info != 0) return info;
+    lwork = work_size(q);
+    std::vector<T> work(static_cast<std::size_t>(lwork));
+    call(work.data());
+    if (info != 0) return info;
+    for (fint j = 0; j < n; ++j) w[j] = C(wr[j], wi[j]);
+    if (vectors) {
+      // Real geev packs a complex pair (wi(j) > 0) as columns j (real) and j+1 (imaginary).
+      for (fint j = 0; j < n; ++j) {
+        const R* c = vr.data() + static_cast<std::size_t>(j) * n;
+        C* o = v + static_cast<std::size_t>(j) * n;
+        if (wi[j] == R(0) || j + 1 == n) {
+          for (fint i = 0; i < n; ++i) o[i] = C(c[i], 0);
+        } else {
+          const R* d = c + n;
+          C* o2 = o + n;
+          for (fint i = 0; i < n; ++i) {
+            o[i] = C(c[i], d[i]);
+            o2[i] = C(c[i], -d[i]);
+          }
+          ++j;
+        }
+      }
+    }
+    return info;
+  }
+}
+
+}  // namespace tenferro::linalg::lapack

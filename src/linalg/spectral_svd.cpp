@@ -1,0 +1,287 @@
+// The singular value decomposition (LAPACK gesdd) and its AD rules: svd
+// (reduced or full) and svdvals (values only), one template, two families so
+// each declares the residuals its rules read.
+
+#include "linalg/spectral_common.hpp"
+#include "linalg/spectral_lapack.hpp"
+
+namespace tenferro::linalg::detail {
+namespace {
+
+struct SvdParams {
+  SvdMode mode = SvdMode::Reduced;
+  AdParams ad;
+  bool operator==(const SvdParams&) const = default;
+};
+std::size_t hash_value(const SvdParams& p) {
+  return hash_combine(static_cast<std::size_t>(p.mode), hash_value(p.ad));
+}
+
+const char* op_name_of(SvdMode mode) {
+  return mode == SvdMode::Values ? "svdvals" : "svd";
+}
+
+const RuleSet& svd_rules(bool values_only);
+
+template <bool ValuesOnly>
+class SvdOp final : public LinalgOp<SvdOp<ValuesOnly>, SvdParams> {
+ public:
+  static constexpr std::string_view kFamily =
+      ValuesOnly ? "tenferro.linalg_svdvals.v1" : "tenferro.linalg_svd.v1";
+  using LinalgOp<SvdOp<ValuesOnly>, SvdParams>::LinalgOp;
+  using LinalgOp<SvdOp<ValuesOnly>, SvdParams>::params;
+  std::size_t input_count() const override { return 1; }
+  std::size_t output_count() const override { return ValuesOnly ? 1 : 3; }
+  InferenceResult infer(std::span<const TensorMeta> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  const RuleSet& ad_rules() const override { return rules(); }
+  static const RuleSet& rules() { return svd_rules(ValuesOnly); }
+  const char* op_name() const { return op_name_of(params().mode); }
+};
+using Svd = SvdOp<false>;
+using SvdVals = SvdOp<true>;
+
+const SvdParams& params_of(const Op& op) {
+  if (const auto* v = dynamic_cast<const SvdVals*>(&op)) return v->params();
+  return static_cast<const Svd&>(op).params();
+}
+
+template <bool ValuesOnly>
+InferenceResult SvdOp<ValuesOnly>::infer(std::span<const TensorMeta> in) const {
+  require_floating(op_name(), in[0]);
+  require_matrix(op_name(), in[0]);
+  const SymShape& s = in[0].shape;
+  const SymDim m = s[0], n = s[1], k = min(m, n);
+  const SymShape batch(s.begin() + 2, s.end());
+  const auto with = [&](SymShape head) {
+    head.insert(head.end(), batch.begin(), batch.end());
+    return head;
+  };
+  TensorMeta S{real_of(in[0].dtype), with({k})};
+  if (params().mode == SvdMode::Values) return {{S}, {}};
+  const bool full = params().mode == SvdMode::Full;
+  TensorMeta U{in[0].dtype, with({m, full ? m : k})};
+  TensorMeta Vh{in[0].dtype, with({full ? n : k, n})};
+  return {{U, S, Vh}, {}};
+}
+
+template <class T>
+void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* vh,
+                   Backend& backend) {
+  using R = lapack::real_t<T>;
+  const std::int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
+  const std::int64_t batches = batch_count(a.shape());
+  const bool vectors = mode != SvdMode::Values, full = mode == SvdMode::Full;
+  const std::int64_t ucols = full ? m : k, vrows = full ? n : k;
+  T* A = static_cast<T*>(a.raw_data());
+  R* S = static_cast<R*>(s.raw_data());
+  T* U = vectors ? static_cast<T*>(u->raw_data()) : nullptr;
+  T* V = vectors ? static_cast<T*>(vh->raw_data()) : nullptr;
+  const char jobz = mode == SvdMode::Values ? 'N' : (full ? 'A' : 'S');
+  for_each_batch(backend, batches, m * n * k, [&](std::int64_t b) {
+    T* Ab = A + b * m * n;
+    if (k == 0) {
+      if (full) {  // the empty decomposition completed with identity bases
+        T* Ub = U + b * m * m;
+        T* Vb = V + b * n * n;
+        for (std::int64_t i = 0; i < m * m; ++i) Ub[i] = T(i % (m + 1) == 0 ? 1 : 0);
+        for (std::int64_t i = 0; i < n * n; ++i) Vb[i] = T(i % (n + 1) == 0 ? 1 : 0);
+      }
+      return;
+    }
+    if (!lapack::all_finite(Ab, m * n)) {
+      numerical_failure(ErrorKind::NoConvergence, op_name_of(mode), b,
+                        "the input contains NaN or Inf, for which the SVD is not defined; remove "
+                        "them first");
+    }
+    T dummy{};
+    const lapack::fint info = lapack::gesdd<T>(
+        jobz, static_cast<lapack::fint>(m), static_cast<lapack::fint>(n), Ab, S + b * k,
+        vectors ? U + b * m * ucols : &dummy, static_cast<lapack::fint>(vectors ? m : 1),
+        vectors ? V + b * vrows * n : &dummy, static_cast<lapack::fint>(vectors ? vrows : 1));
+    if (info < 0)
+      fail(ErrorKind::Internal, op_name_of(mode), "LAPACK gesdd rejected argument ", -info);
+    if (info > 0) {
+      numerical_failure(ErrorKind::NoConvergence, op_name_of(mode), b,
+                        "the SVD did not converge (LAPACK gesdd info " + std::to_string(info) +
+                            "); rescale the input or use double precision");
+    }
+  });
+}
+
+template <bool ValuesOnly>
+std::vector<Tensor> SvdOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in) const {
+  const InferenceResult r =
+      infer(std::vector<TensorMeta>{TensorMeta{in[0].dtype(), to_sym_shape(in[0].shape().span())}});
+  const auto concrete = [](const TensorMeta& t) { return *try_concrete(t.shape); };
+  Tensor a = compact_copy(in[0], backend);
+  const bool vectors = params().mode != SvdMode::Values;
+  std::vector<Tensor> out;
+  for (const auto& m : r.outputs) out.push_back(backend.empty(concrete(m), m.dtype));
+  Tensor& s = vectors ? out[1] : out[0];
+  dispatch_floating(a.dtype(), [&]<class T>() {
+    gesdd_batches<T>(params().mode, a, s, vectors ? &out[0] : nullptr, vectors ? &out[2] : nullptr,
+                     backend);
+  });
+  return out;
+}
+
+// ---- AD rules ------------------------------------------------------------------------
+// PyTorch's linalg_svd_jvp and svd_backward, on the leading k = min(m, n)
+// columns of U (rows of Vh). With F(i, j) = 1 / (s_j^2 - s_i^2) off the
+// diagonal and dP = U^H dA V:
+//   dS = Re diag(dP),  dU = U (F o (dP' S + S dP'^H)) + U diag(i Im dP_ii / s_i),
+//   dVh = -(F o (S dP' + dP'^H S)) Vh,  dP' = dP - diag(dS),
+// plus the (I - U U^H) dA V S^-1 (m > k) or S^-1 U^H dA (I - V V^H) (n > k)
+// completions; the reverse rule is their adjoint, guarded by the gauge check.
+
+struct Factors {
+  Val U, S, Vh;
+  std::int64_t m = 0, n = 0, k = 0;
+  bool known = false;  // m, n constant
+};
+
+Factors leading(const RuleArgs& a, bool full) {
+  Factors f{a.outputs[0], a.outputs[1], a.outputs[2]};
+  const TensorMeta& in = a.input_metas[0];
+  const auto m = in.shape[0].try_constant(), n = in.shape[1].try_constant();
+  f.known = m && n;
+  if (f.known) {
+    f.m = *m;
+    f.n = *n;
+    f.k = std::min(f.m, f.n);
+  }
+  if (full) {
+    f.m = constant_extent("svd", in.shape[0]);
+    f.n = constant_extent("svd", in.shape[1]);
+    f.k = std::min(f.m, f.n);
+    if (f.m > f.k) f.U = first_cols(a.emitter, f.U, f.k);
+    if (f.n > f.k) f.Vh = first_rows(a.emitter, f.Vh, f.k);
+  }
+  return f;
+}
+
+std::vector<MaybeVal> svd_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
+  const auto& p = params_of(a.op);
+  Emitter& e = a.emitter;
+  if (p.mode == SvdMode::Values) {
+    if (!t[0]) return {std::nullopt};
+    const auto f = emit(e, svd_op(SvdMode::Reduced), {a.inputs[0]});
+    const Val dP = mm(e, mH(e, f[0]), mm(e, *t[0], mH(e, f[2])));
+    return {e.real(diag(e, dP))};
+  }
+  if (!t[0]) return {std::nullopt, std::nullopt, std::nullopt};
+  const bool full = p.mode == SvdMode::Full;
+  const Factors f = leading(a, full);
+  const DType dt = e.meta(f.U).dtype;
+  const bool cplx = is_complex(dt);
+  const Val dA = *t[0];
+  const Val V = mH(e, f.Vh);
+  const Val dP = mm(e, mH(e, f.U), mm(e, dA, V));
+  const Val dS = e.real(diag(e, dP));
+  const Val dPc = e.sub(dP, diag_embed(e, as_dtype(e, dS, dt)));
+  const Val F = as_dtype(e, inv_gaps(e, e.mul(f.S, f.S), p.ad), dt);
+  const Val Sc = as_dtype(e, f.S, dt);
+  const Val Sinv = as_dtype(e, safe_inverse(e, f.S, p.ad), dt);
+  Val omU = e.mul(F, sym2(e, e.mul(dPc, bcast_row(e, Sc))));
+  if (cplx) omU = e.add(omU, diag_embed(e, e.mul(diag(e, dPc), Sinv)));
+  Val dU = mm(e, f.U, omU);
+  Val dVh = e.neg(mm(e, e.mul(F, sym2(e, e.mul(bcast_col(e, Sc), dPc))), f.Vh));
+  if (!f.known || f.m > f.k) {
+    // dU += (I - U U^H) dA V S^-1 (zero when m == k: U U^H = I)
+    const Val x = mm(e, dA, e.mul(V, bcast_row(e, Sinv, V)));
+    const Val c = e.sub(x, mm(e, f.U, mm(e, mH(e, f.U), x)));
+    dU = e.add(dU, c);
+    if (full && f.m > f.k) dU = pad_cols(e, dU, f.m - f.k);
+  }
+  if (!f.known || f.n > f.k) {
+    const Val Uh = mH(e, f.U);
+    const Val x = mm(e, e.mul(Uh, bcast_col(e, Sinv, Uh)), dA);
+    const Val c = e.sub(x, mm(e, mm(e, x, V), f.Vh));
+    dVh = e.add(dVh, c);
+    if (full && f.n > f.k) dVh = pad_rows(e, dVh, f.n - f.k);
+  }
+  return {dU, dS, dVh};
+}
+
+std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
+  const auto& p = params_of(a.op);
+  Emitter& e = a.emitter;
+  if (p.mode == SvdMode::Values) {
+    if (!ct[0]) return {std::nullopt};
+    const auto f = emit(e, svd_op(SvdMode::Reduced), {a.inputs[0]});
+    const DType dt = e.meta(f[0]).dtype;
+    return {mm(e, e.mul(f[0], bcast_row(e, as_dtype(e, *ct[0], dt), f[0])), f[2])};
+  }
+  MaybeVal gU = ct[0], gS = ct[1], gVh = ct[2];
+  if (!gU && !gS && !gVh) return {std::nullopt};
+  const bool full = p.mode == SvdMode::Full;
+  const Factors f = leading(a, full);
+  if (full && gU && f.m > f.k) gU = first_cols(e, *gU, f.k);
+  if (full && gVh && f.n > f.k) gVh = first_rows(e, *gVh, f.k);
+  const DType dt = e.meta(f.U).dtype;
+  const bool cplx = is_complex(dt);
+  if (!gU && !gVh) return {mm(e, e.mul(f.U, bcast_row(e, as_dtype(e, *gS, dt), f.U)), f.Vh)};
+  const Val Sc = as_dtype(e, f.S, dt);
+  const Val Sinv = as_dtype(e, safe_inverse(e, f.S, p.ad), dt);
+  const Val F = as_dtype(e, inv_gaps(e, e.mul(f.S, f.S), p.ad), dt);
+  MaybeVal UhgU, VhgV;
+  if (gU) UhgU = skew2(e, mm(e, mH(e, f.U), *gU));
+  if (gVh) VhgV = skew2(e, mm(e, f.Vh, mH(e, *gVh)));
+  Val ret;
+  if (UhgU && VhgV) {
+    ret = e.mul(e.add(e.mul(*UhgU, bcast_row(e, Sc)), e.mul(bcast_col(e, Sc), *VhgV)), F);
+  } else if (UhgU) {
+    ret = e.mul(e.mul(*UhgU, F), bcast_row(e, Sc));
+  } else {
+    ret = e.mul(bcast_col(e, Sc), e.mul(*VhgV, F));
+  }
+  if (gS) ret = e.add(ret, diag_embed(e, as_dtype(e, *gS, dt)));
+  if (cplx && UhgU) ret = e.add(ret, diag_embed(e, e.scale(e.mul(diag(e, *UhgU), Sinv), 0.5)));
+  // gA = U ret Vh + (I - U U^H) gU S^-1 Vh + U S^-1 gVh (I - V Vh); the completions
+  // vanish when U (Vh) is square.
+  Val gA = mm(e, f.U, mm(e, ret, f.Vh));
+  if (gU && (!f.known || f.m > f.k)) {
+    const Val x = e.mul(*gU, bcast_row(e, Sinv, *gU));
+    gA = e.add(gA, mm(e, e.sub(x, mm(e, f.U, mm(e, mH(e, f.U), x))), f.Vh));
+  }
+  if (gVh && (!f.known || f.n > f.k)) {
+    const Val y = e.mul(bcast_col(e, Sinv, *gVh), *gVh);
+    gA = e.add(gA, mm(e, f.U, e.sub(y, mm(e, mm(e, y, mH(e, f.Vh)), f.Vh))));
+  }
+  if (cplx) {
+    // PyTorch's check: Im diag(U^H gU) must equal -Im diag(V^H gV).
+    Val g = UhgU ? imag_diag(e, *UhgU) : imag_diag(e, *VhgV);
+    if (UhgU && VhgV) g = e.add(g, imag_diag(e, *VhgV));
+    g = e.scale(g, 0.5);
+    gA = emit(e, gauge_check_op(GaugeOwner::Svd, p.ad.gauge_tolerance), {gA, g})[0];
+  }
+  return {gA};
+}
+
+const RuleSet& svd_rules(bool values_only) {
+  const auto make = [](bool values) {
+    RuleSet s;
+    s.jvp = svd_jvp;
+    s.vjp = svd_vjp;
+    // svdvals recomputes the vectors from the input; svd reuses its factors.
+    s.residuals = values ? ad::Residuals::of({0}, {}) : ad::Residuals::of({}, {0, 1, 2});
+    return s;
+  };
+  static const RuleSet vectors = make(false), values = make(true);
+  return values_only ? values : vectors;
+}
+
+}  // namespace
+
+std::shared_ptr<const LinalgOpBase> svd_op(SvdMode mode, AdParams ad) {
+  if (mode == SvdMode::Values) return std::make_shared<const SvdVals>(SvdParams{mode, ad});
+  return std::make_shared<const Svd>(SvdParams{mode, ad});
+}
+
+void register_svd(Registry& r) {
+  r.add<Svd>();
+  r.add<SvdVals>();
+}
+
+}  // namespace tenferro::linalg::detail

@@ -1,0 +1,199 @@
+// pinv, lstsq, cond, tensorinv and tensorsolve: the Moore-Penrose
+// identities, normal equations and naive references, gradients through the
+// public checker, direct == eager == traced, and error kinds.
+
+#include "composite_test_util.hpp"
+
+using namespace comptest;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// max |x - y| / (1 + max |y|) over complex values.
+double max_diff(const std::vector<cd>& x, const std::vector<cd>& y) {
+  EXPECT_EQ(x.size(), y.size());
+  double d = 0, scale = 1;
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+    d = std::max(d, std::abs(x[i] - y[i]));
+    scale = std::max(scale, 1 + std::abs(y[i]));
+  }
+  return d / scale;
+}
+
+// The four Moore-Penrose conditions: A P A = A, P A P = P, (A P)^H = A P, (P A)^H = P A.
+void expect_moore_penrose(const EagerTensor& a, const EagerTensor& p, double tol) {
+  auto H = [](const EagerTensor& x) {
+    const EagerTensor t = transpose(x, 0, 1);
+    return is_complex(x.dtype()) ? conj(t) : t;
+  };
+  const EagerTensor ap = matmul(a, p), pa = matmul(p, a);
+  EXPECT_LT(max_diff(host_c(matmul(ap, a)), host_c(a)), tol);
+  EXPECT_LT(max_diff(host_c(matmul(pa, p)), host_c(p)), tol);
+  EXPECT_LT(max_diff(host_c(H(ap)), host_c(ap)), tol);
+  EXPECT_LT(max_diff(host_c(H(pa)), host_c(pa)), tol);
+}
+
+}  // namespace
+
+TEST(LinalgPinv, MoorePenroseConditionsForEveryShapeAndDtype) {
+  for (const Shape& shape : {Shape{3, 5}, Shape{5, 3}, Shape{4, 4, 2}}) {
+    const std::int64_t n = numel(shape);
+    const EagerTensor a = runtime()->tensor(real_tensor(shape, values(n)));
+    const EagerTensor z = runtime()->tensor(complex_tensor(shape, cvalues(n)));
+    for (const EagerTensor& in : {a, z}) {
+      const EagerTensor p = la::pinv(in);
+      EXPECT_EQ(p.shape()[0], shape[1]);
+      EXPECT_EQ(p.shape()[1], shape[0]);
+      expect_moore_penrose(in, p, 1e-12);
+    }
+  }
+  // A rank-1 matrix: the pseudo-inverse is u v^T / (|u|^2 |v|^2) for A = v u^T... checked by MP.
+  const EagerTensor r1 = runtime()->tensor(real_tensor({2, 2}, {1, 2, 2, 4}));
+  expect_moore_penrose(r1, la::pinv(r1), 1e-12);
+  expect_near_all(host(la::pinv(r1)), {1.0 / 25, 2.0 / 25, 2.0 / 25, 4.0 / 25}, 1e-14);
+  // f32 and the direct tier.
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor af = real_tensor({3, 2}, values(6), f32);
+  const Tensor pf = la::pinv(af, std::nullopt, std::nullopt, false, cpu);
+  EXPECT_EQ(pf.dtype(), f32);
+  expect_near_all(host(pf), host(la::pinv(runtime()->tensor(af))), 1e-6);
+}
+
+TEST(LinalgPinv, TolerancesAndHermitianAndZeroSize) {
+  // diag(4, 1e-3): rtol = 1e-2 drops the small value, atol = 1e-4 keeps it.
+  const EagerTensor d = runtime()->tensor(real_tensor({2, 2}, {4, 0, 0, 1e-3}));
+  expect_near_all(host(la::pinv(d, std::nullopt, 1e-2)), {0.25, 0, 0, 0}, 1e-15);
+  expect_near_all(host(la::pinv(d, 1e-4)), {0.25, 0, 0, 1e3}, 1e-12);
+  expect_near_all(host(la::pinv(d, 1e-2)), {0.25, 0, 0, 0}, 1e-15);
+  // Hermitian: the lower triangle is read; an indefinite matrix.
+  const EagerTensor h = runtime()->tensor(real_tensor({2, 2}, {2, 1, 99, -3}));
+  const EagerTensor hs = runtime()->tensor(real_tensor({2, 2}, {2, 1, 1, -3}));
+  expect_near_all(host(la::pinv(h, std::nullopt, std::nullopt, true)), host(la::pinv(hs)), 1e-13);
+  const EagerTensor hz =
+      runtime()->tensor(complex_tensor({2, 2}, {cd(2, 0), cd(1, 1), cd(1, -1), cd(-1, 0)}));
+  expect_moore_penrose(hz, la::pinv(hz, std::nullopt, std::nullopt, true), 1e-12);
+  // Zero sizes.
+  EXPECT_EQ(la::pinv(runtime()->tensor(real_tensor({0, 3}, {}))).shape(), (Shape{3, 0}));
+  expect_near_all(host(la::pinv(runtime()->tensor(real_tensor({3, 0}, {})))), {}, 0);
+  EXPECT_EQ(la::pinv(runtime()->tensor(real_tensor({2, 2, 0}, {}))).shape(), (Shape{2, 2, 0}));
+  EXPECT_TF_ERROR(la::pinv(d, -1.0), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(
+      la::pinv(runtime()->tensor(real_tensor({2, 3}, values(6))), std::nullopt, std::nullopt, true),
+      ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::pinv(runtime()->tensor(real_tensor({2}, values(2)))),
+                  ErrorKind::RankMismatch);
+  const EagerTensor bad = runtime()->tensor(real_tensor({2, 2}, {1, kInf, 0, 1}));
+  EXPECT_TF_ERROR(la::pinv(bad), ErrorKind::NoConvergence);
+}
+
+TEST(LinalgPinv, GradientsAndTracedAgreement) {
+  for (const Shape& shape : {Shape{2, 3}, Shape{3, 2}}) {
+    const std::int64_t n = numel(shape);
+    const EagerTensor a = runtime()->tensor(real_tensor(shape, values(n)));
+    const EagerTensor z = runtime()->tensor(complex_tensor(shape, cvalues(n)));
+    for (const EagerTensor& in : {a, z}) {
+      expect_gradients_ok([](std::span<const EagerTensor> v) { return la::pinv(v[0]); }, {in},
+                          "pinv");
+      expect_traced_matches_eager([](auto v) { return la::pinv(v[0]); }, {in.value()}, 1e-11);
+    }
+  }
+  // Hermitian, through X + X^T so every direction stays symmetric.
+  const EagerTensor x = runtime()->tensor(real_tensor({3, 3}, values(9)));
+  expect_gradients_ok(
+      [](std::span<const EagerTensor> v) {
+        return la::pinv(v[0] + transpose(v[0], 0, 1), std::nullopt, std::nullopt, true);
+      },
+      {x}, "hermitian pinv");
+}
+
+TEST(LinalgLstsq, SolvesTheNormalEquations) {
+  // Tall: A^T (A X - B) = 0 and the residuals are the squared column norms.
+  const EagerTensor a = runtime()->tensor(real_tensor({5, 3}, values(15)));
+  const EagerTensor b = runtime()->tensor(real_tensor({5, 2}, values(10, 0.7)));
+  const auto [x, res] = la::lstsq(a, b);
+  EXPECT_EQ(x.shape(), (Shape{3, 2}));
+  const EagerTensor r = matmul(a, x) - b;
+  for (double v : host(matmul(transpose(a, 0, 1), r))) EXPECT_NEAR(v, 0, 1e-12);
+  expect_near_all(host(res), host(sum(r * r, {0})), 1e-12);
+  EXPECT_EQ(la::lstsq(a, b, std::nullopt, "gelsy").second.shape(), (Shape{0}));
+  // Wide: the minimum-norm solution pinv(A) B, exact fit, empty residuals.
+  const EagerTensor w = runtime()->tensor(complex_tensor({2, 4, 3}, cvalues(24)));
+  const EagerTensor wb = runtime()->tensor(complex_tensor({2, 1, 3}, cvalues(6, 0.2)));
+  const auto [wx, wres] = la::lstsq(w, wb, std::nullopt, "gelsd");
+  EXPECT_EQ(wres.numel(), 0);
+  EXPECT_LT(max_diff(host_c(matmul(w, wx)), host_c(wb)), 1e-12);
+  EXPECT_LT(max_diff(host_c(wx), host_c(matmul(la::pinv(w), wb))), 1e-13);
+  expect_gradients_ok([](std::span<const EagerTensor> v) { return la::lstsq(v[0], v[1]).first; },
+                      {a, b}, "lstsq solution");
+  expect_gradients_ok(
+      [](std::span<const EagerTensor> v) {
+        return la::lstsq(v[0], v[1], std::nullopt, "gels").second;
+      },
+      {a, b}, "lstsq residuals");
+  expect_traced_matches_eager([](auto v) { return la::lstsq(v[0], v[1]).first; },
+                              {a.value(), b.value()}, 1e-11);
+  EXPECT_TF_ERROR(la::lstsq(a, b, std::nullopt, "gelsx"), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(la::lstsq(a, wb), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(la::lstsq(a, runtime()->tensor(real_tensor({4, 2}, values(8)))),
+                  ErrorKind::ShapeMismatch);
+}
+
+TEST(LinalgCond, RatiosOfSingularValuesAndNormProducts) {
+  const EagerTensor d = runtime()->tensor(real_tensor({3, 3}, {4, 0, 0, 0, -2, 0, 0, 0, 0.5}));
+  expect_near_all(host(la::cond(d)), {8.0}, 1e-13);
+  expect_near_all(host(la::cond(d, -2.0)), {0.125}, 1e-13);
+  expect_near_all(host(la::cond(d, 1.0)), {8.0}, 1e-13);
+  expect_near_all(host(la::cond(d, kInf)), {8.0}, 1e-13);
+  expect_near_all(host(la::cond(d, "fro")), {std::sqrt(20.25) * std::sqrt(4.3125)}, 1e-13);
+  const EagerTensor z = runtime()->tensor(complex_tensor({3, 3, 2}, cvalues(18)));
+  const EagerTensor c = la::cond(z);
+  EXPECT_EQ(c.dtype(), f64);
+  EXPECT_EQ(c.shape(), (Shape{2}));
+  expect_near_all(host(c), host(la::matrix_norm(z, 2.0) * la::matrix_norm(la::pinv(z), 2.0)),
+                  1e-11);
+  expect_gradients_ok([](std::span<const EagerTensor> v) { return la::cond(v[0]); }, {z}, "cond");
+  expect_gradients_ok([](std::span<const EagerTensor> v) { return la::cond(v[0], "nuc"); }, {z},
+                      "cond nuc");
+  expect_traced_matches_eager([](auto v) { return la::cond(v[0]); }, {z.value()}, 1e-10);
+  EXPECT_TF_ERROR(la::cond(runtime()->tensor(real_tensor({2, 3}, values(6))), 1.0),
+                  ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::cond(d, "spectral"), ErrorKind::InvalidArgument);
+}
+
+TEST(LinalgTensorInvSolve, InverseAndSolveOfReshapedTensors) {
+  // A [2, 3, 6]: rows = the first 2 axes (6 entries), columns the last.
+  const auto av = values(36);
+  const EagerTensor a = runtime()->tensor(real_tensor({2, 3, 6}, av));
+  const EagerTensor ai = la::tensorinv(a, 2);
+  EXPECT_EQ(ai.shape(), (Shape{6, 2, 3}));
+  // As matrices: inv(reshape(A, 6 x 6)).
+  const EagerTensor m = reshape(a, {6, 6});
+  const auto prod = host(matmul(m, reshape(ai, {6, 6})));
+  for (std::int64_t i = 0; i < 6; ++i)
+    for (std::int64_t j = 0; j < 6; ++j)
+      EXPECT_NEAR(prod[static_cast<std::size_t>(i + 6 * j)], i == j ? 1.0 : 0.0, 1e-12);
+  // tensorsolve: A [6, 2, 3] (X's axis first), B [2, 3].
+  const EagerTensor s = runtime()->tensor(real_tensor({6, 2, 3}, av));
+  const EagerTensor b = runtime()->tensor(real_tensor({2, 3}, values(6, 0.5)));
+  const EagerTensor x = la::tensorsolve(s, b);
+  EXPECT_EQ(x.shape(), (Shape{6}));
+  // sum_x A[x, y] X[x] = B[y].
+  const auto xv = host(x), bv = host(b);
+  for (std::int64_t y = 0; y < 6; ++y) {
+    double acc = 0;
+    for (std::int64_t k = 0; k < 6; ++k)
+      acc += av[static_cast<std::size_t>(k + 6 * y)] * xv[static_cast<std::size_t>(k)];
+    EXPECT_NEAR(acc, bv[static_cast<std::size_t>(y)], 1e-12);
+  }
+  expect_gradients_ok([](std::span<const EagerTensor> v) { return la::tensorinv(v[0], 1); },
+                      {runtime()->tensor(real_tensor({4, 2, 2}, values(16)))}, "tensorinv");
+  expect_gradients_ok([](std::span<const EagerTensor> v) { return la::tensorsolve(v[0], v[1]); },
+                      {s, b}, "tensorsolve");
+  expect_traced_matches_eager([](auto v) { return la::tensorsolve(v[0], v[1]); },
+                              {s.value(), b.value()}, 1e-10);
+  EXPECT_TF_ERROR(la::tensorinv(a, 1), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::tensorinv(a, 3), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(la::tensorsolve(s, runtime()->tensor(real_tensor({3, 2}, values(6)))),
+                  ErrorKind::ShapeMismatch);
+}
