@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "linalg_cases.hpp"
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/transforms.hpp"
@@ -85,6 +86,24 @@ class Suite {
   void overhead_cases();
   void autodiff_cases();
   void special_cases();
+  void linalg_cases() {
+    bench_linalg::run_cases(
+        o_, cpu_,
+        [this](const std::string& name, const std::string& size, const std::string& variant,
+               const std::function<Tensor()>& op, const std::function<double(std::int64_t)>& ref) {
+          run(name, size, variant, op, ref);
+        },
+        [this](const std::string& name, const std::string& size, const std::string& variant,
+               const std::function<void()>& body) {
+          if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
+          if (o_.smoke) {
+            body();
+            return;
+          }
+          const bench::Stats st = bench::measure(o_, body);
+          bench::emit("lapack", name, size, variant, o_.threads, st, {});
+        });
+  }
 
  private:
   void verify(const std::string& name, const std::string& size, const std::string& variant,
@@ -564,6 +583,7 @@ int main(int argc, char** argv) {
     suite.overhead_cases();
     suite.autodiff_cases();
     suite.special_cases();
+    suite.linalg_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());

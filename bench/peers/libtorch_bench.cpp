@@ -140,9 +140,49 @@ class Suite {
       auto a = in("logaddexp", 1), b = in("logaddexp", 2);
       run("logaddexp", "2^20", "direct", [&] { return torch::logaddexp(a, b); });
     }
+    linalg();
   }
 
  private:
+  // Groups 9 (forward) of bench/cases/linalg_cases.cpp: our column-major
+  // matrix M is M^T here, so each call returns the transpose of our result.
+  void linalg() {
+    namespace L = torch::linalg;
+    const auto eye = [](std::int64_t m) { return torch::eye(m, torch::kFloat64); };
+    const auto general = [&](std::int64_t m, std::int64_t off) {
+      return make_input({m, m}, off) + static_cast<double>(m) * eye(m);
+    };
+    const auto spd = [&](std::int64_t m, std::int64_t off) {
+      auto mt = make_input({m, m}, off);
+      return torch::matmul(mt.mT(), mt) + static_cast<double>(m) * eye(m);
+    };
+    const std::int64_t n = 256;
+    auto s1 = spd(n, 1), g1 = general(n, 1), g3 = general(n, 3), s4 = spd(n, 4);
+    run("cholesky", "256", "", [&] { return L::cholesky(s1).mT(); });
+    for (std::int64_t k : {1, 16}) {
+      auto b = make_input({n, k}, 2);
+      run("solve", "256", std::to_string(k) + "rhs",
+          [&] { return L::solve(g1.mT(), b.mT(), true).mT(); });
+    }
+    run("svd", "256", "values", [&] { return L::svdvals(g3, c10::nullopt); });
+    run("svd", "256", "full", [&] { return std::get<1>(L::svd(g3, false, c10::nullopt)); });
+    run("qr", "256", "", [&] { return std::get<1>(L::qr(g3.mT())).mT(); });
+    run("eigh", "256", "values", [&] { return L::eigvalsh(s4, "L"); });
+    run("eigh", "256", "full", [&] { return std::get<0>(L::eigh(s4, "L")); });
+    const std::int64_t m = 8, batch = 4096;
+    std::vector<torch::Tensor> gs, ps;
+    for (std::int64_t b = 0; b < batch; ++b) {
+      gs.push_back(general(m, 10 + b));
+      ps.push_back(spd(m, 10 + b));
+    }
+    auto gb = torch::stack(gs), pb = torch::stack(ps);
+    auto rb = make_input({m, 1, batch}, 7);
+    run("svd", "8x8x4096", "values", [&] { return L::svdvals(gb, c10::nullopt); });
+    run("eigh", "8x8x4096", "values", [&] { return L::eigvalsh(pb, "L"); });
+    run("qr", "8x8x4096", "", [&] { return std::get<1>(L::qr(gb.mT())).mT(); });
+    run("solve", "8x8x4096", "1rhs", [&] { return L::solve(gb.mT(), rb.mT(), true).mT(); });
+  }
+
   Options o_;
 };
 

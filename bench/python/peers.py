@@ -316,6 +316,75 @@ class Suite:
             a, b = x("logaddexp", 1), x("logaddexp", 2)
             self.run("logaddexp", size, "direct", lambda: add(a, b))
 
+    def linalg(self):
+        """Groups 9 and 10 (f64): our column-major matrix M is the array M^T
+        here, so every call is arranged to return the transpose of our result
+        (the same bytes). Inputs as in bench/cases/linalg_cases.cpp."""
+        torch = self.torch if self.impl == "torch" else None
+        n = 256
+
+        def general(m, off):  # our A = input + m I, seen as A^T
+            return inp(m * m, off).reshape(m, m) + m * np.eye(m)
+
+        def spd(m, off):  # our M M^T + m I (symmetric: the same array)
+            mt = inp(m * m, off).reshape(m, m)
+            return mt.T @ mt + m * np.eye(m)
+
+        def T(a):
+            return torch.from_numpy(np.ascontiguousarray(a)) if torch else a
+
+        s1, g1, g3, s4 = T(spd(n, 1)), T(general(n, 1)), T(general(n, 3)), T(spd(n, 4))
+        if torch:
+            L = torch.linalg
+            self.run("cholesky", "256", "", lambda: L.cholesky(s1, upper=True))
+            for k in (1, 16):
+                b = T(inp(n * k, 2).reshape(k, n))
+                self.run("solve", "256", f"{k}rhs", lambda: L.solve(g1, b, left=False))
+            self.run("svd", "256", "values", lambda: L.svdvals(g3))
+            self.run("svd", "256", "full", lambda: L.svd(g3, full_matrices=False)[1])
+            self.run("qr", "256", "", lambda: L.qr(g3.mT)[1].mT)
+            self.run("eigh", "256", "values", lambda: L.eigvalsh(s4))
+            self.run("eigh", "256", "full", lambda: L.eigh(s4)[0])
+        else:
+            import scipy.linalg as sl
+
+            self.run("cholesky", "256", "", lambda: sl.cholesky(s1, lower=False))
+            for k in (1, 16):
+                b = inp(n * k, 2).reshape(k, n)
+                self.run("solve", "256", f"{k}rhs", lambda: np.linalg.solve(g1.T, b.T).T)
+            self.run("svd", "256", "values", lambda: np.linalg.svd(g3, compute_uv=False))
+            self.run("svd", "256", "full", lambda: np.linalg.svd(g3, full_matrices=False)[1])
+            self.run("qr", "256", "", lambda: np.linalg.qr(g3.T)[1].T)
+            self.run("eigh", "256", "values", lambda: np.linalg.eigvalsh(s4))
+            self.run("eigh", "256", "full", lambda: np.linalg.eigh(s4)[0])
+
+        m, batch, bs = 8, 4096, "8x8x4096"
+        gb = T(np.stack([general(m, 10 + b) for b in range(batch)]))
+        pb = T(np.stack([spd(m, 10 + b) for b in range(batch)]))
+        rb = T(inp(m * batch, 7).reshape(batch, 1, m))
+        if torch:
+            self.run("svd", bs, "values", lambda: L.svdvals(gb))
+            self.run("eigh", bs, "values", lambda: L.eigvalsh(pb))
+            self.run("qr", bs, "", lambda: L.qr(gb.mT)[1].mT)
+            self.run("solve", bs, "1rhs", lambda: L.solve(gb, rb, left=False))
+
+            def grad_of(f, x):
+                x = x.clone().requires_grad_(True)
+                return lambda: torch.autograd.grad(f(x), x)[0]
+
+            self.run("grad_svdvals_sum", "256", "", grad_of(lambda x: L.svdvals(x).sum(), g3))
+            self.run("grad_eigvalsh_sum", "256", "", grad_of(lambda x: L.eigvalsh(x).sum(), s4))
+            bvec = T(inp(n, 2).reshape(n, 1))
+            self.run("grad_solve_sum", "256", "",
+                     grad_of(lambda y: L.solve(g1.mT, y).sum(), bvec))
+        else:
+            tr = (0, 2, 1)
+            self.run("svd", bs, "values", lambda: np.linalg.svd(gb, compute_uv=False))
+            self.run("eigh", bs, "values", lambda: np.linalg.eigvalsh(pb))
+            self.run("qr", bs, "", lambda: np.linalg.qr(gb.transpose(tr))[1].transpose(tr))
+            self.run("solve", bs, "1rhs",
+                     lambda: np.linalg.solve(gb.transpose(tr), rb.transpose(tr)).transpose(tr))
+
     def floors(self):
         """Memory floors: a copy moving the same bytes (numpy impl only)."""
         if self.impl != "numpy":
@@ -334,6 +403,7 @@ class Suite:
         self.overhead()
         self.jvp_vjp()
         self.special()
+        self.linalg()
         self.floors()
 
 

@@ -14,3 +14,4 @@
 #include "tenferro/linalg/factor.hpp"
 #include "tenferro/linalg/spectral.hpp"
 #include "tenferro/linalg/triangular.hpp"
+#include "tenferro/linalg/truncated.hpp"

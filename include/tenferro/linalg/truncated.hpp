@@ -1,0 +1,89 @@
+#pragma once
+// Truncated decompositions, the tensor-network workhorse: an SVD (or a
+// Hermitian eigendecomposition) that keeps a fixed number of values, or every
+// value above a cutoff, or as many as a bound on the discarded weight allows,
+// and reports the weight it discarded.
+
+#include <cstdint>
+
+#include "tenferro/linalg/spectral.hpp"
+
+namespace tenferro::linalg {
+
+/// Which values a truncated decomposition keeps. Values are sorted by
+/// magnitude, largest first; every criterion that is set must hold, so the
+/// kept rank is the smallest of the ranks they allow, and at least 1 for a
+/// non-empty matrix.
+struct Truncation {
+  /// Keep at most this many values (< 0: no limit).
+  std::int64_t max_rank = -1;
+  /// Drop values <= cutoff, where the cutoff is relative to the largest value
+  /// when `relative_cutoff` (the default) and absolute otherwise. 0: none.
+  double cutoff = 0.0;
+  bool relative_cutoff = true;
+  /// Drop the smallest values while the discarded weight (the sum of their
+  /// squares over the sum of all squares) stays <= this bound. 0: none.
+  double max_discarded_weight = 0.0;
+};
+
+/// A truncated SVD: A ~ U diag(S) Vh with U [m, r, batch...], S [r,
+/// batch...], Vh [r, n, batch...].
+template <class T>
+struct TruncatedSvd {
+  T U;
+  T S;
+  T Vh;
+  /// The kept rank r (one rank for the whole batch: the largest any matrix
+  /// of the batch needs).
+  std::int64_t rank = 0;
+  /// Per matrix, the discarded weight sum_{i >= r} s_i^2 / sum_i s_i^2
+  /// (real, [batch...]; 0 for an all-zero matrix). Differentiable.
+  T discarded_weight;
+};
+
+/// Truncated SVD of A [m, n, batch...]: the reduced svd (svd(a, false,
+/// options)), then the leading r singular triplets. Its AD is the AD of the
+/// kept factors (PyTorch's svd rules on the reduced factors, then slicing),
+/// with the gauge and degeneracy policy of `options`.
+///
+/// The kept rank depends on the values, so it is fixed when the eager or the
+/// direct call runs. In a traced program the rank must be known when the
+/// graph is built: only `max_rank` may be set there (a cutoff or a weight
+/// bound is Unsupported, naming the option); the discarded weight is then a
+/// graph value like the factors.
+/// Errors: a negative cutoff or weight bound, or a weight bound >= 1, is
+/// InvalidArgument; otherwise as svd.
+TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& truncation,
+                                        const SpectralOptions& options = {});
+TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation& truncation,
+                                         const SpectralOptions& options = {});
+TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation, Backend& backend);
+
+/// A truncated Hermitian eigendecomposition: A ~ V diag(w) V^H with the
+/// eigenvalues of largest magnitude, w [r, batch...] in descending order of
+/// magnitude and V [n, r, batch...].
+template <class T>
+struct TruncatedEigh {
+  T eigenvalues;
+  T eigenvectors;
+  std::int64_t rank = 0;
+  /// sum of the discarded w_i^2 over the sum of all w_i^2, per matrix.
+  T discarded_weight;
+};
+
+/// Truncated eigh of a Hermitian A [n, n, batch...] (reads the `uplo`
+/// triangle): eigh(a, uplo, options), then the r eigenpairs of largest
+/// |eigenvalue| (the Truncation criteria apply to |w|). Eager and direct
+/// tiers (the kept set depends on the values).
+TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation& truncation,
+                                          char uplo = 'L', const SpectralOptions& options = {});
+TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
+                                     Backend& backend);
+
+/// The rank a Truncation keeps for one vector of non-negative magnitudes in
+/// descending order (exposed for tests and for callers that truncate their
+/// own spectra). InvalidArgument for bad options.
+std::int64_t truncation_rank(std::span<const double> descending_magnitudes,
+                             const Truncation& truncation);
+
+}  // namespace tenferro::linalg

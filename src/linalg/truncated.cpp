@@ -1,0 +1,248 @@
+// Truncated SVD and eigh: the full (reduced) decomposition, then the leading
+// values by magnitude. The truncation is slicing (or a gather for eigh), so
+// the AD of the kept factors is the decomposition's own AD followed by the
+// slice's.
+
+#include "tenferro/linalg/truncated.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <numeric>
+
+#include "linalg/common.hpp"
+
+namespace tenferro::linalg {
+
+namespace {
+
+void check_truncation(const Truncation& t, const char* op) {
+  if (t.max_rank == 0) {
+    fail(ErrorKind::InvalidArgument, op,
+         "max_rank 0 would keep nothing; use a positive rank, or a negative one for no limit");
+  }
+  if (!(t.cutoff >= 0.0)) {
+    fail(ErrorKind::InvalidArgument, op, "cutoff must be >= 0, got ", t.cutoff);
+  }
+  if (!(t.max_discarded_weight >= 0.0) || t.max_discarded_weight >= 1.0) {
+    fail(ErrorKind::InvalidArgument, op, "max_discarded_weight must be in [0, 1), got ",
+         t.max_discarded_weight);
+  }
+}
+
+// Magnitudes of a [k, batch...] real or complex tensor, one vector per matrix.
+std::vector<std::vector<double>> magnitudes(const Tensor& values) {
+  const Tensor v = values.contiguous();
+  const std::int64_t k = v.rank() == 0 ? 1 : v.shape()[0];
+  const std::int64_t batches = k == 0 ? 0 : v.numel() / k;
+  std::vector<double> flat;
+  switch (v.dtype()) {
+    case DType::F32:
+      for (float x : v.to_vector<float>()) flat.push_back(std::abs(static_cast<double>(x)));
+      break;
+    case DType::F64:
+      for (double x : v.to_vector<double>()) flat.push_back(std::abs(x));
+      break;
+    default:
+      fail(ErrorKind::Internal, "linalg truncation", "expected real values, got ", name(v.dtype()));
+  }
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(batches));
+  for (std::int64_t b = 0; b < batches; ++b)
+    out[b].assign(flat.begin() + b * k, flat.begin() + (b + 1) * k);
+  return out;
+}
+
+Shape zeros_like_start(std::int64_t rank) {
+  return Shape(static_cast<std::size_t>(rank), 0);
+}
+
+Shape concrete(const SymShape& s, const char* op) {
+  Shape out;
+  for (const auto& d : s) {
+    const auto c = d.try_constant();
+    if (!c) {
+      fail(ErrorKind::Unsupported, op, "needs constant extents in a traced program, got ",
+           to_string(s), "; bind the sizes (constant placeholders) before truncating");
+    }
+    out.push_back(*c);
+  }
+  return out;
+}
+Shape concrete(const Shape& s, const char*) {
+  return s;
+}
+
+// x[lo:hi] along `axis`, every other axis whole.
+template <class T>
+T take_range(const T& x, std::int64_t axis, std::int64_t lo, std::int64_t hi, const char* op) {
+  const Shape shape = concrete(x.shape(), op);
+  Shape start = zeros_like_start(x.rank()), limit = shape;
+  start[axis] = lo;
+  limit[axis] = hi;
+  return slice(x, start, limit);
+}
+
+// Per matrix: sum of the squares of values[r:] over the sum of all squares
+// (0 where all are zero), as a differentiable real [batch...] value.
+template <class T>
+T discarded_weight(const T& values, std::int64_t r, const char* op) {
+  const std::int64_t k = concrete(values.shape(), op)[0];
+  const T sq = is_complex(values.dtype()) ? real(mul(conj(values), values)) : mul(values, values);
+  const T total = sum(sq, {0});
+  const T tail = sum(take_range(sq, 0, r, k, op), {0});
+  const T positive = gt(total, zeros_like(total));
+  return where(positive, div(tail, where(positive, total, ones_like(total))), zeros_like(total));
+}
+
+std::int64_t common_rank(const std::vector<std::vector<double>>& mags, std::int64_t k,
+                         const Truncation& t) {
+  std::int64_t r = 0;
+  for (const auto& m : mags) r = std::max(r, truncation_rank(m, t));
+  return mags.empty() ? std::min<std::int64_t>(k, t.max_rank < 0 ? k : t.max_rank) : r;
+}
+
+// Runs `f` on an untracked eager runtime over `backend` (the direct tier of
+// the composed functions).
+template <class F>
+auto on_backend(Backend& backend, const char* op, F&& f) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr) {
+    fail(ErrorKind::Unsupported, op, "the linalg family runs on the CPU backend only");
+  }
+  // Non-owning: the caller owns the backend for the duration of the call.
+  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
+  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
+  return f(*rt);
+}
+
+}  // namespace
+
+std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
+  check_truncation(t, "truncation_rank");
+  const auto n = static_cast<std::int64_t>(m.size());
+  if (n == 0) return 0;
+  std::int64_t k = n;
+  if (t.max_rank > 0) k = std::min(k, t.max_rank);
+  if (t.cutoff > 0) {
+    const double threshold = t.relative_cutoff ? t.cutoff * m[0] : t.cutoff;
+    std::int64_t above = 0;
+    while (above < n && m[above] > threshold) ++above;
+    k = std::min(k, above);
+  }
+  if (t.max_discarded_weight > 0) {
+    double total = 0;
+    for (double v : m) total += v * v;
+    if (total > 0) {
+      std::int64_t r = n;
+      double tail = 0;
+      while (r > 1 && (tail + m[r - 1] * m[r - 1]) / total <= t.max_discarded_weight) {
+        tail += m[r - 1] * m[r - 1];
+        --r;
+      }
+      k = std::min(k, r);
+    }
+  }
+  return std::max<std::int64_t>(k, 1);
+}
+
+// ---- svd -------------------------------------------------------------------------------
+
+namespace {
+template <class T>
+TruncatedSvd<T> keep_svd(const SvdResult<T>& f, std::int64_t r, const char* op) {
+  TruncatedSvd<T> out;
+  out.rank = r;
+  out.U = take_range(f.U, 1, 0, r, op);
+  out.S = take_range(f.S, 0, 0, r, op);
+  out.Vh = take_range(f.Vh, 0, 0, r, op);
+  out.discarded_weight = discarded_weight(f.S, r, op);
+  return out;
+}
+}  // namespace
+
+TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& truncation,
+                                        const SpectralOptions& options) {
+  check_truncation(truncation, "svd_truncated");
+  const SvdResult<EagerTensor> f = svd(a, false, options);
+  const std::int64_t k = f.S.shape()[0];
+  const std::int64_t r = common_rank(magnitudes(f.S.value()), k, truncation);
+  return keep_svd(f, std::min(r, k), "svd_truncated");
+}
+
+TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation& truncation,
+                                         const SpectralOptions& options) {
+  check_truncation(truncation, "svd_truncated");
+  if (truncation.cutoff > 0 || truncation.max_discarded_weight > 0) {
+    fail(ErrorKind::Unsupported, "svd_truncated",
+         "in a traced program the kept rank must be known when the graph is built: set only "
+         "max_rank (a cutoff or a discarded-weight bound depends on the values; use the eager "
+         "tier for them)");
+  }
+  const SvdResult<TracedTensor> f = svd(a, false, options);
+  const std::int64_t k = concrete(f.S.shape(), "svd_truncated")[0];
+  const std::int64_t r = truncation.max_rank < 0 ? k : std::min(k, truncation.max_rank);
+  return keep_svd(f, r, "svd_truncated");
+}
+
+TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation,
+                                   Backend& backend) {
+  check_truncation(truncation, "svd_truncated");
+  return on_backend(backend, "svd_truncated", [&](EagerRuntime& rt) {
+    auto t = svd_truncated(rt.tensor(a), truncation);
+    return TruncatedSvd<Tensor>{t.U.value(), t.S.value(), t.Vh.value(), t.rank,
+                                t.discarded_weight.value()};
+  });
+}
+
+// ---- eigh ------------------------------------------------------------------------------
+
+TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation& truncation,
+                                          char uplo, const SpectralOptions& options) {
+  check_truncation(truncation, "eigh_truncated");
+  const EigResult<EagerTensor> f = eigh(a, uplo, options);
+  const Shape ws = f.eigenvalues.value().shape();
+  const std::int64_t n = ws[0];
+  const auto mags = magnitudes(f.eigenvalues.value());
+  // Per matrix, the eigenvalue order by descending magnitude (stable).
+  std::vector<std::vector<double>> sorted(mags.size());
+  std::vector<std::vector<std::int64_t>> order(mags.size());
+  for (std::size_t b = 0; b < mags.size(); ++b) {
+    order[b].resize(static_cast<std::size_t>(n));
+    std::iota(order[b].begin(), order[b].end(), 0);
+    std::stable_sort(order[b].begin(), order[b].end(),
+                     [&](std::int64_t x, std::int64_t y) { return mags[b][x] > mags[b][y]; });
+    for (std::int64_t i : order[b]) sorted[b].push_back(mags[b][i]);
+  }
+  const std::int64_t r = std::min(n, common_rank(sorted, n, truncation));
+  // Gather indices: [n, batch...] for the values, [n, n, batch...] for the vectors.
+  Shape wshape = ws, vshape = f.eigenvectors.value().shape();
+  std::vector<std::int64_t> wi, vi;
+  for (std::size_t b = 0; b < order.size(); ++b)
+    for (std::int64_t j = 0; j < n; ++j) wi.push_back(order[b][j]);
+  for (std::size_t b = 0; b < order.size(); ++b)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) vi.push_back(order[b][j]);
+  EagerRuntime& rt = *a.runtime();
+  const EagerTensor widx = rt.tensor(Tensor::from_col_major(wshape, wi));
+  const EagerTensor vidx = rt.tensor(Tensor::from_col_major(vshape, vi));
+  const EagerTensor w = take_along_axis(f.eigenvalues, widx, 0);
+  const EagerTensor v = take_along_axis(f.eigenvectors, vidx, 1);
+  TruncatedEigh<EagerTensor> out;
+  out.rank = r;
+  out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
+  out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
+  out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
+  return out;
+}
+
+TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
+                                     Backend& backend) {
+  check_truncation(truncation, "eigh_truncated");
+  return on_backend(backend, "eigh_truncated", [&](EagerRuntime& rt) {
+    auto t = eigh_truncated(rt.tensor(a), truncation, uplo);
+    return TruncatedEigh<Tensor>{t.eigenvalues.value(), t.eigenvectors.value(), t.rank,
+                                 t.discarded_weight.value()};
+  });
+}
+
+}  // namespace tenferro::linalg
