@@ -102,6 +102,20 @@ inline std::vector<Val> emit(Emitter& e, const std::shared_ptr<const LinalgOpBas
   return e.emit(op, std::span<const Val>(inputs.begin(), inputs.size()));
 }
 
+/// Runs `f(EagerRuntime&)` on an untracked eager runtime over `backend`: the
+/// direct tier of functions composed of other linalg and core ops.
+template <class F>
+auto on_backend(Backend& backend, const char* op, F&& f) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr) {
+    fail(ErrorKind::Unsupported, op, "the linalg family runs on the CPU backend only");
+  }
+  // Non-owning: the caller owns the backend for the duration of the call.
+  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
+  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
+  return f(*rt);
+}
+
 // ---- checks shared by infer() ---------------------------------------------------------
 
 /// f32, f64, c64 or c128, else DTypeMismatch naming the op.

@@ -101,20 +101,6 @@ std::int64_t common_rank(const std::vector<std::vector<double>>& mags, std::int6
   return mags.empty() ? std::min<std::int64_t>(k, t.max_rank < 0 ? k : t.max_rank) : r;
 }
 
-// Runs `f` on an untracked eager runtime over `backend` (the direct tier of
-// the composed functions).
-template <class F>
-auto on_backend(Backend& backend, const char* op, F&& f) {
-  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
-  if (cpu == nullptr) {
-    fail(ErrorKind::Unsupported, op, "the linalg family runs on the CPU backend only");
-  }
-  // Non-owning: the caller owns the backend for the duration of the call.
-  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
-  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
-  return f(*rt);
-}
-
 }  // namespace
 
 std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
@@ -187,7 +173,7 @@ TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation
 TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation,
                                    Backend& backend) {
   check_truncation(truncation, "svd_truncated");
-  return on_backend(backend, "svd_truncated", [&](EagerRuntime& rt) {
+  return detail::on_backend(backend, "svd_truncated", [&](EagerRuntime& rt) {
     auto t = svd_truncated(rt.tensor(a), truncation);
     return TruncatedSvd<Tensor>{t.U.value(), t.S.value(), t.Vh.value(), t.rank,
                                 t.discarded_weight.value()};
@@ -238,7 +224,7 @@ TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
                                      Backend& backend) {
   check_truncation(truncation, "eigh_truncated");
-  return on_backend(backend, "eigh_truncated", [&](EagerRuntime& rt) {
+  return detail::on_backend(backend, "eigh_truncated", [&](EagerRuntime& rt) {
     auto t = eigh_truncated(rt.tensor(a), truncation, uplo);
     return TruncatedEigh<Tensor>{t.eigenvalues.value(), t.eigenvectors.value(), t.rank,
                                  t.discarded_weight.value()};

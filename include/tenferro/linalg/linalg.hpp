@@ -12,6 +12,7 @@
 
 #include "tenferro/linalg/composite.hpp"
 #include "tenferro/linalg/factor.hpp"
+#include "tenferro/linalg/gauge.hpp"
 #include "tenferro/linalg/spectral.hpp"
 #include "tenferro/linalg/triangular.hpp"
 #include "tenferro/linalg/truncated.hpp"
