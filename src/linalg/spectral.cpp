@@ -74,7 +74,7 @@ class GaugeCheck final : public LinalgOp<GaugeCheck, GaugeParams> {
     const auto scan = [&](const auto& v) {
       for (const auto x : v) {
         const double a = std::abs(static_cast<double>(x));
-        if (!(a <= worst)) {  // NaN counts as ill-defined too
+        if (a > worst) {  // NaN (from a NaN cotangent) propagates instead
           worst = a;
           where = at;
         }
@@ -87,16 +87,20 @@ class GaugeCheck final : public LinalgOp<GaugeCheck, GaugeParams> {
       scan(in[1].to_vector<double>());
     }
     const auto& p = params();
-    if (!(worst <= p.tolerance)) {
+    if (worst > p.tolerance) {
       const std::int64_t k = in[1].rank() > 0 ? std::max<std::int64_t>(1, in[1].shape()[0]) : 1;
-      const char* what = p.owner == GaugeOwner::Svd
-                             ? "singular vectors: |Im diag(U^H gU) + Im diag(V^H gV)|"
+      const bool svd = p.owner == GaugeOwner::Svd;
+      const char* what = svd ? "singular vectors: |Im diag(U^H gU) + Im diag(V^H gV)|"
                              : "eigenvectors: |Im diag(V^H gV)|";
+      const char* fix =
+          svd ? "|U|, |Vh|, U diag(S) Vh"
+              : (p.owner == GaugeOwner::Eigh ? "|V|, V diag(L) V^H" : "|V|, V diag(L) V^-1");
       fail(ErrorKind::GaugeIllDefined, owner_name(p.owner),
            "the loss depends on the phase of the complex ", what, " reaches ", worst,
            " (tolerance ", p.tolerance, ") at vector ", where % k, " of matrix ", where / k,
-           " of the batch; vectors are defined up to a factor e^{i phi}, so use a loss invariant "
-           "under it (e.g. |U|, U diag(S) Vh, V diag(L) V^-1)");
+           " of the batch; each vector is defined only up to a factor e^{i phi}, so use a loss "
+           "invariant under it (e.g. ",
+           fix, ")");
     }
     return {compact_copy(in[0], backend)};
   }

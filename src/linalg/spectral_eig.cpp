@@ -111,26 +111,38 @@ std::size_t hash_value(const EigParams& p) {
   return hash_combine(hash_value(p.ad), p.vectors ? 1u : 0u);
 }
 
-class Eig final : public LinalgOp<Eig, EigParams> {
+const RuleSet& eig_rules(bool values_only);
+
+template <bool ValuesOnly>
+class EigOp final : public LinalgOp<EigOp<ValuesOnly>, EigParams> {
  public:
-  static constexpr std::string_view kFamily = "tenferro.linalg_eig.v1";
-  using LinalgOp::LinalgOp;
+  static constexpr std::string_view kFamily =
+      ValuesOnly ? "tenferro.linalg_eigvals.v1" : "tenferro.linalg_eig.v1";
+  using LinalgOp<EigOp<ValuesOnly>, EigParams>::LinalgOp;
+  using LinalgOp<EigOp<ValuesOnly>, EigParams>::params;
   std::size_t input_count() const override { return 1; }
-  std::size_t output_count() const override { return params().vectors ? 2 : 1; }
-  const char* op_name() const { return params().vectors ? "eig" : "eigvals"; }
+  std::size_t output_count() const override { return ValuesOnly ? 1 : 2; }
+  const char* op_name() const { return ValuesOnly ? "eigvals" : "eig"; }
   InferenceResult infer(std::span<const TensorMeta> in) const override {
     std::vector<ShapeConstraint> cs;
     require_floating(op_name(), in[0]);
     require_square(op_name(), in[0], cs);
     const DType c = complex_of(in[0].dtype);
     TensorMeta values{c, SymShape(in[0].shape.begin() + 1, in[0].shape.end())};
-    if (!params().vectors) return {{values}, std::move(cs)};
+    if (ValuesOnly) return {{values}, std::move(cs)};
     return {{values, TensorMeta{c, in[0].shape}}, std::move(cs)};
   }
   std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
   const RuleSet& ad_rules() const override { return rules(); }
-  static const RuleSet& rules();
+  static const RuleSet& rules() { return eig_rules(ValuesOnly); }
 };
+using Eig = EigOp<false>;
+using Eigvals = EigOp<true>;
+
+const EigParams& params_of(const Op& op) {
+  if (const auto* v = dynamic_cast<const Eigvals*>(&op)) return v->params();
+  return static_cast<const Eig&>(op).params();
+}
 
 template <class T>
 void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v, Backend& backend) {
@@ -145,21 +157,22 @@ void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v,
     T* Ab = A + b * n * n;
     if (!lapack::all_finite(Ab, n * n)) {
       numerical_failure(ErrorKind::NoConvergence, op, b,
-                        "the input contains non-finite values; the eigendecomposition is not "
-                        "defined");
+                        "the input contains NaN or Inf, for which the eigendecomposition is not "
+                        "defined; remove them first");
     }
     const lapack::fint info = lapack::geev<T>(vectors, static_cast<lapack::fint>(n), Ab, W + b * n,
                                               vectors ? V + b * n * n : nullptr);
     if (info < 0) fail(ErrorKind::Internal, op, "LAPACK geev rejected argument ", -info);
     if (info > 0) {
-      numerical_failure(
-          ErrorKind::NoConvergence, op, b,
-          "the QR algorithm did not converge (LAPACK geev info " + std::to_string(info) + ")");
+      numerical_failure(ErrorKind::NoConvergence, op, b,
+                        "the QR algorithm did not converge (LAPACK geev info " +
+                            std::to_string(info) + "); rescale the input or use double precision");
     }
   });
 }
 
-std::vector<Tensor> Eig::execute(Backend& backend, std::span<const Tensor> in) const {
+template <bool ValuesOnly>
+std::vector<Tensor> EigOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in) const {
   Tensor a = compact_copy(in[0], backend);
   const DType c = complex_of(a.dtype());
   Tensor w = backend.empty(Shape(a.shape().begin() + 1, a.shape().end()), c);
@@ -176,7 +189,7 @@ std::vector<Tensor> Eig::execute(Backend& backend, std::span<const Tensor> in) c
 //   dP = V^-1 dA V, dL = diag(dP), dV = V (F o dP) - V Re diag(V^H V (F o dP));
 //   gA = V^-H (conj(F) o (V^H gV - V^H V Re diag(V^H gV)) + diag(gL)) V^H.
 std::vector<MaybeVal> eig_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
-  const auto& p = static_cast<const Eig&>(a.op).params();
+  const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
   if (!t[0]) {
     if (!p.vectors) return {std::nullopt};
@@ -200,7 +213,7 @@ std::vector<MaybeVal> eig_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
 }
 
 std::vector<MaybeVal> eig_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
-  const auto& p = static_cast<const Eig&>(a.op).params();
+  const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
   const MaybeVal gL = ct[0];
   const MaybeVal gV = p.vectors ? ct[1] : std::nullopt;
@@ -231,20 +244,23 @@ std::vector<MaybeVal> eig_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   return {e.to_dtype(gA, in_dt)};
 }
 
-const RuleSet& Eig::rules() {
-  static const RuleSet r = [] {
+const RuleSet& eig_rules(bool values_only) {
+  const auto make = [](bool values) {
     RuleSet s;
     s.jvp = eig_jvp;
     s.vjp = eig_vjp;
-    s.residuals = ad::Residuals::all();  // eigvals recomputes the vectors from the input
+    // eigvals recomputes the vectors from the input; eig reuses its factors.
+    s.residuals = values ? ad::Residuals::of({0}, {}) : ad::Residuals::of({}, {0, 1});
     return s;
-  }();
-  return r;
+  };
+  static const RuleSet vectors = make(false), values = make(true);
+  return values_only ? values : vectors;
 }
 
 }  // namespace
 
 std::shared_ptr<const LinalgOpBase> eig_op(bool vectors, AdParams ad) {
+  if (!vectors) return std::make_shared<const Eigvals>(EigParams{vectors, ad});
   return std::make_shared<const Eig>(EigParams{vectors, ad});
 }
 
@@ -254,6 +270,7 @@ std::shared_ptr<const LinalgOpBase> solve_op(bool adjoint) {
 
 void register_eig(Registry& r) {
   r.add<Eig>();
+  r.add<Eigvals>();
   r.add<Solve>();
 }
 

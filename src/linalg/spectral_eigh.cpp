@@ -1,5 +1,6 @@
 // The Hermitian eigendecomposition (LAPACK syevd / heevd) and its AD rules:
-// one op, with or without vectors (eigh, eigvalsh).
+// eigh and eigvalsh (values only), one template, two families so each
+// declares the residuals its rules read.
 
 #include "linalg/spectral_common.hpp"
 #include "linalg/spectral_lapack.hpp"
@@ -17,26 +18,38 @@ std::size_t hash_value(const EighParams& p) {
   return hash_combine(hash_value(p.ad), (p.lower ? 1u : 0u) | (p.vectors ? 2u : 0u));
 }
 
-class Eigh final : public LinalgOp<Eigh, EighParams> {
+const RuleSet& eigh_rules(bool values_only);
+
+template <bool ValuesOnly>
+class EighOp final : public LinalgOp<EighOp<ValuesOnly>, EighParams> {
  public:
-  static constexpr std::string_view kFamily = "tenferro.linalg_eigh.v1";
-  using LinalgOp::LinalgOp;
+  static constexpr std::string_view kFamily =
+      ValuesOnly ? "tenferro.linalg_eigvalsh.v1" : "tenferro.linalg_eigh.v1";
+  using LinalgOp<EighOp<ValuesOnly>, EighParams>::LinalgOp;
+  using LinalgOp<EighOp<ValuesOnly>, EighParams>::params;
   std::size_t input_count() const override { return 1; }
-  std::size_t output_count() const override { return params().vectors ? 2 : 1; }
-  const char* op_name() const { return params().vectors ? "eigh" : "eigvalsh"; }
+  std::size_t output_count() const override { return ValuesOnly ? 1 : 2; }
+  const char* op_name() const { return ValuesOnly ? "eigvalsh" : "eigh"; }
   InferenceResult infer(std::span<const TensorMeta> in) const override {
     std::vector<ShapeConstraint> cs;
     require_floating(op_name(), in[0]);
     require_square(op_name(), in[0], cs);
     SymShape w(in[0].shape.begin() + 1, in[0].shape.end());
     TensorMeta values{real_of(in[0].dtype), w};
-    if (!params().vectors) return {{values}, std::move(cs)};
+    if (ValuesOnly) return {{values}, std::move(cs)};
     return {{values, in[0]}, std::move(cs)};
   }
   std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
   const RuleSet& ad_rules() const override { return rules(); }
-  static const RuleSet& rules();
+  static const RuleSet& rules() { return eigh_rules(ValuesOnly); }
 };
+using Eigh = EighOp<false>;
+using EigvalsH = EighOp<true>;
+
+const EighParams& params_of(const Op& op) {
+  if (const auto* v = dynamic_cast<const EigvalsH*>(&op)) return v->params();
+  return static_cast<const Eigh&>(op).params();
+}
 
 template <class T>
 void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Backend& backend) {
@@ -52,9 +65,10 @@ void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Ba
     for (std::int64_t j = 0; j < n; ++j) {
       for (std::int64_t i = 0; i < n; ++i) {
         if ((p.lower ? i >= j : i <= j) && !lapack::all_finite(Ab + i + j * n, 1)) {
-          numerical_failure(ErrorKind::NoConvergence, op, b,
-                            "the input contains non-finite values; the eigendecomposition is not "
-                            "defined");
+          numerical_failure(
+              ErrorKind::NoConvergence, op, b,
+              "the input contains NaN or Inf, for which the eigendecomposition is not "
+              "defined; remove them first");
         }
       }
     }
@@ -62,14 +76,16 @@ void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Ba
                                                static_cast<lapack::fint>(n), Ab, W + b * n);
     if (info < 0) fail(ErrorKind::Internal, op, "LAPACK syevd/heevd rejected argument ", -info);
     if (info > 0) {
-      numerical_failure(
-          ErrorKind::NoConvergence, op, b,
-          "the eigensolver did not converge (LAPACK info " + std::to_string(info) + ")");
+      numerical_failure(ErrorKind::NoConvergence, op, b,
+                        "the eigensolver did not converge (LAPACK info " + std::to_string(info) +
+                            "); rescale the input or use double precision");
     }
   });
 }
 
-std::vector<Tensor> Eigh::execute(Backend& backend, std::span<const Tensor> in) const {
+template <bool ValuesOnly>
+std::vector<Tensor> EighOp<ValuesOnly>::execute(Backend& backend,
+                                                std::span<const Tensor> in) const {
   Tensor a = compact_copy(in[0], backend);
   const Shape w_shape(a.shape().begin() + 1, a.shape().end());
   Tensor w = backend.empty(w_shape, real_of(a.dtype()));
@@ -98,7 +114,7 @@ Val hermitian_adjoint(Emitter& e, Val g, bool lower) {
 }
 
 std::vector<MaybeVal> eigh_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
-  const auto& p = static_cast<const Eigh&>(a.op).params();
+  const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
   if (!t[0]) {
     if (!p.vectors) return {std::nullopt};
@@ -118,7 +134,7 @@ std::vector<MaybeVal> eigh_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
 }
 
 std::vector<MaybeVal> eigh_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
-  const auto& p = static_cast<const Eigh&>(a.op).params();
+  const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
   const MaybeVal gL = ct[0];
   const MaybeVal gV = p.vectors ? ct[1] : std::nullopt;
@@ -140,25 +156,29 @@ std::vector<MaybeVal> eigh_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) 
   return {gA};
 }
 
-const RuleSet& Eigh::rules() {
-  static const RuleSet r = [] {
+const RuleSet& eigh_rules(bool values_only) {
+  const auto make = [](bool values) {
     RuleSet s;
     s.jvp = eigh_jvp;
     s.vjp = eigh_vjp;
-    s.residuals = ad::Residuals::all();  // eigvalsh recomputes the vectors from the input
+    // eigvalsh recomputes the vectors from the input; eigh reuses its factors.
+    s.residuals = values ? ad::Residuals::of({0}, {}) : ad::Residuals::of({}, {0, 1});
     return s;
-  }();
-  return r;
+  };
+  static const RuleSet vectors = make(false), values = make(true);
+  return values_only ? values : vectors;
 }
 
 }  // namespace
 
 std::shared_ptr<const LinalgOpBase> eigh_op(bool lower, bool vectors, AdParams ad) {
+  if (!vectors) return std::make_shared<const EigvalsH>(EighParams{lower, vectors, ad});
   return std::make_shared<const Eigh>(EighParams{lower, vectors, ad});
 }
 
 void register_eigh(Registry& r) {
   r.add<Eigh>();
+  r.add<EigvalsH>();
 }
 
 }  // namespace tenferro::linalg::detail

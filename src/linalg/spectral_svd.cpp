@@ -1,5 +1,6 @@
-// The singular value decomposition (LAPACK gesdd) and its AD rules: one op
-// with three modes (values only, reduced, full).
+// The singular value decomposition (LAPACK gesdd) and its AD rules: svd
+// (reduced or full) and svdvals (values only), one template, two families so
+// each declares the residuals its rules read.
 
 #include "linalg/spectral_common.hpp"
 #include "linalg/spectral_lapack.hpp"
@@ -20,20 +21,33 @@ const char* op_name_of(SvdMode mode) {
   return mode == SvdMode::Values ? "svdvals" : "svd";
 }
 
-class Svd final : public LinalgOp<Svd, SvdParams> {
+const RuleSet& svd_rules(bool values_only);
+
+template <bool ValuesOnly>
+class SvdOp final : public LinalgOp<SvdOp<ValuesOnly>, SvdParams> {
  public:
-  static constexpr std::string_view kFamily = "tenferro.linalg_svd.v1";
-  using LinalgOp::LinalgOp;
+  static constexpr std::string_view kFamily =
+      ValuesOnly ? "tenferro.linalg_svdvals.v1" : "tenferro.linalg_svd.v1";
+  using LinalgOp<SvdOp<ValuesOnly>, SvdParams>::LinalgOp;
+  using LinalgOp<SvdOp<ValuesOnly>, SvdParams>::params;
   std::size_t input_count() const override { return 1; }
-  std::size_t output_count() const override { return params().mode == SvdMode::Values ? 1 : 3; }
+  std::size_t output_count() const override { return ValuesOnly ? 1 : 3; }
   InferenceResult infer(std::span<const TensorMeta> in) const override;
   std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
   const RuleSet& ad_rules() const override { return rules(); }
-  static const RuleSet& rules();
+  static const RuleSet& rules() { return svd_rules(ValuesOnly); }
   const char* op_name() const { return op_name_of(params().mode); }
 };
+using Svd = SvdOp<false>;
+using SvdVals = SvdOp<true>;
 
-InferenceResult Svd::infer(std::span<const TensorMeta> in) const {
+const SvdParams& params_of(const Op& op) {
+  if (const auto* v = dynamic_cast<const SvdVals*>(&op)) return v->params();
+  return static_cast<const Svd&>(op).params();
+}
+
+template <bool ValuesOnly>
+InferenceResult SvdOp<ValuesOnly>::infer(std::span<const TensorMeta> in) const {
   require_floating(op_name(), in[0]);
   require_matrix(op_name(), in[0]);
   const SymShape& s = in[0].shape;
@@ -77,7 +91,8 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
     }
     if (!lapack::all_finite(Ab, m * n)) {
       numerical_failure(ErrorKind::NoConvergence, op_name_of(mode), b,
-                        "the input contains non-finite values; the SVD is not defined");
+                        "the input contains NaN or Inf, for which the SVD is not defined; remove "
+                        "them first");
     }
     T dummy{};
     const lapack::fint info = lapack::gesdd<T>(
@@ -87,14 +102,15 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
     if (info < 0)
       fail(ErrorKind::Internal, op_name_of(mode), "LAPACK gesdd rejected argument ", -info);
     if (info > 0) {
-      numerical_failure(
-          ErrorKind::NoConvergence, op_name_of(mode), b,
-          "the SVD did not converge (LAPACK gesdd info " + std::to_string(info) + ")");
+      numerical_failure(ErrorKind::NoConvergence, op_name_of(mode), b,
+                        "the SVD did not converge (LAPACK gesdd info " + std::to_string(info) +
+                            "); rescale the input or use double precision");
     }
   });
 }
 
-std::vector<Tensor> Svd::execute(Backend& backend, std::span<const Tensor> in) const {
+template <bool ValuesOnly>
+std::vector<Tensor> SvdOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in) const {
   const InferenceResult r =
       infer(std::vector<TensorMeta>{TensorMeta{in[0].dtype(), to_sym_shape(in[0].shape().span())}});
   const auto concrete = [](const TensorMeta& t) { return *try_concrete(t.shape); };
@@ -146,7 +162,7 @@ Factors leading(const RuleArgs& a, bool full) {
 }
 
 std::vector<MaybeVal> svd_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
-  const auto& p = static_cast<const Svd&>(a.op).params();
+  const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
   if (p.mode == SvdMode::Values) {
     if (!t[0]) return {std::nullopt};
@@ -189,7 +205,7 @@ std::vector<MaybeVal> svd_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
 }
 
 std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
-  const auto& p = static_cast<const Svd&>(a.op).params();
+  const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
   if (p.mode == SvdMode::Values) {
     if (!ct[0]) return {std::nullopt};
@@ -243,26 +259,29 @@ std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   return {gA};
 }
 
-const RuleSet& Svd::rules() {
-  static const RuleSet r = [] {
+const RuleSet& svd_rules(bool values_only) {
+  const auto make = [](bool values) {
     RuleSet s;
     s.jvp = svd_jvp;
     s.vjp = svd_vjp;
-    // Values only: the rules recompute the vectors from the input.
-    s.residuals = ad::Residuals::all();
+    // svdvals recomputes the vectors from the input; svd reuses its factors.
+    s.residuals = values ? ad::Residuals::of({0}, {}) : ad::Residuals::of({}, {0, 1, 2});
     return s;
-  }();
-  return r;
+  };
+  static const RuleSet vectors = make(false), values = make(true);
+  return values_only ? values : vectors;
 }
 
 }  // namespace
 
 std::shared_ptr<const LinalgOpBase> svd_op(SvdMode mode, AdParams ad) {
+  if (mode == SvdMode::Values) return std::make_shared<const SvdVals>(SvdParams{mode, ad});
   return std::make_shared<const Svd>(SvdParams{mode, ad});
 }
 
 void register_svd(Registry& r) {
   r.add<Svd>();
+  r.add<SvdVals>();
 }
 
 }  // namespace tenferro::linalg::detail

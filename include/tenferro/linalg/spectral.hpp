@@ -29,9 +29,10 @@ enum class GaugePolicy {
   Strict,
   /// The same phase check, but every 1/d factor (d = s_j^2 - s_i^2,
   /// lambda_j - lambda_i, and 1/s_i for non-square svd) is broadened to
-  /// d / (d^2 + eta^2) with eta = `eta` times the spectrum's scale (the 2-norm
-  /// of the vector of d's operands), so degenerate or zero spectra give finite
-  /// derivatives (exact ones away from degeneracy, up to O(eta^2)).
+  /// d / (d^2 + eta_abs^2) with eta_abs = `eta` times the 2-norm of the vector
+  /// whose differences are taken (s^2 for svd, the eigenvalues for eigh/eig,
+  /// s for 1/s), so degenerate or zero spectra give finite derivatives (the
+  /// exact ones away from degeneracy, up to O(eta^2)).
   Regularised,
 };
 
@@ -113,7 +114,8 @@ Tensor eigvalsh(const Tensor& a, char uplo, Backend& backend);
 /// (LAPACK geev). Failed convergence is NoConvergence naming the batch.
 /// AD: PyTorch's linalg_eig_backward / linalg_eig_jvp (the vectors keep unit
 /// norm to first order); for real input the gradient is the real part.
-/// A non-diagonalisable A makes V singular: Singular in the rules.
+/// The rules solve with V: an exactly singular V (a defective A) is Singular
+/// naming the batch index; a nearly defective A gives large derivatives.
 /// Gauge and degeneracy: see SpectralOptions.
 template <LinalgTensor T>
 EigResult<T> eig(const T& a, const SpectralOptions& options = {});
