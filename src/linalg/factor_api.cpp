@@ -34,7 +34,10 @@ struct Tier {
       Shape s;
       for (const SymDim& d : x.shape()) {
         const auto c = d.try_constant();
-        if (!c) fail(ErrorKind::Unsupported, "linalg", "this function needs constant extents");
+        if (!c)
+          fail(ErrorKind::Unsupported, "linalg",
+               "the factor functions need constant extents in the traced tier, got ",
+               to_string(x.shape()));
         s.push_back(*c);
       }
       return s;
@@ -49,6 +52,9 @@ struct Tier {
   T add(const T& a, const T& b) const { return tenferro::add(a, b); }
   T reshape(const T& x, const Shape& s) const {
     return tenferro::reshape(x, std::span<const std::int64_t>(s.data(), s.size()));
+  }
+  T broadcast(const T& x, const Shape& s) const {
+    return tenferro::broadcast_to(x, std::span<const std::int64_t>(s.data(), s.size()));
   }
   T mH(const T& x) const {
     const T t = tenferro::transpose(x, 0, 1);
@@ -79,6 +85,9 @@ struct Tier<Tensor> {
   Tensor add(const Tensor& a, const Tensor& b) const { return tenferro::add(a, b, be); }
   Tensor reshape(const Tensor& x, const Shape& s) const {
     return tenferro::reshape(x, std::span<const std::int64_t>(s.data(), s.size()), be);
+  }
+  Tensor broadcast(const Tensor& x, const Shape& s) const {
+    return x.broadcast_to(std::span<const std::int64_t>(s.data(), s.size()));
   }
   Tensor mH(const Tensor& x) const {
     const std::vector<std::int64_t> perm = [&] {
@@ -142,20 +151,69 @@ std::tuple<T, T, T> lu_impl(const Tier<T>& t, const T& a, bool pivot) {
   return {P, t.add(t.tril(X, -1), eye), t.triu(Y, 0)};
 }
 
-template <class T>
-T lu_solve_impl(const Tier<T>& t, const T& lu, const T& piv, const T& b, bool left, bool adjoint) {
-  if (left) return t.run(detail::lu_solve_op(adjoint), {lu, piv, b})[0];
-  // X op(A) = B  <=>  op(A)^H X^H = B^H.
-  return t.mH(t.run(detail::lu_solve_op(!adjoint), {lu, piv, t.mH(b)})[0]);
+// The batch extents (axes `lead`...) of two shapes broadcast as PyTorch
+// broadcasts its leading batch dimensions: ours are those reversed, so the
+// shorter batch gets trailing unit axes, and unit extents stretch.
+Shape broadcast_batch(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t r = std::max(a.size(), b.size());
+  Shape out;
+  for (std::size_t d = 2; d < r; ++d) {
+    const std::int64_t x = d < a.size() ? a[d] : 1, y = d < b.size() ? b[d] : 1;
+    if (x != y && x != 1 && y != 1) {
+      fail(ErrorKind::ShapeMismatch, op, "the batch extents of ", shape_str(a), " and ",
+           shape_str(b), " do not broadcast (axis ", d, ": ", x, " vs ", y, ")");
+    }
+    out.push_back(x == 1 ? y : x);
+  }
+  return out;
 }
 
-// B as a batch of vectors (PyTorch's rule): rank(A) - 1 and A's extents
-// without its column axis.
+// x [lead axes, batch...] broadcast to [lead axes, `batch`].
+template <class T>
+T to_batch(const Tier<T>& t, const T& x, std::size_t lead, const Shape& batch) {
+  const Shape s = Tier<T>::shape(x);
+  Shape target(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(lead));
+  for (auto e : batch) target.push_back(e);
+  if (s == target) return x;
+  Shape padded = s;
+  while (padded.size() < target.size()) padded.push_back(1);
+  const T y = padded == s ? x : t.reshape(x, padded);
+  return t.broadcast(y, target);
+}
+
+void require_rank(const char* op, const char* what, std::int64_t rank, std::int64_t min) {
+  if (rank < min) {
+    fail(ErrorKind::RankMismatch, op, what, " must have rank >= ", min,
+         min == 2 ? " ([rows, columns, batch...])" : " ([n, batch...])", ", got rank ", rank);
+  }
+}
+
+template <class T>
+T lu_solve_impl(const Tier<T>& t, const T& lu, const T& piv, const T& b, bool left, bool adjoint) {
+  require_rank("lu_solve", "LU", lu.rank(), 2);
+  require_rank("lu_solve", "B", b.rank(), 2);
+  require_rank("lu_solve", "pivots", piv.rank(), 1);
+  if (piv.dtype() != DType::I32) {
+    fail(ErrorKind::DTypeMismatch, "lu_solve", "pivots must be i32 (as lu_factor returns), got ",
+         name(piv.dtype()));
+  }
+  const Shape ls = Tier<T>::shape(lu), bs = Tier<T>::shape(b);
+  const Shape batch = broadcast_batch(ls, bs, "lu_solve");
+  const T LU = to_batch(t, lu, 2, batch), P = to_batch(t, piv, 1, batch),
+          B = to_batch(t, b, 2, batch);
+  if (left) return t.run(detail::lu_solve_op(adjoint), {LU, P, B})[0];
+  // X op(A) = B  <=>  op(A)^H X^H = B^H.
+  return t.mH(t.run(detail::lu_solve_op(!adjoint), {LU, P, t.mH(B)})[0]);
+}
+
+// B as a batch of vectors (PyTorch's rule): rank 1, or rank(A) - 1 with A's
+// extents without its column axis.
 template <class T>
 bool vector_rhs(const T& a, const T& b) {
   const Shape as = Tier<T>::shape(a), bs = Tier<T>::shape(b);
-  if (bs.size() + 1 != as.size() || as.size() < 2) return false;
-  if (bs[0] != as[0]) return false;
+  if (as.size() < 2) return false;
+  if (bs.size() == 1) return true;
+  if (bs.size() + 1 != as.size() || bs[0] != as[0]) return false;
   for (std::size_t d = 2; d < as.size(); ++d)
     if (bs[d - 1] != as[d]) return false;
   return true;
@@ -164,17 +222,24 @@ bool vector_rhs(const T& a, const T& b) {
 template <class T>
 std::pair<T, T> solve_impl(const Tier<T>& t, const T& a, const T& b, bool left, bool check,
                            detail::LuCaller caller) {
+  require_rank("solve", "A", a.rank(), 2);
+  require_rank("solve", "B", b.rank(), 1);
   const bool vec = vector_rhs(a, b);
+  if (!vec) require_rank("solve", "B", b.rank(), 2);
   T bm = b;
-  Shape bs = Tier<T>::shape(b);
   if (vec) {
-    Shape s = bs;
+    Shape s = Tier<T>::shape(b);
     s.insert(s.begin() + (left ? 1 : 0), 1);
     bm = t.reshape(b, s);
   }
-  auto f = t.run(detail::lu_factor_op(check, caller), {a});
-  T x = lu_solve_impl(t, f[0], f[1], bm, left, false);
-  if (vec) x = t.reshape(x, bs);
+  const Shape batch = broadcast_batch(Tier<T>::shape(a), Tier<T>::shape(bm), "solve");
+  auto f = t.run(detail::lu_factor_op(check, caller), {to_batch(t, a, 2, batch)});
+  T x = lu_solve_impl(t, f[0], f[1], to_batch(t, bm, 2, batch), left, false);
+  if (vec) {
+    Shape xs = Tier<T>::shape(x);
+    xs.erase(xs.begin() + (left ? 1 : 0));
+    x = t.reshape(x, xs);
+  }
   return {x, f[2]};
 }
 

@@ -8,7 +8,8 @@
 // function works for f32, f64, c64 and c128, for zero-size matrices and
 // batches, and for strided inputs. Integer outputs (pivots, info) are i32.
 // Singular matrices are ErrorKind::Singular naming the op and the batch
-// index (the _ex forms return info instead).
+// index (the _ex forms return info instead). The traced tier needs
+// constant extents (a symbolic one is Unsupported).
 
 #include <string_view>
 #include <tuple>
@@ -48,7 +49,9 @@ std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& a, bool pivot, Backend& back
 /// Solves A X = B (left) or X A = B (right) with A = P L U given by
 /// lu_factor's {LU, pivots} (torch.linalg.lu_solve); `adjoint` solves with
 /// A^H instead. LU [n, n, batch...], pivots [n, batch...], B [n, k,
-/// batch...] (left) or [k, n, batch...] (right), equal batch extents.
+/// batch...] (left) or [k, n, batch...] (right). Batch axes broadcast as in
+/// PyTorch: ours are PyTorch's reversed, so a shorter batch gets trailing
+/// unit axes and unit extents stretch; others are ShapeMismatch.
 /// Invalid pivots are InvalidArgument naming the batch index. AD: in LU and
 /// B (PyTorch's linalg_lu_solve_jvp; reverse mode by transposition).
 template <LinalgTensor T>
@@ -58,11 +61,10 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
 
 /// X with A X = B (left) or X A = B (right) for square A [n, n, batch...]
 /// (torch.linalg.solve). B is [n, k, batch...] (left; [k, n, batch...] right)
-/// with A's batch extents, or a batch of vectors [n, batch...] (PyTorch's
-/// rule: B.rank() == A.rank() - 1 and B's extents are A's without one matrix
-/// axis), which gives X of B's shape. Other batch broadcasting is
-/// ShapeMismatch (broadcast B first). A singular A is Singular naming the
-/// batch index. AD: the composition lu_factor + lu_solve (same values as
+/// or a batch of vectors (PyTorch's rule: B of rank 1, or of rank
+/// A.rank() - 1 with A's extents without its column axis), which gives
+/// vectors. Batch axes broadcast as in lu_solve. A singular A is Singular
+/// naming the batch index. AD: the composition lu_factor + lu_solve (same values as
 /// PyTorch's rules: dX = A^{-1}(dB - dA X)).
 template <LinalgTensor T>
 T solve(const T& a, const T& b, bool left = true);

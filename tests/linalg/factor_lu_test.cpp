@@ -1,0 +1,428 @@
+// LU family: lu_factor(_ex), lu, lu_solve, solve(_ex), inv(_ex).
+
+#include <cmath>
+#include <complex>
+
+#include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/grad_check.hpp"
+#include "tenferro/ad/program.hpp"
+#include "tenferro/ad/transforms.hpp"
+#include "tenferro/linalg/linalg.hpp"
+#include "test_util.hpp"
+
+using namespace tenferro;
+namespace la = tenferro::linalg;
+using cd = std::complex<double>;
+
+namespace {
+
+const DType kAll[] = {DType::F32, DType::F64, DType::C64, DType::C128};
+
+double tol(DType d) {
+  return d == DType::F32 || d == DType::C64 ? 2e-4 : 1e-11;
+}
+
+// A deterministic [shape] tensor of `dtype`; `dominant` adds n to the diagonal
+// of every square matrix so it is well conditioned.
+Tensor make(const Shape& shape, DType dtype, double seed, bool dominant = false) {
+  std::int64_t total = 1;
+  for (auto d : shape) total *= d;
+  std::vector<cd> v(static_cast<std::size_t>(total));
+  for (std::int64_t i = 0; i < total; ++i) {
+    auto h = [](double x) {
+      const double y = std::sin(x) * 43758.5453;
+      return y - std::floor(y) - 0.5;
+    };
+    v[i] =
+        cd(2 * h(12.9898 * i + 78.233 * seed), is_complex(dtype) ? 2 * h(39.346 * i + seed) : 0.0);
+  }
+  if (dominant && shape[0] == shape[1]) {
+    const std::int64_t n = shape[0];
+    for (std::int64_t b = 0; n > 0 && b < total / (n * n); ++b)
+      for (std::int64_t i = 0; i < n; ++i) v[b * n * n + i + i * n] += cd(n + 1.0, 0);
+  }
+  const Tensor c = Tensor::from_col_major(shape, v);
+  Tensor out = zeros(shape, dtype);
+  Tensor::copy_into(c, out);
+  return out;
+}
+
+std::vector<cd> vals(const Tensor& t) {
+  Tensor out = zeros(t.shape(), DType::C128);
+  Tensor::copy_into(t, out);
+  return out.to_vector<cd>();
+}
+
+// Column-major matrix `b` of a [r, c, batch...] value vector.
+cd at(const std::vector<cd>& v, std::int64_t r, std::int64_t c, std::int64_t b, std::int64_t i,
+      std::int64_t j) {
+  return v[b * r * c + i + j * r];
+}
+
+std::int64_t batches(const Shape& s) {
+  std::int64_t n = 1;
+  for (std::size_t d = 2; d < s.size(); ++d) n *= s[d];
+  return n;
+}
+
+// max |X Y - Z| over every matrix of the batch (X [m, k], Y [k, n], Z [m, n]).
+double product_error(const Tensor& x, const Tensor& y, const Tensor& z) {
+  const auto X = vals(x), Y = vals(y), Z = vals(z);
+  const std::int64_t m = x.shape()[0], k = x.shape()[1], n = y.shape()[1];
+  double err = 0;
+  for (std::int64_t b = 0; b < batches(z.shape()); ++b)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        cd s = 0;
+        for (std::int64_t p = 0; p < k; ++p) s += at(X, m, k, b, i, p) * at(Y, k, n, b, p, j);
+        err = std::max(err, std::abs(s - at(Z, m, n, b, i, j)));
+      }
+  return err;
+}
+
+EagerRuntimePtr rt() {
+  static EagerRuntimePtr r = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  return r;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  const auto x = vals(a), y = vals(b);
+  double e = 0;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) e = std::max(e, std::abs(x[i] - y[i]));
+  return e;
+}
+
+// f over the direct, eager and traced tiers: equal values, and the traced
+// vjp program equals eager's gradient of sum(re(f)) .
+template <class F, class D>
+void expect_tiers_agree(F f, D direct, const std::vector<Tensor>& inputs) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor d = direct(inputs, cpu);
+  std::vector<EagerTensor> ev;
+  std::vector<TracedTensor> ph;
+  for (const Tensor& t : inputs) {
+    ev.push_back(rt()->tensor(t));
+    ph.push_back(placeholder(t.dtype(), SymShape(t.shape().begin(), t.shape().end())));
+  }
+  const EagerTensor e = f(std::span<const EagerTensor>(ev));
+  EXPECT_LT(max_diff(d, e.value()), 1e-12);
+  const TracedTensor y = f(std::span<const TracedTensor>(ph));
+  const Program p =
+      compile(std::span<const TracedTensor>(&y, 1), std::span<const TracedTensor>(ph));
+  Runtime& r = *rt()->runtime();
+  const auto out = run_compiled(r, p, std::span<const Tensor>(inputs));
+  EXPECT_LT(max_diff(d, out[0]), 1e-12);
+  std::vector<Tensor> vin = inputs;
+  vin.push_back(ones(d.shape(), d.dtype()));
+  const auto vj = run_compiled(r, vjp(p), std::span<const Tensor>(vin));
+  const auto g = grad_many(
+      [&](std::span<const EagerTensor> z) {
+        const EagerTensor o = f(z);
+        return sum(is_complex(o.dtype()) ? real(o) : o);
+      },
+      ev);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ASSERT_TRUE(g[i].has_value());
+    EXPECT_LT(max_diff(vj[1 + i], g[i]->value()), 1e-10) << "input " << i;
+  }
+}
+
+}  // namespace
+
+TEST(LinalgLu, FactorsEveryShapeAndDtype) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 2});
+  for (DType dt : kAll) {
+    for (Shape s : {Shape{4, 4, 3}, Shape{5, 3, 2}, Shape{3, 5, 2}, Shape{1, 1}, Shape{6, 6}}) {
+      const Tensor A = make(s, dt, 0.4);
+      auto [P, L, U] = la::lu(A, true, cpu);
+      const std::int64_t m = s[0], n = s[1], k = std::min(m, n);
+      EXPECT_EQ(L.shape()[1], k);
+      EXPECT_EQ(U.shape()[0], k);
+      // P L U = A, L unit lower, U upper, P a permutation.
+      const auto Lv = vals(L), Uv = vals(U), Pv = vals(P);
+      for (std::int64_t b = 0; b < batches(s); ++b) {
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < k; ++j) {
+            if (i == j) {
+              EXPECT_EQ(at(Lv, m, k, b, i, j), cd(1));
+            }
+            if (i < j) {
+              EXPECT_EQ(at(Lv, m, k, b, i, j), cd(0));
+            }
+            // Partial pivoting (complex pivots maximise |re| + |im|, as LAPACK does).
+            EXPECT_LE(std::abs(at(Lv, m, k, b, i, j)),
+                      (is_complex(dt) ? std::sqrt(2.0) : 1.0) + 1e-6);
+          }
+        for (std::int64_t i = 0; i < k; ++i)
+          for (std::int64_t j = 0; j < i; ++j) EXPECT_EQ(at(Uv, k, n, b, i, j), cd(0));
+        for (std::int64_t i = 0; i < m; ++i) {
+          double row = 0;
+          for (std::int64_t j = 0; j < m; ++j) row += std::abs(at(Pv, m, m, b, i, j));
+          EXPECT_EQ(row, 1.0);
+        }
+      }
+      auto [lu, piv] = la::lu_factor(A, true, cpu);
+      EXPECT_EQ(piv.dtype(), DType::I32);
+      EXPECT_EQ(piv.shape()[0], k);
+      for (std::int32_t p : piv.to_vector<std::int32_t>()) {
+        EXPECT_GE(p, 1);
+        EXPECT_LE(p, m);
+      }
+      // P L U == A, through the library's own matmul too.
+      const Tensor PLU = matmul(matmul(P, L, cpu), U, cpu);
+      EXPECT_LT(max_diff(PLU, A), 10 * tol(dt)) << name(dt) << " " << s[0] << "x" << s[1];
+      // A strided input factors the same.
+      auto [lu2, piv2] = la::lu_factor(tftest::strided_copy(A), true, cpu);
+      EXPECT_EQ(max_diff(lu, lu2), 0.0);
+      EXPECT_EQ(piv.to_vector<std::int32_t>(), piv2.to_vector<std::int32_t>());
+    }
+  }
+}
+
+TEST(LinalgLu, ZeroSizeMatricesAndBatches) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  for (Shape s : {Shape{0, 0}, Shape{3, 0, 2}, Shape{0, 3}, Shape{4, 4, 0}}) {
+    auto [lu, piv, info] = la::lu_factor_ex(make(s, DType::F64, 1), true, cpu);
+    EXPECT_EQ(lu.shape(), s);
+    EXPECT_EQ(piv.shape()[0], std::min(s[0], s[1]));
+    auto [P, L, U] = la::lu(make(s, DType::F64, 1), true, cpu);
+    EXPECT_EQ(P.shape()[0], s[0]);
+    EXPECT_EQ(U.shape()[1], s[1]);
+  }
+  const Tensor A = make({0, 0, 2}, DType::C128, 1);
+  EXPECT_EQ(la::inv(A, cpu).shape(), (Shape{0, 0, 2}));
+  EXPECT_EQ(la::solve(A, make({0, 3, 2}, DType::C128, 1), true, cpu).shape(), (Shape{0, 3, 2}));
+  const Tensor Ab = make({3, 3, 0}, DType::F32, 1);
+  EXPECT_EQ(la::solve(Ab, make({3, 2, 0}, DType::F32, 1), true, cpu).shape(), (Shape{3, 2, 0}));
+}
+
+TEST(LinalgSolve, ResidualsLeftRightVectorAndAdjoint) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 2});
+  for (DType dt : kAll) {
+    const Tensor A = make({4, 4, 3}, dt, 0.2, true);
+    const Tensor B = make({4, 2, 3}, dt, 0.9);
+    EXPECT_LT(product_error(A, la::solve(A, B, true, cpu), B), tol(dt));
+    const Tensor Br = make({2, 4, 3}, dt, 1.7);
+    EXPECT_LT(product_error(la::solve(A, Br, false, cpu), A, Br), tol(dt));
+    // A batch of vectors [n, batch...] gives vectors.
+    const Tensor v = make({4, 3}, dt, 2.5);
+    const Tensor xv = la::solve(A, v, true, cpu);
+    EXPECT_EQ(xv.shape(), (Shape{4, 3}));
+    EXPECT_LT(product_error(A, xv.reshape({4, 1, 3}), v.reshape({4, 1, 3})), tol(dt));
+    // lu_solve with the adjoint: A^H X = B.
+    auto [lu, piv] = la::lu_factor(A, true, cpu);
+    const Tensor Xa = la::lu_solve(lu, piv, B, true, true, cpu);
+    const Tensor AH =
+        is_complex(dt) ? conj(A.transpose(0, 1), cpu) : A.transpose(0, 1).contiguous();
+    EXPECT_LT(product_error(AH, Xa, B), tol(dt));
+    const Tensor Xr = la::lu_solve(lu, piv, Br, false, true, cpu);  // X A^H = B
+    EXPECT_LT(product_error(Xr, AH, Br), tol(dt));
+    // inv(A) A = I.
+    const Tensor I = la::inv(A, cpu);
+    const auto IA = vals(matmul(I, A, cpu));
+    for (std::int64_t b = 0; b < 3; ++b)
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t j = 0; j < 4; ++j)
+          EXPECT_NEAR(std::abs(at(IA, 4, 4, b, i, j) - cd(i == j ? 1 : 0)), 0, tol(dt));
+    // Strided inputs solve the same.
+    EXPECT_LT(max_diff(la::solve(tftest::strided_copy(A), tftest::strided_copy(B), true, cpu),
+                       la::solve(A, B, true, cpu)),
+              tol(dt));
+  }
+}
+
+TEST(LinalgSolve, SingularIsTypedWithBatchIndexOrInfo) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  // Matrix 1 of the batch is singular (two equal columns).
+  const Tensor A = Tensor::from_col_major({2, 2, 2}, std::vector<double>{2, 1, 1, 3, 1, 2, 1, 2});
+  const Tensor B = Tensor::from_col_major({2, 1, 2}, std::vector<double>{1, 2, 3, 4});
+  for (auto call :
+       {+[](const Tensor&a, const Tensor&b, Backend&be) { (void)la::solve(a, b, true, be); },
+        +[](const Tensor&a, const Tensor&, Backend&be) { (void)la::inv(a, be); },
+        +[](const Tensor&a, const Tensor&, Backend&be) { (void)la::lu_factor(a, true, be); }}) {
+    try {
+      call(A, B, cpu);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Singular);
+      EXPECT_NE(std::string(e.what()).find("matrix 1 of the batch"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(std::get<2>(la::lu_factor_ex(A, true, cpu)).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0, 2}));
+  EXPECT_EQ(la::solve_ex(A, B, true, cpu).second.to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0, 2}));
+  EXPECT_EQ(la::inv_ex(A, cpu).second.to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 2}));
+  // lu() factors a singular matrix without error, like PyTorch.
+  EXPECT_EQ(std::get<2>(la::lu(A, true, cpu)).shape(), (Shape{2, 2, 2}));
+  // The eager tier raises the same kind, and so does a traced program at run time.
+  EXPECT_TF_ERROR(la::solve(rt()->tensor(A), rt()->tensor(B)), ErrorKind::Singular);
+  const TracedTensor ta = placeholder(DType::F64, {2, 2, 2}),
+                     tb = placeholder(DType::F64, {2, 1, 2});
+  const TracedTensor tx = la::inv(ta);
+  const Program p = compile(std::span<const TracedTensor>(&tx, 1), {ta, tb});
+  EXPECT_TF_ERROR(run_compiled(*rt()->runtime(), p, {A, B}), ErrorKind::Singular);
+}
+
+TEST(LinalgSolve, BadArgumentsAreTyped) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor A = make({3, 3}, DType::F64, 1, true);
+  EXPECT_TF_ERROR(la::solve(make({3, 2}, DType::F64, 1), make({3, 1}, DType::F64, 1), true, cpu),
+                  ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::solve(A, make({2, 1}, DType::F64, 1), true, cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::solve(A, make({3, 1}, DType::F32, 1), true, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(la::inv(make({3}, DType::F64, 1), cpu), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(la::inv(zeros({2, 2}, DType::I64), cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(la::lu_factor(A, false, cpu), ErrorKind::InvalidArgument);
+  auto [lu, piv] = la::lu_factor(A, true, cpu);
+  const Tensor bad = Tensor::from_col_major({3}, std::vector<std::int32_t>{1, 7, 3});
+  EXPECT_TF_ERROR(la::lu_solve(lu, bad, make({3, 1}, DType::F64, 1), true, false, cpu),
+                  ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(la::lu_solve(lu, lu, make({3, 1}, DType::F64, 1), true, false, cpu),
+                  ErrorKind::DTypeMismatch);
+}
+
+TEST(LinalgLu, GradientsMatchFiniteDifferences) {
+  for (DType dt : {DType::F64, DType::C128}) {
+    for (Shape s : {Shape{3, 3}, Shape{4, 2}, Shape{2, 4}, Shape{3, 3, 2}}) {
+      const EagerTensor A = rt()->tensor(make(s, dt, 0.3));
+      auto r = check_gradients(
+          [](std::span<const EagerTensor> x) { return la::lu_factor(x[0]).first; }, {A});
+      EXPECT_TRUE(r.ok) << r.detail << " " << name(dt) << " lu_factor " << s[0] << "x" << s[1];
+      for (int out : {1, 2}) {
+        auto rl = check_gradients(
+            [out](std::span<const EagerTensor> x) {
+              auto [P, L, U] = la::lu(x[0]);
+              return out == 1 ? L : U;
+            },
+            {A});
+        EXPECT_TRUE(rl.ok) << rl.detail << " lu output " << out;
+      }
+    }
+  }
+}
+
+TEST(LinalgSolve, GradientsMatchFiniteDifferences) {
+  for (DType dt : {DType::F64, DType::C128}) {
+    const EagerTensor A = rt()->tensor(make({3, 3, 2}, dt, 0.6, true));
+    const EagerTensor B = rt()->tensor(make({3, 2, 2}, dt, 1.1));
+    const EagerTensor Br = rt()->tensor(make({2, 3, 2}, dt, 1.4));
+    for (bool left : {true, false}) {
+      auto r = check_gradients(
+          [left](std::span<const EagerTensor> x) { return la::solve(x[0], x[1], left); },
+          {A, left ? B : Br});
+      EXPECT_TRUE(r.ok) << r.detail << " solve left=" << left;
+      for (bool adjoint : {false, true}) {
+        auto rs = check_gradients(
+            [left, adjoint](std::span<const EagerTensor> x) {
+              return la::lu_solve(x[0], la::lu_factor(x[2]).second, x[1], left, adjoint);
+            },
+            {rt()->tensor(la::lu_factor(A).first.value()), left ? B : Br, A});
+        EXPECT_TRUE(rs.ok) << rs.detail << " lu_solve left=" << left << " adjoint=" << adjoint;
+      }
+    }
+    auto ri = check_gradients([](std::span<const EagerTensor> x) { return la::inv(x[0]); }, {A});
+    EXPECT_TRUE(ri.ok) << ri.detail << " inv";
+    auto rv = check_gradients([](std::span<const EagerTensor> x) { return la::solve(x[0], x[1]); },
+                              {A, rt()->tensor(make({3, 2}, dt, 0.5))});
+    EXPECT_TRUE(rv.ok) << rv.detail << " solve with a batch of vectors";
+  }
+}
+
+TEST(LinalgSolve, DirectEagerAndTracedAgree) {
+  const Tensor A = make({3, 3, 2}, DType::F64, 0.8, true);
+  const Tensor B = make({3, 2, 2}, DType::F64, 0.1);
+  expect_tiers_agree(
+      [](auto x) { return la::solve(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::solve(x[0], x[1], true, be); },
+      {A, B});
+  expect_tiers_agree([](auto x) { return la::inv(x[0]); },
+                     [](const std::vector<Tensor>& x, Backend& be) { return la::inv(x[0], be); },
+                     {make({4, 4}, DType::C128, 0.3, true)});
+  expect_tiers_agree(
+      [](auto x) { return std::get<1>(la::lu(x[0])); },
+      [](const std::vector<Tensor>& x, Backend& be) { return std::get<1>(la::lu(x[0], true, be)); },
+      {make({4, 3}, DType::F64, 0.3)});
+  expect_tiers_agree(
+      [](auto x) { return la::lu_factor(x[0]).first; },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::lu_factor(x[0], true, be).first; },
+      {make({2, 4}, DType::C128, 0.7)});
+}
+
+TEST(LinalgSolve, BatchAxesBroadcastLikePyTorch) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor A = make({3, 3, 2, 1}, DType::F64, 0.3, true);
+  const Tensor B = make({3, 2, 1, 4}, DType::F64, 0.6);
+  const Tensor X = la::solve(A, B, true, cpu);
+  ASSERT_EQ(X.shape(), (Shape{3, 2, 2, 4}));
+  const Tensor Ab = A.broadcast_to({3, 3, 2, 4}), Bb = B.broadcast_to({3, 2, 2, 4});
+  EXPECT_LT(product_error(Ab.contiguous(), X, Bb.contiguous()), 1e-11);
+  // A missing trailing (PyTorch: leading) batch axis broadcasts; so does a vector.
+  EXPECT_EQ(la::solve(A, make({3, 2, 2}, DType::F64, 1), true, cpu).shape(), (Shape{3, 2, 2, 1}));
+  EXPECT_EQ(la::solve(A, make({3}, DType::F64, 1), true, cpu).shape(), (Shape{3, 2, 1}));
+  auto [lu, piv] = la::lu_factor(make({3, 3}, DType::F64, 0.3, true), true, cpu);
+  EXPECT_EQ(la::lu_solve(lu, piv, B, true, false, cpu).shape(), (Shape{3, 2, 1, 4}));
+  EXPECT_TF_ERROR(
+      la::solve(make({3, 3, 2}, DType::F64, 1, true), make({3, 1, 3}, DType::F64, 1), true, cpu),
+      ErrorKind::ShapeMismatch);
+  // Eager and traced broadcast the same, and the gradient sums over the broadcast.
+  expect_tiers_agree(
+      [](auto x) { return la::solve(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::solve(x[0], x[1], true, be); },
+      {make({3, 3, 2}, DType::F64, 0.4, true), make({3, 1}, DType::F64, 0.2)});
+  auto r = check_gradients([](std::span<const EagerTensor> x) { return la::solve(x[0], x[1]); },
+                           {rt()->tensor(make({3, 3, 1}, DType::C128, 0.4, true)),
+                            rt()->tensor(make({3, 2, 2}, DType::C128, 0.2))});
+  EXPECT_TRUE(r.ok) << r.detail;
+}
+
+// lu_solve has no oracle cases (see docs/linalg_factor.md): its Hessian-vector
+// products, forward over reverse and reverse over reverse, against central
+// differences of its traced gradient, in LU and in B.
+TEST(LinalgLuSolve, SecondOrderMatchesFiniteDifferences) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor A = make({3, 3}, DType::F64, 0.8, true);
+  auto [lu0, piv0] = la::lu_factor(A, true, cpu);
+  const Tensor B0 = make({3, 2}, DType::F64, 0.35), V = make({3, 3}, DType::F64, 1.9),
+               W = make({3, 2}, DType::F64, 2.3);
+  Runtime& r = *rt()->runtime();
+  for (bool adjoint : {false, true}) {
+    for (bool left : {true, false}) {
+      const Tensor B = left ? B0 : B0.transpose(0, 1).contiguous();
+      const Tensor Wb = left ? W : W.transpose(0, 1).contiguous();
+      const TracedTensor lu = placeholder(DType::F64, {3, 3}), piv = placeholder(DType::I32, {3});
+      const TracedTensor b = placeholder(DType::F64, SymShape(B.shape().begin(), B.shape().end()));
+      const TracedTensor v = placeholder(DType::F64, {3, 3});
+      const TracedTensor w = placeholder(DType::F64, SymShape(B.shape().begin(), B.shape().end()));
+      const TracedTensor x = la::lu_solve(lu, piv, b, left, adjoint);
+      const TracedTensor y = sum(x * x * x);
+      const TracedTensor g_lu = grad(y, lu), g_b = grad(y, b);
+      const TracedTensor outs[] = {g_lu,
+                                   g_b,
+                                   hvp(y, lu, v, HvpMode::ForwardOverReverse),
+                                   hvp(y, lu, v, HvpMode::ReverseOverReverse),
+                                   hvp(y, b, w, HvpMode::ForwardOverReverse),
+                                   hvp(y, b, w, HvpMode::ReverseOverReverse)};
+      const TracedTensor ins[] = {lu, piv, b, v, w};
+      const Program p = compile(outs, ins);
+      const double eps = 1e-6;
+      auto at_point = [&](double s, double t) {
+        const Tensor l = add(lu0, mul(V, Tensor::scalar(s), cpu), cpu);
+        const Tensor bb = add(B, mul(Wb, Tensor::scalar(t), cpu), cpu);
+        return run_compiled(r, p, {l, piv0, bb, V, Wb});
+      };
+      const auto o = at_point(0, 0);
+      const auto lp = at_point(eps, 0), lm = at_point(-eps, 0);
+      const auto bp = at_point(0, eps), bm = at_point(0, -eps);
+      const Tensor fd_lu = mul(sub(lp[0], lm[0], cpu), Tensor::scalar(0.5 / eps), cpu);
+      const Tensor fd_b = mul(sub(bp[1], bm[1], cpu), Tensor::scalar(0.5 / eps), cpu);
+      EXPECT_GT(max_diff(o[2], zeros(o[2].shape())), 1e-2);  // not trivially zero
+      EXPECT_GT(max_diff(o[4], zeros(o[4].shape())), 1e-2);
+      EXPECT_LT(max_diff(o[2], fd_lu), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+      EXPECT_LT(max_diff(o[3], fd_lu), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+      EXPECT_LT(max_diff(o[4], fd_b), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+      EXPECT_LT(max_diff(o[5], fd_b), 1e-5) << "left=" << left << " adjoint=" << adjoint;
+    }
+  }
+}

@@ -1,0 +1,373 @@
+// QR, Householder products and determinants.
+
+#include <cmath>
+#include <complex>
+
+#include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/ad/grad_check.hpp"
+#include "tenferro/ad/program.hpp"
+#include "tenferro/ad/transforms.hpp"
+#include "tenferro/linalg/linalg.hpp"
+#include "test_util.hpp"
+
+using namespace tenferro;
+namespace la = tenferro::linalg;
+using cd = std::complex<double>;
+
+namespace {
+
+const DType kAll[] = {DType::F32, DType::F64, DType::C64, DType::C128};
+
+double tol(DType d) {
+  return d == DType::F32 || d == DType::C64 ? 2e-4 : 1e-11;
+}
+
+// A deterministic [shape] tensor of `dtype`; `dominant` adds n to the diagonal
+// of every square matrix so it is well conditioned.
+Tensor make(const Shape& shape, DType dtype, double seed, bool dominant = false) {
+  std::int64_t total = 1;
+  for (auto d : shape) total *= d;
+  std::vector<cd> v(static_cast<std::size_t>(total));
+  for (std::int64_t i = 0; i < total; ++i) {
+    auto h = [](double x) {
+      const double y = std::sin(x) * 43758.5453;
+      return y - std::floor(y) - 0.5;
+    };
+    v[i] =
+        cd(2 * h(12.9898 * i + 78.233 * seed), is_complex(dtype) ? 2 * h(39.346 * i + seed) : 0.0);
+  }
+  if (dominant && shape[0] == shape[1]) {
+    const std::int64_t n = shape[0];
+    for (std::int64_t b = 0; n > 0 && b < total / (n * n); ++b)
+      for (std::int64_t i = 0; i < n; ++i) v[b * n * n + i + i * n] += cd(n + 1.0, 0);
+  }
+  const Tensor c = Tensor::from_col_major(shape, v);
+  Tensor out = zeros(shape, dtype);
+  Tensor::copy_into(c, out);
+  return out;
+}
+
+std::vector<cd> vals(const Tensor& t) {
+  Tensor out = zeros(t.shape(), DType::C128);
+  Tensor::copy_into(t, out);
+  return out.to_vector<cd>();
+}
+
+// Column-major matrix `b` of a [r, c, batch...] value vector.
+cd at(const std::vector<cd>& v, std::int64_t r, std::int64_t c, std::int64_t b, std::int64_t i,
+      std::int64_t j) {
+  return v[b * r * c + i + j * r];
+}
+
+std::int64_t batches(const Shape& s) {
+  std::int64_t n = 1;
+  for (std::size_t d = 2; d < s.size(); ++d) n *= s[d];
+  return n;
+}
+
+// max |X Y - Z| over every matrix of the batch (X [m, k], Y [k, n], Z [m, n]).
+double product_error(const Tensor& x, const Tensor& y, const Tensor& z) {
+  const auto X = vals(x), Y = vals(y), Z = vals(z);
+  const std::int64_t m = x.shape()[0], k = x.shape()[1], n = y.shape()[1];
+  double err = 0;
+  for (std::int64_t b = 0; b < batches(z.shape()); ++b)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        cd s = 0;
+        for (std::int64_t p = 0; p < k; ++p) s += at(X, m, k, b, i, p) * at(Y, k, n, b, p, j);
+        err = std::max(err, std::abs(s - at(Z, m, n, b, i, j)));
+      }
+  return err;
+}
+
+EagerRuntimePtr rt() {
+  static EagerRuntimePtr r = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  return r;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  const auto x = vals(a), y = vals(b);
+  double e = 0;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) e = std::max(e, std::abs(x[i] - y[i]));
+  return e;
+}
+
+// f over the direct, eager and traced tiers: equal values, and the traced
+// vjp program equals eager's gradient of sum(re(f)) .
+template <class F, class D>
+void expect_tiers_agree(F f, D direct, const std::vector<Tensor>& inputs) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor d = direct(inputs, cpu);
+  std::vector<EagerTensor> ev;
+  std::vector<TracedTensor> ph;
+  for (const Tensor& t : inputs) {
+    ev.push_back(rt()->tensor(t));
+    ph.push_back(placeholder(t.dtype(), SymShape(t.shape().begin(), t.shape().end())));
+  }
+  const EagerTensor e = f(std::span<const EagerTensor>(ev));
+  EXPECT_LT(max_diff(d, e.value()), 1e-12);
+  const TracedTensor y = f(std::span<const TracedTensor>(ph));
+  const Program p =
+      compile(std::span<const TracedTensor>(&y, 1), std::span<const TracedTensor>(ph));
+  Runtime& r = *rt()->runtime();
+  const auto out = run_compiled(r, p, std::span<const Tensor>(inputs));
+  EXPECT_LT(max_diff(d, out[0]), 1e-12);
+  std::vector<Tensor> vin = inputs;
+  vin.push_back(ones(d.shape(), d.dtype()));
+  const auto vj = run_compiled(r, vjp(p), std::span<const Tensor>(vin));
+  const auto g = grad_many(
+      [&](std::span<const EagerTensor> z) {
+        const EagerTensor o = f(z);
+        return sum(is_complex(o.dtype()) ? real(o) : o);
+      },
+      ev);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ASSERT_TRUE(g[i].has_value());
+    EXPECT_LT(max_diff(vj[1 + i], g[i]->value()), 1e-10) << "input " << i;
+  }
+}
+
+// Q^H Q = I (k columns) and A = Q R; R upper with a real diagonal.
+void expect_qr(const Tensor& A, const Tensor& Q, const Tensor& R, DType dt) {
+  const std::int64_t m = A.shape()[0], n = A.shape()[1];
+  EXPECT_LT(product_error(Q, R, A), 10 * tol(dt));
+  const std::int64_t qc = Q.shape()[1], rr = R.shape()[0];
+  const auto Qv = vals(Q), Rv = vals(R);
+  for (std::int64_t b = 0; b < batches(A.shape()); ++b) {
+    for (std::int64_t i = 0; i < qc; ++i)
+      for (std::int64_t j = 0; j < qc; ++j) {
+        cd s = 0;
+        for (std::int64_t p = 0; p < m; ++p)
+          s += std::conj(at(Qv, m, qc, b, p, i)) * at(Qv, m, qc, b, p, j);
+        EXPECT_NEAR(std::abs(s - cd(i == j ? 1 : 0)), 0, 10 * tol(dt));
+      }
+    for (std::int64_t i = 0; i < rr; ++i) {
+      for (std::int64_t j = 0; j < std::min(i, n); ++j) {
+        EXPECT_EQ(at(Rv, rr, n, b, i, j), cd(0));
+      }
+      if (i < n) {
+        EXPECT_EQ(at(Rv, rr, n, b, i, i).imag(), 0.0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST(LinalgQr, EveryModeShapeAndDtype) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 2});
+  for (DType dt : kAll) {
+    for (Shape s : {Shape{5, 3, 2}, Shape{3, 5, 2}, Shape{4, 4}, Shape{1, 1}}) {
+      const Tensor A = make(s, dt, 0.5);
+      const std::int64_t m = s[0], n = s[1], k = std::min(m, n);
+      auto [Q, R] = la::qr(A, "reduced", cpu);
+      EXPECT_EQ(Q.shape()[1], k);
+      EXPECT_EQ(R.shape()[0], k);
+      expect_qr(A, Q, R, dt);
+      auto [Qc, Rc] = la::qr(A, "complete", cpu);
+      EXPECT_EQ(Qc.shape()[1], m);
+      EXPECT_EQ(Rc.shape()[0], m);
+      expect_qr(A, Qc, Rc, dt);
+      auto [Qr, Rr] = la::qr(A, "r", cpu);
+      EXPECT_EQ(Qr.numel(), 0);
+      EXPECT_EQ(max_diff(Rr, R), 0.0);
+      auto [Qs, Rs] = la::qr(tftest::strided_copy(A), "reduced", cpu);
+      EXPECT_EQ(max_diff(Qs, Q), 0.0);
+      EXPECT_EQ(max_diff(Rs, R), 0.0);
+    }
+  }
+}
+
+TEST(LinalgQr, ZeroSizeAndErrors) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  for (Shape s : {Shape{0, 3}, Shape{3, 0}, Shape{0, 0, 2}, Shape{3, 2, 0}}) {
+    auto [Q, R] = la::qr(make(s, DType::F64, 1), "reduced", cpu);
+    EXPECT_EQ(Q.shape()[0], s[0]);
+    EXPECT_EQ(R.shape()[1], s[1]);
+    auto [Qc, Rc] = la::qr(make(s, DType::F64, 1), "complete", cpu);
+    EXPECT_EQ(Qc.shape()[1], s[0]);
+    EXPECT_EQ(Rc.shape()[0], s[0]);
+  }
+  // complete Q of a matrix with no columns is the identity.
+  auto [Qc, Rc] = la::qr(make({3, 0}, DType::F64, 1), "complete", cpu);
+  EXPECT_EQ(Qc.to_vector<double>(), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_TF_ERROR(la::qr(make({3, 3}, DType::F64, 1), "full", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(la::qr(make({3}, DType::F64, 1), "reduced", cpu), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(la::qr(zeros({2, 2}, DType::I32), "reduced", cpu), ErrorKind::DTypeMismatch);
+  const EagerTensor A = rt()->tensor(make({4, 2}, DType::F64, 1));
+  EXPECT_TF_ERROR(grad([](const EagerTensor& x) { return sum(la::qr(x, "r").second); }, A),
+                  ErrorKind::UnsupportedAdRule);
+  EXPECT_TF_ERROR(grad([](const EagerTensor& x) { return sum(la::qr(x, "complete").first); }, A),
+                  ErrorKind::UnsupportedAdRule);
+}
+
+TEST(LinalgQr, GradientsMatchFiniteDifferences) {
+  for (DType dt : {DType::F64, DType::C128}) {
+    for (Shape s : {Shape{4, 2}, Shape{3, 3}, Shape{2, 4}, Shape{3, 2, 2}}) {
+      const EagerTensor A = rt()->tensor(make(s, dt, 0.9));
+      for (int out : {0, 1}) {
+        auto r = check_gradients(
+            [out](std::span<const EagerTensor> x) {
+              auto [Q, R] = la::qr(x[0]);
+              return out == 0 ? Q : R;
+            },
+            {A});
+        EXPECT_TRUE(r.ok) << r.detail << " " << name(dt) << " " << s[0] << "x" << s[1] << " output "
+                          << out;
+      }
+    }
+  }
+  // complete mode is differentiable when m <= n (Q is then the reduced one).
+  auto r =
+      check_gradients([](std::span<const EagerTensor> x) { return la::qr(x[0], "complete").first; },
+                      {rt()->tensor(make({2, 3}, DType::F64, 0.2))});
+  EXPECT_TRUE(r.ok) << r.detail;
+}
+
+// The reference product: H_1 ... H_k applied to the first n columns of I_m.
+std::vector<cd> householder_reference(const Tensor& v, const Tensor& tau) {
+  const std::int64_t m = v.shape()[0], n = v.shape()[1], k = tau.shape()[0];
+  const auto V = vals(v), T = vals(tau);
+  std::vector<cd> out;
+  for (std::int64_t b = 0; b < batches(v.shape()); ++b) {
+    std::vector<cd> Q(m * m);
+    for (std::int64_t i = 0; i < m; ++i) Q[i + i * m] = 1;
+    for (std::int64_t r = 0; r < k; ++r) {  // Q <- Q H_r
+      std::vector<cd> h(m);
+      for (std::int64_t i = 0; i < m; ++i) h[i] = i < r ? 0 : (i == r ? 1 : at(V, m, n, b, i, r));
+      for (std::int64_t i = 0; i < m; ++i) {
+        cd s = 0;
+        for (std::int64_t p = 0; p < m; ++p) s += Q[i + p * m] * h[p];
+        for (std::int64_t j = 0; j < m; ++j) Q[i + j * m] -= T[b * k + r] * s * std::conj(h[j]);
+      }
+    }
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i) out.push_back(Q[i + j * m]);
+  }
+  return out;
+}
+
+TEST(LinalgHouseholder, MatchesReferenceInEveryTier) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  for (DType dt : kAll) {
+    for (auto [vs, ts] : {std::pair<Shape, Shape>{{5, 3, 2}, {3, 2}},
+                          {{4, 4}, {2}},
+                          {{3, 3}, {3}},
+                          {{0, 0}, {0}},
+                          {{3, 2, 0}, {2, 0}}}) {
+      const Tensor V = make(vs, dt, 0.3), tau = make(ts, dt, 0.7);
+      const auto ref = householder_reference(V, tau);
+      const auto d = vals(la::householder_product(V, tau, cpu));
+      const auto e = vals(la::householder_product(rt()->tensor(V), rt()->tensor(tau)).value());
+      ASSERT_EQ(d.size(), ref.size());
+      ASSERT_EQ(e.size(), ref.size());
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        EXPECT_NEAR(std::abs(d[i] - ref[i]), 0, tol(dt));
+        EXPECT_NEAR(std::abs(e[i] - ref[i]), 0, tol(dt));
+      }
+    }
+  }
+  EXPECT_TF_ERROR(
+      la::householder_product(make({2, 3}, DType::F64, 1), make({2}, DType::F64, 1), cpu),
+      ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(la::householder_product(rt()->tensor(make({3, 2}, DType::F64, 1)),
+                                          rt()->tensor(make({3}, DType::F64, 1))),
+                  ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(
+      la::householder_product(make({3, 2}, DType::F64, 1), make({2}, DType::F32, 1), cpu),
+      ErrorKind::DTypeMismatch);
+  for (DType dt : {DType::F64, DType::C128}) {
+    auto r = check_gradients(
+        [](std::span<const EagerTensor> x) { return la::householder_product(x[0], x[1]); },
+        {rt()->tensor(make({4, 3, 2}, dt, 0.1)), rt()->tensor(make({2, 2}, dt, 0.4))});
+    EXPECT_TRUE(r.ok) << r.detail << " " << name(dt);
+  }
+}
+
+TEST(LinalgDet, ValuesSignsAndSingular) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 2});
+  for (DType dt : kAll) {
+    const Tensor A = make({4, 4, 3}, dt, 0.25);
+    const auto d = vals(la::det(A, cpu));
+    auto [sign, logabs] = la::slogdet(A, cpu);
+    EXPECT_EQ(logabs.dtype(), is_complex(dt) ? (dt == DType::C64 ? DType::F32 : DType::F64) : dt);
+    const auto s = vals(sign), l = vals(logabs);
+    // det = (+-1) prod diag(U) with U from lu, and det = sign exp(logabsdet).
+    auto [P, L, U] = la::lu(A, true, cpu);
+    const auto Uv = vals(U), Pdet = vals(la::det(P, cpu));
+    for (std::int64_t b = 0; b < 3; ++b) {
+      cd p = Pdet[b];
+      EXPECT_NEAR(std::abs(std::abs(p) - 1.0), 0, tol(dt));
+      for (std::int64_t i = 0; i < 4; ++i) p *= at(Uv, 4, 4, b, i, i);
+      EXPECT_NEAR(std::abs(p - d[b]), 0, 10 * tol(dt) * std::max(1.0, std::abs(p)));
+      EXPECT_NEAR(std::abs(s[b]), 1.0, tol(dt));
+      EXPECT_NEAR(std::abs(s[b] * std::exp(l[b].real()) - d[b]), 0, 10 * tol(dt));
+    }
+  }
+  // A negative determinant; a complex unit sign; singular and empty matrices.
+  const Tensor neg = Tensor::from_col_major({2, 2}, std::vector<double>{0, 1, 1, 0});
+  EXPECT_EQ(la::det(neg, cpu).to_vector<double>(), (std::vector<double>{-1}));
+  EXPECT_EQ(la::slogdet(neg, cpu).first.to_vector<double>(), (std::vector<double>{-1}));
+  EXPECT_EQ(la::slogdet(neg, cpu).second.to_vector<double>(), (std::vector<double>{0}));
+  const Tensor ci = Tensor::from_col_major({1, 1}, std::vector<cd>{cd(0, 2)});
+  EXPECT_EQ(la::slogdet(ci, cpu).first.to_vector<cd>(), (std::vector<cd>{cd(0, 1)}));
+  EXPECT_NEAR(la::slogdet(ci, cpu).second.to_vector<double>()[0], std::log(2.0), 1e-15);
+  const Tensor sing = Tensor::from_col_major({2, 2}, std::vector<double>{1, 2, 2, 4});
+  EXPECT_EQ(la::det(sing, cpu).to_vector<double>(), (std::vector<double>{0}));
+  EXPECT_EQ(la::slogdet(sing, cpu).first.to_vector<double>(), (std::vector<double>{0}));
+  EXPECT_EQ(la::slogdet(sing, cpu).second.to_vector<double>()[0], -INFINITY);
+  EXPECT_EQ(la::det(make({0, 0, 2}, DType::F64, 1), cpu).to_vector<double>(),
+            (std::vector<double>{1, 1}));
+  EXPECT_EQ(la::det(make({3, 3, 0}, DType::F64, 1), cpu).shape(), (Shape{0}));
+  EXPECT_TF_ERROR(la::det(make({2, 3}, DType::F64, 1), cpu), ErrorKind::ShapeMismatch);
+  // The derivative at a singular matrix is not supported (PyTorch uses an SVD).
+  EXPECT_TF_ERROR(grad([](const EagerTensor& x) { return la::det(x); }, rt()->tensor(sing)),
+                  ErrorKind::Singular);
+}
+
+TEST(LinalgDet, GradientsMatchFiniteDifferences) {
+  for (DType dt : {DType::F64, DType::C128}) {
+    const EagerTensor A = rt()->tensor(make({3, 3, 2}, dt, 0.45));
+    auto r = check_gradients([](std::span<const EagerTensor> x) { return la::det(x[0]); }, {A});
+    EXPECT_TRUE(r.ok) << r.detail << " det " << name(dt);
+    auto rl = check_gradients(
+        [](std::span<const EagerTensor> x) { return la::slogdet(x[0]).second; }, {A});
+    EXPECT_TRUE(rl.ok) << rl.detail << " logabsdet " << name(dt);
+    if (is_complex(dt)) {
+      auto rs = check_gradients(
+          [](std::span<const EagerTensor> x) { return la::slogdet(x[0]).first; }, {A});
+      EXPECT_TRUE(rs.ok) << rs.detail << " sign";
+    }
+  }
+}
+
+TEST(LinalgFactor, DirectEagerAndTracedAgree) {
+  expect_tiers_agree(
+      [](auto x) { return la::qr(x[0]).first; },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::qr(x[0], "reduced", be).first; },
+      {make({4, 3, 2}, DType::F64, 0.3)});
+  expect_tiers_agree(
+      [](auto x) { return la::qr(x[0]).second; },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::qr(x[0], "reduced", be).second; },
+      {make({2, 4}, DType::C128, 0.3)});
+  expect_tiers_agree([](auto x) { return la::det(x[0]); },
+                     [](const std::vector<Tensor>& x, Backend& be) { return la::det(x[0], be); },
+                     {make({3, 3, 2}, DType::F64, 0.6)});
+  expect_tiers_agree(
+      [](auto x) { return la::slogdet(x[0]).second; },
+      [](const std::vector<Tensor>& x, Backend& be) { return la::slogdet(x[0], be).second; },
+      {make({3, 3}, DType::C128, 0.6)});
+  expect_tiers_agree([](auto x) { return la::householder_product(x[0], x[1]); },
+                     [](const std::vector<Tensor>& x, Backend& be) {
+                       return la::householder_product(x[0], x[1], be);
+                     },
+                     {make({4, 3}, DType::F64, 0.2), make({3}, DType::F64, 0.9)});
+}
+
+TEST(LinalgFactor, SymbolicMatrixExtentsAreUnsupportedInTheTracedTier) {
+  const TracedTensor a = placeholder(DType::F64, {SymDim::var("n"), SymDim(3)});
+  EXPECT_TF_ERROR(la::qr(a), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(la::lu_factor(a), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(la::solve(a, a), ErrorKind::Unsupported);
+}
