@@ -314,3 +314,20 @@ TEST(LinalgNorms, ErrorsAreTyped) {
   EXPECT_TF_ERROR(la::vecdot(x, z, 0), ErrorKind::DTypeMismatch);
   EXPECT_TF_ERROR(la::vecdot(x, x, 3), ErrorKind::AxisOutOfBounds);
 }
+
+TEST(LinalgNorms, TracedWithSymbolicExtents) {
+  // One program for every n: the norms need no constant extents.
+  const TracedTensor x = placeholder(f64, {SymDim::var("n"), 3});
+  const TracedTensor y = la::vector_norm(x, 3.5, {0}) + la::matrix_norm(x, 1.0, {0, 1}) +
+                         la::vecdot(x, x, 0) + la::vector_norm(x, 0.5, {0});
+  const Program p = compile({y}, {x});
+  Runtime& rt = *runtime()->runtime();
+  for (std::int64_t n : {2, 5}) {
+    const Tensor v = real_tensor({n, 3}, values(3 * n));
+    const EagerTensor e = runtime()->tensor(v);
+    const EagerTensor want = la::vector_norm(e, 3.5, {0}) + la::matrix_norm(e, 1.0, {0, 1}) +
+                             la::vecdot(e, e, 0) + la::vector_norm(e, 0.5, {0});
+    expect_near_all(host(run_compiled(rt, p, {v})[0]), host(want), 1e-13,
+                    "n = " + std::to_string(n));
+  }
+}
