@@ -81,10 +81,15 @@ TEST(LinalgVectorNorm, DerivativesFollowPyTorchAtKinks) {
     const auto g = grad([ord](const EagerTensor& v) { return la::vector_norm(v, ord); }, z);
     expect_near_all(host(g), {0, 0, 0}, 0, "zero vector, ord " + std::to_string(ord));
   }
-  // ord 0: the count does not depend differentiably on x (PyTorch: zeros).
+  // ord 0: a zero derivative, also at zero and infinite entries.
   const EagerTensor x = runtime()->tensor(real_tensor({3}, {1.5, 0, -2}));
-  EXPECT_FALSE(
-      try_grad([](const EagerTensor& v) { return la::vector_norm(v, 0.0); }, x).has_value());
+  expect_near_all(host(grad([](const EagerTensor& v) { return la::vector_norm(v, 0.0); }, x)),
+                  {0, 0, 0}, 0);
+  const EagerTensor xi =
+      runtime()->tensor(real_tensor({2}, {std::numeric_limits<double>::infinity(), 1.0}));
+  expect_near_all(host(grad([](const EagerTensor& v) { return la::vector_norm(v, 0.0); }, xi)),
+                  {0, 0}, 0);
+  expect_near_all(host(la::vector_norm(xi, 0.0)), {2.0}, 0);
   // ord 1 and ord 0.5: sgn(0) = 0 and the masked entry.
   expect_near_all(host(grad([](const EagerTensor& v) { return la::vector_norm(v, 1.0); }, x)),
                   {1, 0, -1}, 0);

@@ -30,9 +30,7 @@ namespace tenferro::linalg {
 /// (else DTypeMismatch); an axis out of range is AxisOutOfBounds, a repeated
 /// one DuplicateAxis; a NaN ord is InvalidArgument; ord < 0 or ord = inf over
 /// an empty reduction (no identity) is InvalidArgument, as in PyTorch.
-/// AD (PyTorch's conventions): ord 0 has zero derivative (the count does not
-/// depend differentiably on x: grad reports no dependence, try_grad gives
-/// nullopt, where PyTorch returns zeros); ord 1 and the
+/// AD (PyTorch's conventions): ord 0 has a zero derivative; ord 1 and the
 /// +-inf norms use sgn(x) (0 at x = 0) and split the gradient evenly between
 /// tied extrema; ord = 2 and ord > 1 give 0 where the norm is 0; ord < 1
 /// gives 0 for the entries that are 0.
