@@ -48,8 +48,10 @@ T vector_norm_impl(const T& x, double ord, const Axes& axes, bool keepdim) {
   }
   const T a = abs(x);  // real
   if (ord == 0) {
-    // Counting has zero derivative: the count carries no tangent.
-    return sum(convert(ne(a, zeros_like(a)), a.dtype()), axes, keepdim);
+    // PyTorch: a zero derivative (not "no dependence"). The count is selected
+    // against sum |x|, whose derivative the select masks to exact zeros.
+    const T count = sum(convert(ne(a, zeros_like(a)), a.dtype()), axes, keepdim);
+    return where(eq(count, count), count, sum(a, axes, keepdim));
   }
   if (std::isinf(ord)) return ord > 0 ? amax(a, axes, keepdim) : amin(a, axes, keepdim);
   if (ord == 1) return sum(a, axes, keepdim);

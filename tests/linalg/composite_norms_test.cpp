@@ -81,10 +81,15 @@ TEST(LinalgVectorNorm, DerivativesFollowPyTorchAtKinks) {
     const auto g = grad([ord](const EagerTensor& v) { return la::vector_norm(v, ord); }, z);
     expect_near_all(host(g), {0, 0, 0}, 0, "zero vector, ord " + std::to_string(ord));
   }
-  // ord 0: the count does not depend differentiably on x (PyTorch: zeros).
+  // ord 0: a zero derivative, also at zero and infinite entries.
   const EagerTensor x = runtime()->tensor(real_tensor({3}, {1.5, 0, -2}));
-  EXPECT_FALSE(
-      try_grad([](const EagerTensor& v) { return la::vector_norm(v, 0.0); }, x).has_value());
+  expect_near_all(host(grad([](const EagerTensor& v) { return la::vector_norm(v, 0.0); }, x)),
+                  {0, 0, 0}, 0);
+  const EagerTensor xi =
+      runtime()->tensor(real_tensor({2}, {std::numeric_limits<double>::infinity(), 1.0}));
+  expect_near_all(host(grad([](const EagerTensor& v) { return la::vector_norm(v, 0.0); }, xi)),
+                  {0, 0}, 0);
+  expect_near_all(host(la::vector_norm(xi, 0.0)), {2.0}, 0);
   // ord 1 and ord 0.5: sgn(0) = 0 and the masked entry.
   expect_near_all(host(grad([](const EagerTensor& v) { return la::vector_norm(v, 1.0); }, x)),
                   {1, 0, -1}, 0);
@@ -313,4 +318,21 @@ TEST(LinalgNorms, ErrorsAreTyped) {
   const EagerTensor z = runtime()->tensor(complex_tensor({2, 3}, cvalues(6)));
   EXPECT_TF_ERROR(la::vecdot(x, z, 0), ErrorKind::DTypeMismatch);
   EXPECT_TF_ERROR(la::vecdot(x, x, 3), ErrorKind::AxisOutOfBounds);
+}
+
+TEST(LinalgNorms, TracedWithSymbolicExtents) {
+  // One program for every n: the norms need no constant extents.
+  const TracedTensor x = placeholder(f64, {SymDim::var("n"), 3});
+  const TracedTensor y = la::vector_norm(x, 3.5, {0}) + la::matrix_norm(x, 1.0, {0, 1}) +
+                         la::vecdot(x, x, 0) + la::vector_norm(x, 0.5, {0});
+  const Program p = compile({y}, {x});
+  Runtime& rt = *runtime()->runtime();
+  for (std::int64_t n : {2, 5}) {
+    const Tensor v = real_tensor({n, 3}, values(3 * n));
+    const EagerTensor e = runtime()->tensor(v);
+    const EagerTensor want = la::vector_norm(e, 3.5, {0}) + la::matrix_norm(e, 1.0, {0, 1}) +
+                             la::vecdot(e, e, 0) + la::vector_norm(e, 0.5, {0});
+    expect_near_all(host(run_compiled(rt, p, {v})[0]), host(want), 1e-13,
+                    "n = " + std::to_string(n));
+  }
 }

@@ -197,3 +197,22 @@ TEST(LinalgTensorInvSolve, InverseAndSolveOfReshapedTensors) {
   EXPECT_TF_ERROR(la::tensorsolve(s, runtime()->tensor(real_tensor({3, 2}, values(6)))),
                   ErrorKind::ShapeMismatch);
 }
+
+TEST(LinalgPinv, SecondOrderIsSymmetricAndMatchesFiniteDifferences) {
+  // H of phi(A) = sum(pinv(A) * C): <u, H w> == <w, H u>, and H w is the
+  // central difference of the gradient along w.
+  const EagerTensor a = runtime()->tensor(real_tensor({3, 2}, values(6)));
+  const EagerTensor c = runtime()->tensor(real_tensor({2, 3}, values(6, 3.0)));
+  const EagerTensor u = runtime()->tensor(real_tensor({3, 2}, values(6, 1.0)));
+  const EagerTensor w = runtime()->tensor(real_tensor({3, 2}, values(6, 2.0)));
+  auto g = [&c](const EagerTensor& x) {
+    return grad([&c](const EagerTensor& y) { return sum(la::pinv(y) * c); }, x);
+  };
+  const EagerTensor hu = *jvp(g, a, u).tangent, hw = *jvp(g, a, w).tangent;
+  EXPECT_NEAR(host(sum(hu * w))[0], host(sum(hw * u))[0], 1e-9);
+  const double h = 1e-5;
+  const auto gp = host(g(a + w * h)), gm = host(g(a - w * h)), hv = host(hw);
+  for (std::size_t i = 0; i < hv.size(); ++i) {
+    EXPECT_NEAR(hv[i], (gp[i] - gm[i]) / (2 * h), 1e-5 * (1 + std::abs(hv[i])));
+  }
+}

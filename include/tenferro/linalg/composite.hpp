@@ -1,10 +1,13 @@
 #pragma once
-// Norms and the linalg ops composed of other ops (torch.linalg.vector_norm,
-// matrix_norm, norm, vecdot). They are compositions of the core op surface
-// (tenferro/ad/ops.hpp), written once for the eager and the traced tier, so
-// AD (first and higher order) comes from the composed ops. Where the
+// Norms and the linalg ops composed of other ops (docs/linalg_composite.md):
+// vector_norm, matrix_norm, norm, vecdot, vander, multi_dot, cross,
+// matrix_power, matrix_exp, pinv, lstsq, cond, tensorinv, tensorsolve. Most
+// are compositions of the core op surface (tenferro/ad/ops.hpp) and of the
+// other linalg functions, written once for the eager and the traced tier, so
+// AD (first and higher order) comes from the composed ops. Where a
 // composition has a kink, it is guarded so the derivative is PyTorch's
 // (linalg_vector_norm_backward / norm_jvp in FunctionsManual.cpp).
+// matrix_exp and pinv are extension ops with their own kernels and rules.
 //
 // Axes are OUR axes (column-major, batch axes last): PyTorch's dim d of a
 // rank-r tensor is our axis r - 1 - d, so torch's default dim=-1 is our axis 0
@@ -27,9 +30,7 @@ namespace tenferro::linalg {
 /// (else DTypeMismatch); an axis out of range is AxisOutOfBounds, a repeated
 /// one DuplicateAxis; a NaN ord is InvalidArgument; ord < 0 or ord = inf over
 /// an empty reduction (no identity) is InvalidArgument, as in PyTorch.
-/// AD (PyTorch's conventions): ord 0 has zero derivative (the count does not
-/// depend differentiably on x: grad reports no dependence, try_grad gives
-/// nullopt, where PyTorch returns zeros); ord 1 and the
+/// AD (PyTorch's conventions): ord 0 has a zero derivative; ord 1 and the
 /// +-inf norms use sgn(x) (0 at x = 0) and split the gradient evenly between
 /// tied extrema; ord = 2 and ord > 1 give 0 where the norm is 0; ord < 1
 /// gives 0 for the entries that are 0.

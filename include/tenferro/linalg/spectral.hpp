@@ -114,7 +114,8 @@ Tensor eigvalsh(const Tensor& a, char uplo, Backend& backend);
 /// (LAPACK geev). Failed convergence is NoConvergence naming the batch.
 /// AD: PyTorch's linalg_eig_backward / linalg_eig_jvp (the vectors keep unit
 /// norm to first order); for real input the gradient is the real part.
-/// A non-diagonalisable A makes V singular: Singular in the rules.
+/// The rules solve with V: an exactly singular V (a defective A) is Singular
+/// naming the batch index; a nearly defective A gives large derivatives.
 /// Gauge and degeneracy: see SpectralOptions.
 template <LinalgTensor T>
 EigResult<T> eig(const T& a, const SpectralOptions& options = {});
