@@ -16,6 +16,7 @@ struct AdParams {
   bool regularised = false;
   double eta = 1e-8;
   double gauge_tolerance = 1e-2;
+  double degeneracy_tolerance = 1e-10;
   bool operator==(const AdParams&) const = default;
 };
 std::size_t hash_value(const AdParams& p);
@@ -35,6 +36,13 @@ enum class GaugeOwner { Svd, Eigh, Eig };
 /// (x, g) -> x; throws GaugeIllDefined at execution when max |g| > tolerance.
 /// AD: identity in x, zero in g.
 std::shared_ptr<const LinalgOpBase> gauge_check_op(GaugeOwner owner, double tolerance);
+/// (x, c2, gap) -> x with c2 and gap real [k, k, batch...]: throws
+/// GaugeIllDefined at execution when some c2(i, j) > tolerance^2 (c2 is the
+/// squared magnitude of the cotangent, or tangent when `tangent`, component
+/// that a 1/gap factor multiplies, zero outside the degenerate pairs), naming
+/// i, j, the batch index and gap(i, j). AD: identity in x, zero in c2, gap.
+std::shared_ptr<const LinalgOpBase> degeneracy_check_op(GaugeOwner owner, double tolerance,
+                                                        bool tangent);
 
 void register_svd(Registry& r);
 void register_eigh(Registry& r);
@@ -54,11 +62,32 @@ Val sym2(Emitter& e, Val x);
 Val skew2(Emitter& e, Val x);
 /// Imaginary part of the diagonal of a square matrix, as a real [k, batch...].
 Val imag_diag(Emitter& e, Val x);
-/// The factor F(i, j) = 1 / (d(j) - d(i)) off the diagonal, 0 on it, for a
-/// value vector d (real or complex). Regularised: conj(D) / (|D|^2 + eta^2)
-/// with D = d(j) - d(i) and eta = ad.eta * sqrt(sum |d|^2) (plus a tiny
-/// floor), so equal entries give 0 instead of Inf.
-Val inv_gaps(Emitter& e, Val d, const AdParams& ad);
+/// The factor F(i, j) = 1 / D(i, j), D = d(j) - d(i) (or d(j) + d(i) for
+/// `sums`), of a value vector d (real or complex). Strict: 1 / D off the
+/// diagonal where |D| > tol * ||d||_2 (tol = max(ad.degeneracy_tolerance,
+/// 100 eps of the dtype)), 0 elsewhere; the degenerate pairs (off the
+/// diagonal, |D| <= tol ||d||_2) are recorded in `degenerate` (Bool
+/// [k, k, batch...]) and `gap` is |r(j) - r(i)| (real) for the reported values
+/// r (d unless given), for error messages. Regularised: conj(D) /
+/// (|D|^2 + eta^2) with eta = ad.eta * ||d||_2 (plus a tiny floor), so equal
+/// entries give 0 instead of Inf; no `degenerate`.
+struct GapFactors {
+  Val F;
+  std::optional<Val> degenerate;
+  std::optional<Val> gap;
+};
+GapFactors gap_factors(Emitter& e, Val d, const AdParams& ad,
+                       std::optional<Val> reported = std::nullopt, bool sums = false);
+/// out(i, j) = g(j) - g(i): how a values cotangent separates two values (a
+/// loss with a non-zero split on a degenerate pair depends on how the pair
+/// splits, which the vectors' basis decides).
+Val value_split(Emitter& e, Val g);
+/// x guarded by a degeneracy check (Strict only; x itself otherwise): raises
+/// GaugeIllDefined when the components (matrices [k, k, batch...]) that the
+/// 1/gap factors of `g` multiply have sum |c(i, j)|^2 > gauge_tolerance^2 on
+/// a degenerate pair. `tangent`: the components come from a jvp.
+Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
+                     const std::vector<Val>& components, const GapFactors& g, const AdParams& ad);
 /// 1 / s (strict) or s / (s^2 + eta^2) (regularised, eta relative to |s|).
 Val safe_inverse(Emitter& e, Val s, const AdParams& ad);
 /// Columns [0, k) of a matrix / rows [0, k) (constant extents).
