@@ -185,10 +185,21 @@ class DegeneracyCheck final : public LinalgOp<DegeneracyCheck, DegeneracyParams>
                               "the whole degenerate subspace"
                             : "the eigenvalues, or the projector V_k V_k^H onto the whole "
                               "degenerate subspace";
+      const std::int64_t i = w % k, j = (w / k) % k;
+      if (i == j) {  // a zero singular value (svd's 1 / s factors)
+        fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "zero singular value ", i,
+             " of matrix ", w / (k * k), " of the batch (s = ", gap, ", ",
+             p.tangent ? "tangent" : "cotangent", " component ", std::sqrt(worst),
+             " > gauge_tolerance ", p.tolerance,
+             "): its singular vectors are not determined by A (rank deficient), so the "
+             "derivative is not defined; use GaugePolicy::Regularised (Lorentzian-broadened "
+             "1 / s) or a loss that does not depend on those vectors (e.g. ",
+             fix, ")");
+      }
       fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "degenerate ",
-           svd ? "singular" : "eigen", " values ", w % k, " and ", (w / k) % k, " of matrix ",
-           w / (k * k), " of the batch (gap ", gap, ", ", p.tangent ? "tangent" : "cotangent",
-           " component ", std::sqrt(worst), " > gauge_tolerance ", p.tolerance, "): the ",
+           svd ? "singular" : "eigen", " values ", i, " and ", j, " of matrix ", w / (k * k),
+           " of the batch (gap ", gap, ", ", p.tangent ? "tangent" : "cotangent", " component ",
+           std::sqrt(worst), " > gauge_tolerance ", p.tolerance, "): the ",
            p.tangent ? "derivative of the vectors depends" : "loss depends",
            " on the choice of basis inside the degenerate subspace, so the derivative is not "
            "defined; use GaugePolicy::Regularised (Lorentzian-broadened gaps) or a loss "
@@ -339,16 +350,39 @@ Val value_split(Emitter& e, Val gv) {
 }
 
 Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
-                     const std::vector<Val>& components, const GapFactors& g, const AdParams& ad) {
+                     const std::vector<Val>& components, const GapFactors& g, const AdParams& ad,
+                     const std::vector<Val>& squared) {
   if (!g.degenerate) return x;
   std::optional<Val> c2;
   for (const Val c : components) {
     const Val a = abs2(e, c);
     c2 = c2 ? e.add(*c2, a) : a;
   }
+  for (const Val a : squared) c2 = c2 ? e.add(*c2, a) : a;
   if (!c2) return x;
   const Val masked = e.select(*g.degenerate, *c2, e.zeros_like(*c2));
   return emit(e, degeneracy_check_op(owner, ad.gauge_tolerance, tangent), {x, masked, *g.gap})[0];
+}
+
+GapFactors inverse_factors(Emitter& e, Val s, const AdParams& ad) {
+  if (ad.regularised) return {safe_inverse(e, s, ad), std::nullopt, std::nullopt};
+  const DType rt = e.meta(s).dtype;
+  const double eps = rt == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                      : std::numeric_limits<double>::epsilon();
+  const double tol = std::max(ad.degeneracy_tolerance, 100.0 * eps);
+  const Val a2 = e.mul(s, s);
+  const Val thr = e.scale(diag(e, scale2(e, s, e.meta(bcast_row(e, s)).shape)), tol * tol);
+  const Val keep = e.binary(BinaryOp::Gt, a2, thr);
+  const Val inv =
+      e.select(keep, e.div(e.ones_like(s), e.select(keep, s, e.ones_like(s))), e.zeros_like(s));
+  const Val eye = diag_embed(e, e.ones_like(s));
+  const Val on = e.binary(BinaryOp::Ne, eye, e.zeros_like(eye));
+  const Val zero = bcast_row(e, e.binary(BinaryOp::Le, a2, thr));
+  return {inv, e.binary(BinaryOp::LogicalAnd, zero, on), diag_embed(e, s)};
+}
+
+Val sum_squares(Emitter& e, Val x, std::int64_t axis) {
+  return e.sum(abs2(e, x), Axes{axis});
 }
 
 Val safe_inverse(Emitter& e, Val s, const AdParams& ad) {

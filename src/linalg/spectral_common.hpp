@@ -84,10 +84,19 @@ GapFactors gap_factors(Emitter& e, Val d, const AdParams& ad,
 Val value_split(Emitter& e, Val g);
 /// x guarded by a degeneracy check (Strict only; x itself otherwise): raises
 /// GaugeIllDefined when the components (matrices [k, k, batch...]) that the
-/// 1/gap factors of `g` multiply have sum |c(i, j)|^2 > gauge_tolerance^2 on
-/// a degenerate pair. `tangent`: the components come from a jvp.
+/// 1/gap factors of `g` multiply have sum |c(i, j)|^2 (plus the `squared`
+/// ones) > gauge_tolerance^2 on a degenerate pair. `tangent`: the components come from a jvp.
 Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
-                     const std::vector<Val>& components, const GapFactors& g, const AdParams& ad);
+                     const std::vector<Val>& components, const GapFactors& g, const AdParams& ad,
+                     const std::vector<Val>& squared = {});
+/// svd's 1 / s factors as GapFactors (vectors [k, batch...] for F): Strict:
+/// 1 / s where s > tol * ||s||_2, else 0, with `degenerate` the diagonal
+/// entries (i, i) of those zero values and `gap` diag(s); Regularised: as
+/// safe_inverse. Components for check_degenerate are diagonal matrices
+/// (`squared`: already |c|^2).
+GapFactors inverse_factors(Emitter& e, Val s, const AdParams& ad);
+/// sum over `axis` of |x|^2 (real).
+Val sum_squares(Emitter& e, Val x, std::int64_t axis);
 /// 1 / s (strict) or s / (s^2 + eta^2) (regularised, eta relative to |s|).
 Val safe_inverse(Emitter& e, Val s, const AdParams& ad);
 /// Columns [0, k) of a matrix / rows [0, k) (constant extents).

@@ -256,6 +256,64 @@ TEST(LinalgSpectralDegenerate, TangentsSplittingADegeneratePairAreGaugeIllDefine
   EXPECT_TRUE(all_finite(s.value()));
 }
 
+TEST(LinalgSpectralDegenerate, ZeroSingularValuesOfNonSquareMatricesAreChecked) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  // [4, 3] with singular values 2, 1, 0: the 1 / s of the completion meets s = 0.
+  const auto r = rotated({2.0, 1.0, 0.0}).to_vector<double>();
+  std::vector<double> a(12, 0.0);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) a[i + 4 * j] = r[i + 3 * j];
+  const Tensor A = Tensor::from_col_major({4, 3}, a);
+  // (Weights of size 10: with make's unit ones, u_2^T W v_2 = -0.0033 is below
+  // gauge_tolerance, so the reconstruction loss would pass as negligible.)
+  const Tensor W = scaled(make({4, 3}, 1.5), 10.0);
+  const EagerTensor Wt = rt->tensor(W);
+  const auto expect_zero_error = [](const std::function<void()>& f, int which) {
+    SCOPED_TRACE(which);
+    std::string msg;
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::GaugeIllDefined) << e.what();
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("zero singular value 2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Regularised"), std::string::npos) << msg;
+  };
+  expect_zero_error(
+      [&] {
+        const EagerTensor x = rt->variable(A);
+        sum(la::svd(x, false).U * Wt).backward();
+      },
+      0);
+  expect_zero_error(
+      [&] {  // U diag(S) Vh: the loss depends on s_2 itself
+        const EagerTensor x = rt->variable(A);
+        const auto f = la::svd(x, false);
+        sum(matmul(f.U * f.S, f.Vh) * Wt).backward();
+      },
+      1);
+  expect_zero_error(
+      [&] {  // forward mode
+        (void)jvp([](const EagerTensor& x) { return sum(la::svd(x, false).U); }, rt->tensor(A),
+                  rt->tensor(W));
+      },
+      2);
+  // Values only, and columns of U away from the zero value: finite.
+  const EagerTensor x = rt->variable(A);
+  sum(la::svd(x, false).S).backward();
+  EXPECT_TRUE(all_finite(x.grad().value()));
+  const Tensor keep =
+      Tensor::from_col_major({4, 3}, std::vector<double>{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0});
+  const EagerTensor y = rt->variable(A);
+  sum(la::svd(y, false).U * Wt * rt->tensor(keep)).backward();
+  EXPECT_TRUE(all_finite(y.grad().value()));
+  // Regularised: finite for the same loss.
+  const EagerTensor z = rt->variable(A);
+  sum(la::svd(z, false, kReg).U * Wt).backward();
+  EXPECT_TRUE(all_finite(z.grad().value()));
+}
+
 TEST(LinalgSpectralDegenerate, RegularisedGivesFiniteValuesForTheSameLosses) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
   const EagerTensor Wt = rt->tensor(make({3, 3}, 1.0));
