@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "linalg/spectral_common.hpp"
 
@@ -16,7 +17,8 @@ namespace detail {
 std::size_t hash_value(const AdParams& p) {
   return hash_combine(
       hash_combine(hash_combine(std::hash<double>{}(p.eta), std::hash<double>{}(p.gauge_tolerance)),
-                   std::hash<double>{}(p.degeneracy_tolerance)),
+                   hash_combine(std::hash<double>{}(p.degeneracy_tolerance),
+                                std::hash<double>{}(p.component_tolerance))),
       p.regularised ? 1u : 0u);
 }
 
@@ -34,7 +36,13 @@ AdParams ad_params(std::string_view op, const SpectralOptions& o) {
          "SpectralOptions::degeneracy_tolerance must be finite and >= 0, got ",
          o.degeneracy_tolerance);
   }
-  return {o.policy == GaugePolicy::Regularised, o.eta, o.gauge_tolerance, o.degeneracy_tolerance};
+  if (!(o.component_tolerance >= 0.0) || !std::isfinite(o.component_tolerance)) {
+    fail(ErrorKind::InvalidArgument, std::string(op),
+         "SpectralOptions::component_tolerance must be finite and >= 0, got ",
+         o.component_tolerance);
+  }
+  return {o.policy == GaugePolicy::Regularised, o.eta, o.gauge_tolerance, o.degeneracy_tolerance,
+          o.component_tolerance};
 }
 
 namespace {
@@ -153,10 +161,10 @@ class DegeneracyCheck final : public LinalgOp<DegeneracyCheck, DegeneracyParams>
  public:
   static constexpr std::string_view kFamily = "tenferro.linalg_degeneracy_check.v1";
   using LinalgOp::LinalgOp;
-  std::size_t input_count() const override { return 3; }
+  std::size_t input_count() const override { return 4; }
   std::size_t output_count() const override { return 1; }
   InferenceResult infer(std::span<const TensorMeta> in) const override {
-    for (std::size_t i = 1; i < 3; ++i) {
+    for (std::size_t i = 1; i < 4; ++i) {
       if (in[i].dtype != DType::F32 && in[i].dtype != DType::F64) {
         fail(ErrorKind::DTypeMismatch, "degeneracy_check",
              "the component and gap matrices must be f32 or f64, got ",
@@ -167,46 +175,55 @@ class DegeneracyCheck final : public LinalgOp<DegeneracyCheck, DegeneracyParams>
   }
   std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
     const auto& p = params();
-    const std::vector<double> c2 = as_doubles(in[1]);
-    double worst = 0.0;
-    std::size_t where = 0;
-    for (std::size_t i = 0; i < c2.size(); ++i) {
-      if (c2[i] > worst) {  // NaN (from a NaN cotangent) propagates instead
-        worst = c2[i];
-        where = i;
+    const std::vector<double> c2 = as_doubles(in[1]), all = as_doubles(in[3]);
+    const std::int64_t k = in[1].rank() > 0 ? std::max<std::int64_t>(1, in[1].shape()[0]) : 1;
+    const auto kk = static_cast<std::size_t>(k * k);
+    // Per matrix: the largest masked component against the largest component overall.
+    for (std::size_t b0 = 0; b0 < c2.size(); b0 += kk) {
+      double worst = 0.0, scale = 0.0;
+      std::size_t where = b0;
+      for (std::size_t i = b0; i < b0 + kk && i < c2.size(); ++i) {
+        scale = std::max(scale, all[i]);
+        if (c2[i] > worst) {  // NaN (from a NaN cotangent) propagates instead
+          worst = c2[i];
+          where = i;
+        }
       }
-    }
-    if (worst > p.tolerance * p.tolerance) {
-      const std::int64_t k = in[1].rank() > 0 ? std::max<std::int64_t>(1, in[1].shape()[0]) : 1;
-      const auto w = static_cast<std::int64_t>(where);
-      const double gap = as_doubles(in[2])[where];
-      const bool svd = p.owner == GaugeOwner::Svd;
-      const char* fix = svd ? "the singular values, U diag(S) Vh, or the projector U_k U_k^H onto "
-                              "the whole degenerate subspace"
-                            : "the eigenvalues, or the projector V_k V_k^H onto the whole "
-                              "degenerate subspace";
-      const std::int64_t i = w % k, j = (w / k) % k;
-      if (i == j) {  // a zero singular value (svd's 1 / s factors)
-        fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "zero singular value ", i,
-             " of matrix ", w / (k * k), " of the batch (s = ", gap, ", ",
-             p.tangent ? "tangent" : "cotangent", " component ", std::sqrt(worst),
-             " > gauge_tolerance ", p.tolerance,
-             "): its singular vectors are not determined by A (rank deficient), so the "
-             "derivative is not defined; use GaugePolicy::Regularised (Lorentzian-broadened "
-             "1 / s) or a loss that does not depend on those vectors (e.g. ",
-             fix, ")");
-      }
-      fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "degenerate ",
-           svd ? "singular" : "eigen", " values ", i, " and ", j, " of matrix ", w / (k * k),
-           " of the batch (gap ", gap, ", ", p.tangent ? "tangent" : "cotangent", " component ",
-           std::sqrt(worst), " > gauge_tolerance ", p.tolerance, "): the ",
-           p.tangent ? "derivative of the vectors depends" : "loss depends",
-           " on the choice of basis inside the degenerate subspace, so the derivative is not "
-           "defined; use GaugePolicy::Regularised (Lorentzian-broadened gaps) or a loss "
-           "invariant under rotations within the subspace (e.g. ",
-           fix, ")");
+      if (worst > p.tolerance * p.tolerance * scale) report(in, where, k, worst, scale);
     }
     return {compact_copy(in[0], backend)};
+  }
+  [[noreturn]] void report(std::span<const Tensor> in, std::size_t where, std::int64_t k,
+                           double worst, double scale) const {
+    const auto& p = params();
+    const auto w = static_cast<std::int64_t>(where);
+    const double gap = as_doubles(in[2])[where];
+    const bool svd = p.owner == GaugeOwner::Svd;
+    const char* fix = svd ? "the singular values alone, U Vh, or the projector U_k U_k^H onto "
+                            "the whole degenerate subspace"
+                          : "the eigenvalues alone, or the projector V_k V_k^H onto the whole "
+                            "degenerate subspace";
+    const char* kind = p.tangent ? "tangent" : "cotangent";
+    const std::int64_t i = w % k, j = (w / k) % k;
+    std::ostringstream sizes;
+    sizes << kind << " component " << std::sqrt(worst) << " > " << p.tolerance << " x the largest "
+          << kind << " component " << std::sqrt(scale);
+    if (i == j) {  // a zero singular value (svd's 1 / s factors)
+      fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "zero singular value ", i,
+           " of matrix ", w / (k * k), " of the batch (s = ", gap, ", ", sizes.str(),
+           "): it is not differentiable and its singular vectors are not determined by A (rank "
+           "deficient), so the derivative is not defined; use GaugePolicy::Regularised "
+           "(Lorentzian-broadened 1 / s) or a loss that does not depend on that value and its "
+           "vectors");
+    }
+    fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "degenerate ",
+         svd ? "singular values" : "eigenvalues", " ", i, " and ", j, " of matrix ", w / (k * k),
+         " of the batch (gap ", gap, ", ", sizes.str(), "): the ",
+         p.tangent ? "derivative of the vectors depends" : "loss depends",
+         " on the choice of basis inside the degenerate subspace or on how the values split, so "
+         "the derivative is not defined; use GaugePolicy::Regularised (Lorentzian-broadened "
+         "gaps) or a loss invariant under rotations within the subspace (e.g. ",
+         fix, ")");
   }
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules() {
@@ -216,7 +233,7 @@ class DegeneracyCheck final : public LinalgOp<DegeneracyCheck, DegeneracyParams>
         return {t[0]};
       };
       s.vjp = [](const RuleArgs&, std::span<const MaybeVal> ct) -> std::vector<MaybeVal> {
-        return {ct[0], std::nullopt, std::nullopt};
+        return {ct[0], std::nullopt, std::nullopt, std::nullopt};
       };
       s.residuals = ad::Residuals::none();
       return s;
@@ -351,7 +368,7 @@ Val value_split(Emitter& e, Val gv) {
 
 Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
                      const std::vector<Val>& components, const GapFactors& g, const AdParams& ad,
-                     const std::vector<Val>& squared) {
+                     const std::vector<Val>& squared, const std::vector<Val>& references) {
   if (!g.degenerate) return x;
   std::optional<Val> c2;
   for (const Val c : components) {
@@ -361,7 +378,12 @@ Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
   for (const Val a : squared) c2 = c2 ? e.add(*c2, a) : a;
   if (!c2) return x;
   const Val masked = e.select(*g.degenerate, *c2, e.zeros_like(*c2));
-  return emit(e, degeneracy_check_op(owner, ad.gauge_tolerance, tangent), {x, masked, *g.gap})[0];
+  Val all = *c2;
+  for (const Val r : references) all = e.add(all, abs2(e, r));
+  const double eps = e.meta(*c2).dtype == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                                     : std::numeric_limits<double>::epsilon();
+  const double tol = std::max(ad.component_tolerance, std::sqrt(eps));
+  return emit(e, degeneracy_check_op(owner, tol, tangent), {x, masked, *g.gap, all})[0];
 }
 
 GapFactors inverse_factors(Emitter& e, Val s, const AdParams& ad) {

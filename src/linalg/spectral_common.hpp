@@ -17,6 +17,7 @@ struct AdParams {
   double eta = 1e-8;
   double gauge_tolerance = 1e-2;
   double degeneracy_tolerance = 1e-10;
+  double component_tolerance = 1e-6;
   bool operator==(const AdParams&) const = default;
 };
 std::size_t hash_value(const AdParams& p);
@@ -36,11 +37,12 @@ enum class GaugeOwner { Svd, Eigh, Eig };
 /// (x, g) -> x; throws GaugeIllDefined at execution when max |g| > tolerance.
 /// AD: identity in x, zero in g.
 std::shared_ptr<const LinalgOpBase> gauge_check_op(GaugeOwner owner, double tolerance);
-/// (x, c2, gap) -> x with c2 and gap real [k, k, batch...]: throws
-/// GaugeIllDefined at execution when some c2(i, j) > tolerance^2 (c2 is the
-/// squared magnitude of the cotangent, or tangent when `tangent`, component
-/// that a 1/gap factor multiplies, zero outside the degenerate pairs), naming
-/// i, j, the batch index and gap(i, j). AD: identity in x, zero in c2, gap.
+/// (x, c2, gap, all) -> x with c2, gap and all real [k, k, batch...]: throws
+/// GaugeIllDefined at execution when some c2(i, j) > tolerance^2 * max all
+/// over the same matrix (c2: the squared magnitude of the cotangent, or
+/// tangent when `tangent`, component that a zeroed 1/gap factor multiplies,
+/// zero outside the degenerate pairs; all: that component everywhere), naming
+/// i, j, the batch index and gap(i, j). AD: identity in x, zero elsewhere.
 std::shared_ptr<const LinalgOpBase> degeneracy_check_op(GaugeOwner owner, double tolerance,
                                                         bool tangent);
 
@@ -84,11 +86,14 @@ GapFactors gap_factors(Emitter& e, Val d, const AdParams& ad,
 Val value_split(Emitter& e, Val g);
 /// x guarded by a degeneracy check (Strict only; x itself otherwise): raises
 /// GaugeIllDefined when the components (matrices [k, k, batch...]) that the
-/// 1/gap factors of `g` multiply have sum |c(i, j)|^2 (plus the `squared`
-/// ones) > gauge_tolerance^2 on a degenerate pair. `tangent`: the components come from a jvp.
+/// 1/gap factors of `g` multiply, sum |c(i, j)|^2 (plus the `squared` ones),
+/// exceed tol^2 times the largest value of that sum plus sum |r|^2 over the
+/// `references` (the rest of the (co)tangent, same shape) in the matrix, on a
+/// degenerate pair (tol = max(ad.component_tolerance, sqrt(eps))). `tangent`: the components come
+/// from a jvp.
 Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
                      const std::vector<Val>& components, const GapFactors& g, const AdParams& ad,
-                     const std::vector<Val>& squared = {});
+                     const std::vector<Val>& squared = {}, const std::vector<Val>& references = {});
 /// svd's 1 / s factors as GapFactors (vectors [k, batch...] for F): Strict:
 /// 1 / s where s > tol * ||s||_2, else 0, with `degenerate` the diagonal
 /// entries (i, i) of those zero values and `gap` diag(s); Regularised: as

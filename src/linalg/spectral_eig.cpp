@@ -248,7 +248,7 @@ std::vector<MaybeVal> eig_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
     gA = emit(e, gauge_check_op(GaugeOwner::Eig, p.ad.gauge_tolerance), {gA, imag_diag(e, *X)})[0];
     std::vector<Val> c{*Xp};
     if (gL) c.push_back(value_split(e, *gL));
-    gA = check_degenerate(e, GaugeOwner::Eig, false, gA, c, *g, p.ad);
+    gA = check_degenerate(e, GaugeOwner::Eig, false, gA, c, *g, p.ad, {}, {*X});
   }
   return {e.to_dtype(gA, in_dt)};
 }

@@ -162,7 +162,7 @@ std::vector<MaybeVal> eigh_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) 
   // the pair splits (gL).
   std::vector<Val> c{N};
   if (gL) c.push_back(value_split(e, *gL));
-  return {check_degenerate(e, GaugeOwner::Eigh, false, gA, c, g, p.ad)};
+  return {check_degenerate(e, GaugeOwner::Eigh, false, gA, c, g, p.ad, {}, {X})};
 }
 
 const RuleSet& eigh_rules(bool values_only) {

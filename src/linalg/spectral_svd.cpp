@@ -229,9 +229,9 @@ std::vector<MaybeVal> svd_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   // Strict: a tangent that splits a degenerate pair makes dU, dVh undefined.
   if (g1) {
     for (Val* x : {&dU, &dVh}) {
-      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, {*H}, *g1, p.ad);
-      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, {*K}, *g2, p.ad);
-      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, zc, gi, p.ad, zsq);
+      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, {*H}, *g1, p.ad, {}, {*K});
+      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, {*K}, *g2, p.ad, {}, {*H});
+      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, zc, gi, p.ad, zsq, {*H, *K});
     }
   }
   return {dU, dS, dVh};
@@ -316,13 +316,13 @@ std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
     // how the pair splits (gS), nor, for a pair of zero values, on separate rotations.
     std::vector<Val> c{*Ksum};
     if (gS) c.push_back(value_split(e, *gS));
-    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, c, *g1, p.ad);
-    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, {*Kdiff}, *g2, p.ad);
+    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, c, *g1, p.ad, {}, {*Kdiff});
+    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, {*Kdiff}, *g2, p.ad, {}, {*Ksum});
     // A zero singular value is not differentiable (it grows like |t|): with a 1 / s term
     // in the rule, a loss depending on it (e.g. U diag(S) Vh) needs the joint limit of
     // s_i and its vectors, which the rule cannot form.
     if (gS && (!zc.empty() || !zsq.empty())) zc.push_back(diag_embed(e, *gS));
-    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, zc, gi, p.ad, zsq);
+    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, zc, gi, p.ad, zsq, {*Ksum, *Kdiff});
   }
   return {gA};
 }

@@ -169,6 +169,16 @@ TEST(LinalgSpectralDegenerate, BasisInvariantLossesThroughTheVectorsMatchFiniteD
     sum(matmul(f.U, f.Vh) * rt->tensor(W)).backward();
     expect_close(x.grad().value(), fd_grad(polar, A), 1e-7);
   }
+  // Single precision: rounding in the degenerate pairs stays below the tolerances.
+  {
+    const Tensor A = rotated({2.0, 2.0, 0.5});
+    std::vector<float> af;
+    for (double v : A.to_vector<double>()) af.push_back(static_cast<float>(v));
+    const EagerTensor x32 = rt->variable(Tensor::from_col_major({3, 3}, af));
+    const auto f = la::svd(x32, false);
+    sum(matmul(f.U, f.Vh) * cast(rt->tensor(W), DType::F32)).backward();
+    expect_close(x32.grad().value(), fd_grad(polar, A), 1e-4);
+  }
   // The projector onto the degenerate eigenspace of eigenvalue 1 (columns 0 and 1).
   const Tensor mask =
       Tensor::from_col_major({3, 3}, std::vector<double>{1, 1, 1, 1, 1, 1, 0, 0, 0});
@@ -202,12 +212,13 @@ TEST(LinalgSpectralDegenerate, BasisDependentLossesAreGaugeIllDefinedInEagerAndT
     const EagerTensor x = rt->variable(A);
     EXPECT_DEGENERATE(sum(la::svd(x).U * Wt).backward());
   }
-  // (Weights whose component on the rotated pair is well above gauge_tolerance: that
-  // component is fixed by the subspace and the weights; with Wt it is 0.0095.)
+  // (With Wt the component on the rotated pair is 0.0095, with W2 larger; both are errors.)
   const EagerTensor W2 = rt->tensor(make({3, 3}, 2.5));
   for (const Tensor& A : {eye(3), rotated({1.0, 1.0, 3.0})}) {
     const EagerTensor x = rt->variable(A);
     EXPECT_DEGENERATE(sum(la::eigh(x).eigenvectors * W2).backward());
+    const EagerTensor x2 = rt->variable(A);
+    EXPECT_DEGENERATE(sum(la::eigh(x2).eigenvectors * Wt).backward());
     // The reconstruction V diag(L) V^T is invariant as a whole, but its cotangent of the
     // values separates the degenerate pair: the chain rule cannot give its gradient.
     const EagerTensor y = rt->variable(A);
@@ -264,9 +275,8 @@ TEST(LinalgSpectralDegenerate, ZeroSingularValuesOfNonSquareMatricesAreChecked) 
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) a[i + 4 * j] = r[i + 3 * j];
   const Tensor A = Tensor::from_col_major({4, 3}, a);
-  // (Weights of size 10: with make's unit ones, u_2^T W v_2 = -0.0033 is below
-  // gauge_tolerance, so the reconstruction loss would pass as negligible.)
-  const Tensor W = scaled(make({4, 3}, 1.5), 10.0);
+  // (u_2^T W v_2 = -0.0033 here, small but not negligible next to the other components.)
+  const Tensor W = make({4, 3}, 1.5);
   const EagerTensor Wt = rt->tensor(W);
   const auto expect_zero_error = [](const std::function<void()>& f, int which) {
     SCOPED_TRACE(which);
@@ -345,7 +355,22 @@ TEST(LinalgSpectralDegenerate, ToleranceIsRelativeAndValidated) {
     const EagerTensor y = rt->variable(scaled(A, scale));
     EXPECT_DEGENERATE(sum(la::eigh(y, 'L', loose).eigenvectors * Wt).backward());
   }
+  // The component is compared with the largest one: scaling the loss changes nothing.
+  for (double scale : {1e-6, 1e6}) {
+    const EagerTensor y = rt->variable(eye(3));
+    EXPECT_DEGENERATE(
+        sum(la::eigh(y).eigenvectors * rt->tensor(scaled(make({3, 3}, 1.0), scale))).backward());
+  }
+  // A component below component_tolerance relative to the largest is treated as 0.
+  la::SpectralOptions lax;
+  lax.component_tolerance = 10.0;
+  const EagerTensor u = rt->variable(eye(3));
+  sum(la::eigh(u, 'L', lax).eigenvectors * Wt).backward();
+  EXPECT_TRUE(all_finite(u.grad().value()));
   la::SpectralOptions bad;
+  bad.component_tolerance = -1.0;
+  EXPECT_TF_ERROR(la::eig(rt->tensor(eye(2)), bad), ErrorKind::InvalidArgument);
+  bad.component_tolerance = 1e-6;
   bad.degeneracy_tolerance = -1.0;
   EXPECT_TF_ERROR(la::eigh(rt->tensor(eye(2)), 'L', bad), ErrorKind::InvalidArgument);
   bad.degeneracy_tolerance = std::nan("");

@@ -28,7 +28,7 @@ enum class GaugePolicy {
   /// as PyTorch does.
   /// Degeneracy (where PyTorch gives Inf/NaN): for a pair of degenerate values
   /// (see `degeneracy_tolerance`) the 1/(gap) factor is 0, and the component
-  /// it would multiply must be negligible (|c| <= `gauge_tolerance`), else
+  /// it would multiply must be negligible (see `component_tolerance`), else
   /// GaugeIllDefined names the pair, the batch index, the gap and |c|. In the
   /// reverse rules c is the derivative of the loss along a rotation of the
   /// pair (skew(V^H gV)(i, j) / 2; svd: (skew(U^H gU) + skew(V^H gV))(i, j) / 2
@@ -64,9 +64,8 @@ struct SpectralOptions {
   GaugePolicy policy = GaugePolicy::Strict;
   /// Relative Lorentzian width of the Regularised policy (must be > 0).
   double eta = 1e-8;
-  /// Largest accepted phase dependence of the loss (PyTorch: 1e-2), and
-  /// (Strict) the largest accepted cotangent / tangent component on a pair of
-  /// degenerate values (must be >= 0).
+  /// Largest accepted phase dependence of the loss (PyTorch: 1e-2; must be
+  /// >= 0).
   double gauge_tolerance = 1e-2;
   /// Strict: two values are degenerate when their gap |d_j - d_i| is at most
   /// max(degeneracy_tolerance, 100 eps) times the 2-norm of the vector d
@@ -74,6 +73,11 @@ struct SpectralOptions {
   /// 1.2e-5 for f32 / c64 and this value for f64 / c128); for svd a pair of
   /// zero values is s_i + s_j at most that. Must be finite and >= 0.
   double degeneracy_tolerance = 1e-10;
+  /// Strict: a (co)tangent component on a degenerate pair is negligible when
+  /// it is at most max(component_tolerance, sqrt(eps)) times the largest
+  /// component of the same kind in that matrix (sqrt(eps): 3.5e-4 for f32 /
+  /// c64, 1.5e-8 for f64 / c128). Must be finite and >= 0.
+  double component_tolerance = 1e-6;
 };
 
 /// The factors of svd: A = U diag(S) Vh.
