@@ -43,11 +43,19 @@ enum class GaugePolicy {
   /// gradients; losses that depend on the basis inside a degenerate subspace
   /// are errors. In svd the factor 1/(s_j^2 - s_i^2) is split as
   /// 1/(2(s_j - s_i)) + 1/(2(s_j + s_i)), so the well-defined second part is
-  /// kept for degenerate non-zero pairs. Limits: a forward-mode tangent (or a
-  /// Hessian-vector product) through the vector outputs at a degenerate point
-  /// raises even when the vector tangent is not used in the end (use the
-  /// values-only functions, whose first derivatives have no gap factors);
-  /// 1/s_i (complex svd, non-square completions) is not guarded for s_i = 0.
+  /// kept for degenerate non-zero pairs. svd's 1/s_i factors (complex
+  /// diagonal term, non-square completions) are treated alike for a zero
+  /// singular value s_i <= tol * ||S||_2: 0, with the component they multiply
+  /// (Im diag(U^H gU)_i, the columns (I - U U^H) gU(:, i) and rows
+  /// gVh(i, :) (I - V Vh); in the jvp the matching parts of dA) and, when such
+  /// a term exists, gS_i (s_i is not differentiable at 0) checked; the error
+  /// then names the zero singular value.
+  /// Limits: a forward-mode tangent (or a Hessian-vector product) through
+  /// the vector outputs at a degenerate point raises even when the vector
+  /// tangent is not used in the end (use the values-only functions, whose
+  /// first derivatives have no gap factors); a loss invariant only through a
+  /// compensation between values and vectors whose values cotangent happens
+  /// not to split the pair is not detected, and gets the zeroed term.
   Strict,
   /// The same phase check, but every 1/d factor (d = s_j^2 - s_i^2,
   /// lambda_j - lambda_i, and 1/s_i for non-square svd) is broadened to
