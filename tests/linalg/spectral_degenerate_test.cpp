@@ -324,6 +324,40 @@ TEST(LinalgSpectralDegenerate, ZeroSingularValuesOfNonSquareMatricesAreChecked) 
   EXPECT_TRUE(all_finite(z.grad().value()));
 }
 
+TEST(LinalgSpectralDegenerate, BatchIndexIsNamedAndZeroSizesWork) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  // Batch [3, 3, 2]: matrix 0 non-degenerate, matrix 1 the identity.
+  auto a = rotated({1.0, 2.0, 3.0}).to_vector<double>();
+  const auto id = eye(3).to_vector<double>();
+  a.insert(a.end(), id.begin(), id.end());
+  const Tensor A = Tensor::from_col_major({3, 3, 2}, a);
+  const EagerTensor W = rt->tensor(make({3, 3, 2}, 1.0));
+  std::string msg;
+  try {
+    const EagerTensor x = rt->variable(A);
+    sum(la::eigh(x).eigenvectors * W).backward();
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("of matrix 1 of the batch"), std::string::npos) << msg;
+  // Values only on the same batch: finite.
+  const EagerTensor y = rt->variable(A);
+  sum(la::eigh(y).eigenvalues).backward();
+  EXPECT_TRUE(all_finite(y.grad().value()));
+  // Zero sizes: the rules and checks run on empty matrices and batches.
+  for (const Shape& s : {Shape{0, 0}, Shape{3, 0}, Shape{0, 3}, Shape{2, 2, 0}}) {
+    const EagerTensor x = rt->variable(zeros(s));
+    const auto f = la::svd(x, false);
+    (sum(f.U) + sum(f.S) + sum(f.Vh)).backward();
+    EXPECT_EQ(x.grad().value().shape(), s);
+    if (s[0] == s[1]) {
+      const EagerTensor z = rt->variable(zeros(s));
+      (sum(la::eigh(z).eigenvectors) + sum(real(la::eig(z).eigenvectors))).backward();
+      EXPECT_EQ(z.grad().value().shape(), s);
+    }
+  }
+}
+
 TEST(LinalgSpectralDegenerate, RegularisedGivesFiniteValuesForTheSameLosses) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
   const EagerTensor Wt = rt->tensor(make({3, 3}, 1.0));
