@@ -261,6 +261,12 @@ TEST(LinalgSpectralDegenerate, TangentsSplittingADegeneratePairAreGaugeIllDefine
   const auto tv = values(t.value());
   const auto a = T.to_vector<double>();
   EXPECT_NEAR(std::abs(tv[0] - (a[0] + a[4] + a[8])), 0.0, 1e-12);
+  // Second order (forward over reverse) through the vectors of a degenerate point: a
+  // typed error (documented limit), never NaN.
+  const auto g = [](const EagerTensor& x) {
+    return grad([](const EagerTensor& y) { return sum(la::eigh(y).eigenvalues); }, x);
+  };
+  EXPECT_DEGENERATE(jvp(g, I, dA));
   // A tangent that only scales the identity keeps the pairs together: no error.
   const auto s = jvp_tangent([](const EagerTensor& x) { return sum(la::eigh(x).eigenvectors); }, I,
                              rt->tensor(eye(3)));
