@@ -6,6 +6,8 @@
 #include "tenferro/linalg/spectral.hpp"
 
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 #include "linalg/spectral_common.hpp"
 
@@ -14,7 +16,9 @@ namespace detail {
 
 std::size_t hash_value(const AdParams& p) {
   return hash_combine(
-      hash_combine(std::hash<double>{}(p.eta), std::hash<double>{}(p.gauge_tolerance)),
+      hash_combine(hash_combine(std::hash<double>{}(p.eta), std::hash<double>{}(p.gauge_tolerance)),
+                   hash_combine(std::hash<double>{}(p.degeneracy_tolerance),
+                                std::hash<double>{}(p.component_tolerance))),
       p.regularised ? 1u : 0u);
 }
 
@@ -27,7 +31,18 @@ AdParams ad_params(std::string_view op, const SpectralOptions& o) {
     fail(ErrorKind::InvalidArgument, std::string(op),
          "SpectralOptions::gauge_tolerance must be >= 0, got ", o.gauge_tolerance);
   }
-  return {o.policy == GaugePolicy::Regularised, o.eta, o.gauge_tolerance};
+  if (!(o.degeneracy_tolerance >= 0.0) || !std::isfinite(o.degeneracy_tolerance)) {
+    fail(ErrorKind::InvalidArgument, std::string(op),
+         "SpectralOptions::degeneracy_tolerance must be finite and >= 0, got ",
+         o.degeneracy_tolerance);
+  }
+  if (!(o.component_tolerance >= 0.0) || !std::isfinite(o.component_tolerance)) {
+    fail(ErrorKind::InvalidArgument, std::string(op),
+         "SpectralOptions::component_tolerance must be finite and >= 0, got ",
+         o.component_tolerance);
+  }
+  return {o.policy == GaugePolicy::Regularised, o.eta, o.gauge_tolerance, o.degeneracy_tolerance,
+          o.component_tolerance};
 }
 
 namespace {
@@ -121,6 +136,112 @@ class GaugeCheck final : public LinalgOp<GaugeCheck, GaugeParams> {
   }
 };
 
+// ---- degeneracy check ----------------------------------------------------------------
+
+struct DegeneracyParams {
+  GaugeOwner owner = GaugeOwner::Svd;
+  double tolerance = 1e-2;
+  bool tangent = false;
+  bool operator==(const DegeneracyParams&) const = default;
+};
+std::size_t hash_value(const DegeneracyParams& p) {
+  return hash_combine(static_cast<std::size_t>(p.owner) * 2 + (p.tangent ? 1u : 0u),
+                      std::hash<double>{}(p.tolerance));
+}
+
+std::vector<double> as_doubles(const Tensor& t) {
+  if (t.dtype() == DType::F32) {
+    const auto v = t.to_vector<float>();
+    return {v.begin(), v.end()};
+  }
+  return t.to_vector<double>();
+}
+
+class DegeneracyCheck final : public LinalgOp<DegeneracyCheck, DegeneracyParams> {
+ public:
+  static constexpr std::string_view kFamily = "tenferro.linalg_degeneracy_check.v1";
+  using LinalgOp::LinalgOp;
+  std::size_t input_count() const override { return 4; }
+  std::size_t output_count() const override { return 1; }
+  InferenceResult infer(std::span<const TensorMeta> in) const override {
+    for (std::size_t i = 1; i < 4; ++i) {
+      if (in[i].dtype != DType::F32 && in[i].dtype != DType::F64) {
+        fail(ErrorKind::DTypeMismatch, "degeneracy_check",
+             "the component and gap matrices must be f32 or f64, got ",
+             tenferro::name(in[i].dtype));
+      }
+    }
+    return {{in[0]}, {}};
+  }
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
+    const auto& p = params();
+    const std::vector<double> c2 = as_doubles(in[1]), all = as_doubles(in[3]);
+    const std::int64_t k = in[1].rank() > 0 ? std::max<std::int64_t>(1, in[1].shape()[0]) : 1;
+    const auto kk = static_cast<std::size_t>(k * k);
+    // Per matrix: the largest masked component against the largest component overall.
+    for (std::size_t b0 = 0; b0 < c2.size(); b0 += kk) {
+      double worst = 0.0, scale = 0.0;
+      std::size_t where = b0;
+      for (std::size_t i = b0; i < b0 + kk && i < c2.size(); ++i) {
+        scale = std::max(scale, all[i]);
+        if (c2[i] > worst) {  // NaN (from a NaN cotangent) propagates instead
+          worst = c2[i];
+          where = i;
+        }
+      }
+      if (worst > p.tolerance * p.tolerance * scale) report(in, where, k, worst, scale);
+    }
+    return {compact_copy(in[0], backend)};
+  }
+  [[noreturn]] void report(std::span<const Tensor> in, std::size_t where, std::int64_t k,
+                           double worst, double scale) const {
+    const auto& p = params();
+    const auto w = static_cast<std::int64_t>(where);
+    const double gap = as_doubles(in[2])[where];
+    const bool svd = p.owner == GaugeOwner::Svd;
+    const char* fix = svd ? "the singular values alone, U Vh, or the projector U_k U_k^H onto "
+                            "the whole degenerate subspace"
+                          : "the eigenvalues alone, or the projector V_k V_k^H onto the whole "
+                            "degenerate subspace";
+    const char* kind = p.tangent ? "tangent" : "cotangent";
+    const std::int64_t i = w % k, j = (w / k) % k;
+    std::ostringstream sizes;
+    sizes << kind << " component " << std::sqrt(worst) << " > " << p.tolerance << " x the largest "
+          << kind << " component " << std::sqrt(scale);
+    if (i == j) {  // a zero singular value (svd's 1 / s factors)
+      fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "zero singular value ", i,
+           " of matrix ", w / (k * k), " of the batch (s = ", gap, ", ", sizes.str(),
+           "): it is not differentiable and its singular vectors are not determined by A (rank "
+           "deficient), so the derivative is not defined; use GaugePolicy::Regularised "
+           "(Lorentzian-broadened 1 / s) or a loss that does not depend on that value and its "
+           "vectors");
+    }
+    fail(ErrorKind::GaugeIllDefined, owner_name(p.owner), "degenerate ",
+         svd ? "singular values" : "eigenvalues", " ", i, " and ", j, " of matrix ", w / (k * k),
+         " of the batch (gap ", gap, ", ", sizes.str(), "): the ",
+         p.tangent ? "derivative of the vectors depends" : "loss depends",
+         " on the choice of basis inside the degenerate subspace or on how the values split, so "
+         "the derivative is not defined; use GaugePolicy::Regularised (Lorentzian-broadened "
+         "gaps) or a loss invariant under rotations within the subspace (e.g. ",
+         fix, ")");
+  }
+  const RuleSet& ad_rules() const override { return rules(); }
+  static const RuleSet& rules() {
+    static const RuleSet r = [] {
+      RuleSet s;
+      s.jvp = [](const RuleArgs&, std::span<const MaybeVal> t) -> std::vector<MaybeVal> {
+        return {t[0]};
+      };
+      s.vjp = [](const RuleArgs&, std::span<const MaybeVal> ct) -> std::vector<MaybeVal> {
+        return {ct[0], std::nullopt, std::nullopt, std::nullopt};
+      };
+      s.residuals = ad::Residuals::none();
+      return s;
+    }();
+    return r;
+  }
+};
+
 // ---- helpers -------------------------------------------------------------------------
 
 SymShape square_of(const SymShape& v) {
@@ -168,6 +289,11 @@ std::shared_ptr<const LinalgOpBase> gauge_check_op(GaugeOwner owner, double tole
   return std::make_shared<const GaugeCheck>(GaugeParams{owner, tolerance});
 }
 
+std::shared_ptr<const LinalgOpBase> degeneracy_check_op(GaugeOwner owner, double tolerance,
+                                                        bool tangent) {
+  return std::make_shared<const DegeneracyCheck>(DegeneracyParams{owner, tolerance, tangent});
+}
+
 Val bcast_row(Emitter& e, Val v, std::optional<Val> like) {
   const SymShape s = e.meta(v).shape;
   const SymShape out = like ? e.meta(*like).shape : square_of(s);
@@ -197,20 +323,88 @@ Val imag_diag(Emitter& e, Val x) {
   return e.emit1(make_primitive(prim::Unary{UnaryOp::Imag}), in);
 }
 
-Val inv_gaps(Emitter& e, Val d, const AdParams& ad) {
+namespace {
+Val abs2(Emitter& e, Val x) {
+  return is_complex(e.meta(x).dtype) ? e.real(e.mul(e.conj(x), x)) : e.mul(x, x);
+}
+}  // namespace
+
+GapFactors gap_factors(Emitter& e, Val d, const AdParams& ad, std::optional<Val> reported,
+                       bool sums) {
   const DType dt = e.meta(d).dtype;
-  const Val D = e.sub(bcast_row(e, d), bcast_col(e, d));  // D(i, j) = d(j) - d(i)
-  const Val eye = diag_embed(e, e.ones_like(d));
-  if (!ad.regularised) {
-    const Val off = e.sub(e.ones_like(eye), eye);
-    return e.div(off, e.add(D, eye));
-  }
-  const SymShape sq = e.meta(D).shape;
   const DType rt = real_of(dt);
-  const Val eta2 = e.add(e.scale(scale2(e, d, sq), ad.eta * ad.eta), e.full(sq, 1e-30, rt));
-  Val den = is_complex(dt) ? e.real(e.mul(e.conj(D), D)) : e.mul(D, D);
-  den = as_dtype(e, e.add(den, eta2), dt);
-  return e.div(is_complex(dt) ? e.conj(D) : D, den);
+  // D(i, j) = d(j) - d(i), or d(j) + d(i) for `sums`
+  const Val D =
+      sums ? e.add(bcast_row(e, d), bcast_col(e, d)) : e.sub(bcast_row(e, d), bcast_col(e, d));
+  const SymShape sq = e.meta(D).shape;
+  if (ad.regularised) {
+    const Val eta2 = e.add(e.scale(scale2(e, d, sq), ad.eta * ad.eta), e.full(sq, 1e-30, rt));
+    const Val den = as_dtype(e, e.add(abs2(e, D), eta2), dt);
+    return {e.div(is_complex(dt) ? e.conj(D) : D, den), std::nullopt, std::nullopt};
+  }
+  // |D|^2 <= tol^2 ||d||^2 off the diagonal marks a degenerate pair (every pair of a
+  // zero vector). The masks are piecewise constant, so the rules stay differentiable.
+  const double eps = rt == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                      : std::numeric_limits<double>::epsilon();
+  const double tol = std::max(ad.degeneracy_tolerance, 100.0 * eps);
+  const Val a2 = abs2(e, D), thr = e.scale(scale2(e, d, sq), tol * tol);
+  const Val eye = diag_embed(e, e.ones_like(d));
+  const Val off = e.binary(BinaryOp::Eq, eye, e.zeros_like(eye));
+  const Val keep = e.binary(BinaryOp::LogicalAnd, e.binary(BinaryOp::Gt, a2, thr), off);
+  const Val F =
+      e.select(keep, e.div(e.ones_like(D), e.select(keep, D, e.ones_like(D))), e.zeros_like(D));
+  GapFactors g{F, e.binary(BinaryOp::LogicalAnd, e.binary(BinaryOp::Le, a2, thr), off),
+               std::nullopt};
+  const Val r = reported ? *reported : d;
+  const Val R = e.sub(bcast_row(e, r), bcast_col(e, r));
+  g.gap =
+      is_complex(e.meta(R).dtype) ? e.unary(UnaryOp::Sqrt, abs2(e, R)) : e.unary(UnaryOp::Abs, R);
+  return g;
+}
+
+Val value_split(Emitter& e, Val gv) {
+  return e.sub(bcast_row(e, gv), bcast_col(e, gv));
+}
+
+Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
+                     const std::vector<Val>& components, const GapFactors& g, const AdParams& ad,
+                     const std::vector<Val>& squared, const std::vector<Val>& references) {
+  if (!g.degenerate) return x;
+  std::optional<Val> c2;
+  for (const Val c : components) {
+    const Val a = abs2(e, c);
+    c2 = c2 ? e.add(*c2, a) : a;
+  }
+  for (const Val a : squared) c2 = c2 ? e.add(*c2, a) : a;
+  if (!c2) return x;
+  const Val masked = e.select(*g.degenerate, *c2, e.zeros_like(*c2));
+  Val all = *c2;
+  for (const Val r : references) all = e.add(all, abs2(e, r));
+  const double eps = e.meta(*c2).dtype == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                                     : std::numeric_limits<double>::epsilon();
+  const double tol = std::max(ad.component_tolerance, std::sqrt(eps));
+  return emit(e, degeneracy_check_op(owner, tol, tangent), {x, masked, *g.gap, all})[0];
+}
+
+GapFactors inverse_factors(Emitter& e, Val s, const AdParams& ad) {
+  if (ad.regularised) return {safe_inverse(e, s, ad), std::nullopt, std::nullopt};
+  const DType rt = e.meta(s).dtype;
+  const double eps = rt == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                      : std::numeric_limits<double>::epsilon();
+  const double tol = std::max(ad.degeneracy_tolerance, 100.0 * eps);
+  const Val a2 = e.mul(s, s);
+  const Val thr = e.scale(diag(e, scale2(e, s, e.meta(bcast_row(e, s)).shape)), tol * tol);
+  const Val keep = e.binary(BinaryOp::Gt, a2, thr);
+  const Val inv =
+      e.select(keep, e.div(e.ones_like(s), e.select(keep, s, e.ones_like(s))), e.zeros_like(s));
+  const Val eye = diag_embed(e, e.ones_like(s));
+  const Val on = e.binary(BinaryOp::Ne, eye, e.zeros_like(eye));
+  const Val zero = bcast_row(e, e.binary(BinaryOp::Le, a2, thr));
+  return {inv, e.binary(BinaryOp::LogicalAnd, zero, on), diag_embed(e, s)};
+}
+
+Val sum_squares(Emitter& e, Val x, std::int64_t axis) {
+  return e.sum(abs2(e, x), Axes{axis});
 }
 
 Val safe_inverse(Emitter& e, Val s, const AdParams& ad) {
@@ -249,6 +443,7 @@ std::int64_t constant_extent(std::string_view op, const SymDim& d) {
 
 void register_spectral(Registry& r) {
   r.add<GaugeCheck>();
+  r.add<DegeneracyCheck>();
   register_svd(r);
   register_eigh(r);
   register_eig(r);

@@ -188,6 +188,8 @@ std::vector<Tensor> EigOp<ValuesOnly>::execute(Backend& backend, std::span<const
 // PyTorch's linalg_eig_jvp / linalg_eig_backward, F(i, j) = 1 / (l_j - l_i):
 //   dP = V^-1 dA V, dL = diag(dP), dV = V (F o dP) - V Re diag(V^H V (F o dP));
 //   gA = V^-H (conj(F) o (V^H gV - V^H V Re diag(V^H gV)) + diag(gL)) V^H.
+// Strict: F is 0 on degenerate pairs, where a non-negligible dP(i, j) (jvp) or
+// (V^H gV - V^H V Re diag(V^H gV))(i, j) (vjp) is a GaugeIllDefined error.
 std::vector<MaybeVal> eig_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   const auto& p = params_of(a.op);
   Emitter& e = a.emitter;
@@ -207,9 +209,11 @@ std::vector<MaybeVal> eig_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   const Val dP = emit(e, solve_op(false), {V, mm(e, dA, V)})[0];
   const Val dL = diag(e, dP);
   if (!p.vectors) return {dL};
-  const Val dVx = mm(e, V, e.mul(dP, inv_gaps(e, L, p.ad)));
+  const GapFactors g = gap_factors(e, L, p.ad);
+  const Val dVx = mm(e, V, e.mul(dP, g.F));
   const Val n = real_part_same(e, diag(e, mm(e, mH(e, V), dVx)));
-  return {dL, e.sub(dVx, e.mul(V, bcast_row(e, n)))};
+  const Val dV = e.sub(dVx, e.mul(V, bcast_row(e, n)));
+  return {dL, check_degenerate(e, GaugeOwner::Eig, true, dV, {dP}, g, p.ad)};
 }
 
 std::vector<MaybeVal> eig_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
@@ -227,12 +231,14 @@ std::vector<MaybeVal> eig_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   const Val L = f[0], V = f[1];
   const DType in_dt = a.input_metas[0].dtype;
   Val ret;
-  MaybeVal X;
+  MaybeVal X, Xp;
+  std::optional<GapFactors> g;
   if (gV) {
     X = mm(e, mH(e, V), *gV);
     const Val r = real_part_same(e, diag(e, *X));
-    const Val Xp = e.sub(*X, mm(e, mH(e, V), e.mul(V, bcast_row(e, r))));
-    ret = e.mul(Xp, e.conj(inv_gaps(e, L, p.ad)));
+    Xp = e.sub(*X, mm(e, mH(e, V), e.mul(V, bcast_row(e, r))));
+    g = gap_factors(e, L, p.ad);
+    ret = e.mul(*Xp, e.conj(g->F));
     if (gL) ret = e.add(ret, diag_embed(e, *gL));
   } else {
     ret = diag_embed(e, *gL);
@@ -240,6 +246,9 @@ std::vector<MaybeVal> eig_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   Val gA = emit(e, solve_op(true), {V, mm(e, ret, mH(e, V))})[0];
   if (X) {
     gA = emit(e, gauge_check_op(GaugeOwner::Eig, p.ad.gauge_tolerance), {gA, imag_diag(e, *X)})[0];
+    std::vector<Val> c{*Xp};
+    if (gL) c.push_back(value_split(e, *gL));
+    gA = check_degenerate(e, GaugeOwner::Eig, false, gA, c, *g, p.ad, {}, {*X});
   }
   return {e.to_dtype(gA, in_dt)};
 }

@@ -101,6 +101,8 @@ std::vector<Tensor> EighOp<ValuesOnly>::execute(Backend& backend,
 // (dL = Re diag(V^H dA V), dV = V (F o V^H dA V), F(i, j) = 1 / (l_j - l_i);
 // gA = V (F o skew(V^H gV) / 2 + diag(gL)) V^H), composed with P and its
 // adjoint P*(G) = tril(G + G^H, -1) + Re diag(G) ('L'; triu for 'U').
+// Strict: F is 0 on degenerate pairs, where a non-negligible dP(i, j) (jvp) or
+// skew(V^H gV)(i, j) (vjp) is a GaugeIllDefined error (check_degenerate).
 
 Val hermitian_from(Emitter& e, Val x, bool lower) {
   const Val t = lower ? tril(e, x, -1) : triu(e, x, 1);
@@ -129,8 +131,9 @@ std::vector<MaybeVal> eigh_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   const DType dt = e.meta(V).dtype;
   const Val dP = mm(e, mH(e, V), mm(e, dA, V));
   const Val dL = e.real(diag(e, dP));
-  const Val F = as_dtype(e, inv_gaps(e, L, p.ad), dt);
-  return {dL, mm(e, V, e.mul(dP, F))};
+  const GapFactors g = gap_factors(e, L, p.ad);
+  const Val F = as_dtype(e, g.F, dt);
+  return {dL, check_degenerate(e, GaugeOwner::Eigh, true, mm(e, V, e.mul(dP, F)), {dP}, g, p.ad)};
 }
 
 std::vector<MaybeVal> eigh_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
@@ -146,14 +149,20 @@ std::vector<MaybeVal> eigh_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) 
     return {hermitian_adjoint(e, G, p.lower)};
   }
   const Val X = mm(e, mH(e, V), *gV);
-  const Val F = as_dtype(e, inv_gaps(e, a.outputs[0], p.ad), dt);
-  Val ret = e.mul(e.scale(skew2(e, X), 0.5), F);
+  const GapFactors g = gap_factors(e, a.outputs[0], p.ad);
+  const Val F = as_dtype(e, g.F, dt);
+  const Val N = e.scale(skew2(e, X), 0.5);
+  Val ret = e.mul(N, F);
   if (gL) ret = e.add(ret, diag_embed(e, as_dtype(e, *gL, dt)));
   Val gA = hermitian_adjoint(e, mm(e, V, mm(e, ret, mH(e, V))), p.lower);
   if (is_complex(dt)) {
     gA = emit(e, gauge_check_op(GaugeOwner::Eigh, p.ad.gauge_tolerance), {gA, imag_diag(e, X)})[0];
   }
-  return {gA};
+  // Strict: on a degenerate pair the loss must not depend on a rotation (N) nor on how
+  // the pair splits (gL).
+  std::vector<Val> c{N};
+  if (gL) c.push_back(value_split(e, *gL));
+  return {check_degenerate(e, GaugeOwner::Eigh, false, gA, c, g, p.ad, {}, {X})};
 }
 
 const RuleSet& eigh_rules(bool values_only) {

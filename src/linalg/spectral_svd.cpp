@@ -134,6 +134,8 @@ std::vector<Tensor> SvdOp<ValuesOnly>::execute(Backend& backend, std::span<const
 //   dVh = -(F o (S dP' + dP'^H S)) Vh,  dP' = dP - diag(dS),
 // plus the (I - U U^H) dA V S^-1 (m > k) or S^-1 U^H dA (I - V V^H) (n > k)
 // completions; the reverse rule is their adjoint, guarded by the gauge check.
+// Strict: F is 0 on degenerate pairs, and a (co)tangent component that F would
+// multiply there is a GaugeIllDefined error (check_degenerate).
 
 struct Factors {
   Val U, S, Vh;
@@ -180,26 +182,57 @@ std::vector<MaybeVal> svd_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   const Val dP = mm(e, mH(e, f.U), mm(e, dA, V));
   const Val dS = e.real(diag(e, dP));
   const Val dPc = e.sub(dP, diag_embed(e, as_dtype(e, dS, dt)));
-  const Val F = as_dtype(e, inv_gaps(e, e.mul(f.S, f.S), p.ad), dt);
   const Val Sc = as_dtype(e, f.S, dt);
-  const Val Sinv = as_dtype(e, safe_inverse(e, f.S, p.ad), dt);
-  Val omU = e.mul(F, sym2(e, e.mul(dPc, bcast_row(e, Sc))));
-  if (cplx) omU = e.add(omU, diag_embed(e, e.mul(diag(e, dPc), Sinv)));
+  const GapFactors gi = inverse_factors(e, f.S, p.ad);
+  const Val Sinv = as_dtype(e, gi.F, dt);
+  std::vector<Val> zc, zsq;  // what the (zeroed) 1 / s of zero singular values multiplies
+  Val omU, omV;              // dU = U omU (+ ...), dVh = -omV Vh (+ ...)
+  std::optional<GapFactors> g1, g2;
+  std::optional<Val> H, K;
+  if (p.ad.regularised) {
+    const Val F = as_dtype(e, gap_factors(e, e.mul(f.S, f.S), p.ad).F, dt);
+    omU = e.mul(F, sym2(e, e.mul(dPc, bcast_row(e, Sc))));
+    omV = e.mul(F, sym2(e, e.mul(bcast_col(e, Sc), dPc)));
+  } else {
+    // (s_j dP_ij + s_i conj dP_ji) / (s_j^2 - s_i^2) = H_ij / (s_j - s_i) + K_ij / (s_j + s_i)
+    // with H, K the Hermitian and skew-Hermitian parts of dP: only H meets a 1 / gap (K only
+    // on pairs of zero singular values).
+    g1 = gap_factors(e, f.S, p.ad);
+    g2 = gap_factors(e, f.S, p.ad, std::nullopt, true);
+    H = e.scale(sym2(e, dPc), 0.5);
+    K = e.scale(skew2(e, dPc), 0.5);
+    const Val x = e.mul(as_dtype(e, g1->F, dt), *H), y = e.mul(as_dtype(e, g2->F, dt), *K);
+    omU = e.add(x, y);
+    omV = e.sub(x, y);
+  }
+  if (cplx) {
+    omU = e.add(omU, diag_embed(e, e.mul(diag(e, dPc), Sinv)));
+    zc.push_back(diag_embed(e, diag(e, dPc)));
+  }
   Val dU = mm(e, f.U, omU);
-  Val dVh = e.neg(mm(e, e.mul(F, sym2(e, e.mul(bcast_col(e, Sc), dPc))), f.Vh));
+  Val dVh = e.neg(mm(e, omV, f.Vh));
   if (!f.known || f.m > f.k) {
     // dU += (I - U U^H) dA V S^-1 (zero when m == k: U U^H = I)
-    const Val x = mm(e, dA, e.mul(V, bcast_row(e, Sinv, V)));
-    const Val c = e.sub(x, mm(e, f.U, mm(e, mH(e, f.U), x)));
-    dU = e.add(dU, c);
+    const Val y = mm(e, dA, V);
+    const Val c = e.sub(y, mm(e, f.U, mm(e, mH(e, f.U), y)));
+    dU = e.add(dU, e.mul(c, bcast_row(e, Sinv, c)));
+    zsq.push_back(diag_embed(e, sum_squares(e, c, 0)));
     if (full && f.m > f.k) dU = pad_cols(e, dU, f.m - f.k);
   }
   if (!f.known || f.n > f.k) {
-    const Val Uh = mH(e, f.U);
-    const Val x = mm(e, e.mul(Uh, bcast_col(e, Sinv, Uh)), dA);
-    const Val c = e.sub(x, mm(e, mm(e, x, V), f.Vh));
-    dVh = e.add(dVh, c);
+    const Val y = mm(e, mH(e, f.U), dA);
+    const Val c = e.sub(y, mm(e, mm(e, y, V), f.Vh));
+    dVh = e.add(dVh, e.mul(bcast_col(e, Sinv, c), c));
+    zsq.push_back(diag_embed(e, sum_squares(e, c, 1)));
     if (full && f.n > f.k) dVh = pad_rows(e, dVh, f.n - f.k);
+  }
+  // Strict: a tangent that splits a degenerate pair makes dU, dVh undefined.
+  if (g1) {
+    for (Val* x : {&dU, &dVh}) {
+      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, {*H}, *g1, p.ad, {}, {*K});
+      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, {*K}, *g2, p.ad, {}, {*H});
+      *x = check_degenerate(e, GaugeOwner::Svd, true, *x, zc, gi, p.ad, zsq, {*H, *K});
+    }
   }
   return {dU, dS, dVh};
 }
@@ -223,31 +256,53 @@ std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   const bool cplx = is_complex(dt);
   if (!gU && !gVh) return {mm(e, e.mul(f.U, bcast_row(e, as_dtype(e, *gS, dt), f.U)), f.Vh)};
   const Val Sc = as_dtype(e, f.S, dt);
-  const Val Sinv = as_dtype(e, safe_inverse(e, f.S, p.ad), dt);
-  const Val F = as_dtype(e, inv_gaps(e, e.mul(f.S, f.S), p.ad), dt);
+  const GapFactors gi = inverse_factors(e, f.S, p.ad);
+  const Val Sinv = as_dtype(e, gi.F, dt);
+  std::vector<Val> zc, zsq;  // what the (zeroed) 1 / s of zero singular values multiplies
   MaybeVal UhgU, VhgV;
   if (gU) UhgU = skew2(e, mm(e, mH(e, f.U), *gU));
   if (gVh) VhgV = skew2(e, mm(e, f.Vh, mH(e, *gVh)));
   Val ret;
-  if (UhgU && VhgV) {
-    ret = e.mul(e.add(e.mul(*UhgU, bcast_row(e, Sc)), e.mul(bcast_col(e, Sc), *VhgV)), F);
-  } else if (UhgU) {
-    ret = e.mul(e.mul(*UhgU, F), bcast_row(e, Sc));
+  std::optional<GapFactors> g1, g2;
+  MaybeVal Ksum, Kdiff;
+  if (p.ad.regularised) {
+    const Val F = as_dtype(e, gap_factors(e, e.mul(f.S, f.S), p.ad).F, dt);
+    if (UhgU && VhgV) {
+      ret = e.mul(e.add(e.mul(*UhgU, bcast_row(e, Sc)), e.mul(bcast_col(e, Sc), *VhgV)), F);
+    } else if (UhgU) {
+      ret = e.mul(e.mul(*UhgU, F), bcast_row(e, Sc));
+    } else {
+      ret = e.mul(bcast_col(e, Sc), e.mul(*VhgV, F));
+    }
   } else {
-    ret = e.mul(bcast_col(e, Sc), e.mul(*VhgV, F));
+    // (UhgU s_j + s_i VhgV) / (s_j^2 - s_i^2) = Ksum / (s_j - s_i) + Kdiff / (s_j + s_i) with
+    // Ksum = (UhgU + VhgV) / 2, the derivative of the loss along a joint rotation of the pair
+    // (which leaves A unchanged), and Kdiff = (UhgU - VhgV) / 2.
+    const Val u = UhgU ? *UhgU : e.zeros_like(*VhgV), v = VhgV ? *VhgV : e.zeros_like(*UhgU);
+    Ksum = e.scale(e.add(u, v), 0.5);
+    Kdiff = e.scale(e.sub(u, v), 0.5);
+    g1 = gap_factors(e, f.S, p.ad);
+    g2 = gap_factors(e, f.S, p.ad, std::nullopt, true);
+    ret = e.add(e.mul(*Ksum, as_dtype(e, g1->F, dt)), e.mul(*Kdiff, as_dtype(e, g2->F, dt)));
   }
   if (gS) ret = e.add(ret, diag_embed(e, as_dtype(e, *gS, dt)));
-  if (cplx && UhgU) ret = e.add(ret, diag_embed(e, e.scale(e.mul(diag(e, *UhgU), Sinv), 0.5)));
+  if (cplx && UhgU) {
+    const Val h = e.scale(diag(e, *UhgU), 0.5);
+    ret = e.add(ret, diag_embed(e, e.mul(h, Sinv)));
+    zc.push_back(diag_embed(e, h));
+  }
   // gA = U ret Vh + (I - U U^H) gU S^-1 Vh + U S^-1 gVh (I - V Vh); the completions
   // vanish when U (Vh) is square.
   Val gA = mm(e, f.U, mm(e, ret, f.Vh));
   if (gU && (!f.known || f.m > f.k)) {
-    const Val x = e.mul(*gU, bcast_row(e, Sinv, *gU));
-    gA = e.add(gA, mm(e, e.sub(x, mm(e, f.U, mm(e, mH(e, f.U), x))), f.Vh));
+    const Val c = e.sub(*gU, mm(e, f.U, mm(e, mH(e, f.U), *gU)));
+    gA = e.add(gA, mm(e, e.mul(c, bcast_row(e, Sinv, c)), f.Vh));
+    zsq.push_back(diag_embed(e, sum_squares(e, c, 0)));
   }
   if (gVh && (!f.known || f.n > f.k)) {
-    const Val y = e.mul(bcast_col(e, Sinv, *gVh), *gVh);
-    gA = e.add(gA, mm(e, f.U, e.sub(y, mm(e, mm(e, y, mH(e, f.Vh)), f.Vh))));
+    const Val c = e.sub(*gVh, mm(e, mm(e, *gVh, mH(e, f.Vh)), f.Vh));
+    gA = e.add(gA, mm(e, f.U, e.mul(bcast_col(e, Sinv, c), c)));
+    zsq.push_back(diag_embed(e, sum_squares(e, c, 1)));
   }
   if (cplx) {
     // PyTorch's check: Im diag(U^H gU) must equal -Im diag(V^H gV).
@@ -255,6 +310,19 @@ std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
     if (UhgU && VhgV) g = e.add(g, imag_diag(e, *VhgV));
     g = e.scale(g, 0.5);
     gA = emit(e, gauge_check_op(GaugeOwner::Svd, p.ad.gauge_tolerance), {gA, g})[0];
+  }
+  if (g1) {
+    // Strict: on a degenerate pair the loss must not depend on a joint rotation (Ksum), on
+    // how the pair splits (gS), nor, for a pair of zero values, on separate rotations.
+    std::vector<Val> c{*Ksum};
+    if (gS) c.push_back(value_split(e, *gS));
+    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, c, *g1, p.ad, {}, {*Kdiff});
+    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, {*Kdiff}, *g2, p.ad, {}, {*Ksum});
+    // A zero singular value is not differentiable (it grows like |t|): with a 1 / s term
+    // in the rule, a loss depending on it (e.g. U diag(S) Vh) needs the joint limit of
+    // s_i and its vectors, which the rule cannot form.
+    if (gS && (!zc.empty() || !zsq.empty())) zc.push_back(diag_embed(e, *gS));
+    gA = check_degenerate(e, GaugeOwner::Svd, false, gA, zc, gi, p.ad, zsq, {*Ksum, *Kdiff});
   }
   return {gA};
 }

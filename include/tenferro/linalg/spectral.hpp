@@ -20,12 +20,42 @@ namespace tenferro::linalg {
 /// How the reverse rules of the vector-returning decompositions (svd, eigh,
 /// eig) treat gauge freedom.
 enum class GaugePolicy {
-  /// PyTorch's behaviour (the default): a loss that depends on the phase of
-  /// complex singular/eigen vectors (|Im diag(U^H gU) + Im diag(V^H gV)|, or
+  /// The default. Phase: a loss that depends on the phase of complex
+  /// singular/eigen vectors (|Im diag(U^H gU) + Im diag(V^H gV)|, or
   /// |Im diag(V^H gV)| for eigenvectors, above `gauge_tolerance`) raises
   /// ErrorKind::GaugeIllDefined when the gradient is computed (eager
-  /// backward or running a traced program), giving the offending magnitude.
-  /// Degenerate spectra give the exact 1/(gap) factors, so Inf/NaN.
+  /// backward or running a traced program), giving the offending magnitude,
+  /// as PyTorch does.
+  /// Degeneracy (where PyTorch gives Inf/NaN): for a pair of degenerate values
+  /// (see `degeneracy_tolerance`) the 1/(gap) factor is 0, and the component
+  /// it would multiply must be negligible (see `component_tolerance`), else
+  /// GaugeIllDefined names the pair, the batch index, the gap and |c|. In the
+  /// reverse rules c is the derivative of the loss along a rotation of the
+  /// pair (skew(V^H gV)(i, j) / 2; svd: (skew(U^H gU) + skew(V^H gV))(i, j) / 2
+  /// and, for a pair of zero singular values, the difference too; eig: the
+  /// off-diagonal (V^H gV - V^H V Re diag(V^H gV))(i, j)) and, when vector
+  /// cotangents are present, the split gL_j - gL_i of the values cotangent.
+  /// In the jvp rules c is the part of the tangent that splits the pair
+  /// ((V^H dA V)(i, j); svd: the Hermitian part of (U^H dA V)(i, j), and the
+  /// skew part for zero pairs), checked on the vector tangents. So losses of
+  /// the values only (sum(S), sum(eigenvalues)), projectors onto a whole
+  /// degenerate subspace, U Vh, |U| at the identity... get finite exact
+  /// gradients; losses that depend on the basis inside a degenerate subspace
+  /// are errors. In svd the factor 1/(s_j^2 - s_i^2) is split as
+  /// 1/(2(s_j - s_i)) + 1/(2(s_j + s_i)), so the well-defined second part is
+  /// kept for degenerate non-zero pairs. svd's 1/s_i factors (complex
+  /// diagonal term, non-square completions) are treated alike for a zero
+  /// singular value s_i <= tol * ||S||_2: 0, with the component they multiply
+  /// (Im diag(U^H gU)_i, the columns (I - U U^H) gU(:, i) and rows
+  /// gVh(i, :) (I - V Vh); in the jvp the matching parts of dA) and, when such
+  /// a term exists, gS_i (s_i is not differentiable at 0) checked; the error
+  /// then names the zero singular value.
+  /// Limits: a forward-mode tangent (or a Hessian-vector product) through
+  /// the vector outputs at a degenerate point raises even when the vector
+  /// tangent is not used in the end (use the values-only functions, whose
+  /// first derivatives have no gap factors); a loss invariant only through a
+  /// compensation between values and vectors whose values cotangent happens
+  /// not to split the pair is not detected, and gets the zeroed term.
   Strict,
   /// The same phase check, but every 1/d factor (d = s_j^2 - s_i^2,
   /// lambda_j - lambda_i, and 1/s_i for non-square svd) is broadened to
@@ -42,8 +72,20 @@ struct SpectralOptions {
   GaugePolicy policy = GaugePolicy::Strict;
   /// Relative Lorentzian width of the Regularised policy (must be > 0).
   double eta = 1e-8;
-  /// Largest accepted phase dependence of the loss (PyTorch: 1e-2).
+  /// Largest accepted phase dependence of the loss (PyTorch: 1e-2; must be
+  /// >= 0).
   double gauge_tolerance = 1e-2;
+  /// Strict: two values are degenerate when their gap |d_j - d_i| is at most
+  /// max(degeneracy_tolerance, 100 eps) times the 2-norm of the vector d
+  /// (d = S for svd, the eigenvalues for eigh / eig; eps of the dtype, so
+  /// 1.2e-5 for f32 / c64 and this value for f64 / c128); for svd a pair of
+  /// zero values is s_i + s_j at most that. Must be finite and >= 0.
+  double degeneracy_tolerance = 1e-10;
+  /// Strict: a (co)tangent component on a degenerate pair is negligible when
+  /// it is at most max(component_tolerance, sqrt(eps)) times the largest
+  /// component of the same kind in that matrix (sqrt(eps): 3.5e-4 for f32 /
+  /// c64, 1.5e-8 for f64 / c128). Must be finite and >= 0.
+  double component_tolerance = 1e-6;
 };
 
 /// The factors of svd: A = U diag(S) Vh.
