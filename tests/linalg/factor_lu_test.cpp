@@ -377,7 +377,7 @@ TEST(LinalgSolve, BatchAxesBroadcastLikePyTorch) {
   EXPECT_TRUE(r.ok) << r.detail;
 }
 
-// lu_solve has no oracle cases (see docs/linalg_factor.md): its Hessian-vector
+// lu_solve has no oracle cases (see docs/oracle-exceptions.md): its Hessian-vector
 // products, forward over reverse and reverse over reverse, against central
 // differences of its traced gradient, in LU and in B.
 TEST(LinalgLuSolve, SecondOrderMatchesFiniteDifferences) {

@@ -1,5 +1,5 @@
 #pragma once
-// Norms and the linalg ops composed of other ops (docs/linalg_composite.md):
+// Norms and the linalg ops composed of other ops (docs/linalg.md):
 // vector_norm, matrix_norm, norm, vecdot, vander, multi_dot, cross,
 // matrix_power, matrix_exp, pinv, lstsq, cond, tensorinv, tensorsolve. Most
 // are compositions of the core op surface (tenferro/ad/ops.hpp) and of the

@@ -1,7 +1,7 @@
 #pragma once
 // Factorisations and what is built on them: LU (lu_factor, lu, lu_solve),
 // general solves and inverses (solve, inv), determinants (det, slogdet), QR
-// and Householder products. docs/linalg_factor.md describes them.
+// and Householder products. docs/linalg.md describes them.
 //
 // Layout: matrices are column-major with batch axes last, [m, n, batch...];
 // a PyTorch batch shape (b1, b2) is our trailing axes (b2, b1). Every
