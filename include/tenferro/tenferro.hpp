@@ -33,3 +33,4 @@
 #include "tenferro/ad/transforms.hpp"
 // Families (extension libraries that install themselves on first use).
 #include "tenferro/linalg/linalg.hpp"
+#include "tenferro/fft/fft.hpp"

@@ -1,0 +1,173 @@
+#pragma once
+// The FFT family (torch.fft semantics on FFTW3): complex, real-to-complex and
+// complex-to-real discrete Fourier transforms over any axes, with n/s padding
+// or truncation, the three norm modes, forward and reverse mode AD in both
+// tiers, frequency grids and shifts. See docs/fft.md.
+//
+// Axes are ours (column-major; a PyTorch dim d of a rank-r tensor is our axis
+// r - 1 - d); negative axes count from the last (-1 is axis rank - 1). The
+// default axis of the one-dimensional transforms is 0, the fastest-varying
+// axis (PyTorch's default dim=-1). For the real transforms over several axes
+// (rfft2, rfftn, irfft2, irfftn) the FIRST listed axis is the halved one
+// (PyTorch halves its last dim, which is our first axis once the dim list is
+// mapped and reversed); s lists lengths in the order of the axes.
+//
+// Norm modes ("backward" default, "forward", "ortho") follow PyTorch: for a
+// forward transform (fft, rfft, hfft) "backward" does not scale, "forward"
+// scales by 1/N and "ortho" by 1/sqrt(N); an inverse transform (ifft, irfft,
+// ihfft) scales by 1/N, 1 and 1/sqrt(N), where N is the product of the
+// signal lengths. Anything else is InvalidArgument.
+//
+// Dtypes: f32, f64, c64, c128. Real inputs of complex transforms are promoted
+// (f32 -> c64, f64 -> c128); rfft, rfftn and ihfft take real inputs only
+// (DTypeMismatch for complex ones); integer and bool inputs are
+// DTypeMismatch (convert first). A signal length below 1 is InvalidArgument;
+// zero-size batch axes give zero-size results.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/ops.hpp"
+#include "tenferro/ad/traced.hpp"
+#include "tenferro/backend/backend.hpp"
+
+namespace tenferro::fft {
+
+/// The tensor types of the AD tiers (EagerTensor, TracedTensor); Tensor
+/// overloads (the direct tier) take a Backend as their last argument.
+template <class T>
+concept FftTensor = AdTensor<T>;
+
+/// Signal lengths for the multi-axis transforms, one per axis (-1 keeps the
+/// input's extent).
+using Lengths = std::vector<std::int64_t>;
+
+// ---- one axis -----------------------------------------------------------------------
+
+/// The DFT along `axis`, X[k] = sum_j x[j] exp(-2 pi i j k / n). `n` pads
+/// with zeros or truncates the axis first (default: its extent). Complex
+/// result (real inputs promoted). torch.fft.fft.
+template <FftTensor T>
+T fft(const T& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = 0,
+      std::string_view norm = "backward");
+Tensor fft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, std::string_view norm,
+           Backend& backend);
+
+/// The inverse DFT along `axis` (exponent +, scaled 1/n under "backward").
+/// torch.fft.ifft.
+template <FftTensor T>
+T ifft(const T& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = 0,
+       std::string_view norm = "backward");
+Tensor ifft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+            std::string_view norm, Backend& backend);
+
+/// The DFT of a real signal, its n / 2 + 1 non-negative frequencies along
+/// `axis` (real input only). torch.fft.rfft.
+template <FftTensor T>
+T rfft(const T& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = 0,
+       std::string_view norm = "backward");
+Tensor rfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+            std::string_view norm, Backend& backend);
+
+/// The inverse of rfft: the real signal of length n (default 2 (m - 1) for
+/// m input frequencies) whose half spectrum is x (padded or truncated to
+/// n / 2 + 1). The imaginary parts of the zero (and, for even n, Nyquist)
+/// frequency are ignored, as in PyTorch. torch.fft.irfft.
+template <FftTensor T>
+T irfft(const T& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = 0,
+        std::string_view norm = "backward");
+Tensor irfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+             std::string_view norm, Backend& backend);
+
+/// The real DFT of a Hermitian-symmetric signal given by its first half
+/// (a forward transform: irfft of conj(x) with the norm modes swapped).
+/// torch.fft.hfft.
+template <FftTensor T>
+T hfft(const T& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = 0,
+       std::string_view norm = "backward");
+Tensor hfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+            std::string_view norm, Backend& backend);
+
+/// The inverse of hfft: conj(rfft(x)) scaled as an inverse transform (real
+/// input only). torch.fft.ihfft.
+template <FftTensor T>
+T ihfft(const T& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = 0,
+        std::string_view norm = "backward");
+Tensor ihfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+             std::string_view norm, Backend& backend);
+
+// ---- several axes -------------------------------------------------------------------
+
+/// The DFT over `axes` (empty: every axis, or the first s.size() axes when s
+/// is given), lengths `s` (empty: the extents). torch.fft.fftn.
+template <FftTensor T>
+T fftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
+       std::string_view norm = "backward");
+Tensor fftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+            Backend& backend);
+
+/// The inverse DFT over `axes` (see fftn). torch.fft.ifftn.
+template <FftTensor T>
+T ifftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
+        std::string_view norm = "backward");
+Tensor ifftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+             Backend& backend);
+
+/// The DFT of a real tensor over `axes`, halving the first of them (see the
+/// file comment). torch.fft.rfftn.
+template <FftTensor T>
+T rfftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
+        std::string_view norm = "backward");
+Tensor rfftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+             Backend& backend);
+
+/// The inverse of rfftn: a real tensor whose first listed axis has length
+/// s[0] (default 2 (m - 1)). torch.fft.irfftn.
+template <FftTensor T>
+T irfftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
+         std::string_view norm = "backward");
+Tensor irfftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+              Backend& backend);
+
+/// fftn over two axes (default {0, 1}). torch.fft.fft2.
+template <FftTensor T>
+T fft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
+       std::string_view norm = "backward");
+/// ifftn over two axes (default {0, 1}). torch.fft.ifft2.
+template <FftTensor T>
+T ifft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
+        std::string_view norm = "backward");
+/// rfftn over two axes (default {0, 1}; axis 0 is halved). torch.fft.rfft2.
+template <FftTensor T>
+T rfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
+        std::string_view norm = "backward");
+/// irfftn over two axes (default {0, 1}). torch.fft.irfft2.
+template <FftTensor T>
+T irfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
+         std::string_view norm = "backward");
+
+// ---- frequencies and shifts ---------------------------------------------------------
+
+/// The sample frequencies of an n-point DFT with sample spacing d:
+/// [0, 1, ..., (n - 1) / 2, -(n / 2), ..., -1] / (d n), a rank-1 tensor of
+/// the real dtype `dtype` (f32 or f64). n < 0 is InvalidArgument.
+/// torch.fft.fftfreq.
+Tensor fftfreq(std::int64_t n, double d = 1.0, DType dtype = DType::F64);
+/// The n / 2 + 1 non-negative frequencies of rfft: [0, 1, ..., n / 2] / (d n).
+/// torch.fft.rfftfreq.
+Tensor rfftfreq(std::int64_t n, double d = 1.0, DType dtype = DType::F64);
+
+/// Rolls each of `axes` (empty: every axis) by extent / 2, moving the zero
+/// frequency to the centre. torch.fft.fftshift.
+template <FftTensor T>
+T fftshift(const T& x, const Axes& axes = {});
+Tensor fftshift(const Tensor& x, const Axes& axes, Backend& backend);
+/// The inverse of fftshift (rolls by -(extent / 2)). torch.fft.ifftshift.
+template <FftTensor T>
+T ifftshift(const T& x, const Axes& axes = {});
+Tensor ifftshift(const Tensor& x, const Axes& axes, Backend& backend);
+
+}  // namespace tenferro::fft

@@ -1,0 +1,90 @@
+#pragma once
+// What the FFT family shares: the one transform op (a self-installing,
+// rule-carrying extension op), its parameters, the FFTW kernels and the tier
+// dispatch. Private to src/fft/; the family uses only tenferro's public
+// headers, as a third-party family would.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tenferro/ad/eager_extension.hpp"
+#include "tenferro/ad/rules.hpp"
+#include "tenferro/ad/traced.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/runtime/simple_family.hpp"
+
+namespace tenferro::fft::detail {
+
+inline constexpr const char* kModuleId = "tenferro.fft";
+
+/// What a transform node computes. axes[0] is the halved axis of the real
+/// kinds; `n` its full (real) length; sign the exponent's sign; the result
+/// is multiplied by `scale`.
+///   C2C:     complex -> complex, the DFT over every axis.
+///   R2C:     real -> complex half spectrum (axes[0] has n / 2 + 1 entries).
+///   C2R:     complex half spectrum -> real of length n along axes[0] (the
+///            DFT over the other axes first, then the Hermitian c2r; the
+///            imaginary parts of the DC / Nyquist bins are ignored).
+///   R2C_ADJ: the adjoint of R2C: Re(DFT(zero-padded half spectrum)).
+///   C2R_ADJ: the adjoint of C2R: r2c, bins 1 .. n - m doubled, then DFT.
+enum class Kind : std::uint8_t { C2C, R2C, C2R, R2C_ADJ, C2R_ADJ };
+
+struct FftParams {
+  Kind kind = Kind::C2C;
+  std::vector<std::int64_t> axes;
+  std::int64_t n = 0;
+  int sign = -1;
+  double scale = 1.0;
+  bool operator==(const FftParams&) const = default;
+};
+std::size_t hash_value(const FftParams& p);
+
+class FftOp final : public ExtensionOp, public SelfInstallingOp, public ad::RuleCarryingOp {
+ public:
+  static constexpr std::string_view kFamily = "tenferro.fft_transform.v1";
+  explicit FftOp(FftParams p) : family_(std::string(kFamily)), params_(std::move(p)) {}
+  const FamilyId& family_id() const override { return family_; }
+  const FftParams& params() const { return params_; }
+  std::size_t hash() const override;
+  bool equals(const Op& other) const override;
+  std::size_t input_count() const override { return 1; }
+  std::size_t output_count() const override { return 1; }
+  std::string describe() const override;
+  InferenceResult infer(std::span<const TensorMeta> in) const override;
+  ExtensionModulePtr module_for(const EngineId& engine) const override;
+  const ad::RuleSet& ad_rules() const override { return rules(); }
+  static const ad::RuleSet& rules();
+  /// Runs the transform on a concrete input (checked by infer()).
+  Tensor execute(Backend& backend, const Tensor& x) const;
+
+ private:
+  FamilyId family_;
+  FftParams params_;
+};
+
+std::shared_ptr<const FftOp> make_op(FftParams p);
+
+/// The FFTW kernel of a node (kernels.cpp): x is any layout; the output is
+/// a fresh compact tensor from `backend`.
+Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend);
+
+/// The node in the eager tier (install-ensure on first use) and the traced one.
+EagerTensor apply(const FftParams& p, const EagerTensor& x);
+TracedTensor apply(const FftParams& p, const TracedTensor& x);
+
+/// Runs `f(EagerRuntime&)` on an untracked eager runtime over `backend`: the
+/// direct tier of the public functions.
+template <class F>
+auto on_backend(Backend& backend, const char* op, F&& f) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr)
+    fail(ErrorKind::Unsupported, op, "the FFT family runs on the CPU backend only");
+  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
+  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
+  return f(*rt);
+}
+
+}  // namespace tenferro::fft::detail
