@@ -1,0 +1,242 @@
+// The FFT family's values against a naive O(n^2) DFT: odd and prime lengths,
+// every norm mode, n padding and truncation, axes, batches, zero-size and
+// strided inputs, round trips, the real transforms with even and odd n, the
+// shifts and frequencies, and the typed errors.
+
+#include "tenferro/fft/fft.hpp"
+
+#include <cmath>
+#include <complex>
+#include <numbers>
+
+#include "test_util.hpp"
+
+using namespace tenferro;
+using cd = std::complex<double>;
+
+namespace {
+
+// sum_j x[j] exp(sign 2 pi i j k / n) * scale over axis 0 of an [m, b]
+// column-major signal, zero-padded or truncated to n first.
+std::vector<cd> naive_dft(const std::vector<cd>& x, std::int64_t m, std::int64_t b, std::int64_t n,
+                          int sign, double scale) {
+  std::vector<cd> out(static_cast<std::size_t>(n * b));
+  for (std::int64_t q = 0; q < b; ++q) {
+    for (std::int64_t k = 0; k < n; ++k) {
+      cd acc = 0;
+      for (std::int64_t j = 0; j < std::min(m, n); ++j) {
+        const double ang = sign * 2 * std::numbers::pi * static_cast<double>(j * k) / n;
+        acc += x[j + m * q] * cd(std::cos(ang), std::sin(ang));
+      }
+      out[k + n * q] = acc * scale;
+    }
+  }
+  return out;
+}
+
+std::vector<cd> signal(std::int64_t count, double seed = 0.3) {
+  std::vector<cd> v(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i)
+    v[i] = cd(std::sin(1.7 * i + seed), std::cos(0.9 * i * i - seed));
+  return v;
+}
+
+std::vector<double> real_signal(std::int64_t count) {
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) v[i] = std::sin(1.3 * i + 0.2) + 0.1 * i;
+  return v;
+}
+
+void expect_close(const std::vector<cd>& got, const std::vector<cd>& want, double tol = 1e-10) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i].real(), want[i].real(), tol) << "at " << i;
+    EXPECT_NEAR(got[i].imag(), want[i].imag(), tol) << "at " << i;
+  }
+}
+
+class FftValues : public ::testing::Test {
+ protected:
+  CpuBackend cpu{CpuBackendOptions{.num_threads = 1}};
+};
+
+}  // namespace
+
+TEST_F(FftValues, FftMatchesNaiveDftForOddAndPrimeLengthsInEveryNormMode) {
+  for (const std::int64_t m : {1, 2, 5, 7, 12, 13}) {
+    const std::int64_t b = 3;
+    const auto x = signal(m * b);
+    const Tensor X = Tensor::from_col_major({m, b}, x);
+    for (const char* norm : {"backward", "forward", "ortho"}) {
+      const double fwd = std::string(norm) == "backward"  ? 1.0
+                         : std::string(norm) == "forward" ? 1.0 / m
+                                                          : 1.0 / std::sqrt(double(m));
+      const double inv = std::string(norm) == "backward"  ? 1.0 / m
+                         : std::string(norm) == "forward" ? 1.0
+                                                          : 1.0 / std::sqrt(double(m));
+      expect_close(fft::fft(X, std::nullopt, 0, norm, cpu).to_vector<cd>(),
+                   naive_dft(x, m, b, m, -1, fwd));
+      expect_close(fft::ifft(X, std::nullopt, 0, norm, cpu).to_vector<cd>(),
+                   naive_dft(x, m, b, m, +1, inv));
+    }
+  }
+}
+
+TEST_F(FftValues, NPadsWithZerosOrTruncates) {
+  const std::int64_t m = 6, b = 2;
+  const auto x = signal(m * b);
+  const Tensor X = Tensor::from_col_major({m, b}, x);
+  for (const std::int64_t n : {3, 6, 11}) {
+    const Tensor y = fft::fft(X, n, 0, "backward", cpu);
+    EXPECT_EQ(y.shape(), (Shape{n, b}));
+    expect_close(y.to_vector<cd>(), naive_dft(x, m, b, n, -1, 1.0));
+  }
+}
+
+TEST_F(FftValues, AxesAndNegativeAxes) {
+  // [b, m]: transform axis 1 (also as -1) equals transposing to [m, b].
+  const std::int64_t m = 5, b = 3;
+  const auto x = signal(m * b);
+  const Tensor Xt = Tensor::from_col_major({b, m}, [&] {
+    std::vector<cd> t(x.size());
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t q = 0; q < b; ++q) t[q + b * j] = x[j + m * q];
+    return t;
+  }());
+  const auto want = naive_dft(x, m, b, m, -1, 1.0);
+  for (const std::int64_t axis : {1, -1}) {
+    const auto got = fft::fft(Xt, std::nullopt, axis, "backward", cpu).to_vector<cd>();
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t q = 0; q < b; ++q) {
+        EXPECT_NEAR(got[q + b * j].real(), want[j + m * q].real(), 1e-10);
+        EXPECT_NEAR(got[q + b * j].imag(), want[j + m * q].imag(), 1e-10);
+      }
+  }
+}
+
+TEST_F(FftValues, Fft2IsTwoOneDimensionalTransforms) {
+  const Tensor X = Tensor::from_col_major({4, 3, 2}, signal(24));
+  const Tensor two = fft::fftn(X, {}, {0, 1}, "ortho", cpu);
+  const Tensor seq =
+      fft::fft(fft::fft(X, std::nullopt, 0, "ortho", cpu), std::nullopt, 1, "ortho", cpu);
+  expect_close(two.to_vector<cd>(), seq.to_vector<cd>());
+  // ifftn over every axis inverts fftn over every axis.
+  const Tensor back = fft::ifftn(fft::fftn(X, {}, {}, "backward", cpu), {}, {}, "backward", cpu);
+  expect_close(back.to_vector<cd>(), X.to_vector<cd>());
+}
+
+TEST_F(FftValues, RealTransformsWithEvenAndOddLengths) {
+  for (const std::int64_t n : {1, 4, 7, 10, 11}) {
+    const std::int64_t b = 2;
+    const auto xr = real_signal(n * b);
+    std::vector<cd> xc(xr.begin(), xr.end());
+    const Tensor X = Tensor::from_col_major({n, b}, xr);
+    const Tensor R = fft::rfft(X, std::nullopt, 0, "backward", cpu);
+    const std::int64_t h = n / 2 + 1;
+    ASSERT_EQ(R.shape(), (Shape{h, b}));
+    const auto full = naive_dft(xc, n, b, n, -1, 1.0);
+    const auto half = R.to_vector<cd>();
+    for (std::int64_t q = 0; q < b; ++q)
+      for (std::int64_t k = 0; k < h; ++k) {
+        EXPECT_NEAR(half[k + h * q].real(), full[k + n * q].real(), 1e-10);
+        EXPECT_NEAR(half[k + h * q].imag(), full[k + n * q].imag(), 1e-10);
+      }
+    // irfft with the original n recovers the signal (odd n needs it).
+    const auto back = fft::irfft(R, n, 0, "backward", cpu).to_vector<double>();
+    ASSERT_EQ(back.size(), xr.size());
+    for (std::size_t i = 0; i < xr.size(); ++i) EXPECT_NEAR(back[i], xr[i], 1e-10);
+    // ihfft / hfft are the conjugate pair.
+    const auto ih = fft::ihfft(X, std::nullopt, 0, "backward", cpu).to_vector<cd>();
+    for (std::size_t i = 0; i < ih.size(); ++i)
+      EXPECT_NEAR(std::abs(ih[i] - std::conj(half[i]) / double(n)), 0, 1e-10);
+    const auto hb =
+        fft::hfft(fft::ihfft(X, std::nullopt, 0, "backward", cpu), n, 0, "backward", cpu)
+            .to_vector<double>();
+    for (std::size_t i = 0; i < xr.size(); ++i) EXPECT_NEAR(hb[i], xr[i], 1e-10);
+  }
+  // irfft's default length is 2 (m - 1).
+  const Tensor H = Tensor::from_col_major({4}, signal(4));
+  EXPECT_EQ(fft::irfft(H, std::nullopt, 0, "backward", cpu).shape(), (Shape{6}));
+}
+
+TEST_F(FftValues, RfftnHalvesTheFirstListedAxisAndInverts) {
+  const auto xr = real_signal(5 * 4 * 2);
+  const Tensor X = Tensor::from_col_major({5, 4, 2}, xr);
+  const Tensor R = fft::rfftn(X, {}, {1, 0}, "backward", cpu);
+  EXPECT_EQ(R.shape(), (Shape{5, 3, 2}));
+  const Tensor back = fft::irfftn(R, {4, 5}, {1, 0}, "backward", cpu);
+  const auto b = back.to_vector<double>();
+  ASSERT_EQ(b.size(), xr.size());
+  for (std::size_t i = 0; i < xr.size(); ++i) EXPECT_NEAR(b[i], xr[i], 1e-10);
+  // The complex transform's non-negative half along axis 1.
+  std::vector<cd> xc(xr.begin(), xr.end());
+  const auto full =
+      fft::fftn(Tensor::from_col_major({5, 4, 2}, xc), {}, {0, 1}, "backward", cpu).to_vector<cd>();
+  const auto half = R.to_vector<cd>();
+  for (std::int64_t q = 0; q < 2; ++q)
+    for (std::int64_t j = 0; j < 3; ++j)
+      for (std::int64_t i = 0; i < 5; ++i)
+        EXPECT_NEAR(std::abs(half[i + 5 * (j + 3 * q)] - full[i + 5 * (j + 4 * q)]), 0, 1e-10);
+}
+
+TEST_F(FftValues, SinglePrecisionAndRealPromotion) {
+  std::vector<float> xf{1, 2, 3, 4, 5};
+  const Tensor y = fft::fft(Tensor::from_col_major({5}, xf), std::nullopt, 0, "backward", cpu);
+  EXPECT_EQ(y.dtype(), DType::C64);
+  const auto v = y.to_vector<std::complex<float>>();
+  EXPECT_NEAR(v[0].real(), 15.0f, 1e-5);
+  EXPECT_NEAR(v[1].real(), -2.5f, 1e-5);
+  EXPECT_NEAR(v[1].imag(), 3.440955f, 1e-5);
+  EXPECT_EQ(fft::rfft(Tensor::from_col_major({5}, xf), std::nullopt, 0, "backward", cpu).dtype(),
+            DType::C64);
+}
+
+TEST_F(FftValues, ZeroSizeBatchesAndStridedInputs) {
+  const Tensor empty = Tensor::from_col_major({4, 0}, std::vector<cd>{});
+  EXPECT_EQ(fft::fft(empty, std::nullopt, 0, "backward", cpu).shape(), (Shape{4, 0}));
+  EXPECT_EQ(fft::rfft(Tensor::from_col_major({4, 0}, std::vector<double>{}), std::nullopt, 0,
+                      "backward", cpu)
+                .shape(),
+            (Shape{3, 0}));
+  const Tensor X = Tensor::from_col_major({6, 3}, signal(18));
+  const Tensor S = tftest::strided_copy(X);
+  ASSERT_FALSE(S.is_contiguous());
+  expect_close(fft::fft(S, std::nullopt, 0, "backward", cpu).to_vector<cd>(),
+               fft::fft(X, std::nullopt, 0, "backward", cpu).to_vector<cd>());
+}
+
+TEST_F(FftValues, ShiftsAndFrequencies) {
+  const auto f = fft::fftfreq(5, 0.5).to_vector<double>();
+  const std::vector<double> want{0, 0.4, 0.8, -0.8, -0.4};
+  ASSERT_EQ(f.size(), want.size());
+  for (std::size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], want[i], 1e-12);
+  const auto rf = fft::rfftfreq(6).to_vector<double>();
+  EXPECT_EQ(rf.size(), 4u);
+  EXPECT_NEAR(rf[3], 0.5, 1e-12);
+  EXPECT_EQ(fft::fftfreq(4, 1.0, DType::F32).dtype(), DType::F32);
+  const Tensor v = Tensor::from_col_major({5}, std::vector<double>{0, 1, 2, -2, -1});
+  EXPECT_EQ(fft::fftshift(v, {}, cpu).to_vector<double>(), (std::vector<double>{-2, -1, 0, 1, 2}));
+  EXPECT_EQ(fft::ifftshift(fft::fftshift(v, {}, cpu), {}, cpu).to_vector<double>(),
+            v.to_vector<double>());
+  const Tensor e = Tensor::from_col_major({4}, std::vector<double>{0, 1, -2, -1});
+  EXPECT_EQ(fft::fftshift(e, {0}, cpu).to_vector<double>(), (std::vector<double>{-2, -1, 0, 1}));
+}
+
+TEST_F(FftValues, TypedErrors) {
+  const Tensor X = Tensor::from_col_major({4}, signal(4));
+  EXPECT_TF_ERROR(fft::fft(X, 0, 0, "backward", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::fft(X, -3, 0, "backward", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::fft(X, std::nullopt, 1, "backward", cpu), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(fft::fft(X, std::nullopt, 0, "bogus", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::rfft(X, std::nullopt, 0, "backward", cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(fft::fft(Tensor::from_col_major({3}, std::vector<std::int32_t>{1, 2, 3}),
+                           std::nullopt, 0, "backward", cpu),
+                  ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(fft::fftn(X, {4, 4}, {}, "backward", cpu), ErrorKind::InvalidArgument);
+  const Tensor M = Tensor::from_col_major({2, 2}, signal(4));
+  EXPECT_TF_ERROR(fft::fftn(M, {}, {0, -2}, "backward", cpu), ErrorKind::DuplicateAxis);
+  EXPECT_TF_ERROR(
+      fft::irfft(Tensor::from_col_major({1}, signal(1)), std::nullopt, 0, "backward", cpu),
+      ErrorKind::InvalidArgument);  // default n = 0
+  EXPECT_TF_ERROR(fft::fftfreq(-1), ErrorKind::InvalidArgument);
+}
