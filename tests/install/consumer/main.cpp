@@ -2,6 +2,7 @@
 // whose results are checked against hand-computed values. Exits 1 on mismatch.
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -53,6 +54,16 @@ int main() {
     auto x = rt->variable(spd);
     tf::sum(tf::linalg::cholesky(x)).backward();
     expect("cholesky gradient", x.grad().defined() && x.grad().shape() == tf::Shape{2, 2});
+
+    // The FFT family (FFTW linked through the installed package): the DFT
+    // of [1, 1, 1, 1] is [4, 0, 0, 0]; eager with AD.
+    auto ones = tf::Tensor::from_col_major({4}, std::vector<double>{1, 1, 1, 1});
+    auto spec = tf::fft::rfft(ones, std::nullopt, 0, "backward", cpu);
+    expect("rfft", spec.shape() == tf::Shape{3} &&
+                       std::abs(spec.to_vector<std::complex<double>>()[0] - 4.0) < 1e-12);
+    auto y = rt->variable(ones);
+    tf::sum(tf::abs(tf::fft::fft(y))).backward();
+    expect("fft gradient", y.grad().defined() && y.grad().shape() == tf::Shape{4});
 
     // Typed errors cross the library boundary intact.
     try {
