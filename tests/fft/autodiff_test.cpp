@@ -2,7 +2,9 @@
 // jvp/vjp adjointness) of every transform, norm and length; eager, traced and
 // direct agreement; self-installation; a Hessian-vector product.
 
+#include <atomic>
 #include <complex>
+#include <thread>
 
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
@@ -139,4 +141,42 @@ TEST(FftAutodiff, HessianVectorProductOfAQuarticLoss) {
   const auto hvv = hv.tangent->value().to_vector<double>();
   for (std::size_t i = 0; i < hvv.size(); ++i)
     EXPECT_NEAR(hvv[i], (gp[i] - gm[i]) / (2 * h), 1e-4 * (1 + std::abs(hvv[i])));
+}
+
+TEST(FftAutodiff, SymbolicTransformExtentIsUnsupportedButSymbolicBatchIsNot) {
+  const TracedTensor x = placeholder(DType::C128, {SymDim::var("n"), SymDim(3)});
+  EXPECT_TF_ERROR(fft::fft(x), ErrorKind::Unsupported);
+  const TracedTensor y = placeholder(DType::C128, {SymDim(4), SymDim::var("b")});
+  const TracedTensor f = fft::fft(y);
+  EXPECT_EQ(f.shape()[0].try_constant(), std::optional<std::int64_t>(4));
+}
+
+TEST(FftAutodiff, ConcurrentTransformsFromSeveralThreadsAgree) {
+  // Planning is serialised, execution is not: every thread's results must
+  // equal the single-threaded ones.
+  std::vector<Tensor> inputs;
+  for (std::int64_t n = 3; n < 11; ++n) {
+    inputs.push_back(Tensor::from_col_major({n, 4}, signal(n * 4)));
+  }
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  std::vector<std::vector<cd>> want;
+  for (const auto& x : inputs) {
+    want.push_back(fft::fft(x, std::nullopt, 0, "backward", cpu).to_vector<cd>());
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      CpuBackend local(CpuBackendOptions{.num_threads = 1});
+      for (int rep = 0; rep < 20; ++rep) {
+        const std::size_t i = static_cast<std::size_t>((t + rep) % inputs.size());
+        const auto got = fft::fft(inputs[i], std::nullopt, 0, "backward", local).to_vector<cd>();
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          if (std::abs(got[k] - want[i][k]) > 1e-12) ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
