@@ -125,9 +125,14 @@ std::int64_t numel_of(const Shape& s) {
 struct Layout {
   std::vector<fftw_iodim64> dims, batch;
 };
+// `in_strides` (empty: compact) lets the c2c and r2c kernels read strided
+// inputs in place through FFTW's guru interface.
 Layout layout(const Shape& in, const Shape& out, const std::vector<std::int64_t>& axes,
-              const Shape& logical) {
-  const auto si = col_strides(in), so = col_strides(out);
+              const Shape& logical, const Strides& in_strides = {}) {
+  const auto so = col_strides(out);
+  const std::vector<std::int64_t> si =
+      in_strides.empty() ? col_strides(in)
+                         : std::vector<std::int64_t>(in_strides.begin(), in_strides.end());
   Layout l;
   for (const std::int64_t a : axes) {
     const auto k = static_cast<std::size_t>(a);
@@ -156,14 +161,14 @@ using C = std::complex<R>;
 // `axes` is empty.
 template <class R>
 void c2c(const Shape& shape, const std::vector<std::int64_t>& axes, const C<R>* in, C<R>* out,
-         int sign) {
+         int sign, const Strides& in_strides = {}) {
   const std::int64_t total = numel_of(shape);
   if (total == 0) return;
-  if (axes.empty()) {
+  if (axes.empty()) {  // only for compact inputs (the r2c / c2r remainders)
     std::copy(in, in + total, out);
     return;
   }
-  const Layout l = layout(shape, shape, axes, shape);
+  const Layout l = layout(shape, shape, axes, shape, in_strides);
   using F = Fftw<R>;
   auto* i = reinterpret_cast<typename F::Cpx*>(const_cast<C<R>*>(in));
   auto* o = reinterpret_cast<typename F::Cpx*>(out);
@@ -176,11 +181,12 @@ void c2c(const Shape& shape, const std::vector<std::int64_t>& axes, const C<R>* 
 
 // The half spectrum (axis halved to n / 2 + 1) of a real compact input, exponent -.
 template <class R>
-void r2c(const Shape& in_shape, std::int64_t axis, const R* in, C<R>* out) {
+void r2c(const Shape& in_shape, std::int64_t axis, const R* in, C<R>* out,
+         const Strides& in_strides = {}) {
   Shape out_shape = in_shape;
   out_shape[static_cast<std::size_t>(axis)] = in_shape[static_cast<std::size_t>(axis)] / 2 + 1;
   if (numel_of(in_shape) == 0) return;
-  const Layout l = layout(in_shape, out_shape, {axis}, in_shape);
+  const Layout l = layout(in_shape, out_shape, {axis}, in_shape, in_strides);
   using F = Fftw<R>;
   auto* i = const_cast<R*>(in);
   auto* o = reinterpret_cast<typename F::Cpx*>(out);
@@ -233,7 +239,10 @@ void conj_in_place(C<R>* p, std::int64_t n) {
 
 template <class R>
 Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
-  const Tensor x = xin.is_contiguous() ? xin : [&] {
+  // c2c and r2c read any strides in place; the other kinds copy compactly.
+  const bool in_place_read =
+      (p.kind == Kind::C2C && !p.axes.empty()) || p.kind == Kind::R2C || p.kind == Kind::C2R_ADJ;
+  const Tensor x = xin.is_contiguous() || in_place_read ? xin : [&] {
     Tensor c = backend.empty(xin.shape(), xin.dtype());
     Tensor::copy_into(xin, c);
     return c;
@@ -248,7 +257,7 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
     case Kind::C2C: {
       Tensor out = backend.empty(in_shape, cdt);
       auto* o = static_cast<C<R>*>(out.raw_data());
-      c2c<R>(in_shape, p.axes, x.data<C<R>>(), o, p.sign);
+      c2c<R>(in_shape, p.axes, static_cast<const C<R>*>(x.raw_data()), o, p.sign, x.strides());
       scale_by(o, out.numel(), p.scale);
       return out;
     }
@@ -257,7 +266,7 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
       Shape half = in_shape;
       half[static_cast<std::size_t>(a0)] = p.n / 2 + 1;
       std::vector<C<R>> tmp(static_cast<std::size_t>(numel_of(half)));
-      r2c<R>(in_shape, a0, x.data<R>(), tmp.data());
+      r2c<R>(in_shape, a0, static_cast<const R*>(x.raw_data()), tmp.data(), x.strides());
       if (p.sign > 0) conj_in_place(tmp.data(), static_cast<std::int64_t>(tmp.size()));
       if (p.kind == Kind::C2R_ADJ) {
         // The bins that c2r counts twice (1 .. n - m): its adjoint doubles them.

@@ -203,6 +203,20 @@ TEST_F(FftValues, ZeroSizeBatchesAndStridedInputs) {
   ASSERT_FALSE(S.is_contiguous());
   expect_close(fft::fft(S, std::nullopt, 0, "backward", cpu).to_vector<cd>(),
                fft::fft(X, std::nullopt, 0, "backward", cpu).to_vector<cd>());
+  // Strided real input (read in place by r2c), over both axes, and a
+  // transposed view; the input is left unchanged.
+  const Tensor Rx = Tensor::from_col_major({6, 3}, real_signal(18));
+  const Tensor Rs = tftest::strided_copy(Rx);
+  expect_close(fft::rfftn(Rs, {}, {1, 0}, "ortho", cpu).to_vector<cd>(),
+               fft::rfftn(Rx, {}, {1, 0}, "ortho", cpu).to_vector<cd>());
+  EXPECT_EQ(Rs.to_vector<double>(), Rx.to_vector<double>());
+  const Tensor T = X.transpose(0, 1);
+  ASSERT_FALSE(T.is_contiguous());
+  const Tensor Tc = Tensor::from_col_major({3, 6}, T.to_vector<cd>());
+  expect_close(fft::fftn(T, {}, {0, 1}, "backward", cpu).to_vector<cd>(),
+               fft::fftn(Tc, {}, {0, 1}, "backward", cpu).to_vector<cd>());
+  EXPECT_EQ(fft::irfft(T, 4, 1, "backward", cpu).to_vector<double>(),
+            fft::irfft(Tc, 4, 1, "backward", cpu).to_vector<double>());
 }
 
 TEST_F(FftValues, ShiftsAndFrequencies) {
