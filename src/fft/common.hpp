@@ -19,6 +19,8 @@
 namespace tenferro::fft::detail {
 
 inline constexpr const char* kModuleId = "tenferro.fft";
+/// The name of the runtime extension cache holding FFTW plans.
+inline constexpr const char* kPlanCache = "fftw_plans";
 
 /// What a transform node computes. axes[0] is the halved axis of the real
 /// kinds; `n` its full (real) length; sign the exponent's sign; the result
@@ -57,8 +59,9 @@ class FftOp final : public ExtensionOp, public SelfInstallingOp, public ad::Rule
   ExtensionModulePtr module_for(const EngineId& engine) const override;
   const ad::RuleSet& ad_rules() const override { return rules(); }
   static const ad::RuleSet& rules();
-  /// Runs the transform on a concrete input (checked by infer()).
-  Tensor execute(Backend& backend, const Tensor& x) const;
+  /// Runs the transform on a concrete input (checked by infer()); FFTW plans
+  /// come from (and go to) `caches`.
+  Tensor execute(Backend& backend, const Tensor& x, ExtensionCaches& caches) const;
 
  private:
   FamilyId family_;
@@ -69,7 +72,8 @@ std::shared_ptr<const FftOp> make_op(FftParams p);
 
 /// The FFTW kernel of a node (kernels.cpp): x is any layout; the output is
 /// a fresh compact tensor from `backend`.
-Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend);
+Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
+                     ExtensionCaches& caches);
 
 /// The node in the eager tier (install-ensure on first use) and the traced one.
 EagerTensor apply(const FftParams& p, const EagerTensor& x);

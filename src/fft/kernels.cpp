@@ -1,9 +1,9 @@
 // The FFTW kernels of the transform node. Plans are created once per
 // (transform, lengths, strides, batch layout, sign, precision) under one
-// planner mutex (FFTW's planner is not thread-safe) and kept in a bounded
-// per-process cache; execution uses FFTW's new-array interface on a cached
-// plan (planned FFTW_UNALIGNED, so any buffer alignment is fine) and is not
-// serialised.
+// planner mutex (FFTW's planner is not thread-safe) and kept in the runtime's
+// extension cache (bounded, LRU, clearable: kPlanCache of the family);
+// execution uses FFTW's new-array interface on a cached plan (planned
+// FFTW_UNALIGNED, so any buffer alignment is fine) and is not serialised.
 
 #include <fftw3.h>
 
@@ -19,7 +19,8 @@ namespace tenferro::fft::detail {
 namespace {
 
 constexpr unsigned kFlags = FFTW_ESTIMATE | FFTW_UNALIGNED;
-constexpr std::size_t kMaxPlans = 512;
+// A nominal size per cached plan (FFTW does not report a plan's memory).
+constexpr std::size_t kPlanBytes = 4096;
 
 std::mutex& planner_mutex() {
   static std::mutex m;
@@ -69,39 +70,33 @@ struct Fftw<float> {
   static void destroy(Plan p) { fftwf_destroy_plan(p); }
 };
 
-// A plan from the cache, or a fresh one owned by this handle when the cache
-// is full (destroyed under the planner mutex after use).
+// A plan owned by the runtime's extension cache ("fftw_plans"): destroyed
+// under the planner mutex when the cache evicts or clears it and the last
+// kernel using it has finished (shared ownership).
 template <class R>
-class PlanHandle {
- public:
-  using Plan = typename Fftw<R>::Plan;
-  PlanHandle(Plan p, bool owned) : plan_(p), owned_(owned) {}
-  ~PlanHandle() {
-    if (owned_) {
-      std::lock_guard<std::mutex> lock(planner_mutex());
-      Fftw<R>::destroy(plan_);
-    }
+struct PlanHolder {
+  typename Fftw<R>::Plan plan;
+  explicit PlanHolder(typename Fftw<R>::Plan p) : plan(p) {}
+  ~PlanHolder() {
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    Fftw<R>::destroy(plan);
   }
-  PlanHandle(const PlanHandle&) = delete;
-  PlanHandle& operator=(const PlanHandle&) = delete;
-  Plan get() const { return plan_; }
-
- private:
-  Plan plan_;
-  bool owned_;
+  PlanHolder(const PlanHolder&) = delete;
+  PlanHolder& operator=(const PlanHolder&) = delete;
 };
 
 // key: transform kind, sign, then (n, is, os) of every dim and batch dim.
 template <class R, class Make>
-PlanHandle<R> cached_plan(const std::vector<std::int64_t>& key, Make make) {
-  static std::map<std::vector<std::int64_t>, typename Fftw<R>::Plan> cache;
-  std::lock_guard<std::mutex> lock(planner_mutex());
-  if (auto it = cache.find(key); it != cache.end()) return {it->second, false};
-  auto plan = make();
-  if (plan == nullptr) fail(ErrorKind::Internal, "fft", "FFTW could not plan the transform");
-  if (cache.size() >= kMaxPlans) return {plan, true};
-  cache.emplace(key, plan);
-  return {plan, false};
+std::shared_ptr<const PlanHolder<R>> cached_plan(ExtensionCaches& caches,
+                                                 const std::vector<std::int64_t>& key, Make make) {
+  std::string disc = std::is_same_v<R, float> ? "f" : "d";
+  for (const std::int64_t k : key) disc += tenferro::detail::cat(":", k);
+  return caches.get_or_put<PlanHolder<R>>(kPlanCache, disc, kPlanBytes, [&] {
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    auto plan = make();
+    if (plan == nullptr) fail(ErrorKind::Internal, "fft", "FFTW could not plan the transform");
+    return std::make_shared<const PlanHolder<R>>(plan);
+  });
 }
 
 std::vector<std::int64_t> col_strides(const Shape& s) {
@@ -160,8 +155,8 @@ using C = std::complex<R>;
 // out = DFT over `axes` of in (both compact of shape `shape`); copies when
 // `axes` is empty.
 template <class R>
-void c2c(const Shape& shape, const std::vector<std::int64_t>& axes, const C<R>* in, C<R>* out,
-         int sign, const Strides& in_strides = {}) {
+void c2c(ExtensionCaches& caches, const Shape& shape, const std::vector<std::int64_t>& axes,
+         const C<R>* in, C<R>* out, int sign, const Strides& in_strides = {}) {
   const std::int64_t total = numel_of(shape);
   if (total == 0) return;
   if (axes.empty()) {  // only for compact inputs (the r2c / c2r remainders)
@@ -172,16 +167,16 @@ void c2c(const Shape& shape, const std::vector<std::int64_t>& axes, const C<R>* 
   using F = Fftw<R>;
   auto* i = reinterpret_cast<typename F::Cpx*>(const_cast<C<R>*>(in));
   auto* o = reinterpret_cast<typename F::Cpx*>(out);
-  PlanHandle<R> p = cached_plan<R>(plan_key<R>(0, sign, l), [&] {
+  const auto p = cached_plan<R>(caches, plan_key<R>(0, sign, l), [&] {
     return F::c2c(static_cast<int>(l.dims.size()), l.dims.data(), static_cast<int>(l.batch.size()),
                   l.batch.data(), i, o, sign);
   });
-  F::exec_c2c(p.get(), i, o);
+  F::exec_c2c(p->plan, i, o);
 }
 
 // The half spectrum (axis halved to n / 2 + 1) of a real compact input, exponent -.
 template <class R>
-void r2c(const Shape& in_shape, std::int64_t axis, const R* in, C<R>* out,
+void r2c(ExtensionCaches& caches, const Shape& in_shape, std::int64_t axis, const R* in, C<R>* out,
          const Strides& in_strides = {}) {
   Shape out_shape = in_shape;
   out_shape[static_cast<std::size_t>(axis)] = in_shape[static_cast<std::size_t>(axis)] / 2 + 1;
@@ -190,25 +185,25 @@ void r2c(const Shape& in_shape, std::int64_t axis, const R* in, C<R>* out,
   using F = Fftw<R>;
   auto* i = const_cast<R*>(in);
   auto* o = reinterpret_cast<typename F::Cpx*>(out);
-  PlanHandle<R> p = cached_plan<R>(plan_key<R>(1, -1, l), [&] {
+  const auto p = cached_plan<R>(caches, plan_key<R>(1, -1, l), [&] {
     return F::r2c(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), i, o);
   });
-  F::exec_r2c(p.get(), i, o);
+  F::exec_r2c(p->plan, i, o);
 }
 
 // The real signal (exponent +) of a half spectrum; `in` is destroyed.
 template <class R>
-void c2r(const Shape& out_shape, std::int64_t axis, C<R>* in, R* out) {
+void c2r(ExtensionCaches& caches, const Shape& out_shape, std::int64_t axis, C<R>* in, R* out) {
   Shape in_shape = out_shape;
   in_shape[static_cast<std::size_t>(axis)] = out_shape[static_cast<std::size_t>(axis)] / 2 + 1;
   if (numel_of(out_shape) == 0) return;
   const Layout l = layout(in_shape, out_shape, {axis}, out_shape);
   using F = Fftw<R>;
   auto* i = reinterpret_cast<typename F::Cpx*>(in);
-  PlanHandle<R> p = cached_plan<R>(plan_key<R>(2, 1, l), [&] {
+  const auto p = cached_plan<R>(caches, plan_key<R>(2, 1, l), [&] {
     return F::c2r(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), i, out);
   });
-  F::exec_c2r(p.get(), i, out);
+  F::exec_c2r(p->plan, i, out);
 }
 
 // [pre, m, post] view of a compact shape around `axis`.
@@ -238,7 +233,7 @@ void conj_in_place(C<R>* p, std::int64_t n) {
 }
 
 template <class R>
-Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
+Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCaches& caches) {
   // c2c and r2c read any strides in place; the other kinds copy compactly.
   const bool in_place_read =
       (p.kind == Kind::C2C && !p.axes.empty()) || p.kind == Kind::R2C || p.kind == Kind::C2R_ADJ;
@@ -257,7 +252,8 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
     case Kind::C2C: {
       Tensor out = backend.empty(in_shape, cdt);
       auto* o = static_cast<C<R>*>(out.raw_data());
-      c2c<R>(in_shape, p.axes, static_cast<const C<R>*>(x.raw_data()), o, p.sign, x.strides());
+      c2c<R>(caches, in_shape, p.axes, static_cast<const C<R>*>(x.raw_data()), o, p.sign,
+             x.strides());
       scale_by(o, out.numel(), p.scale);
       return out;
     }
@@ -266,7 +262,7 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
       Shape half = in_shape;
       half[static_cast<std::size_t>(a0)] = p.n / 2 + 1;
       std::vector<C<R>> tmp(static_cast<std::size_t>(numel_of(half)));
-      r2c<R>(in_shape, a0, static_cast<const R*>(x.raw_data()), tmp.data(), x.strides());
+      r2c<R>(caches, in_shape, a0, static_cast<const R*>(x.raw_data()), tmp.data(), x.strides());
       if (p.sign > 0) conj_in_place(tmp.data(), static_cast<std::int64_t>(tmp.size()));
       if (p.kind == Kind::C2R_ADJ) {
         // The bins that c2r counts twice (1 .. n - m): its adjoint doubles them.
@@ -278,7 +274,7 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
       }
       Tensor out = backend.empty(half, cdt);
       auto* o = static_cast<C<R>*>(out.raw_data());
-      c2c<R>(half, rest, tmp.data(), o, p.sign);
+      c2c<R>(caches, half, rest, tmp.data(), o, p.sign);
       scale_by(o, out.numel(), p.scale);
       return out;
     }
@@ -286,11 +282,11 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
       Shape full = in_shape;
       full[static_cast<std::size_t>(a0)] = p.n;
       std::vector<C<R>> tmp(static_cast<std::size_t>(numel_of(in_shape)));
-      c2c<R>(in_shape, rest, x.data<C<R>>(), tmp.data(), p.sign);
+      c2c<R>(caches, in_shape, rest, x.data<C<R>>(), tmp.data(), p.sign);
       if (p.sign < 0) conj_in_place(tmp.data(), static_cast<std::int64_t>(tmp.size()));
       Tensor out = backend.empty(full, rdt);
       auto* o = static_cast<R*>(out.raw_data());
-      c2r<R>(full, a0, tmp.data(), o);
+      c2r<R>(caches, full, a0, tmp.data(), o);
       scale_by(o, out.numel(), p.scale);
       return out;
     }
@@ -305,7 +301,7 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
           for (std::int64_t i = 0; i < vi.pre; ++i)
             padded[i + vi.pre * (j + p.n * q)] = src[i + vi.pre * (j + vi.m * q)];
       std::vector<C<R>> spec(padded.size());
-      c2c<R>(full, p.axes, padded.data(), spec.data(), p.sign);
+      c2c<R>(caches, full, p.axes, padded.data(), spec.data(), p.sign);
       Tensor out = backend.empty(full, rdt);
       auto* o = static_cast<R*>(out.raw_data());
       for (std::size_t k = 0; k < spec.size(); ++k) o[k] = spec[k].real();
@@ -318,10 +314,11 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend) {
 
 }  // namespace
 
-Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend) {
+Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
+                     ExtensionCaches& caches) {
   const DType d = x.dtype();
-  if (d == DType::F32 || d == DType::C64) return run<float>(p, x, backend);
-  return run<double>(p, x, backend);
+  if (d == DType::F32 || d == DType::C64) return run<float>(p, x, backend, caches);
+  return run<double>(p, x, backend, caches);
 }
 
 }  // namespace tenferro::fft::detail

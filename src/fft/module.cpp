@@ -86,8 +86,8 @@ InferenceResult FftOp::infer(std::span<const TensorMeta> in) const {
   return {{out}, {}};
 }
 
-Tensor FftOp::execute(Backend& backend, const Tensor& x) const {
-  return run_transform(params_, x, backend);
+Tensor FftOp::execute(Backend& backend, const Tensor& x, ExtensionCaches& caches) const {
+  return run_transform(params_, x, backend, caches);
 }
 
 std::shared_ptr<const FftOp> make_op(FftParams p) {
@@ -162,10 +162,12 @@ namespace {
 ExtensionModulePtr build_module() {
   auto module = std::make_shared<SimpleModule>(kModuleId);
   ad::FamilyRules rules;
-  module->family<FftOp>(
-      [](const FftOp& op, ExecutionScope& scope, ExtensionCaches&, std::span<const Tensor> in) {
-        return std::vector<Tensor>{op.execute(scope.backend(), in[0])};
-      });
+  module->family<FftOp>([](const FftOp& op, ExecutionScope& scope, ExtensionCaches& caches,
+                           std::span<const Tensor> in) {
+    return std::vector<Tensor>{op.execute(scope.backend(), in[0], caches)};
+  });
+  module->cache(FamilyId(std::string(FftOp::kFamily)), kPlanCache,
+                ExtensionCacheLimits{.max_entries = 256, .max_bytes = std::size_t{64} << 20});
   rules.emplace_back(FamilyId(std::string(FftOp::kFamily)), FftOp::rules());
   return ad::with_rules(module, std::move(rules));
 }

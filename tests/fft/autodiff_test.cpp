@@ -180,3 +180,30 @@ TEST(FftAutodiff, ConcurrentTransformsFromSeveralThreadsAgree) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(mismatches.load(), 0);
 }
+
+TEST(FftAutodiff, PlansAreCachedInTheRuntimesExtensionCache) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const auto selector = ExtensionCacheSelector::named("tenferro.fft_transform.v1", "fftw_plans");
+  const EagerTensor x = rt->tensor(Tensor::from_col_major({7, 3}, signal(21)));
+  (void)fft::fft(x);
+  auto& caches = rt->runtime()->extension_caches();
+  EXPECT_EQ(caches.stats(selector).entries, 1u);
+  EXPECT_EQ(caches.stats(selector).misses, 1u);
+  (void)fft::fft(x);  // same kind, lengths, strides and precision: a hit
+  EXPECT_EQ(caches.stats(selector).entries, 1u);
+  EXPECT_EQ(caches.stats(selector).hits, 1u);
+  (void)fft::ifft(x);  // the opposite sign is another plan
+  EXPECT_EQ(caches.stats(selector).entries, 2u);
+  rt->runtime()->clear_caches();  // plans are destroyed, later calls re-plan
+  EXPECT_EQ(caches.stats(selector).entries, 0u);
+  const auto v = fft::fft(x).value().to_vector<cd>();
+  EXPECT_NEAR(
+      v[0].real(),
+      [] {
+        double s = 0;
+        const auto sig = signal(21);
+        for (int i = 0; i < 7; ++i) s += sig[i].real();
+        return s;
+      }(),
+      1e-12);
+}
