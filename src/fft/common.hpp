@@ -75,6 +75,13 @@ std::shared_ptr<const FftOp> make_op(FftParams p);
 Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
                      ExtensionCaches& caches);
 
+/// Transforms a complex compact tensor in place: the DFT over `axes` with
+/// exponent sign `sign`, times `scale` (an in-place FFTW plan from `caches`).
+void c2c_in_place(Tensor& x, const std::vector<std::int64_t>& axes, int sign, double scale,
+                  ExtensionCaches& caches);
+/// The family's module for an eager target (Unsupported off the CPU engine).
+ExtensionModulePtr module_factory(const EagerExtensionTarget& target);
+
 /// The node in the eager tier (install-ensure on first use) and the traced one.
 EagerTensor apply(const FftParams& p, const EagerTensor& x);
 TracedTensor apply(const FftParams& p, const TracedTensor& x);

@@ -314,6 +314,29 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCac
 
 }  // namespace
 
+void c2c_in_place(Tensor& x, const std::vector<std::int64_t>& axes, int sign, double scale,
+                  ExtensionCaches& caches) {
+  auto body = [&]<class R>() {
+    const Shape& shape = x.shape();
+    if (numel_of(shape) == 0) return;
+    auto* data = x.mutable_data<C<R>>();
+    const Layout l = layout(shape, shape, axes, shape);
+    using F = Fftw<R>;
+    auto* io = reinterpret_cast<typename F::Cpx*>(data);
+    const auto p = cached_plan<R>(caches, plan_key<R>(3, sign, l), [&] {  // 3: in place
+      return F::c2c(static_cast<int>(l.dims.size()), l.dims.data(),
+                    static_cast<int>(l.batch.size()), l.batch.data(), io, io, sign);
+    });
+    F::exec_c2c(p->plan, io, io);
+    scale_by(data, numel_of(shape), scale);
+  };
+  if (x.dtype() == DType::C64) {
+    body.template operator()<float>();
+  } else {
+    body.template operator()<double>();
+  }
+}
+
 Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
                      ExtensionCaches& caches) {
   const DType d = x.dtype();

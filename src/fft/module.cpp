@@ -183,18 +183,19 @@ ExtensionModulePtr FftOp::module_for(const EngineId& engine) const {
   return module_for_engine(engine);
 }
 
+ExtensionModulePtr module_factory(const EagerExtensionTarget& target) {
+  ExtensionModulePtr m = module_for_engine(target.engine);
+  if (!m) {
+    fail(ErrorKind::Unsupported, "fft", "the FFT family has kernels for the CPU engine only, not ",
+         target.engine.str(), "; select the CPU engine");
+  }
+  return m;
+}
+
 EagerTensor apply(const FftParams& p, const EagerTensor& x) {
   const auto op = make_op(p);
   const EagerTensor in[1] = {x};
-  return apply_eager_with_module_factory(op, in, [](const EagerExtensionTarget& target) {
-    ExtensionModulePtr m = module_for_engine(target.engine);
-    if (!m) {
-      fail(ErrorKind::Unsupported, "fft",
-           "the FFT family has kernels for the CPU engine only, not ", target.engine.str(),
-           "; select the CPU engine");
-    }
-    return m;
-  })[0];
+  return apply_eager_with_module_factory(op, in, module_factory)[0];
 }
 
 TracedTensor apply(const FftParams& p, const TracedTensor& x) {

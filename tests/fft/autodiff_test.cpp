@@ -207,3 +207,28 @@ TEST(FftAutodiff, PlansAreCachedInTheRuntimesExtensionCache) {
       }(),
       1e-12);
 }
+
+TEST(FftAutodiff, InPlaceTransformWritesTheSameStorageAndRefusesUnsafeInputs) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor x0 = Tensor::from_col_major({6, 2}, signal(12));
+  const auto want = fft::fft(rt->tensor(x0), std::nullopt, 0, "ortho").value().to_vector<cd>();
+  EagerTensor t = rt->tensor(Tensor::from_col_major({6, 2}, signal(12)));
+  const void* storage = t.value().raw_data();
+  EagerTensor y = fft::fft_inplace(std::move(t), 0, "ortho");
+  EXPECT_EQ(y.value().raw_data(), storage);  // no copy
+  const auto got = y.value().to_vector<cd>();
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(std::abs(got[i] - want[i]), 0, 1e-12);
+  EagerTensor back = fft::fft_inplace(std::move(y), 0, "ortho", /*inverse=*/true);
+  const auto orig = x0.to_vector<cd>(), b = back.value().to_vector<cd>();
+  for (std::size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(std::abs(b[i] - orig[i]), 0, 1e-12);
+
+  EagerTensor tracked = rt->variable(x0);
+  EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(tracked)), ErrorKind::RuntimeState);
+  EXPECT_TRUE(tracked.defined());  // handed back unchanged
+  EagerTensor shared = rt->tensor(x0);
+  const EagerTensor other = shared;
+  EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(shared)), ErrorKind::RuntimeState);
+  EXPECT_EQ(other.value().to_vector<cd>(), x0.to_vector<cd>());
+  EagerTensor real = rt->tensor(Tensor::from_col_major({3}, std::vector<double>{1, 2, 3}));
+  EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(real)), ErrorKind::DTypeMismatch);
+}

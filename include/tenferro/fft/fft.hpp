@@ -149,6 +149,17 @@ template <FftTensor T>
 T irfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
          std::string_view norm = "backward");
 
+// ---- in place (eager only) ----------------------------------------------------------
+
+/// The DFT (or with `inverse` the inverse DFT) along `axis` written into x's
+/// own storage, for an untracked, compact c64 / c128 eager tensor that is the
+/// only owner of its storage; returns it as an untracked tensor (x is moved
+/// from). Never copies: a tensor that requires grad, has history, or is used
+/// inside a capture scope is RuntimeState (x unchanged), as is one whose
+/// storage is shared; a strided tensor is InvalidArgument. Norm modes as fft.
+EagerTensor fft_inplace(EagerTensor&& x, std::int64_t axis = 0, std::string_view norm = "backward",
+                        bool inverse = false);
+
 // ---- frequencies and shifts ---------------------------------------------------------
 
 /// The sample frequencies of an n-point DFT with sample spacing d:
