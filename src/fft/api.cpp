@@ -83,6 +83,7 @@ T transform(const T& x, Fn fn, bool nd, const Lengths& s, const Axes& axes_in,
     fail(ErrorKind::DTypeMismatch, op, "the input must be f32, f64, c64 or c128, got ", name(dt),
          "; convert it first");
   }
+  (void)norm_scale(norm, false, 1.0, op);  // a bad norm string fails before any work
   const std::int64_t rank = x.rank();
   Axes axes = axes_in;
   if (nd && axes.empty()) {
