@@ -32,4 +32,5 @@
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
 // Families (extension libraries that install themselves on first use).
+#include "tenferro/einsum/einsum.hpp"
 #include "tenferro/linalg/linalg.hpp"

@@ -50,6 +50,9 @@ template <class T>
 MultiFn<T> build_linalg_factor(const Case& c);  // ops_linalg_factor.cpp
 template <class T>
 MultiFn<T> build_linalg_composite(const Case& c);  // ops_linalg_composite.cpp
+/// The einsum mapping (ops_einsum.cpp); empty for other ops.
+template <class T>
+MultiFn<T> build_einsum(const Case& c);
 
 /// The output keys of the case's probes ("value", "output_0", "s", ...).
 std::vector<std::string> case_output_keys(const Case& c);
