@@ -42,7 +42,7 @@ struct EinsumOptions {
   /// A user path (shrinking-list format); when set, `strategy` is ignored.
   /// A step out of range, with i == j, or a path that does not end with one
   /// operand is InvalidArgument.
-  std::optional<EinsumPath> path;
+  std::optional<EinsumPath> path = std::nullopt;
 };
 
 /// A planned contraction order and its cost.
