@@ -145,41 +145,53 @@ EinsumPath optimal(const std::vector<Set>& ops, const Set& out, const Costs& c) 
   return path;
 }
 
-EinsumPath greedy(std::vector<Set> list, const Set& out, const Costs& c) {
+// mode % 3 == 0: the result's size less its operands' (opt_einsum's
+// greedy); 1: the step's flops; 2: the result's size. Candidates: pairs
+// sharing a label first; with mode >= 3, pairs that sum a label away first.
+EinsumPath greedy(std::vector<Set> list, const Set& out, const Costs& c, int mode) {
   EinsumPath path;
-  const std::size_t labels = out.w.size() * 64;
+  const std::size_t words = out.w.size();
   while (list.size() > 1) {
     const std::size_t n = list.size();
-    std::vector<int> count(labels, 0);
+    // Labels held by at least two / three operands (word-parallel counting).
+    Set seen(words * 64), multi(words * 64), tri(words * 64);
     for (const Set& s : list) {
-      for (std::size_t l = 0; l < labels; ++l) count[l] += s.has(static_cast<std::int64_t>(l));
+      for (std::size_t w = 0; w < words; ++w) {
+        tri.w[w] |= multi.w[w] & s.w[w];
+        multi.w[w] |= seen.w[w] & s.w[w];
+        seen.w[w] |= s.w[w];
+      }
     }
-    bool best_shares = false;
+    // A label of the pair's union survives when the output or another
+    // operand holds it.
+    auto result = [&](const Set& a, const Set& b) {
+      Set r = a | b;
+      for (std::size_t w = 0; w < words; ++w) {
+        r.w[w] &= out.w[w] | tri.w[w] | (multi.w[w] & ~(a.w[w] & b.w[w]));
+      }
+      return r;
+    };
+    std::vector<double> size(n);
+    for (std::size_t i = 0; i < n; ++i) size[i] = c.size(list[i]);
+    bool found = false;
+    int best_shares = 0;
     double best_cost = 0, best_flops = 0;
     std::size_t bi = 0, bj = 1;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = i + 1; j < n; ++j) {
-        const Set u = list[i] | list[j];
-        Set r(labels);
-        for (std::size_t l = 0; l < labels; ++l) {
-          const auto li = static_cast<std::int64_t>(l);
-          if (!u.has(li)) continue;
-          const int others = count[l] - list[i].has(li) - list[j].has(li);
-          if (out.has(li) || others > 0) r.add(li);
+        int shares = list[i].intersects(list[j]) ? 1 : 0;
+        if (shares < best_shares) continue;
+        if (shares && mode >= 3 && result(list[i], list[j]).w != (list[i] | list[j]).w) shares = 2;
+        if (shares < best_shares) continue;
+        const double rs = c.size(result(list[i], list[j]));
+        const double f = c.size(list[i] | list[j]);
+        const double cost = mode % 3 == 0 ? rs - size[i] - size[j] : mode % 3 == 1 ? f : rs;
+        if (!found || shares > best_shares || better(cost, f, best_cost, best_flops)) {
+          found = true, best_shares = shares, best_cost = cost, best_flops = f, bi = i, bj = j;
         }
-        const bool shares = list[i].intersects(list[j]);
-        const double cost = c.size(r) - c.size(list[i]) - c.size(list[j]);
-        const double f = c.size(u);
-        const bool take = (i == 0 && j == 1) || (shares && !best_shares) ||
-                          (shares == best_shares && better(cost, f, best_cost, best_flops));
-        if (take) best_shares = shares, best_cost = cost, best_flops = f, bi = i, bj = j;
       }
     }
-    Set kept = out;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (k != bi && k != bj) kept = kept | list[k];
-    }
-    const Set r = (list[bi] | list[bj]) & kept;
+    const Set r = result(list[bi], list[bj]);
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(bj));
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(bi));
     list.push_back(r);
@@ -228,7 +240,20 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
       fail(ErrorKind::InvalidArgument, kOp, "the optimal strategy is limited to 20 operands (got ",
            ops.size(), "); use EinsumStrategy::Greedy");
     }
-    path = exact ? optimal(ops, out, c) : greedy(ops, out, c);
+    if (exact) {
+      path = optimal(ops, out, c);
+    } else {
+      // The cheapest of the greedy variants under the cost model.
+      EinsumPlan best;
+      for (int mode = 0; mode < 6; ++mode) {
+        EinsumPlan p = cost_of(ops, out, c, greedy(ops, out, c, mode));
+        if (mode == 0 ||
+            better(p.flops, p.largest_intermediate, best.flops, best.largest_intermediate)) {
+          best = std::move(p);
+        }
+      }
+      return best;
+    }
   }
   return cost_of(std::move(ops), out, c, path);
 }

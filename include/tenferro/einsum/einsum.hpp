@@ -33,7 +33,8 @@ using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
 enum class EinsumStrategy {
   Auto,     ///< Optimal for up to 12 operands, Greedy beyond.
   Optimal,  ///< Exact dynamic programming over subsets (minimum flops, then size).
-  Greedy,   ///< Repeatedly the pair whose result is smallest relative to its inputs.
+  Greedy,   ///< The cheapest of six greedy runs (pair scores: result size less its
+            ///< operands', step flops, result size; see docs/einsum.md).
 };
 
 /// Options of einsum and einsum_path.
