@@ -174,6 +174,15 @@ std::vector<std::int64_t> ranks_of(const std::vector<X>& xs) {
   return r;
 }
 
+// A result that aliases an operand (an identity equation such as "ij->ij")
+// is copied: direct ops return fresh tensors.
+Tensor fresh(Tensor r, const std::vector<Tensor>& operands) {
+  for (const Tensor& x : operands) {
+    if (r.storage() == x.storage()) return r.clone();
+  }
+  return r;
+}
+
 template <class F>
 Tensor on_backend(Backend& backend, F&& f) {
   auto* cpu = dynamic_cast<CpuBackend*>(&backend);
@@ -231,16 +240,20 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands, Ba
               const EinsumOptions& options) {
   using namespace einsum_detail;
   const Spec spec = parse_equation(equation, ranks_of(operands));
-  return on_backend(
-      backend, [&](EagerRuntime& rt) { return run(spec, wrap(rt, operands), options).value(); });
+  return fresh(
+      on_backend(backend,
+                 [&](EagerRuntime& rt) { return run(spec, wrap(rt, operands), options).value(); }),
+      operands);
 }
 
 Tensor einsum(const EinsumLabels& labels, const std::vector<Tensor>& operands, Backend& backend,
               const EinsumOptions& options) {
   using namespace einsum_detail;
   const Spec spec = parse_labels(labels, ranks_of(operands));
-  return on_backend(
-      backend, [&](EagerRuntime& rt) { return run(spec, wrap(rt, operands), options).value(); });
+  return fresh(
+      on_backend(backend,
+                 [&](EagerRuntime& rt) { return run(spec, wrap(rt, operands), options).value(); }),
+      operands);
 }
 
 EinsumPlan einsum_path(std::string_view equation, const std::vector<Shape>& shapes,

@@ -120,6 +120,14 @@ TEST(EinsumValues, StrategiesAndUserPathsAgree) {
   }
 }
 
+TEST(EinsumValues, DirectIdentityReturnsAFreshTensor) {
+  CpuBackend& cpu = dynamic_cast<CpuBackend&>(runtime()->backend());
+  const Tensor a = make({2, 3}, f64, 1);
+  const Tensor r = einsum("ij->ij", {a}, cpu);
+  EXPECT_NE(r.storage(), a.storage());
+  expect_close(host(r), host(a), 0.0, "identity");
+}
+
 TEST(EinsumValues, UnicodeLabels) {
   const std::vector<Tensor> ops = {make({2, 3}, f64, 1), make({3, 4}, f64, 2)};
   const auto want = naive({letters("ij"), letters("jk")}, ops, letters("ik"));
@@ -170,4 +178,22 @@ TEST(EinsumValues, IntegerLabelsNegativeAndRepeated) {
   std::vector<EagerTensor> e;
   for (const Tensor& t : ops) e.push_back(runtime()->tensor(t));
   expect_close(host(einsum(labels, e)), want, 1e-12, "integer labels");
+}
+
+TEST(EinsumValues, TracedWithSymbolicExtents) {
+  // One program for every n: planning treats a symbolic extent as 2.
+  const TracedTensor a = placeholder(f64, {SymDim::var("n"), 3});
+  const TracedTensor b = placeholder(f64, {3, SymDim::var("n")});
+  const TracedTensor y = einsum("ij,jk,kl->il", {a, b, a});
+  const Program p = compile({y}, {a, b});
+  int checked = 0;
+  for (std::int64_t n : {2, 4}) {
+    const std::vector<Tensor> ops = {make({n, 3}, f64, 1), make({3, n}, f64, 2)};
+    const auto want = naive({letters("ij"), letters("jk"), letters("kl")}, {ops[0], ops[1], ops[0]},
+                            letters("il"));
+    const auto got = run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(ops));
+    expect_close(host(got[0]), want, 1e-12, "n = " + std::to_string(n));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
 }
