@@ -45,6 +45,8 @@ const std::vector<Case>& cases() {
       // Extent-1 labels broadcast.
       {"ij,jk->ik", {"ij", "jk"}, "ik", {{2, 1}, {3, 4}}},
       {"ib,ib->ib", {"ib", "ib"}, "ib", {{3, 1}, {3, 4}}},
+      {"i,i->i", {"i", "i"}, "i", {{1}, {3}}},
+      {"ij,j->", {"ij", "j"}, "", {{1, 1}, {3}}},
       // Implicit outputs: labels seen once, sorted, then the ellipsis.
       {"ij,jk", {"ij", "jk"}, "ik", {{2, 3}, {3, 2}}},
       {"ba", {"ba"}, "ab", {{2, 3}}},
@@ -126,6 +128,17 @@ TEST(EinsumValues, DirectIdentityReturnsAFreshTensor) {
   const Tensor r = einsum("ij->ij", {a}, cpu);
   EXPECT_NE(r.storage(), a.storage());
   expect_close(host(r), host(a), 0.0, "identity");
+}
+
+TEST(EinsumValues, IntegerDtype) {
+  const Tensor a = Tensor::from_col_major({2, 2}, std::vector<std::int64_t>{1, 2, 3, 4});
+  const Tensor b = Tensor::from_col_major({2, 2}, std::vector<std::int64_t>{5, 6, 7, 8});
+  const EagerTensor c = run_eager("ij,jk->ik", {a, b});
+  EXPECT_EQ(c.dtype(), i64);
+  // [1 3; 2 4] [5 7; 6 8] = [23 31; 34 46], column-major.
+  EXPECT_EQ(c.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{23, 34, 31, 46}));
+  EXPECT_EQ(run_eager("ii->", {a}).value().to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{5}));
 }
 
 TEST(EinsumValues, UnicodeLabels) {
