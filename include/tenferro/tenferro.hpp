@@ -32,5 +32,6 @@
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
 // Families (extension libraries that install themselves on first use).
+#include "tenferro/einsum/einsum.hpp"
 #include "tenferro/fft/fft.hpp"
 #include "tenferro/linalg/linalg.hpp"

@@ -53,6 +53,9 @@ MultiFn<T> build_linalg_composite(const Case& c);  // ops_linalg_composite.cpp
 /// The torch.fft mappings (ops_fft.cpp); empty for other ops.
 template <class T>
 MultiFn<T> build_fft(const Case& c);
+/// The einsum mapping (ops_einsum.cpp); empty for other ops.
+template <class T>
+MultiFn<T> build_einsum(const Case& c);
 
 /// The output keys of the case's probes ("value", "output_0", "s", ...).
 std::vector<std::string> case_output_keys(const Case& c);

@@ -58,6 +58,7 @@ template <class T>
 MultiFn<T> build_multi(const Case& c) {
   if (auto f = build_linalg<T>(c)) return f;
   if (auto f = build_fft<T>(c)) return f;
+  if (auto f = build_einsum<T>(c)) return f;
   OpFn<T> g = build_op<T>(c);
   if (!g) return {};
   return [g](std::span<const T> x) { return std::vector<T>{g(x)}; };

@@ -358,8 +358,8 @@ Classification classify(const Case& c) {
             "rrelu with training=True samples random slopes (docs/oracle-exceptions.md)"};
   }
   try {
-    if (build_fft<EagerTensor>(c)) return {Support::Ok, {}};
-    if (build_op<EagerTensor>(c)) return {Support::Ok, {}};
+    if (build_fft<EagerTensor>(c) || build_einsum<EagerTensor>(c) || build_op<EagerTensor>(c))
+      return {Support::Ok, {}};
   } catch (const std::exception& e) {
     return {Support::Unknown, e.what()};
   }

@@ -1,0 +1,124 @@
+#pragma once
+// tenferro::einsum: Einstein summation over any number of operands, planned
+// (contraction order) and composed of core ops (docs/einsum.md).
+//
+// Every function exists in three tiers with one meaning:
+//   EagerTensor  c = einsum("ij,jk->ik", {a, b});        // runs now, records for AD
+//   TracedTensor c = einsum("ij,jk->ik", {ta, tb});      // builds graph nodes
+//   Tensor       c = einsum("ij,jk->ik", {a, b}, cpu);   // direct, on a backend
+// Labels address OUR axes: label i of an operand names its axis i
+// (column-major, batch axes last). AD (jvp, vjp, higher order) comes from the
+// composed ops (diagonal, sum, dot_general, permute, diag_embed).
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/ops.hpp"
+#include "tenferro/ad/traced.hpp"
+#include "tenferro/backend/backend.hpp"
+
+namespace tenferro {
+
+/// A contraction order in the shrinking-list format of NumPy / opt_einsum:
+/// each step (i, j), i < j, removes operands i and j from the current list
+/// and appends their contraction at its end. n operands need n - 1 steps.
+using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// How einsum orders the pairwise contractions.
+enum class EinsumStrategy {
+  Auto,     ///< Optimal for up to 12 operands, Greedy beyond.
+  Optimal,  ///< Exact dynamic programming over subsets (minimum flops, then size).
+  Greedy,   ///< The cheapest of six greedy runs (pair scores: result size less its
+            ///< operands', step flops, result size; see docs/einsum.md).
+};
+
+/// Options of einsum and einsum_path.
+struct EinsumOptions {
+  EinsumStrategy strategy = EinsumStrategy::Auto;
+  /// A user path (shrinking-list format); when set, `strategy` is ignored.
+  /// A step out of range, with i == j, or a path that does not end with one
+  /// operand is InvalidArgument.
+  std::optional<EinsumPath> path = std::nullopt;
+};
+
+/// A planned contraction order and its cost.
+struct EinsumPlan {
+  EinsumPath path;
+  /// Multiply-adds of the pairwise contractions: for each step the product of
+  /// the extents of every label of its two operands.
+  double flops = 0;
+  /// Elements of the largest pairwise result (0 with fewer than two operands).
+  double largest_intermediate = 0;
+};
+
+/// Integer-label form of an equation, for networks with more labels than
+/// letters: labels[k] names the axes of operand k (label i names axis i);
+/// `output` the result's axes, or nullopt for the implicit form (labels that
+/// appear exactly once, in increasing order). Labels are any int64 values.
+struct EinsumLabels {
+  std::vector<std::vector<std::int64_t>> inputs;
+  std::optional<std::vector<std::int64_t>> output;
+};
+
+/// Einstein summation. `equation` is "terms->output" or the implicit
+/// "terms" (the output is the labels appearing exactly once, in code-point
+/// order: 'A'-'Z' before 'a'-'z', followed by the ellipsis axes). Terms are
+/// separated by ','; a label is an ASCII letter or any non-ASCII UTF-8
+/// character; spaces are ignored. "..." stands for the axes not otherwise
+/// labelled; ellipsis groups of different lengths broadcast right-aligned
+/// (like the core's broadcasting on our shapes); ellipsis axes missing from an
+/// explicit output are summed.
+/// Semantics: a label repeated in one operand takes that operand's diagonal;
+/// a label absent from the output is summed over; a label repeated in the
+/// output places the values on the diagonal (zeros elsewhere). A label with
+/// extent 1 in some operands broadcasts against its extent elsewhere.
+/// Operands: one dtype (DTypeMismatch otherwise), any rank (rank 0 has the
+/// empty term), zero-size extents allowed. Errors: a malformed equation is
+/// InvalidArgument naming the byte position; a term whose label count does
+/// not match the operand's rank is RankMismatch; extents that disagree are
+/// ShapeMismatch naming the label, the operands and the extents; a wrong
+/// operand count is InvalidArgument; an output label absent from every input
+/// is InvalidArgument.
+template <AdTensor T>
+T einsum(std::string_view equation, const std::vector<T>& operands,
+         const EinsumOptions& options = {});
+template <AdTensor T>
+T einsum(std::string_view equation, std::initializer_list<T> operands,
+         const EinsumOptions& options = {}) {
+  return einsum(equation, std::vector<T>(operands), options);
+}
+/// The integer-label form (see EinsumLabels).
+template <AdTensor T>
+T einsum(const EinsumLabels& labels, const std::vector<T>& operands,
+         const EinsumOptions& options = {});
+
+/// The direct tier: the same composition on an untracked eager runtime over
+/// `backend` (the CPU backend; another is Unsupported).
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands, Backend& backend,
+              const EinsumOptions& options = {});
+Tensor einsum(const EinsumLabels& labels, const std::vector<Tensor>& operands, Backend& backend,
+              const EinsumOptions& options = {});
+
+/// The contraction order einsum would use for operands of these shapes (our
+/// shapes, column-major), with its cost; the same checks as einsum. With
+/// options.path set, that path's cost (after validating it).
+EinsumPlan einsum_path(std::string_view equation, const std::vector<Shape>& shapes,
+                       const EinsumOptions& options = {});
+EinsumPlan einsum_path(const EinsumLabels& labels, const std::vector<Shape>& shapes,
+                       const EinsumOptions& options = {});
+
+/// The planner on its own: operand label sets (distinct labels each), the
+/// extent of every label (labels index this vector, 0 <= label <
+/// extents.size()) and the output labels. Labels absent from the output
+/// that appear in one operand only are summed before any pairwise step
+/// (free). InvalidArgument for a label out of range.
+EinsumPlan plan_contraction(const std::vector<std::vector<std::int64_t>>& operands,
+                            const std::vector<std::int64_t>& output,
+                            const std::vector<double>& extents, const EinsumOptions& options = {});
+
+}  // namespace tenferro

@@ -1,0 +1,81 @@
+// einsum's typed errors: malformed equations (with the byte position), rank
+// and extent mismatches (naming the label, operands and extents), operand
+// counts, dtypes, and the direct tier's backend.
+
+#include "einsum_test_util.hpp"
+
+using namespace etest;
+
+namespace {
+
+// The message of the error `f` throws ("" when it does not throw).
+template <class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<EagerTensor> ops(const std::vector<Shape>& shapes, DType dt = f64) {
+  std::vector<EagerTensor> v;
+  for (std::size_t k = 0; k < shapes.size(); ++k)
+    v.push_back(runtime()->tensor(make(shapes[k], dt, k + 1)));
+  return v;
+}
+
+}  // namespace
+
+TEST(EinsumErrors, MalformedEquationsNameThePosition) {
+  const auto ab = ops({{2, 3}, {3, 4}});
+  EXPECT_TF_ERROR(einsum("ij,j1->ik", ab), ErrorKind::InvalidArgument);
+  EXPECT_NE(message_of([&] { einsum("ij,j1->ik", ab); }).find("position 4"), std::string::npos);
+  EXPECT_TF_ERROR(einsum("ij,jk->i.k", ab), ErrorKind::InvalidArgument);
+  EXPECT_NE(message_of([&] { einsum("ij,jk->i.k", ab); }).find("position 8"), std::string::npos);
+  EXPECT_TF_ERROR(einsum("ij,jk->ik->i", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ij,jk-ik", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ij,jk>ik", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ij,jk->i,k", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("......,jk->", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ij,jk->iz", ab), ErrorKind::InvalidArgument);
+  EXPECT_NE(message_of([&] { einsum("ij,jk->iz", ab); }).find("'z' at position 8"),
+            std::string::npos);
+  EXPECT_TF_ERROR(einsum("i\xff,jk->", ab), ErrorKind::InvalidArgument);
+}
+
+TEST(EinsumErrors, OperandCountAndRank) {
+  const auto ab = ops({{2, 3}, {3, 4}});
+  EXPECT_TF_ERROR(einsum("ij->ij", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ij,jk,kl->il", ab), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("->", std::vector<EagerTensor>{}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ijk,jk->i", ab), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(einsum("ijk...,jk->i", ab), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(einsum(EinsumLabels{{{0}, {1, 2}}, std::nullopt}, ab), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(einsum(EinsumLabels{{{0, 1}, {1, 2}}, std::vector<std::int64_t>{9}}, ab),
+                  ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum("ij,jk->ik", std::vector<EagerTensor>{ab[0], EagerTensor{}}),
+                  ErrorKind::InvalidArgument);
+}
+
+TEST(EinsumErrors, ExtentsThatDisagreeNameLabelOperandsAndExtents) {
+  const auto ab = ops({{2, 3}, {4, 5}});
+  EXPECT_TF_ERROR(einsum("ij,jk->ik", ab), ErrorKind::ShapeMismatch);
+  const std::string m = message_of([&] { einsum("ij,jk->ik", ab); });
+  EXPECT_NE(m.find("'j'"), std::string::npos) << m;
+  EXPECT_NE(m.find("extent 3 in operand 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("extent 4 in operand 1"), std::string::npos) << m;
+  EXPECT_TF_ERROR(einsum("ii->i", ops({{2, 3}})), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(einsum("...i,...i->", ops({{2, 3}, {2, 4}})), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(einsum_path("ij,jk->ik", {{2, 3}, {4, 5}}), ErrorKind::ShapeMismatch);
+}
+
+TEST(EinsumErrors, DTypesAndTraced) {
+  const auto a = ops({{2, 3}}, f64)[0];
+  const auto b = ops({{3, 4}}, f32)[0];
+  EXPECT_TF_ERROR(einsum("ij,jk->ik", {a, b}), ErrorKind::DTypeMismatch);
+  const TracedTensor t = placeholder(f64, {2, 3}), u = placeholder(f64, {4, 5});
+  EXPECT_TF_ERROR(einsum("ij,jk->ik", {t, u}), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(einsum("ij,jk,->ik", {t, u}), ErrorKind::InvalidArgument);
+}

@@ -1,0 +1,131 @@
+// Loading einsum instances and costing paths under their convention.
+
+#include "instance.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+namespace einsum_path_tool {
+namespace {
+
+// The code points of a UTF-8 string.
+std::vector<std::uint32_t> code_points(const std::string& s) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const int len = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : 4;
+    std::uint32_t cp = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+    for (int k = 1; k < len && i + static_cast<std::size_t>(k) < s.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]) & 0x3F);
+    }
+    out.push_back(cp);
+    i += static_cast<std::size_t>(len);
+  }
+  return out;
+}
+
+}  // namespace
+
+Instance load_instance(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot open " + file);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  if (!j.contains("format_string") || !j.contains("shapes")) {
+    throw std::runtime_error(file + " is not an einsum instance (no format_string/shapes)");
+  }
+  // Column-major: each term's labels and extents reversed.
+  std::vector<std::vector<std::uint32_t>> terms(1);
+  std::vector<std::uint32_t> out;
+  bool in_output = false;
+  const auto cps = code_points(j["format_string"].get<std::string>());
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    if (cps[i] == ',') {
+      terms.emplace_back();
+    } else if (cps[i] == '-' && i + 1 < cps.size() && cps[i + 1] == '>') {
+      in_output = true;
+      ++i;
+    } else if (cps[i] != ' ') {
+      (in_output ? out : terms.back()).push_back(cps[i]);
+    }
+  }
+  const auto& shapes = j["shapes"];
+  if (shapes.size() != terms.size()) throw std::runtime_error(file + ": shapes and terms differ");
+  Instance inst;
+  inst.name = j.value("name", file);
+  std::map<std::uint32_t, std::int64_t> dense;
+  auto id = [&](std::uint32_t cp, double extent) {
+    auto [it, fresh] = dense.emplace(cp, static_cast<std::int64_t>(dense.size()));
+    if (fresh) inst.extents.push_back(extent);
+    return it->second;
+  };
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    std::vector<std::int64_t> labels;
+    for (std::size_t i = terms[k].size(); i-- > 0;) {
+      labels.push_back(id(terms[k][i], shapes[k][i].get<double>()));
+    }
+    inst.inputs.push_back(std::move(labels));
+  }
+  for (std::size_t i = out.size(); i-- > 0;) {
+    const auto it = dense.find(out[i]);
+    if (it == dense.end()) throw std::runtime_error(file + ": an output label is in no input");
+    inst.output.push_back(it->second);
+  }
+  if (j.contains("paths")) inst.paths = j["paths"];
+  return inst;
+}
+
+Cost instance_cost(const Instance& inst, const tenferro::EinsumPath& path) {
+  std::vector<std::vector<std::int64_t>> list = inst.inputs;
+  for (auto& l : list) {
+    std::sort(l.begin(), l.end());
+    l.erase(std::unique(l.begin(), l.end()), l.end());
+  }
+  std::vector<double> log_e;
+  for (double e : inst.extents) log_e.push_back(std::log10(e));
+  double flops = 0, size = 0;  // linear flops, log10 size
+  bool any = false;
+  for (const auto& [i0, j0] : path) {
+    const auto i = static_cast<std::size_t>(std::min(i0, j0));
+    const auto j = static_cast<std::size_t>(std::max(i0, j0));
+    if (j >= list.size() || i == j) throw std::runtime_error("invalid path step");
+    std::vector<std::int64_t> u;
+    std::set_union(list[i].begin(), list[i].end(), list[j].begin(), list[j].end(),
+                   std::back_inserter(u));
+    std::vector<std::int64_t> r;
+    for (std::int64_t l : u) {
+      bool kept = std::find(inst.output.begin(), inst.output.end(), l) != inst.output.end();
+      for (std::size_t k = 0; k < list.size() && !kept; ++k) {
+        kept = k != i && k != j && std::binary_search(list[k].begin(), list[k].end(), l);
+      }
+      if (kept) r.push_back(l);
+    }
+    double lu = 0, lr = 0;
+    for (std::int64_t l : u) lu += log_e[static_cast<std::size_t>(l)];
+    for (std::int64_t l : r) lr += log_e[static_cast<std::size_t>(l)];
+    flops += std::pow(10.0, lu) * (r.size() < u.size() ? 2.0 : 1.0);
+    size = any ? std::max(size, lr) : lr;
+    any = true;
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(j));
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+    list.push_back(std::move(r));
+  }
+  return {std::log10(flops), size / std::log10(2.0)};
+}
+
+Result plan_instance(const Instance& inst) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const tenferro::EinsumPlan plan =
+      tenferro::plan_contraction(inst.inputs, inst.output, inst.extents);
+  const auto t1 = std::chrono::steady_clock::now();
+  Result r;
+  r.path = plan.path;
+  r.search_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.cost = instance_cost(inst, r.path);
+  return r;
+}
+
+}  // namespace einsum_path_tool

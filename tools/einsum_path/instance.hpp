@@ -1,0 +1,41 @@
+#pragma once
+// An einsum instance of ../shared/einsum-instances (see its README): the
+// network as dense integer labels over column-major shapes, its recorded
+// paths, and the instances' cost convention.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tenferro/einsum/einsum.hpp"
+
+namespace einsum_path_tool {
+
+struct Instance {
+  std::string name;
+  std::vector<std::vector<std::int64_t>> inputs;  // dense labels, column-major order
+  std::vector<std::int64_t> output;
+  std::vector<double> extents;  // per dense label
+  nlohmann::json paths;         // the recorded paths
+};
+
+/// Reads an instance file (std::runtime_error when it is not one).
+Instance load_instance(const std::string& file);
+
+struct Cost {
+  double log10_flops = 0;  // every step: the product of the extents of its
+                           // labels, times 2 when it sums over a label
+  double log2_size = 0;    // the largest pairwise result, log2 elements
+};
+/// The cost of `path` under the instances' convention (the README's).
+Cost instance_cost(const Instance& inst, const tenferro::EinsumPath& path);
+
+/// Our plan (EinsumStrategy::Auto) and the time the search took.
+struct Result {
+  tenferro::EinsumPath path;
+  Cost cost;
+  double search_ms = 0;
+};
+Result plan_instance(const Instance& inst);
+
+}  // namespace einsum_path_tool
