@@ -86,14 +86,13 @@ void zgetrs_(const char*, const fint*, const fint*, const c128*, const fint*, co
              const fint*, fint*, flen);
 // ---- composite part (matrix_exp): BLAS 3 matrix product ----
 void sgemm_(const char*, const char*, const fint*, const fint*, const fint*, const float*,
-            const float*, const fint*, const float*, const fint*, const float*, float*,
-            const fint*, flen, flen);
+            const float*, const fint*, const float*, const fint*, const float*, float*, const fint*,
+            flen, flen);
 void dgemm_(const char*, const char*, const fint*, const fint*, const fint*, const double*,
             const double*, const fint*, const double*, const fint*, const double*, double*,
             const fint*, flen, flen);
-void cgemm_(const char*, const char*, const fint*, const fint*, const fint*, const c64*,
-            const c64*, const fint*, const c64*, const fint*, const c64*, c64*, const fint*, flen,
-            flen);
+void cgemm_(const char*, const char*, const fint*, const fint*, const fint*, const c64*, const c64*,
+            const fint*, const c64*, const fint*, const c64*, c64*, const fint*, flen, flen);
 void zgemm_(const char*, const char*, const fint*, const fint*, const fint*, const c128*,
             const c128*, const fint*, const c128*, const fint*, const c128*, c128*, const fint*,
             flen, flen);
