@@ -12,21 +12,6 @@ namespace tenferro::linalg {
 namespace detail {
 namespace {
 
-/// Every extent of x, constant (Unsupported naming `op` when one is symbolic).
-template <LinalgTensor T>
-Shape constant_shape(const T& x, const char* op) {
-  Shape s;
-  for (std::int64_t a = 0; a < x.rank(); ++a) {
-    const auto e = extent(x, a);
-    if (!e) {
-      fail(ErrorKind::Unsupported, op, "needs constant extents, got ", shape_str(x),
-           "; bind the symbolic extents first");
-    }
-    s.push_back(*e);
-  }
-  return s;
-}
-
 template <LinalgTensor T>
 void require_not_bool(const T& x, const char* op) {
   if (!x.defined()) fail(ErrorKind::InvalidArgument, op, "an input is undefined");

@@ -14,20 +14,6 @@ namespace tenferro::linalg {
 namespace detail {
 namespace {
 
-template <LinalgTensor T>
-Shape constant_extents(const T& x, const char* op) {
-  Shape s;
-  for (std::int64_t a = 0; a < x.rank(); ++a) {
-    const auto e = extent(x, a);
-    if (!e) {
-      fail(ErrorKind::Unsupported, op, "needs constant extents, got ", shape_str(x),
-           "; bind the symbolic extents first");
-    }
-    s.push_back(*e);
-  }
-  return s;
-}
-
 std::int64_t product(const Shape& s, std::size_t begin, std::size_t end) {
   std::int64_t p = 1;
   for (std::size_t i = begin; i < end; ++i) p *= s[i];
@@ -90,7 +76,7 @@ T tensorinv(const T& a, std::int64_t ind) {
     fail(ErrorKind::InvalidArgument, op, "ind must be in [1, rank - 1] = [1, ", a.rank() - 1,
          "], got ", ind);
   }
-  const Shape s = detail::constant_extents(a, op);
+  const Shape s = detail::constant_shape(a, op);
   const auto k = static_cast<std::size_t>(ind);
   const std::int64_t rows = detail::product(s, 0, k), cols = detail::product(s, k, s.size());
   if (rows != cols) {
@@ -114,7 +100,7 @@ T tensorsolve(const T& a, const T& b) {
     fail(ErrorKind::DTypeMismatch, op, "A and B must have the same dtype, got ", name(a.dtype()),
          " and ", name(b.dtype()));
   }
-  const Shape sa = detail::constant_extents(a, op), sb = detail::constant_extents(b, op);
+  const Shape sa = detail::constant_shape(a, op), sb = detail::constant_shape(b, op);
   if (sb.size() > sa.size()) {
     fail(ErrorKind::RankMismatch, op, "B ", detail::shape_str(b), " has more axes than A ",
          detail::shape_str(a));

@@ -100,4 +100,19 @@ bool reduces_empty(const T& x, const Axes& axes) {
   return false;
 }
 
+/// Every extent of x, constant (Unsupported naming `op` when one is symbolic).
+template <LinalgTensor T>
+Shape constant_shape(const T& x, const char* op) {
+  Shape s;
+  for (std::int64_t a = 0; a < x.rank(); ++a) {
+    const auto e = extent(x, a);
+    if (!e) {
+      fail(ErrorKind::Unsupported, op, "needs constant extents, got ", shape_str(x),
+           "; bind the symbolic extents first");
+    }
+    s.push_back(*e);
+  }
+  return s;
+}
+
 }  // namespace tenferro::linalg::detail
