@@ -169,7 +169,7 @@ class Progress {
     if (tty_) {
       std::cerr << "\r" << std::left << std::setw(96) << line.str() << (final_line ? "\n" : "")
                 << std::flush;
-    } else if (final_line || what.rfind("RG step", 0) != 0) {
+    } else if (final_line || what.find("RG step") == std::string::npos) {
       std::cerr << line.str() << "\n";
     }
   }
