@@ -105,6 +105,16 @@ class EagerTensor {
   /// Whether a gradient has been accumulated into this leaf.
   bool has_grad() const;
   void clear_grad();
+  /// Replaces the value of a leaf (an optimiser's parameter update), keeping
+  /// the tensor's identity: the same EagerTensor (and its copies) now hold
+  /// `value`, with the same requires_grad flag and grad slot. Not recorded
+  /// (as torch's `with no_grad(): p.copy_(value)`), and graphs recorded
+  /// before keep the old value for their backward: the new value is bound,
+  /// not written into the old buffer. `value` must have this tensor's dtype
+  /// (DTypeMismatch) and shape (ShapeMismatch); a tensor with recorded
+  /// history is RuntimeState (detach() it, or update the leaf it came from).
+  /// Not synchronised: do not read the tensor from another thread meanwhile.
+  EagerTensor& assign_(Tensor value);
   /// Same value, no history, not requiring grad.
   EagerTensor detach() const;
   /// The value moved into another runtime as an untracked tensor (the only way

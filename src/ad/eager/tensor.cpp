@@ -165,6 +165,29 @@ bool EagerTensor::has_grad() const {
   return impl_->grad != nullptr;
 }
 
+EagerTensor& EagerTensor::assign_(Tensor value) {
+  require(impl_, "assign_");
+  if (impl_->node && impl_->node->kind != detail::NodeKind::Leaf) {
+    fail(ErrorKind::RuntimeState, "assign_",
+         "only leaves can be assigned a new value; this tensor has recorded history (update the "
+         "leaf it was computed from, or detach() it first)");
+  }
+  if (!value.defined()) {
+    fail(ErrorKind::InvalidArgument, "assign_", "the new value is an undefined tensor");
+  }
+  if (value.dtype() != impl_->value.dtype()) {
+    fail(ErrorKind::DTypeMismatch, "assign_", "the new value has dtype ", name(value.dtype()),
+         " but the tensor has dtype ", name(impl_->value.dtype()), "; convert it first");
+  }
+  if (value.shape() != impl_->value.shape()) {
+    fail(ErrorKind::ShapeMismatch, "assign_", "the new value has shape ",
+         shape_to_string(value.shape()), " but the tensor has shape ",
+         shape_to_string(impl_->value.shape()));
+  }
+  impl_->value = std::move(value);
+  return *this;
+}
+
 void EagerTensor::clear_grad() {
   require(impl_, "clear_grad");
   std::lock_guard<std::mutex> lock(impl_->grad_mutex);
