@@ -35,3 +35,5 @@
 #include "tenferro/einsum/einsum.hpp"
 #include "tenferro/fft/fft.hpp"
 #include "tenferro/linalg/linalg.hpp"
+// Optimisers for eager parameters.
+#include "tenferro/optim/optim.hpp"
