@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "linalg/spectral_common.hpp"
 
@@ -475,8 +476,25 @@ SvdResult<Tensor> svd(const Tensor& a, bool full_matrices, Backend& backend) {
   return {out[0], out[1], out[2]};
 }
 
+namespace {
+// Whether an eager call will be recorded for AD. Then the values-only
+// decompositions compute their vectors in the forward pass (one LAPACK call
+// with vectors, kept as residuals) instead of recomputing them in the
+// reverse pass, as PyTorch does; the values and their derivatives are the
+// same.
+template <LinalgTensor T>
+bool recorded_eagerly(const T& a) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    return a.requires_grad() && grad_recording_enabled();
+  } else {
+    return false;
+  }
+}
+}  // namespace
+
 template <LinalgTensor T>
 T svdvals(const T& a) {
+  if (recorded_eagerly(a)) return svd(a, false, SpectralOptions{}).S;
   return detail::apply(detail::svd_op(detail::SvdMode::Values), {a})[0];
 }
 
@@ -498,7 +516,12 @@ EigResult<Tensor> eigh(const Tensor& a, char uplo, Backend& backend) {
 
 template <LinalgTensor T>
 T eigvalsh(const T& a, char uplo) {
-  return detail::apply(detail::eigh_op(lower_of(uplo, "eigvalsh"), false), {a})[0];
+  const bool lower = lower_of(uplo, "eigvalsh");
+  if (recorded_eagerly(a)) {
+    return detail::apply(
+        detail::eigh_op(lower, true, detail::ad_params("eigvalsh", SpectralOptions{})), {a})[0];
+  }
+  return detail::apply(detail::eigh_op(lower, false), {a})[0];
 }
 
 Tensor eigvalsh(const Tensor& a, char uplo, Backend& backend) {

@@ -228,6 +228,35 @@ TEST(LinalgSvd, GradientsOfGaugeInvariantFunctions) {
   }
 }
 
+TEST(LinalgSvd, RecordedValuesOnlyCallsComputeTheirVectorsOnce) {
+  // Untracked: the values-only op (no vectors). Recorded for AD: one svd /
+  // eigh with vectors, kept for the reverse rule (as PyTorch), same values.
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor a = make(DType::F64, Shape{4, 3}, 0.4);
+  const Tensor h =
+      add(a.reshape({3, 4}).slice(1, 0, 3), a.reshape({3, 4}).slice(1, 0, 3).permute({1, 0}),
+          rt->backend());  // symmetric 3x3
+  for (bool tracked : {false, true}) {
+    const EagerTensor x = tracked ? rt->variable(a) : rt->tensor(a);
+    const EagerTensor y = tracked ? rt->variable(h) : rt->tensor(h);
+    CaptureScope capture;
+    const EagerTensor s = la::svdvals(x);
+    const EagerTensor w = la::eigvalsh(y);
+    ASSERT_EQ(capture.steps().size(), 2u);
+    EXPECT_EQ(capture.steps()[0].op->name(),
+              tracked ? "tenferro.linalg_svd.v1" : "tenferro.linalg_svdvals.v1");
+    EXPECT_EQ(capture.steps()[0].outputs.size(), tracked ? 3u : 1u);
+    EXPECT_EQ(capture.steps()[1].outputs.size(), tracked ? 2u : 1u);
+    EXPECT_TRUE(allclose(s.value(), la::svdvals(a, rt->backend()), 1e-12, 1e-12));
+    EXPECT_TRUE(allclose(w.value(), la::eigvalsh(h, 'L', rt->backend()), 1e-12, 1e-12));
+    if (tracked) {
+      (sum(s) + sum(w)).backward();
+      const auto f = la::svd(a, false, rt->backend());
+      EXPECT_TRUE(allclose(x.grad().value(), matmul(f.U, f.Vh, rt->backend()), 1e-12, 1e-12));
+    }
+  }
+}
+
 TEST(LinalgSvd, PhaseDependentLossIsGaugeIllDefinedInEagerAndTraced) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
   const Tensor A = make(DType::C128, {3, 3});

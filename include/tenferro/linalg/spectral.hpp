@@ -119,8 +119,11 @@ SvdResult<T> svd(const T& a, bool full_matrices = true, const SpectralOptions& o
 SvdResult<Tensor> svd(const Tensor& a, bool full_matrices, Backend& backend);
 
 /// The singular values of A (descending, real [k, batch...];
-/// torch.linalg.svdvals). Computes no vectors (gesdd jobz='N'); its AD rules
-/// recompute the reduced svd when differentiated (gA = U diag(gS) Vh).
+/// torch.linalg.svdvals). Computes no vectors (gesdd jobz='N'), except in an
+/// eager call that is recorded for AD (an input requires grad): there, as in
+/// PyTorch, the reduced svd runs once and its factors are the residuals of
+/// gA = U diag(gS) Vh. In a traced program the reverse and forward rules
+/// compute the reduced svd of the input when the program is differentiated.
 template <LinalgTensor T>
 T svdvals(const T& a);
 Tensor svdvals(const Tensor& a, Backend& backend);
@@ -143,8 +146,10 @@ EigResult<T> eigh(const T& a, char uplo = 'L', const SpectralOptions& options = 
 EigResult<Tensor> eigh(const Tensor& a, char uplo, Backend& backend);
 
 /// The eigenvalues of a Hermitian A (ascending, real; torch.linalg.eigvalsh).
-/// Computes no vectors (jobz='N'); its AD rules recompute the vectors when
-/// differentiated. Reads one triangle, like eigh.
+/// Computes no vectors (jobz='N'), except in an eager call recorded for AD,
+/// where eigh runs once and keeps its vectors for the rules (as PyTorch); in
+/// a traced program the rules compute the vectors when differentiated. Reads
+/// one triangle, like eigh.
 template <LinalgTensor T>
 T eigvalsh(const T& a, char uplo = 'L');
 Tensor eigvalsh(const Tensor& a, char uplo, Backend& backend);
