@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -159,6 +160,57 @@ T irfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
 /// storage is shared; a strided tensor is InvalidArgument. Norm modes as fft.
 EagerTensor fft_inplace(EagerTensor&& x, std::int64_t axis = 0, std::string_view norm = "backward",
                         bool inverse = false);
+
+// ---- planning: effort, threads, wisdom -----------------------------------------------
+//
+// Each transform runs an FFTW plan kept in the runtime's extension cache
+// (family "tenferro.fft_transform.v1", cache "fftw_plans"), keyed by the
+// transform, its layout, precision, planning effort, thread count and the
+// SIMD alignment of the arrays. Transforms of at least 2^15 elements are
+// planned with the backend's thread count (CpuBackend::num_threads), smaller
+// ones with one thread. Plan creation and wisdom calls are serialised (FFTW's
+// planner is not thread-safe); running transforms is not.
+
+/// How hard FFTW searches for a fast plan when a transform is first seen:
+/// Estimate (default) picks one by heuristics at no cost; Measure times
+/// candidates (tens of milliseconds to seconds per new shape, faster plans);
+/// Patient times many more. Results are identical up to rounding.
+enum class PlanningEffort : std::uint8_t { Estimate, Measure, Patient };
+
+/// The planning effort of the calling thread (Estimate unless a
+/// PlanningEffortScope is alive on it).
+PlanningEffort planning_effort();
+
+/// Sets the calling thread's planning effort while it lives (RAII, nests;
+/// the previous effort comes back on destruction). The effort is part of the
+/// plan key, so plans of another effort are not reused. A value outside the
+/// enum is InvalidArgument.
+class PlanningEffortScope {
+ public:
+  explicit PlanningEffortScope(PlanningEffort effort);
+  ~PlanningEffortScope();
+  PlanningEffortScope(const PlanningEffortScope&) = delete;
+  PlanningEffortScope& operator=(const PlanningEffortScope&) = delete;
+
+ private:
+  PlanningEffort previous_;
+};
+
+/// FFTW's accumulated wisdom (the measured plans of both precisions) as
+/// text, to be saved and imported by a later process so that Measure or
+/// Patient planning is instant there. FFTW's wisdom is process-wide.
+std::string export_wisdom();
+/// Adds wisdom from export_wisdom() of the same FFTW version. Anything else
+/// (empty, not wisdom, from another version) is InvalidArgument and adds
+/// nothing from the rejected part.
+void import_wisdom(std::string_view wisdom);
+/// export_wisdom() written to `path` (InvalidArgument if it cannot be written).
+void export_wisdom_to_file(const std::string& path);
+/// import_wisdom() of the file at `path` (InvalidArgument if it cannot be
+/// read or does not hold wisdom).
+void import_wisdom_from_file(const std::string& path);
+/// Drops all of FFTW's wisdom (plans already made stay valid).
+void forget_wisdom();
 
 // ---- frequencies and shifts ---------------------------------------------------------
 
