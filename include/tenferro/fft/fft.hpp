@@ -243,8 +243,7 @@ class PlanningEffortScope {
 /// Patient planning is instant there. FFTW's wisdom is process-wide.
 std::string export_wisdom();
 /// Adds wisdom from export_wisdom() of the same FFTW version. Anything else
-/// (empty, not wisdom, from another version) is InvalidArgument and adds
-/// nothing from the rejected part.
+/// (empty, not wisdom, from another version) is InvalidArgument.
 void import_wisdom(std::string_view wisdom);
 /// export_wisdom() written to `path` (InvalidArgument if it cannot be written).
 void export_wisdom_to_file(const std::string& path);
