@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fft_cases.hpp"
 #include "harness.hpp"
 #include "linalg_cases.hpp"
 #include "tenferro/ad/eager.hpp"
@@ -51,8 +52,12 @@ class Suite {
     std::fprintf(stderr, "  tenferro %s %s %s (%dT)\n", name.c_str(), size.c_str(), variant.c_str(),
                  o_.threads);
     const Tensor r = op().contiguous();
-    const auto check = bench::make_check(r.data<double>(), r.numel());
-    verify(name, size, variant, check, bench::probe_positions(r.numel()), ref);
+    // A complex result is checked as its memory: interleaved real, imaginary.
+    const std::int64_t count = is_complex(r.dtype()) ? 2 * r.numel() : r.numel();
+    const auto* mem =
+        is_complex(r.dtype()) ? static_cast<const double*>(r.raw_data()) : r.data<double>();
+    const auto check = bench::make_check(mem, count);
+    verify(name, size, variant, check, bench::probe_positions(count), ref);
     const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
     bench::emit("tenferro", name, size, variant, o_.threads, st, check, per_unit);
   }
@@ -86,26 +91,32 @@ class Suite {
   void overhead_cases();
   void autodiff_cases();
   void special_cases();
-  void linalg_cases() {
-    bench_linalg::run_cases(
-        o_, cpu_,
+  void linalg_cases() { bench_linalg::run_cases(o_, cpu_, runner(), floor_runner("lapack")); }
+  void fft_cases() { bench_fft::run_cases(o_, cpu_, runner(), floor_runner("fftw")); }
+
+ private:
+  bench_linalg::Runner runner() {
+    return
         [this](const std::string& name, const std::string& size, const std::string& variant,
                const std::function<Tensor()>& op, const std::function<double(std::int64_t)>& ref) {
           run(name, size, variant, op, ref);
-        },
-        [this](const std::string& name, const std::string& size, const std::string& variant,
-               const std::function<void()>& body) {
-          if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
-          if (o_.smoke) {
-            body();
-            return;
-          }
-          const bench::Stats st = bench::measure(o_, body);
-          bench::emit("lapack", name, size, variant, o_.threads, st, {});
-        });
+        };
+  }
+  /// The floor column of a family's rows: `body` calls the vendor library
+  /// directly; emitted as impl `impl` ("lapack", "fftw").
+  bench_linalg::FloorRunner floor_runner(const char* impl) {
+    return [this, impl](const std::string& name, const std::string& size,
+                        const std::string& variant, const std::function<void()>& body) {
+      if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
+      if (o_.smoke) {
+        body();
+        return;
+      }
+      const bench::Stats st = bench::measure(o_, body);
+      bench::emit(impl, name, size, variant, o_.threads, st, {});
+    };
   }
 
- private:
   void verify(const std::string& name, const std::string& size, const std::string& variant,
               const std::vector<double>& check, const std::vector<std::int64_t>& qs,
               const std::function<double(std::int64_t)>& ref) {
@@ -584,6 +595,7 @@ int main(int argc, char** argv) {
     suite.autodiff_cases();
     suite.special_cases();
     suite.linalg_cases();
+    suite.fft_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());

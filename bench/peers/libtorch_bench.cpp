@@ -36,7 +36,9 @@ class Suite {
     if (!bench::selected(o_, bench::case_id(name, size, variant))) return;
     std::fprintf(stderr, "  libtorch %s %s %s (%dT)\n", name.c_str(), size.c_str(), variant.c_str(),
                  o_.threads);
-    const torch::Tensor r = op().contiguous();
+    torch::Tensor r = op().contiguous();
+    // A complex result is checked as its memory: interleaved real, imaginary.
+    if (r.is_complex()) r = torch::view_as_real(r).contiguous();
     const auto check = bench::make_check(r.data_ptr<double>(), r.numel());
     const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
     bench::emit("libtorch", name, size, variant, o_.threads, st, check, per_unit);
@@ -141,6 +143,7 @@ class Suite {
       run("logaddexp", "2^20", "direct", [&] { return torch::logaddexp(a, b); });
     }
     linalg();
+    fft();
   }
 
  private:
@@ -181,6 +184,26 @@ class Suite {
     run("eigh", "8x8x4096", "values", [&] { return L::eigvalsh(pb, "L"); });
     run("qr", "8x8x4096", "", [&] { return std::get<1>(L::qr(gb.mT())).mT(); });
     run("solve", "8x8x4096", "1rhs", [&] { return L::solve(gb.mT(), rb.mT(), true).mT(); });
+  }
+
+  // Group 12 of bench/cases/fft_cases.cpp: complex inputs are the doubles of
+  // input_vector(2 n, off) read as complex128; our axis 0 of [1024, 128] is
+  // the last dim of (128, 1024) here.
+  void fft() {
+    const auto cinput = [](const std::vector<std::int64_t>& shape, std::int64_t off) {
+      std::vector<std::int64_t> twice = shape;
+      twice.insert(twice.begin(), 2);  // reversed below: (..., 2) row-major = re, im pairs
+      return torch::view_as_complex(make_input(twice, off));
+    };
+    const std::int64_t n = std::int64_t{1} << 20;
+    auto x = cinput({n}, 1);
+    run("fft", "2^20", "c128", [&] { return torch::fft::fft(x); });
+    auto r = make_input({n}, 1);
+    run("rfft", "2^20", "f64", [&] { return torch::fft::rfft(r); });
+    auto b = cinput({1024, 128}, 1);
+    run("fft", "1024x128", "axis0", [&] { return torch::fft::fft(b, c10::nullopt, -1); });
+    auto c = cinput({128, 128, 128}, 1);
+    run("fftn", "128^3", "c128", [&] { return torch::fft::fftn(c); });
   }
 
   Options o_;

@@ -42,6 +42,9 @@ def probe_positions(n):
 
 
 def make_check(res):
+    res = np.ascontiguousarray(res)
+    if np.iscomplexobj(res):  # interleaved real and imaginary parts, as our memory
+        res = res.view(np.float64)
     flat = np.ascontiguousarray(np.asarray(res, dtype=np.float64)).ravel()
     return [float(flat.sum())] + [float(flat[q]) for q in probe_positions(flat.size)]
 
@@ -385,6 +388,27 @@ class Suite:
             self.run("solve", bs, "1rhs",
                      lambda: np.linalg.solve(gb.transpose(tr), rb.transpose(tr)).transpose(tr))
 
+    def fft(self):
+        """Group 12 (bench/cases/fft_cases.cpp): complex inputs are the doubles
+        of inp(2 n, off) viewed as complex128; our axis 0 of [1024, 128] is the
+        last axis of the (128, 1024) array here, our 128^3 fftn is over all axes."""
+        def cinp(shape, off):
+            n = int(np.prod(shape))
+            a = inp(2 * n, off).view(np.complex128).reshape(tuple(reversed(shape)))
+            return self.torch.from_numpy(a.copy()) if self.impl == "torch" else a
+
+        F = self.torch.fft if self.impl == "torch" else np.fft
+        n = 1 << 20
+        x = cinp([n], 1)
+        self.run("fft", "2^20", "c128", lambda: F.fft(x))
+        r = self.arr([n], 1)
+        self.run("rfft", "2^20", "f64", lambda: F.rfft(r))
+        b = cinp([1024, 128], 1)
+        self.run("fft", "1024x128", "axis0", lambda: F.fft(b, axis=-1) if self.impl == "numpy"
+                 else F.fft(b, dim=-1))
+        c = cinp([128, 128, 128], 1)
+        self.run("fftn", "128^3", "c128", lambda: F.fftn(c))
+
     def floors(self):
         """Memory floors: a copy moving the same bytes (numpy impl only)."""
         if self.impl != "numpy":
@@ -404,6 +428,7 @@ class Suite:
         self.jvp_vjp()
         self.special()
         self.linalg()
+        self.fft()
         self.floors()
 
 

@@ -26,9 +26,9 @@ const char* fn_name(Fn f, bool nd) {
     case Fn::Irfft:
       return nd ? "irfftn" : "irfft";
     case Fn::Hfft:
-      return "hfft";
+      return nd ? "hfftn" : "hfft";
     case Fn::Ihfft:
-      return "ihfft";
+      return nd ? "ihfftn" : "ihfft";
   }
   return "fft";
 }
@@ -232,6 +232,12 @@ TF_ONE_AXIS(ihfft, Fn::Ihfft)
   T two(const T& x, const Lengths& s, const Axes& axes, std::string_view norm) {             \
     return detail::transform(x, FN, true, s, axes, norm);                                    \
   }                                                                                          \
+  Tensor two(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,     \
+             Backend& backend) {                                                             \
+    return detail::on_backend(backend, #two, [&](EagerRuntime& rt) {                         \
+      return two(rt.tensor(x), s, axes, norm).value();                                       \
+    });                                                                                      \
+  }                                                                                          \
   template EagerTensor name<EagerTensor>(const EagerTensor&, const Lengths&, const Axes&,    \
                                          std::string_view);                                  \
   template TracedTensor name<TracedTensor>(const TracedTensor&, const Lengths&, const Axes&, \
@@ -244,6 +250,8 @@ TF_N_AXES(fftn, fft2, Fn::Fft)
 TF_N_AXES(ifftn, ifft2, Fn::Ifft)
 TF_N_AXES(rfftn, rfft2, Fn::Rfft)
 TF_N_AXES(irfftn, irfft2, Fn::Irfft)
+TF_N_AXES(hfftn, hfft2, Fn::Hfft)
+TF_N_AXES(ihfftn, ihfft2, Fn::Ihfft)
 #undef TF_N_AXES
 
 Tensor fftfreq(std::int64_t n, double d, DType dtype) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/fft/fft.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
 namespace tenferro::fft::detail {
@@ -70,6 +72,24 @@ class FftOp final : public ExtensionOp, public SelfInstallingOp, public ad::Rule
 
 std::shared_ptr<const FftOp> make_op(FftParams p);
 
+/// The one mutex around every FFTW planner call (plan creation and
+/// destruction, thread setup, wisdom): FFTW's planner is not thread-safe.
+/// Execution of existing plans does not take it.
+std::mutex& planner_mutex();
+/// Initialises FFTW's threads (both precisions) once; call with
+/// planner_mutex() held.
+void init_threads_locked();
+/// The FFTW planner flag of an effort (FFTW_ESTIMATE, FFTW_MEASURE, ...).
+unsigned effort_flags(PlanningEffort e);
+
+/// What a kernel takes from its context: the calling thread's planning
+/// effort and the backend's thread count.
+struct KernelSettings {
+  PlanningEffort effort = PlanningEffort::Estimate;
+  int threads = 1;
+};
+KernelSettings settings_for(const Backend& backend);
+
 /// The FFTW kernel of a node (kernels.cpp): x is any layout; the output is
 /// a fresh compact tensor from `backend`.
 Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
@@ -78,7 +98,7 @@ Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
 /// Transforms a complex compact tensor in place: the DFT over `axes` with
 /// exponent sign `sign`, times `scale` (an in-place FFTW plan from `caches`).
 void c2c_in_place(Tensor& x, const std::vector<std::int64_t>& axes, int sign, double scale,
-                  ExtensionCaches& caches);
+                  ExtensionCaches& caches, const KernelSettings& ks);
 /// The family's module for an eager target (Unsupported off the CPU engine).
 ExtensionModulePtr module_factory(const EagerExtensionTarget& target);
 

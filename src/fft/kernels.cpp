@@ -1,9 +1,19 @@
 // The FFTW kernels of the transform node. Plans are created once per
-// (transform, lengths, strides, batch layout, sign, precision) under one
-// planner mutex (FFTW's planner is not thread-safe) and kept in the runtime's
-// extension cache (bounded, LRU, clearable: kPlanCache of the family);
-// execution uses FFTW's new-array interface on a cached plan (planned
-// FFTW_UNALIGNED, so any buffer alignment is fine) and is not serialised.
+// (transform, lengths, strides, batch layout, sign, precision, planning
+// effort, thread count, SIMD alignment of the arrays) and kept in the
+// runtime's extension cache (bounded, LRU, clearable: kPlanCache of the
+// family). Every FFTW planner call (plan creation and destruction, thread
+// setup, wisdom: planner.cpp) holds the one planner mutex, since FFTW's
+// planner is not thread-safe; execution uses FFTW's new-array interface on a
+// cached plan and is not serialised.
+//
+// Alignment: a plan for SIMD-aligned arrays (fftw_alignment_of == 0, true of
+// the backend's buffers) is faster than an FFTW_UNALIGNED one (3x for short
+// batched transforms), so both kinds exist and the key says which. Threads:
+// transforms of at least kThreadedElements elements are planned with the
+// backend's thread count (FFTW splits the transform or its batch loop), smaller
+// ones with one thread. Efforts other than estimate overwrite the arrays while
+// planning, so they plan on scratch arrays of the same layout and alignment.
 
 #include <fftw3.h>
 
@@ -18,14 +28,16 @@
 namespace tenferro::fft::detail {
 namespace {
 
-constexpr unsigned kFlags = FFTW_ESTIMATE | FFTW_UNALIGNED;
 // A nominal size per cached plan (FFTW does not report a plan's memory).
 constexpr std::size_t kPlanBytes = 4096;
+constexpr std::int64_t kThreadedElements = std::int64_t{1} << 15;
 
-std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
+// How a plan is made: the planner flags and the thread count.
+struct PlanConfig {
+  unsigned flags = FFTW_ESTIMATE;
+  int threads = 1;
+  bool aligned = false;
+};
 
 template <class R>
 struct Fftw;
@@ -35,19 +47,25 @@ struct Fftw<double> {
   using Plan = fftw_plan;
   using Cpx = fftw_complex;
   static Plan c2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, Cpx* i, Cpx* o,
-                  int sign) {
-    return fftw_plan_guru64_dft(r, d, hr, h, i, o, sign, kFlags);
+                  int sign, unsigned f) {
+    return fftw_plan_guru64_dft(r, d, hr, h, i, o, sign, f);
   }
-  static Plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, double* i, Cpx* o) {
-    return fftw_plan_guru64_dft_r2c(r, d, hr, h, i, o, kFlags);
+  static Plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, double* i, Cpx* o,
+                  unsigned f) {
+    return fftw_plan_guru64_dft_r2c(r, d, hr, h, i, o, f);
   }
-  static Plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, Cpx* i, double* o) {
-    return fftw_plan_guru64_dft_c2r(r, d, hr, h, i, o, kFlags);
+  static Plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, Cpx* i, double* o,
+                  unsigned f) {
+    return fftw_plan_guru64_dft_c2r(r, d, hr, h, i, o, f);
   }
   static void exec_c2c(Plan p, Cpx* i, Cpx* o) { fftw_execute_dft(p, i, o); }
   static void exec_r2c(Plan p, double* i, Cpx* o) { fftw_execute_dft_r2c(p, i, o); }
   static void exec_c2r(Plan p, Cpx* i, double* o) { fftw_execute_dft_c2r(p, i, o); }
   static void destroy(Plan p) { fftw_destroy_plan(p); }
+  static void threads(int n) { fftw_plan_with_nthreads(n); }
+  static bool aligned(const void* p) {
+    return fftw_alignment_of(static_cast<double*>(const_cast<void*>(p))) == 0;
+  }
 };
 
 template <>
@@ -55,19 +73,25 @@ struct Fftw<float> {
   using Plan = fftwf_plan;
   using Cpx = fftwf_complex;
   static Plan c2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, Cpx* i, Cpx* o,
-                  int sign) {
-    return fftwf_plan_guru64_dft(r, d, hr, h, i, o, sign, kFlags);
+                  int sign, unsigned f) {
+    return fftwf_plan_guru64_dft(r, d, hr, h, i, o, sign, f);
   }
-  static Plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, float* i, Cpx* o) {
-    return fftwf_plan_guru64_dft_r2c(r, d, hr, h, i, o, kFlags);
+  static Plan r2c(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, float* i, Cpx* o,
+                  unsigned f) {
+    return fftwf_plan_guru64_dft_r2c(r, d, hr, h, i, o, f);
   }
-  static Plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, Cpx* i, float* o) {
-    return fftwf_plan_guru64_dft_c2r(r, d, hr, h, i, o, kFlags);
+  static Plan c2r(int r, const fftw_iodim64* d, int hr, const fftw_iodim64* h, Cpx* i, float* o,
+                  unsigned f) {
+    return fftwf_plan_guru64_dft_c2r(r, d, hr, h, i, o, f);
   }
   static void exec_c2c(Plan p, Cpx* i, Cpx* o) { fftwf_execute_dft(p, i, o); }
   static void exec_r2c(Plan p, float* i, Cpx* o) { fftwf_execute_dft_r2c(p, i, o); }
   static void exec_c2r(Plan p, Cpx* i, float* o) { fftwf_execute_dft_c2r(p, i, o); }
   static void destroy(Plan p) { fftwf_destroy_plan(p); }
+  static void threads(int n) { fftwf_plan_with_nthreads(n); }
+  static bool aligned(const void* p) {
+    return fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p))) == 0;
+  }
 };
 
 // A plan owned by the runtime's extension cache ("fftw_plans"): destroyed
@@ -85,18 +109,71 @@ struct PlanHolder {
   PlanHolder& operator=(const PlanHolder&) = delete;
 };
 
-// key: transform kind, sign, then (n, is, os) of every dim and batch dim.
+// Uninitialised SIMD-aligned scratch (fftw_malloc).
+template <class T>
+class Scratch {
+ public:
+  using value_type = T;
+  explicit Scratch(std::int64_t count)
+      : p_(static_cast<T*>(
+            fftw_malloc(sizeof(T) * static_cast<std::size_t>(std::max<std::int64_t>(count, 1))))) {
+    if (p_ == nullptr) {
+      fail(ErrorKind::OutOfMemory, "fft", "could not allocate ", sizeof(T) * count,
+           " bytes of FFT scratch");
+    }
+  }
+  ~Scratch() { fftw_free(p_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  T* p_;
+};
+
+// The plan config of a transform of `elements` elements on arrays `in`, `out`.
+template <class R>
+PlanConfig config_for(const KernelSettings& ks, std::int64_t elements, const void* in,
+                      const void* out) {
+  PlanConfig c;
+  c.aligned = Fftw<R>::aligned(in) && Fftw<R>::aligned(out);
+  c.flags = effort_flags(ks.effort) | (c.aligned ? 0u : unsigned(FFTW_UNALIGNED));
+  c.threads = elements >= kThreadedElements ? std::max(1, ks.threads) : 1;
+  return c;
+}
+
+// key: precision, flags, threads, then the transform's own key.
 template <class R, class Make>
-std::shared_ptr<const PlanHolder<R>> cached_plan(ExtensionCaches& caches,
+std::shared_ptr<const PlanHolder<R>> cached_plan(ExtensionCaches& caches, const PlanConfig& c,
                                                  const std::vector<std::int64_t>& key, Make make) {
-  std::string disc = std::is_same_v<R, float> ? "f" : "d";
+  std::string disc =
+      tenferro::detail::cat(std::is_same_v<R, float> ? "f" : "d", ":", c.flags, ":", c.threads);
   for (const std::int64_t k : key) disc += tenferro::detail::cat(":", k);
   return caches.get_or_put<PlanHolder<R>>(kPlanCache, disc, kPlanBytes, [&] {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    auto plan = make();
+    init_threads_locked();
+    Fftw<R>::threads(c.threads);
+    auto plan = make(c.flags);
     if (plan == nullptr) fail(ErrorKind::Internal, "fft", "FFTW could not plan the transform");
     return std::make_shared<const PlanHolder<R>>(plan);
   });
+}
+
+// The [lowest, highest] element offsets an iodim layout touches (input side
+// when `input`), for scratch arrays of the same layout.
+struct Span {
+  std::int64_t lo = 0, hi = 0;
+};
+Span span_of(const std::vector<fftw_iodim64>& dims, const std::vector<fftw_iodim64>& batch,
+             bool input) {
+  Span s;
+  for (const auto* v : {&dims, &batch}) {
+    for (const auto& d : *v) {
+      const std::int64_t step = (d.n - 1) * (input ? d.is : d.os);
+      (step < 0 ? s.lo : s.hi) += step;
+    }
+  }
+  return s;
 }
 
 std::vector<std::int64_t> col_strides(const Shape& s) {
@@ -152,32 +229,64 @@ std::vector<std::int64_t> plan_key(int kind, int sign, const Layout& l) {
 template <class R>
 using C = std::complex<R>;
 
-// out = DFT over `axes` of in (both compact of shape `shape`); copies when
-// `axes` is empty.
+// The arrays a plan is made on: the caller's under FFTW_ESTIMATE (which does
+// not touch them), else scratch of the same layout and SIMD alignment (the
+// other efforts run trial transforms that overwrite both arrays).
+template <class TI, class TO>
+struct PlanArrays {
+  std::unique_ptr<Scratch<TI>> sin;
+  std::unique_ptr<Scratch<TO>> sout;
+  TI* in;
+  TO* out;
+  PlanArrays(unsigned flags, const Layout& l, TI* i, TO* o) : in(i), out(o) {
+    if ((flags & FFTW_ESTIMATE) != 0) return;
+    const auto make = [](const Span sp, auto& holder) {
+      using T = typename std::remove_reference_t<decltype(*holder)>::value_type;
+      const std::int64_t pad = (-sp.lo + 15) / 16 * 16;  // keeps the base 64-byte aligned
+      holder = std::make_unique<Scratch<T>>(pad + sp.hi + 1);
+      std::memset(static_cast<void*>(holder->get()), 0, sizeof(T) * (pad + sp.hi + 1));
+      return holder->get() + pad;
+    };
+    in = make(span_of(l.dims, l.batch, true), sin);
+    if (static_cast<const void*>(i) == static_cast<const void*>(o)) {
+      out = reinterpret_cast<TO*>(in);
+    } else {
+      out = make(span_of(l.dims, l.batch, false), sout);
+    }
+  }
+};
+
+// out = DFT over `axes` of in (out compact of shape `shape`, in compact or
+// of strides `in_strides`); copies when `axes` is empty (compact inputs only).
+// in == out transforms in place (kind 3 in the key).
 template <class R>
-void c2c(ExtensionCaches& caches, const Shape& shape, const std::vector<std::int64_t>& axes,
-         const C<R>* in, C<R>* out, int sign, const Strides& in_strides = {}) {
+void c2c(ExtensionCaches& caches, const KernelSettings& ks, const Shape& shape,
+         const std::vector<std::int64_t>& axes, const C<R>* in, C<R>* out, int sign,
+         const Strides& in_strides = {}) {
   const std::int64_t total = numel_of(shape);
   if (total == 0) return;
-  if (axes.empty()) {  // only for compact inputs (the r2c / c2r remainders)
-    std::copy(in, in + total, out);
+  if (axes.empty()) {
+    if (in != out) std::copy(in, in + total, out);
     return;
   }
   const Layout l = layout(shape, shape, axes, shape, in_strides);
   using F = Fftw<R>;
   auto* i = reinterpret_cast<typename F::Cpx*>(const_cast<C<R>*>(in));
   auto* o = reinterpret_cast<typename F::Cpx*>(out);
-  const auto p = cached_plan<R>(caches, plan_key<R>(0, sign, l), [&] {
+  const PlanConfig c = config_for<R>(ks, total, i, o);
+  const auto p = cached_plan<R>(caches, c, plan_key<R>(i == o ? 3 : 0, sign, l), [&](unsigned f) {
+    PlanArrays<typename F::Cpx, typename F::Cpx> a(f, l, i, o);
     return F::c2c(static_cast<int>(l.dims.size()), l.dims.data(), static_cast<int>(l.batch.size()),
-                  l.batch.data(), i, o, sign);
+                  l.batch.data(), a.in, a.out, sign, f);
   });
   F::exec_c2c(p->plan, i, o);
 }
 
-// The half spectrum (axis halved to n / 2 + 1) of a real compact input, exponent -.
+// The half spectrum (axis halved to n / 2 + 1) of a real input (compact or of
+// strides `in_strides`) into a compact `out`, exponent -.
 template <class R>
-void r2c(ExtensionCaches& caches, const Shape& in_shape, std::int64_t axis, const R* in, C<R>* out,
-         const Strides& in_strides = {}) {
+void r2c(ExtensionCaches& caches, const KernelSettings& ks, const Shape& in_shape,
+         std::int64_t axis, const R* in, C<R>* out, const Strides& in_strides = {}) {
   Shape out_shape = in_shape;
   out_shape[static_cast<std::size_t>(axis)] = in_shape[static_cast<std::size_t>(axis)] / 2 + 1;
   if (numel_of(in_shape) == 0) return;
@@ -185,23 +294,30 @@ void r2c(ExtensionCaches& caches, const Shape& in_shape, std::int64_t axis, cons
   using F = Fftw<R>;
   auto* i = const_cast<R*>(in);
   auto* o = reinterpret_cast<typename F::Cpx*>(out);
-  const auto p = cached_plan<R>(caches, plan_key<R>(1, -1, l), [&] {
-    return F::r2c(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), i, o);
+  const PlanConfig c = config_for<R>(ks, numel_of(in_shape), i, o);
+  const auto p = cached_plan<R>(caches, c, plan_key<R>(1, -1, l), [&](unsigned f) {
+    PlanArrays<R, typename F::Cpx> a(f, l, i, o);
+    return F::r2c(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), a.in, a.out,
+                  f);
   });
   F::exec_r2c(p->plan, i, o);
 }
 
-// The real signal (exponent +) of a half spectrum; `in` is destroyed.
+// The real signal (exponent +) of a compact half spectrum; `in` is destroyed.
 template <class R>
-void c2r(ExtensionCaches& caches, const Shape& out_shape, std::int64_t axis, C<R>* in, R* out) {
+void c2r(ExtensionCaches& caches, const KernelSettings& ks, const Shape& out_shape,
+         std::int64_t axis, C<R>* in, R* out) {
   Shape in_shape = out_shape;
   in_shape[static_cast<std::size_t>(axis)] = out_shape[static_cast<std::size_t>(axis)] / 2 + 1;
   if (numel_of(out_shape) == 0) return;
   const Layout l = layout(in_shape, out_shape, {axis}, out_shape);
   using F = Fftw<R>;
   auto* i = reinterpret_cast<typename F::Cpx*>(in);
-  const auto p = cached_plan<R>(caches, plan_key<R>(2, 1, l), [&] {
-    return F::c2r(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), i, out);
+  const PlanConfig c = config_for<R>(ks, numel_of(out_shape), i, out);
+  const auto p = cached_plan<R>(caches, c, plan_key<R>(2, 1, l), [&](unsigned f) {
+    PlanArrays<typename F::Cpx, R> a(f, l, i, out);
+    return F::c2r(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), a.in, a.out,
+                  f);
   });
   F::exec_c2r(p->plan, i, out);
 }
@@ -233,7 +349,8 @@ void conj_in_place(C<R>* p, std::int64_t n) {
 }
 
 template <class R>
-Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCaches& caches) {
+Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCaches& caches,
+           const KernelSettings& ks) {
   // c2c and r2c read any strides in place; the other kinds copy compactly.
   const bool in_place_read =
       (p.kind == Kind::C2C && !p.axes.empty()) || p.kind == Kind::R2C || p.kind == Kind::C2R_ADJ;
@@ -252,7 +369,7 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCac
     case Kind::C2C: {
       Tensor out = backend.empty(in_shape, cdt);
       auto* o = static_cast<C<R>*>(out.raw_data());
-      c2c<R>(caches, in_shape, p.axes, static_cast<const C<R>*>(x.raw_data()), o, p.sign,
+      c2c<R>(caches, ks, in_shape, p.axes, static_cast<const C<R>*>(x.raw_data()), o, p.sign,
              x.strides());
       scale_by(o, out.numel(), p.scale);
       return out;
@@ -261,9 +378,16 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCac
     case Kind::C2R_ADJ: {
       Shape half = in_shape;
       half[static_cast<std::size_t>(a0)] = p.n / 2 + 1;
-      std::vector<C<R>> tmp(static_cast<std::size_t>(numel_of(half)));
-      r2c<R>(caches, in_shape, a0, static_cast<const R*>(x.raw_data()), tmp.data(), x.strides());
-      if (p.sign > 0) conj_in_place(tmp.data(), static_cast<std::int64_t>(tmp.size()));
+      Tensor out = backend.empty(half, cdt);
+      auto* o = static_cast<C<R>*>(out.raw_data());
+      const std::int64_t count = numel_of(half);
+      // With no other axis the half spectrum is written straight into out;
+      // else into scratch that the DFT over the other axes reads.
+      std::unique_ptr<Scratch<C<R>>> scratch;
+      if (!rest.empty()) scratch = std::make_unique<Scratch<C<R>>>(count);
+      C<R>* tmp = rest.empty() ? o : scratch->get();
+      r2c<R>(caches, ks, in_shape, a0, static_cast<const R*>(x.raw_data()), tmp, x.strides());
+      if (p.sign > 0) conj_in_place(tmp, count);
       if (p.kind == Kind::C2R_ADJ) {
         // The bins that c2r counts twice (1 .. n - m): its adjoint doubles them.
         const Split v = split(half, a0);
@@ -272,21 +396,21 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCac
           for (std::int64_t j = 1; j <= twice; ++j)
             for (std::int64_t i = 0; i < v.pre; ++i) tmp[(i + v.pre * (j + v.m * q))] *= R(2);
       }
-      Tensor out = backend.empty(half, cdt);
-      auto* o = static_cast<C<R>*>(out.raw_data());
-      c2c<R>(caches, half, rest, tmp.data(), o, p.sign);
+      if (!rest.empty()) c2c<R>(caches, ks, half, rest, tmp, o, p.sign);
       scale_by(o, out.numel(), p.scale);
       return out;
     }
     case Kind::C2R: {
       Shape full = in_shape;
       full[static_cast<std::size_t>(a0)] = p.n;
-      std::vector<C<R>> tmp(static_cast<std::size_t>(numel_of(in_shape)));
-      c2c<R>(caches, in_shape, rest, x.data<C<R>>(), tmp.data(), p.sign);
-      if (p.sign < 0) conj_in_place(tmp.data(), static_cast<std::int64_t>(tmp.size()));
+      // c2r destroys its input: the (other-axes DFT of the) input goes to scratch.
+      const std::int64_t count = numel_of(in_shape);
+      Scratch<C<R>> tmp(count);
+      c2c<R>(caches, ks, in_shape, rest, x.data<C<R>>(), tmp.get(), p.sign);
+      if (p.sign < 0) conj_in_place(tmp.get(), count);
       Tensor out = backend.empty(full, rdt);
       auto* o = static_cast<R*>(out.raw_data());
-      c2r<R>(caches, full, a0, tmp.data(), o);
+      c2r<R>(caches, ks, full, a0, tmp.get(), o);
       scale_by(o, out.numel(), p.scale);
       return out;
     }
@@ -294,17 +418,18 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCac
       Shape full = in_shape;
       full[static_cast<std::size_t>(a0)] = p.n;
       const Split vi = split(in_shape, a0);
-      std::vector<C<R>> padded(static_cast<std::size_t>(numel_of(full)));
+      const std::int64_t count = numel_of(full);
+      Scratch<C<R>> padded(count);
+      std::fill(padded.get(), padded.get() + count, C<R>(0));
       const C<R>* src = x.data<C<R>>();
       for (std::int64_t q = 0; q < vi.post; ++q)
         for (std::int64_t j = 0; j < vi.m; ++j)
           for (std::int64_t i = 0; i < vi.pre; ++i)
-            padded[i + vi.pre * (j + p.n * q)] = src[i + vi.pre * (j + vi.m * q)];
-      std::vector<C<R>> spec(padded.size());
-      c2c<R>(caches, full, p.axes, padded.data(), spec.data(), p.sign);
+            padded.get()[i + vi.pre * (j + p.n * q)] = src[i + vi.pre * (j + vi.m * q)];
+      c2c<R>(caches, ks, full, p.axes, padded.get(), padded.get(), p.sign);  // in place
       Tensor out = backend.empty(full, rdt);
       auto* o = static_cast<R*>(out.raw_data());
-      for (std::size_t k = 0; k < spec.size(); ++k) o[k] = spec[k].real();
+      for (std::int64_t k = 0; k < count; ++k) o[k] = padded.get()[k].real();
       scale_by(o, out.numel(), p.scale);
       return out;
     }
@@ -315,21 +440,13 @@ Tensor run(const FftParams& p, const Tensor& xin, Backend& backend, ExtensionCac
 }  // namespace
 
 void c2c_in_place(Tensor& x, const std::vector<std::int64_t>& axes, int sign, double scale,
-                  ExtensionCaches& caches) {
+                  ExtensionCaches& caches, const KernelSettings& ks) {
   auto body = [&]<class R>() {
-    const Shape& shape = x.shape();
-    if (numel_of(shape) == 0) return;
     auto* data = x.mutable_data<C<R>>();
-    const Layout l = layout(shape, shape, axes, shape);
-    using F = Fftw<R>;
-    auto* io = reinterpret_cast<typename F::Cpx*>(data);
-    const auto p = cached_plan<R>(caches, plan_key<R>(3, sign, l), [&] {  // 3: in place
-      return F::c2c(static_cast<int>(l.dims.size()), l.dims.data(),
-                    static_cast<int>(l.batch.size()), l.batch.data(), io, io, sign);
-    });
-    F::exec_c2c(p->plan, io, io);
-    scale_by(data, numel_of(shape), scale);
+    c2c<R>(caches, ks, x.shape(), axes, data, data, sign);
+    scale_by(data, numel_of(x.shape()), scale);
   };
+  if (numel_of(x.shape()) == 0) return;
   if (x.dtype() == DType::C64) {
     body.template operator()<float>();
   } else {
@@ -339,9 +456,10 @@ void c2c_in_place(Tensor& x, const std::vector<std::int64_t>& axes, int sign, do
 
 Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
                      ExtensionCaches& caches) {
+  const KernelSettings ks = settings_for(backend);
   const DType d = x.dtype();
-  if (d == DType::F32 || d == DType::C64) return run<float>(p, x, backend, caches);
-  return run<double>(p, x, backend, caches);
+  if (d == DType::F32 || d == DType::C64) return run<float>(p, x, backend, caches, ks);
+  return run<double>(p, x, backend, caches, ks);
 }
 
 }  // namespace tenferro::fft::detail

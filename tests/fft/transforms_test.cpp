@@ -254,3 +254,31 @@ TEST_F(FftValues, TypedErrors) {
       ErrorKind::InvalidArgument);  // default n = 0
   EXPECT_TF_ERROR(fft::fftfreq(-1), ErrorKind::InvalidArgument);
 }
+
+TEST_F(FftValues, TypedErrorsOfTheInPlaceFormAndOfDegenerateCalls) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  // A strided (negative-stride) view that owns its storage alone: refused,
+  // handed back unchanged.
+  const Tensor X = Tensor::from_col_major({6, 3}, signal(18));
+  EagerTensor s = rt->tensor(tftest::strided_copy(X));
+  ASSERT_FALSE(s.value().is_contiguous());
+  EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(s)), ErrorKind::InvalidArgument);
+  ASSERT_TRUE(s.defined());
+  EXPECT_EQ(s.value().to_vector<cd>(), X.to_vector<cd>());
+  EagerTensor a = rt->tensor(X);
+  EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(a), 2), ErrorKind::AxisOutOfBounds);
+  EagerTensor b = rt->tensor(X);
+  EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(b), 0, "both"), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR((void)fft::fft_inplace(EagerTensor{}), ErrorKind::InvalidArgument);
+  // Undefined and rank-0 inputs, too many lengths, a length per axis.
+  EXPECT_TF_ERROR(fft::fft(EagerTensor{}), ErrorKind::InvalidArgument);
+  const Tensor scalar = Tensor::from_col_major({}, std::vector<cd>{cd(1, 2)});
+  EXPECT_TF_ERROR(fft::fftn(scalar, {}, {}, "backward", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::fftn(X, {4, 4, 4}, {}, "backward", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::rfftn(Tensor::from_col_major({4}, std::vector<double>(4, 1.0)), {4, 2}, {0},
+                             "backward", cpu),
+                  ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::ifft2(X, {}, {0, 3}, "backward", cpu), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(fft::fftfreq(4, 1.0, DType::C64), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(fft::fftshift(X, {1, 1}, cpu), ErrorKind::DuplicateAxis);
+}

@@ -8,12 +8,13 @@
 // r - 1 - d); negative axes count from the last (-1 is axis rank - 1). The
 // default axis of the one-dimensional transforms is 0, the fastest-varying
 // axis (PyTorch's default dim=-1). For the real transforms over several axes
-// (rfft2, rfftn, irfft2, irfftn) the FIRST listed axis is the halved one
+// (rfft2, rfftn, irfft2, irfftn, hfft2, hfftn, ihfft2, ihfftn) the FIRST
+// listed axis is the halved one
 // (PyTorch halves its last dim, which is our first axis once the dim list is
 // mapped and reversed); s lists lengths in the order of the axes.
 //
 // Norm modes ("backward" default, "forward", "ortho") follow PyTorch: for a
-// forward transform (fft, rfft, hfft) "backward" does not scale, "forward"
+// forward transform (fft, rfft, hfft and their n-axis forms) "backward" does not scale, "forward"
 // scales by 1/N and "ortho" by 1/sqrt(N); an inverse transform (ifft, irfft,
 // ihfft) scales by 1/N, 1 and 1/sqrt(N), where N is the product of the
 // signal lengths. Anything else is InvalidArgument.
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -132,22 +134,63 @@ T irfftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
 Tensor irfftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
               Backend& backend);
 
+/// The real DFT over `axes` of a Hermitian-symmetric signal given by its
+/// half along the FIRST listed axis (the one halved, as in irfftn): a
+/// forward transform whose result is real, with that axis of length s[0]
+/// (default 2 (m - 1)). Equals irfftn(conj(x)) times N under "backward" (the
+/// norm modes swapped). torch.fft.hfftn.
+template <FftTensor T>
+T hfftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
+        std::string_view norm = "backward");
+Tensor hfftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+             Backend& backend);
+
+/// The inverse of hfftn: the half (along the first listed axis) of the
+/// inverse DFT of a real tensor, conj(rfftn(x)) / N under "backward" (real
+/// input only). torch.fft.ihfftn.
+template <FftTensor T>
+T ihfftn(const T& x, const Lengths& s = {}, const Axes& axes = {},
+         std::string_view norm = "backward");
+Tensor ihfftn(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+              Backend& backend);
+
 /// fftn over two axes (default {0, 1}). torch.fft.fft2.
 template <FftTensor T>
 T fft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
        std::string_view norm = "backward");
+Tensor fft2(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+            Backend& backend);
 /// ifftn over two axes (default {0, 1}). torch.fft.ifft2.
 template <FftTensor T>
 T ifft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
         std::string_view norm = "backward");
+Tensor ifft2(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+             Backend& backend);
 /// rfftn over two axes (default {0, 1}; axis 0 is halved). torch.fft.rfft2.
 template <FftTensor T>
 T rfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
         std::string_view norm = "backward");
+Tensor rfft2(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+             Backend& backend);
 /// irfftn over two axes (default {0, 1}). torch.fft.irfft2.
 template <FftTensor T>
 T irfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
          std::string_view norm = "backward");
+Tensor irfft2(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+              Backend& backend);
+/// hfftn over two axes (default {0, 1}; axis 0 is the halved one).
+/// torch.fft.hfft2.
+template <FftTensor T>
+T hfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
+        std::string_view norm = "backward");
+Tensor hfft2(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+             Backend& backend);
+/// ihfftn over two axes (default {0, 1}). torch.fft.ihfft2.
+template <FftTensor T>
+T ihfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
+         std::string_view norm = "backward");
+Tensor ihfft2(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,
+              Backend& backend);
 
 // ---- in place (eager only) ----------------------------------------------------------
 
@@ -159,6 +202,56 @@ T irfft2(const T& x, const Lengths& s = {}, const Axes& axes = {0, 1},
 /// storage is shared; a strided tensor is InvalidArgument. Norm modes as fft.
 EagerTensor fft_inplace(EagerTensor&& x, std::int64_t axis = 0, std::string_view norm = "backward",
                         bool inverse = false);
+
+// ---- planning: effort, threads, wisdom -----------------------------------------------
+//
+// Each transform runs an FFTW plan kept in the runtime's extension cache
+// (family "tenferro.fft_transform.v1", cache "fftw_plans"), keyed by the
+// transform, its layout, precision, planning effort, thread count and the
+// SIMD alignment of the arrays. Transforms of at least 2^15 elements are
+// planned with the backend's thread count (CpuBackend::num_threads), smaller
+// ones with one thread. Plan creation and wisdom calls are serialised (FFTW's
+// planner is not thread-safe); running transforms is not.
+
+/// How hard FFTW searches for a fast plan when a transform is first seen:
+/// Estimate (default) picks one by heuristics at no cost; Measure times
+/// candidates (tens of milliseconds to seconds per new shape, faster plans);
+/// Patient times many more. Results are identical up to rounding.
+enum class PlanningEffort : std::uint8_t { Estimate, Measure, Patient };
+
+/// The planning effort of the calling thread (Estimate unless a
+/// PlanningEffortScope is alive on it).
+PlanningEffort planning_effort();
+
+/// Sets the calling thread's planning effort while it lives (RAII, nests;
+/// the previous effort comes back on destruction). The effort is part of the
+/// plan key, so plans of another effort are not reused. A value outside the
+/// enum is InvalidArgument.
+class PlanningEffortScope {
+ public:
+  explicit PlanningEffortScope(PlanningEffort effort);
+  ~PlanningEffortScope();
+  PlanningEffortScope(const PlanningEffortScope&) = delete;
+  PlanningEffortScope& operator=(const PlanningEffortScope&) = delete;
+
+ private:
+  PlanningEffort previous_;
+};
+
+/// FFTW's accumulated wisdom (the measured plans of both precisions) as
+/// text, to be saved and imported by a later process so that Measure or
+/// Patient planning is instant there. FFTW's wisdom is process-wide.
+std::string export_wisdom();
+/// Adds wisdom from export_wisdom() of the same FFTW version. Anything else
+/// (empty, not wisdom, from another version) is InvalidArgument.
+void import_wisdom(std::string_view wisdom);
+/// export_wisdom() written to `path` (InvalidArgument if it cannot be written).
+void export_wisdom_to_file(const std::string& path);
+/// import_wisdom() of the file at `path` (InvalidArgument if it cannot be
+/// read or does not hold wisdom).
+void import_wisdom_from_file(const std::string& path);
+/// Drops all of FFTW's wisdom (plans already made stay valid).
+void forget_wisdom();
 
 // ---- frequencies and shifts ---------------------------------------------------------
 
