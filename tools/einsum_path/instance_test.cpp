@@ -10,6 +10,8 @@
 #include <filesystem>
 
 #include "instance.hpp"
+#include "tenferro/ad/eager.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 
 #ifndef TENFERRO_EINSUM_INSTANCES
 #error "TENFERRO_EINSUM_INSTANCES must name the instance directory"
@@ -95,4 +97,132 @@ TEST(EinsumInstances, SlicingFitsTheMemoryLimit) {
   };
   walk(walk, tree);
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(inst.inputs.size()));
+}
+
+namespace {
+
+// A tensor as host values over dense labels (column-major, first label fastest).
+struct HostTensor {
+  std::vector<std::int64_t> labels;
+  std::vector<double> v;
+};
+
+// Naive pairwise contraction: every assignment of the union's labels;
+// `keep` says which labels the result holds.
+HostTensor contract_naive(const HostTensor& a, const HostTensor& b, const std::vector<bool>& keep,
+                          const std::vector<double>& ext) {
+  std::vector<std::int64_t> u = a.labels;
+  for (std::int64_t l : b.labels) {
+    if (std::find(u.begin(), u.end(), l) == u.end()) u.push_back(l);
+  }
+  HostTensor r;
+  for (std::int64_t l : u) {
+    if (keep[static_cast<std::size_t>(l)]) r.labels.push_back(l);
+  }
+  auto size = [&](const std::vector<std::int64_t>& ls) {
+    std::size_t s = 1;
+    for (std::int64_t l : ls) s *= static_cast<std::size_t>(ext[static_cast<std::size_t>(l)]);
+    return s;
+  };
+  r.v.assign(size(r.labels), 0.0);
+  std::vector<std::size_t> val(ext.size(), 0);
+  auto offset = [&](const std::vector<std::int64_t>& ls) {
+    std::size_t off = 0, stride = 1;
+    for (std::int64_t l : ls) {
+      off += val[static_cast<std::size_t>(l)] * stride;
+      stride *= static_cast<std::size_t>(ext[static_cast<std::size_t>(l)]);
+    }
+    return off;
+  };
+  for (std::size_t t = 0; t < size(u); ++t) {
+    std::size_t rest = t;
+    for (std::int64_t l : u) {
+      const auto e = static_cast<std::size_t>(ext[static_cast<std::size_t>(l)]);
+      val[static_cast<std::size_t>(l)] = rest % e, rest /= e;
+    }
+    r.v[offset(r.labels)] += a.v[offset(a.labels)] * b.v[offset(b.labels)];
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(EinsumInstances, LargeNetworksMatchANaivePairwiseReference) {
+  // The structure of two 100+-label instances with every extent cut to 2
+  // (small data), random values, contracted by einsum (its own plan)
+  // against naive pairwise loops along the recorded path.
+  const auto rt = tenferro::EagerRuntime::make_cpu(tenferro::CpuBackendOptions{.num_threads = 1});
+  auto& cpu = dynamic_cast<tenferro::CpuBackend&>(rt->backend());
+  int compared = 0;
+  for (const char* name :
+       {"str_matrix_chain_multiplication_100", "str_mps_varying_inner_product_200"}) {
+    Instance inst = einsum_path_tool::load_instance(file(name));
+    ASSERT_GE(inst.extents.size(), 100u) << name;
+    for (double& e : inst.extents) e = std::min(e, 2.0);
+    std::uint64_t state = 12345;
+    auto next = [&] {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<double>(state >> 11) * 0x1.0p-53 - 0.5;
+    };
+    std::vector<HostTensor> host;
+    std::vector<tenferro::Tensor> ops;
+    for (const auto& labels : inst.inputs) {
+      HostTensor h{labels, {}};
+      tenferro::Shape shape;
+      std::size_t n = 1;
+      for (std::int64_t l : labels) {
+        shape.push_back(static_cast<std::int64_t>(inst.extents[static_cast<std::size_t>(l)]));
+        n *= static_cast<std::size_t>(shape.back());
+      }
+      for (std::size_t i = 0; i < n; ++i) h.v.push_back(next());
+      ops.push_back(tenferro::Tensor::from_col_major(shape, h.v));
+      host.push_back(std::move(h));
+    }
+    // Reference along the recorded path.
+    std::vector<HostTensor> list = host;
+    for (const auto& [i0, j0] : recorded(inst)) {
+      const auto i = static_cast<std::size_t>(std::min(i0, j0));
+      const auto j = static_cast<std::size_t>(std::max(i0, j0));
+      std::vector<bool> keep(inst.extents.size(), false);
+      for (std::int64_t l : inst.output) keep[static_cast<std::size_t>(l)] = true;
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        if (k == i || k == j) continue;
+        for (std::int64_t l : list[k].labels) keep[static_cast<std::size_t>(l)] = true;
+      }
+      HostTensor r = contract_naive(list[i], list[j], keep, inst.extents);
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(j));
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+      list.push_back(std::move(r));
+    }
+    ASSERT_EQ(list.size(), 1u);
+    // The reference's axes in the output's order.
+    HostTensor want{inst.output, std::vector<double>(list[0].v.size())};
+    {
+      std::vector<std::size_t> val(inst.extents.size(), 0);
+      const std::size_t total = list[0].v.size();
+      for (std::size_t t = 0; t < total; ++t) {
+        std::size_t rest = t;
+        for (std::int64_t l : list[0].labels) {
+          const auto e = static_cast<std::size_t>(inst.extents[static_cast<std::size_t>(l)]);
+          val[static_cast<std::size_t>(l)] = rest % e, rest /= e;
+        }
+        std::size_t off = 0, stride = 1;
+        for (std::int64_t l : inst.output) {
+          off += val[static_cast<std::size_t>(l)] * stride;
+          stride *= static_cast<std::size_t>(inst.extents[static_cast<std::size_t>(l)]);
+        }
+        want.v[off] = list[0].v[t];
+      }
+    }
+    tenferro::EinsumLabels labels{inst.inputs, inst.output};
+    tenferro::EinsumOptions o;
+    o.budget_ms = 300;
+    const auto got = tenferro::einsum(labels, ops, cpu, o).to_vector<double>();
+    ASSERT_EQ(got.size(), want.v.size()) << name;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want.v[i], 1e-9 * (1 + std::abs(want.v[i]))) << name << " " << i;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);
 }
