@@ -31,8 +31,7 @@ using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 /// How einsum orders the pairwise contractions.
 enum class EinsumStrategy {
-  Auto,     ///< Optimal for up to 16 operands (connected networks; 12 otherwise),
-            ///< Anneal beyond.
+  Auto,     ///< Optimal for up to 12 operands, Anneal beyond.
   Optimal,  ///< Exact dynamic programming over subsets (minimum flops, then size).
   Greedy,   ///< The cheapest of several greedy runs (pair scores: result size less
             ///< its operands', step flops, result size; see docs/einsum.md).
@@ -47,8 +46,8 @@ struct EinsumOptions {
   /// A step out of range, with i == j, or a path that does not end with one
   /// operand is InvalidArgument.
   std::optional<EinsumPath> path = std::nullopt;
-  /// Time limit of the annealing in milliseconds (nullopt: 2000). The search
-  /// stops at its schedule's end (about 0.1-1 s for a few hundred operands)
+  /// Time limit of the randomised search in milliseconds (nullopt: 2000). The
+  /// search stops at its schedule's end (about 0.1-1.5 s for 40-400 operands)
   /// or at the limit, whichever comes first. Negative or NaN: InvalidArgument.
   std::optional<double> budget_ms = std::nullopt;
   /// Seed of the randomised search: the same seed gives the same path
