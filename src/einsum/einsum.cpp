@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "einsum/common.hpp"
+#include "einsum/slicing.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 
@@ -61,10 +62,7 @@ T run(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) 
   const Analysis a = analyse(spec, dims, kOp);
 
   // Per operand: diagonals, then the sums that need no partner.
-  struct Item {
-    T x;
-    std::vector<std::int64_t> labels;  // dense
-  };
+  using Item = LabelledTensor<T>;
   std::vector<Item> list;
   for (std::size_t k = 0; k < xs.size(); ++k) {
     T x = xs[k];
@@ -89,45 +87,58 @@ T run(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) 
   }
 
   std::vector<std::int64_t> reduced_out = a.output_distinct;
-  const EinsumPlan plan = plan_dense(a.reduced, reduced_out, planning_extents(a), options);
+  EinsumOptions planning = options;  // a memory limit counts this dtype's bytes
+  planning.element_bytes = static_cast<std::int64_t>(itemsize(dt));
+  const EinsumPlan plan = plan_dense(a.reduced, reduced_out, planning_extents(a), planning);
 
-  for (const auto& [i, j] : plan.path) {
-    const Item lhs = list[static_cast<std::size_t>(i)], rhs = list[static_cast<std::size_t>(j)];
-    list.erase(list.begin() + j);
-    list.erase(list.begin() + i);
-    std::vector<bool> kept(a.ids.size(), false);
-    for (std::int64_t d : a.output_distinct) kept[static_cast<std::size_t>(d)] = true;
-    for (const Item& it : list) {
-      for (std::int64_t d : it.labels) kept[static_cast<std::size_t>(d)] = true;
-    }
-    DotDims dd;
-    std::vector<std::int64_t> free_l, free_r, batch;
-    for (std::size_t p = 0; p < lhs.labels.size(); ++p) {
-      const std::int64_t d = lhs.labels[p], q = index_of(rhs.labels, d);
-      if (q == static_cast<std::int64_t>(rhs.labels.size())) {
-        free_l.push_back(d);
-      } else if (kept[static_cast<std::size_t>(d)]) {
-        dd.lhs_batch.push_back(static_cast<std::int64_t>(p)), dd.rhs_batch.push_back(q);
-        batch.push_back(d);
-      } else {
-        dd.lhs_contracting.push_back(static_cast<std::int64_t>(p));
-        dd.rhs_contracting.push_back(q);
+  auto contract = [&](std::vector<Item> items) {
+    auto& list = items;
+    for (const auto& [i, j] : plan.path) {
+      const Item lhs = list[static_cast<std::size_t>(i)], rhs = list[static_cast<std::size_t>(j)];
+      list.erase(list.begin() + j);
+      list.erase(list.begin() + i);
+      std::vector<bool> kept(a.ids.size(), false);
+      for (std::int64_t d : a.output_distinct) kept[static_cast<std::size_t>(d)] = true;
+      for (const Item& it : list) {
+        for (std::int64_t d : it.labels) kept[static_cast<std::size_t>(d)] = true;
       }
-    }
-    for (std::int64_t d : rhs.labels) {
-      if (index_of(lhs.labels, d) == static_cast<std::int64_t>(lhs.labels.size())) {
-        free_r.push_back(d);
+      DotDims dd;
+      std::vector<std::int64_t> free_l, free_r, batch;
+      for (std::size_t p = 0; p < lhs.labels.size(); ++p) {
+        const std::int64_t d = lhs.labels[p], q = index_of(rhs.labels, d);
+        if (q == static_cast<std::int64_t>(rhs.labels.size())) {
+          free_l.push_back(d);
+        } else if (kept[static_cast<std::size_t>(d)]) {
+          dd.lhs_batch.push_back(static_cast<std::int64_t>(p)), dd.rhs_batch.push_back(q);
+          batch.push_back(d);
+        } else {
+          dd.lhs_contracting.push_back(static_cast<std::int64_t>(p));
+          dd.rhs_contracting.push_back(q);
+        }
       }
+      for (std::int64_t d : rhs.labels) {
+        if (index_of(lhs.labels, d) == static_cast<std::int64_t>(lhs.labels.size())) {
+          free_r.push_back(d);
+        }
+      }
+      std::vector<std::int64_t> labels = free_l;
+      labels.insert(labels.end(), free_r.begin(), free_r.end());
+      labels.insert(labels.end(), batch.begin(), batch.end());
+      list.push_back({dot_general(lhs.x, rhs.x, dd), std::move(labels)});
     }
-    std::vector<std::int64_t> labels = free_l;
-    labels.insert(labels.end(), free_r.begin(), free_r.end());
-    labels.insert(labels.end(), batch.begin(), batch.end());
-    list.push_back({dot_general(lhs.x, rhs.x, dd), std::move(labels)});
-  }
+    return list.front();
+  };
+  // With sliced labels (a memory limit), each slice contracts the same path
+  // and the slices add up (src/einsum/slicing.hpp).
+  const Item whole =
+      plan.sliced_labels.empty()
+          ? contract(std::move(list))
+          : contract_slices<T>(list, plan.sliced_labels, a,
+                               [&](std::vector<Item> part) { return contract(std::move(part)); });
 
   // The output: distinct labels in order, then diagonal embeddings.
-  T x = list.front().x;
-  const std::vector<std::int64_t>& labels = list.front().labels;
+  T x = whole.x;
+  const std::vector<std::int64_t>& labels = whole.labels;
   Axes perm;
   for (std::int64_t d : a.output_distinct) perm.push_back(index_of(labels, d));
   x = permute_if(x, perm);
@@ -212,7 +223,9 @@ std::vector<Dims> shape_dims(const std::vector<Shape>& shapes) {
 EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
                    const EinsumOptions& options) {
   const Analysis a = analyse(spec, shape_dims(shapes), "einsum_path");
-  return plan_dense(a.reduced, a.output_distinct, planning_extents(a), options);
+  EinsumPlan plan = plan_dense(a.reduced, a.output_distinct, planning_extents(a), options);
+  for (std::int64_t& l : plan.sliced_labels) l = a.ids[static_cast<std::size_t>(l)];  // user ids
+  return plan;
 }
 
 std::vector<std::int64_t> shape_ranks(const std::vector<Shape>& shapes) {

@@ -31,10 +31,12 @@ using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 /// How einsum orders the pairwise contractions.
 enum class EinsumStrategy {
-  Auto,     ///< Optimal for up to 12 operands, Greedy beyond.
+  Auto,     ///< Optimal for up to 12 operands, Anneal beyond.
   Optimal,  ///< Exact dynamic programming over subsets (minimum flops, then size).
-  Greedy,   ///< The cheapest of six greedy runs (pair scores: result size less its
-            ///< operands', step flops, result size; see docs/einsum.md).
+  Greedy,   ///< The cheapest of several greedy runs (pair scores: result size less
+            ///< its operands', step flops, result size; see docs/einsum.md).
+  Anneal,   ///< Randomised greedy runs, then simulated annealing over contraction
+            ///< trees within `budget_ms`; never worse than Greedy.
 };
 
 /// Options of einsum and einsum_path.
@@ -44,16 +46,49 @@ struct EinsumOptions {
   /// A step out of range, with i == j, or a path that does not end with one
   /// operand is InvalidArgument.
   std::optional<EinsumPath> path = std::nullopt;
+  /// Time limit of the randomised search in milliseconds (nullopt: 2000). The
+  /// search stops at its schedule's end (about 0.1-1.5 s for 40-400 operands)
+  /// or at the limit, whichever comes first. Negative or NaN: InvalidArgument.
+  std::optional<double> budget_ms = std::nullopt;
+  /// Seed of the randomised search: the same seed gives the same path
+  /// (unless the budget cut the search short, see EinsumPlan::search_cut_short).
+  std::uint64_t seed = 0;
+  /// Largest pairwise intermediate allowed, in bytes (nullopt: no limit). The
+  /// search penalises larger intermediates, then labels are sliced until the
+  /// largest fits (see EinsumPlan::sliced_labels); einsum then runs each slice
+  /// and sums. Not positive, or unreachable by slicing summed labels:
+  /// InvalidArgument.
+  std::optional<double> memory_limit = std::nullopt;
+  /// Bytes per element for memory_limit in einsum_path and plan_contraction
+  /// (einsum uses its operands' dtype). Not positive: InvalidArgument.
+  std::int64_t element_bytes = 8;
 };
 
 /// A planned contraction order and its cost.
 struct EinsumPlan {
   EinsumPath path;
-  /// Multiply-adds of the pairwise contractions: for each step the product of
-  /// the extents of every label of its two operands.
+  /// Flops of the pairwise contractions: for each step the product of the
+  /// extents of every label of its two operands, times 2 when the step sums
+  /// a label away (a multiply and an add) and 1 when it sums none (an outer or
+  /// elementwise product).
   double flops = 0;
   /// Elements of the largest pairwise result (0 with fewer than two operands).
   double largest_intermediate = 0;
+  /// Wall time of the search in milliseconds.
+  double search_ms = 0;
+  /// Whether the time budget stopped the annealing before its schedule ended.
+  bool search_cut_short = false;
+  /// With a memory limit: the labels sliced (plan_contraction: dense labels;
+  /// einsum_path: label ids, a letter's code point or an integer label),
+  /// empty when the plan fits unsliced.
+  std::vector<std::int64_t> sliced_labels;
+  /// The number of slices (the product of the sliced labels' extents).
+  double slices = 1;
+  /// Flops of all slices together plus the additions summing them; equals
+  /// `flops` without slicing. The overhead of slicing is sliced_flops / flops.
+  double sliced_flops = 0;
+  /// Elements of the largest pairwise result of one slice.
+  double sliced_largest_intermediate = 0;
 };
 
 /// Integer-label form of an equation, for networks with more labels than
