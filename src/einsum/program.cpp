@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "tenferro/backend/contract.hpp"
 #include "tenferro/backend/reduce.hpp"
@@ -62,6 +63,166 @@ PairShape pair(const std::vector<std::int64_t>& l, const std::vector<std::int64_
   return s;
 }
 
+// An operand of the pairwise steps while building: its dense labels, and
+// whether it is a tensor of ours (not the caller's operand).
+struct ListItem {
+  std::vector<std::int64_t> labels;
+  bool owned = false;
+};
+const std::vector<std::int64_t>& labels_of(const ListItem& it) {
+  return it.labels;
+}
+const std::vector<std::int64_t>& labels_of(const std::vector<std::int64_t>& v) {
+  return v;
+}
+
+// Labels no pairwise step may sum at this point: the output's and those of the
+// operands still in the list.
+template <class List>
+std::vector<bool> kept_labels(const Analysis& a, const List& list) {
+  std::vector<bool> kept(a.ids.size(), false);
+  for (std::int64_t d : a.output_distinct) kept[static_cast<std::size_t>(d)] = true;
+  for (const auto& it : list) {
+    for (std::int64_t d : labels_of(it)) kept[static_cast<std::size_t>(d)] = true;
+  }
+  return kept;
+}
+
+// Elements dot_general copies to read a compact operand with these labels as
+// a GEMM matrix (backend/contract.cpp): its free axes must form one run in
+// order, its contracting axes one run, and one of the runs must start the
+// tensor (stride 1). Extent-1 axes do not count. `order` receives the
+// positions of the contracting axes in `pairs` order (for the other side).
+double fold_copy(const std::vector<std::int64_t>& labels, const Axes& contracting,
+                 const Axes& batch, const std::vector<double>& extents) {
+  std::vector<char> role;  // per non-unit axis: 'f', 'c' or 'b'
+  for (std::size_t q = 0; q < labels.size(); ++q) {
+    if (extents[static_cast<std::size_t>(labels[q])] == 1) continue;
+    const auto pos = static_cast<std::int64_t>(q);
+    role.push_back(index_of(contracting, pos) < static_cast<std::int64_t>(contracting.size()) ? 'c'
+                   : index_of(batch, pos) < static_cast<std::int64_t>(batch.size())           ? 'b'
+                                                                                    : 'f');
+  }
+  auto run = [&](char r, std::size_t& first) {
+    first = role.size();
+    std::size_t last = 0, n = 0;
+    for (std::size_t q = 0; q < role.size(); ++q) {
+      if (role[q] != r) continue;
+      if (n++ == 0) first = q;
+      last = q;
+    }
+    return n == 0 || last - first + 1 == n;
+  };
+  std::size_t f0 = 0, c0 = 0;
+  const bool ok = run('f', f0) && run('c', c0) &&
+                  (f0 == role.size() || c0 == role.size() || f0 == 0 || c0 == 0);
+  return ok ? 0.0 : elements(labels, extents);
+}
+
+// Whether the contracting pairs ascend in both operands' memory in one common
+// order (dot_general copies one side otherwise).
+bool orders_agree(const DotDims& d, const std::vector<std::int64_t>& l,
+                  const std::vector<std::int64_t>& r, const std::vector<double>& extents) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  for (std::size_t q = 0; q < d.lhs_contracting.size(); ++q) {
+    const auto lab = l[static_cast<std::size_t>(d.lhs_contracting[q])];
+    if (extents[static_cast<std::size_t>(lab)] != 1) {
+      pairs.emplace_back(d.lhs_contracting[q], d.rhs_contracting[q]);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  for (std::size_t q = 1; q < pairs.size(); ++q) {
+    if (pairs[q].second < pairs[q - 1].second) return false;
+  }
+  (void)r;
+  return true;
+}
+
+// Elements copied by one step: each operand that cannot be read in place,
+// and the smaller one when their contracting orders disagree.
+double step_copies(const std::vector<std::int64_t>& l, const std::vector<std::int64_t>& r,
+                   const DotDims& d, const std::vector<double>& extents) {
+  const double cl = fold_copy(l, d.lhs_contracting, d.lhs_batch, extents);
+  const double cr = fold_copy(r, d.rhs_contracting, d.rhs_batch, extents);
+  if (cl == 0 && cr == 0 && !orders_agree(d, l, r, extents)) {
+    return std::min(elements(l, extents), elements(r, extents));
+  }
+  return cl + cr;
+}
+
+std::vector<std::vector<std::int64_t>> list_labels(const std::vector<ListItem>& list) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (const auto& it : list) out.push_back(it.labels);
+  return out;
+}
+
+// The operand order of every step (dot_general's result is [lhs free, rhs
+// free, batch], so the order decides the layout the next step reads): per
+// step, in path order, the order whose result the consuming step (or the
+// output) reads with fewer copies. The consuming step's other operand is
+// taken as laid out so far; one pass, linear in the steps.
+std::vector<bool> choose_swaps(const Analysis& a, const std::vector<double>& extents,
+                               const EinsumPath& path,
+                               std::vector<std::vector<std::int64_t>> list) {
+  const std::size_t n = path.size();
+  // Which step consumes each step's result, and at which side.
+  std::vector<std::int64_t> ids(list.size());
+  std::iota(ids.begin(), ids.end(), std::int64_t{-1} - static_cast<std::int64_t>(list.size()));
+  std::vector<std::int64_t> consumer(n, -1);
+  for (std::size_t s = 0; s < n; ++s) {
+    const auto [i, j] = path[s];
+    for (std::int64_t id : {ids[static_cast<std::size_t>(i)], ids[static_cast<std::size_t>(j)]}) {
+      if (id >= 0) consumer[static_cast<std::size_t>(id)] = static_cast<std::int64_t>(s);
+    }
+    ids.erase(ids.begin() + j);
+    ids.erase(ids.begin() + i);
+    ids.push_back(static_cast<std::int64_t>(s));
+  }
+  // Labels per item as decided so far (inputs, then step results).
+  std::vector<std::vector<std::int64_t>> item(list.begin(), list.end());
+  std::vector<std::vector<bool>> kept_at(n);
+  std::vector<std::pair<std::int64_t, std::int64_t>> operands_at(n);  // item ids
+  {
+    std::vector<std::vector<std::int64_t>> sim = list;
+    std::vector<std::int64_t> sim_ids(list.size());
+    std::iota(sim_ids.begin(), sim_ids.end(), std::int64_t{0});
+    for (std::size_t s = 0; s < n; ++s) {
+      const auto [i, j] = path[s];
+      operands_at[s] = {sim_ids[static_cast<std::size_t>(i)], sim_ids[static_cast<std::size_t>(j)]};
+      const auto l = sim[static_cast<std::size_t>(i)], r = sim[static_cast<std::size_t>(j)];
+      sim.erase(sim.begin() + j), sim_ids.erase(sim_ids.begin() + j);
+      sim.erase(sim.begin() + i), sim_ids.erase(sim_ids.begin() + i);
+      kept_at[s] = kept_labels(a, sim);
+      sim.push_back(pair(l, r, kept_at[s]).labels);
+      sim_ids.push_back(static_cast<std::int64_t>(item.size()));
+      item.push_back(sim.back());
+    }
+  }
+  const std::size_t inputs = list.size();
+  std::vector<bool> swaps(n, false);
+  for (std::size_t s = 0; s < n; ++s) {
+    const auto& l = item[static_cast<std::size_t>(operands_at[s].first)];
+    const auto& r = item[static_cast<std::size_t>(operands_at[s].second)];
+    const PairShape keep = pair(l, r, kept_at[s]), flip = pair(r, l, kept_at[s]);
+    auto cost = [&](const PairShape& ps) {
+      if (consumer[s] < 0) {  // the output reads it: a permutation unless in order
+        return ps.labels == a.output_distinct ? 0.0 : elements(ps.labels, extents);
+      }
+      const auto t = static_cast<std::size_t>(consumer[s]);
+      const std::int64_t self = static_cast<std::int64_t>(inputs + s);
+      const bool first = operands_at[t].first == self;
+      const auto& other =
+          item[static_cast<std::size_t>(first ? operands_at[t].second : operands_at[t].first)];
+      const PairShape next =
+          first ? pair(ps.labels, other, kept_at[t]) : pair(other, ps.labels, kept_at[t]);
+      return first ? step_copies(ps.labels, other, next.dims, extents)
+                   : step_copies(other, ps.labels, next.dims, extents);
+    };
+    swaps[s] = cost(flip) < cost(keep);
+    item[inputs + s] = swaps[s] ? flip.labels : keep.labels;
+  }
+  return swaps;
+}
 }  // namespace
 
 Program build_program(const Spec& spec, const std::vector<Dims>& dims, const EinsumOptions& options,
@@ -69,11 +230,7 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
   const Analysis a = analyse(spec, dims, op);
   const std::vector<double> extents = planning_extents(a);
   Program p;
-  struct Item {
-    std::vector<std::int64_t> labels;  // dense
-    bool owned = false;                // a tensor of ours (not the caller's operand)
-  };
-  std::vector<Item> list;
+  std::vector<ListItem> list;
   double live = 0;  // elements of the owned items in `list`
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
     OperandPrep prep;
@@ -103,30 +260,21 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
   p.peak_elements = live;
 
   p.cost = plan_dense(a.reduced, a.output_distinct, extents, options);
-  std::vector<std::int64_t> out_labels = a.output_distinct;
+  const std::vector<bool> swaps = choose_swaps(a, extents, p.cost.path, list_labels(list));
   for (std::size_t s = 0; s < p.cost.path.size(); ++s) {
     const auto [i, j] = p.cost.path[s];
-    const Item lhs = list[static_cast<std::size_t>(i)], rhs = list[static_cast<std::size_t>(j)];
+    const ListItem lhs = list[static_cast<std::size_t>(i)], rhs = list[static_cast<std::size_t>(j)];
     list.erase(list.begin() + j);
     list.erase(list.begin() + i);
-    std::vector<bool> kept(a.ids.size(), false);
-    for (std::int64_t d : a.output_distinct) kept[static_cast<std::size_t>(d)] = true;
-    for (const Item& it : list) {
-      for (std::int64_t d : it.labels) kept[static_cast<std::size_t>(d)] = true;
-    }
-    PairShape ps = pair(lhs.labels, rhs.labels, kept);
-    bool swap = false;
-    if (s + 1 == p.cost.path.size()) {
-      // The last step: take the operand order whose result needs no permutation.
-      PairShape other = pair(rhs.labels, lhs.labels, kept);
-      if (ps.labels != out_labels && other.labels == out_labels) ps = std::move(other), swap = true;
-    }
+    const std::vector<bool> kept = kept_labels(a, list);
+    PairShape ps =
+        swaps[s] ? pair(rhs.labels, lhs.labels, kept) : pair(lhs.labels, rhs.labels, kept);
     const double result = elements(ps.labels, extents);
     p.peak_elements = std::max(p.peak_elements, live + result);
     live += result;
     if (lhs.owned) live -= elements(lhs.labels, extents);
     if (rhs.owned) live -= elements(rhs.labels, extents);
-    p.steps.push_back({i, j, swap, std::move(ps.dims)});
+    p.steps.push_back({i, j, swaps[s], std::move(ps.dims)});
     list.push_back({std::move(ps.labels), true});
   }
 
