@@ -5,11 +5,12 @@
 //
 // Group 8: each instance of ../shared/einsum-instances filled with the
 // suite's deterministic inputs (operand k is input number k + 1, in its
-// column-major shape), contracted by our direct einsum along the instance's
-// recorded opt_flops path. The peers contract the same pairs in the same
-// order (bench/python/peers.py, bench/peers/libtorch_bench.cpp). A line of
-// impl "planner" per instance reports our planner's path cost (the
-// instances' convention) next to the recorded one, and its search time.
+// column-major shape), contracted along the instance's recorded opt_flops
+// path by an EinsumPlan prepared before the clock (direct tier). The peers
+// contract the same pairs in the same order (bench/python/peers.py,
+// bench/peers/libtorch_bench.cpp). A line of impl "planner" per instance
+// reports our planner's path cost (the instances' convention) next to the
+// recorded one, and its search time.
 
 #include "einsum_cases.hpp"
 
@@ -167,11 +168,15 @@ void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) 
       xs.push_back(Tensor::from_col_major(Shape(shape.begin(), shape.end()), values.back()));
     }
     const EinsumPath path = recorded_path(inst);
-    const EinsumLabels labels{inst.inputs, inst.output};
-    const EinsumOptions opts{.path = path};
+    // Prepared before the clock, as the peers build their pairwise equations
+    // before it; the timed call only contracts.
+    std::vector<Shape> shapes;
+    for (const Tensor& x : xs) shapes.push_back(x.shape());
+    const EinsumPlan plan = EinsumPlan::prepare(EinsumLabels{inst.inputs, inst.output}, DType::F64,
+                                                shapes, {.path = path});
     std::vector<double> want;  // computed on first use (the check before timing)
     run(
-        name, size, "recorded", [&] { return einsum(labels, xs, cpu, opts); },
+        name, size, "recorded", [&] { return plan.run(xs, cpu); },
         [&](std::int64_t q) {
           if (want.empty()) want = network_naive(inst, path, values);
           return want[static_cast<std::size_t>(q)];
