@@ -182,13 +182,11 @@ Tensor direct(const Spec& spec, const std::vector<Tensor>& xs, Backend& backend,
               const EinsumOptions& options) {
   require_cpu_backend(backend);
   check_dtypes(xs);
-  std::vector<Dims> dims;
-  for (const Tensor& x : xs) dims.push_back(shape_dims({x.shape()}).front());
-  return run_direct(build_program(spec, dims, options, kOp), xs, backend);
+  return run_direct(build_program(spec, shape_dims(shapes_of(xs)), options, kOp), xs, backend);
 }
 
 template <AdTensor T>
-T traced_or_eager(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) {
+T traced(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) {
   check_dtypes(xs);
   std::vector<Dims> dims;
   for (const T& x : xs) dims.push_back(dims_of(x));
@@ -235,7 +233,7 @@ T einsum(std::string_view equation, const std::vector<T>& operands, const Einsum
       return parse_equation(equation, r);
     });
   } else {
-    return traced_or_eager(parse_equation(equation, ranks_of(operands)), operands, options);
+    return traced(parse_equation(equation, ranks_of(operands)), operands, options);
   }
 }
 
@@ -247,7 +245,7 @@ T einsum(const EinsumLabels& labels, const std::vector<T>& operands, const Einsu
       return parse_labels(labels, r);
     });
   } else {
-    return traced_or_eager(parse_labels(labels, ranks_of(operands)), operands, options);
+    return traced(parse_labels(labels, ranks_of(operands)), operands, options);
   }
 }
 
