@@ -4,6 +4,9 @@
 // refuses operands other than the prepared ones with typed errors; eager
 // calls hit the runtime's bounded, counted extension cache.
 
+#include <atomic>
+#include <thread>
+
 #include "einsum_test_util.hpp"
 
 using namespace etest;
@@ -197,4 +200,35 @@ TEST(EinsumPlan, TrackedEagerCallsRecordThroughTheCachedPlan) {
   // Untracked result from tracked operands inside NoGradGuard.
   NoGradGuard guard;
   EXPECT_FALSE(einsum("ij,jk->ik", {a, b}).requires_grad());
+}
+
+TEST(EinsumPlan, ConcurrentEagerCallsShareTheCache) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const auto selector = ExtensionCacheSelector::named("tenferro.einsum", "plans");
+  std::vector<std::vector<Tensor>> ops;
+  std::vector<std::vector<cd>> want;
+  for (std::int64_t n = 2; n <= 4; ++n) {
+    ops.push_back({make({n, 3}, f64, 1), make({3, n}, f64, 2)});
+    want.push_back(naive({letters("ij"), letters("jk")}, ops.back(), letters("ik")));
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 30; ++r) {
+        const auto k = static_cast<std::size_t>((t + r) % 3);
+        const EagerTensor c = einsum("ij,jk->ik", {rt->tensor(ops[k][0]), rt->tensor(ops[k][1])});
+        const auto got = host(c);
+        for (std::size_t q = 0; q < got.size(); ++q) {
+          if (std::abs(got[q] - want[k][q]) > 1e-12) ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  const CacheStats st = rt->runtime()->extension_caches().stats(selector);
+  EXPECT_EQ(st.entries, 3u);
+  EXPECT_EQ(st.hits + st.misses, 120u);
+  EXPECT_GE(st.hits, 120u - 12u);  // at most one miss per thread and shape
 }
