@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -64,7 +65,23 @@ struct EinsumOptions {
   std::int64_t element_bytes = 8;
 };
 
-/// A planned contraction order and its cost.
+namespace einsum_detail {
+struct Program;
+}  // namespace einsum_detail
+struct EinsumLabels;
+
+/// A planned contraction order and its cost; made by EinsumPlan::prepare it
+/// is also a prepared plan (docs/einsum.md, "Prepared plans").
+///
+/// A prepared plan fixes the equation, the dtype, the operand shapes and the
+/// options; it holds no operand values, so it is made once and run many
+/// times with new values: parsing, checking and the order search happen in
+/// prepare(), run() only contracts. Copies share the prepared program (cheap,
+/// immutable, usable from several threads).
+///   auto plan = EinsumPlan::prepare("ij,jk->ik", DType::F64, {{2, 3}, {3, 4}});
+///   Tensor c = plan.run({a, b}, cpu);          // direct tier
+///   EagerTensor d = plan.run({ea, eb});          // eager tier (AD when tracked)
+/// The eager einsum() keeps such plans in its runtime's extension cache.
 struct EinsumPlan {
   EinsumPath path;
   /// Flops of the pairwise contractions: for each step the product of the
@@ -89,6 +106,42 @@ struct EinsumPlan {
   double sliced_flops = 0;
   /// Elements of the largest pairwise result of one slice.
   double sliced_largest_intermediate = 0;
+  /// Bytes of the intermediates alive at once at the worst point of a run
+  /// (operands excluded; copies GEMM makes of operands whose strides it
+  /// cannot read are not counted). Set by prepare(); 0 otherwise.
+  std::int64_t peak_bytes = 0;
+
+  /// Parses, checks and plans `equation` for operands of `dtype` and these
+  /// shapes (the errors of einsum()).
+  static EinsumPlan prepare(std::string_view equation, DType dtype,
+                            const std::vector<Shape>& shapes, const EinsumOptions& options = {});
+  static EinsumPlan prepare(const EinsumLabels& labels, DType dtype,
+                            const std::vector<Shape>& shapes, const EinsumOptions& options = {});
+
+  /// Whether this plan was made by prepare() (einsum_path's plans only
+  /// describe an order and cannot run).
+  bool prepared() const { return program_ != nullptr; }
+  /// The prepared dtype and shapes (InvalidArgument when not prepared).
+  DType dtype() const;
+  const std::vector<Shape>& shapes() const;
+
+  /// Runs the plan on new operands. An operand count, rank, shape or dtype
+  /// other than the prepared ones is InvalidArgument, RankMismatch,
+  /// ShapeMismatch or DTypeMismatch (prepare another plan for them); running
+  /// a plan that is not prepared is InvalidArgument. The direct tier (the
+  /// CPU backend; another is Unsupported) returns a fresh tensor.
+  Tensor run(const std::vector<Tensor>& operands, Backend& backend) const;
+  /// The eager tier: untracked operands run the prepared steps directly;
+  /// operands that require grad (or a capture scope) record the composed
+  /// core ops, so AD works as with einsum().
+  EagerTensor run(const std::vector<EagerTensor>& operands) const;
+
+  /// For the einsum implementation.
+  explicit EinsumPlan(std::shared_ptr<const einsum_detail::Program> program);
+  EinsumPlan() = default;
+
+ private:
+  std::shared_ptr<const einsum_detail::Program> program_;
 };
 
 /// Integer-label form of an equation, for networks with more labels than
