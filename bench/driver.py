@@ -51,6 +51,13 @@ CASES += [(c, "2048x2048", "", 1, "6 reductions")
 CASES += [("permute", s, "", 1, "7 permutation") for s in ("2048x2048", "256x256x64", "3^15")]
 CASES += [(c, s, loss, 1, "11 jvp/vjp") for s, loss in (("256", "tanh_Ax"), ("2^16", "expsin_x"))
           for c in ("jvp_traced", "vjp_traced")]
+# Group 8: tensor networks of ../shared/einsum-instances along their recorded
+# paths (size = operand count); see bench/cases/einsum_cases.cpp.
+CASES += [(c, s, "recorded", 1, "8 tensor networks")
+          for c, s in (("str_matrix_chain_multiplication_100", "100"),
+                       ("str_mps_varying_inner_product_200", "200"),
+                       ("lm_batch_likelihood_sentence_4_4d", "84"),
+                       ("nary_matmul_chain_64", "3"))]
 CASES += [("overhead_add_untracked", "4", "", 1, "13 overhead"),
           ("overhead_add_recorded", "4", "", 1, "13 overhead"),
           ("overhead_chain_fwd_bwd", "4", "", 1, "13 overhead")]
@@ -83,17 +90,12 @@ for t in (1, 2):
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
-PENDING_OURS = {
-    "einsum_abcd_dbef_acef": "einsum not implemented yet",
-    "overhead_einsum_2x2": "einsum not implemented yet",
-}
+PENDING_OURS = {}
 # Rows whose peers compute exactly another row's result: the peers are not run
 # again, their numbers (times and checks) are that row's.
 PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager")}
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
 PENDING_ALL = [
-    ("8 tensor networks", "str_matrix_chain_multiplication_100, str_mps_varying_inner_product_200, "
-     "lm_batch_likelihood_sentence_4_4d, nary_matmul_chain_64", "einsum not implemented yet"),
     ("9 linalg", "c128 rows (svd, qr, eigh, solve, cholesky at 256)",
      "the suite's check protocol is real-valued"),
     ("10 linalg AD", "grad of sum(Q)+sum(R); jvp/vjp of prepared traced programs",
@@ -286,7 +288,11 @@ def main():
 
     # ---- index, checks, floors ---------------------------------------------
     by = {}
+    planner = {}  # group 8: our planner's path cost next to the recorded path's
     for r in records:
+        if r["impl"] == "planner":
+            planner[(r["case"], r["size"])] = r
+            continue
         by[(r["case"], r["size"], r["variant"], r["threads"], r["impl"])] = r
     for (c, s, v), (ac, as_, av) in PEER_ALIAS.items():
         for t in (1, 2):
@@ -345,7 +351,8 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     json_recs = [{k: r[k] for k in ("case", "size", "impl", "variant", "threads", "median_ns",
-                                    "iqr_ns")} for r in records]
+                                    "iqr_ns")} for r in records if r["impl"] != "planner"]
+    json_recs += [r for r in records if r["impl"] == "planner"]
     (out / f"{stem}.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
     cpu = "unknown CPU"
@@ -383,6 +390,15 @@ def main():
                      f"| {fmt_time(tm['libtorch'])} | {fmt_time(tm['torch'])} "
                      f"| {fmt_time(tm['numpy'])} | {ratio} | "
                      f"{fmt_time(r['floor']) if r['floor'] else ''} | {check} |")
+    if planner:
+        lines += ["", "Group 8, our planner (EinsumStrategy::Auto) on the same networks, costs in "
+                  "the instances' convention (docs/einsum.md); the rows above run the recorded "
+                  "path:", "", "| instance | log10 flops ours | recorded | log2 size ours | "
+                  "recorded | search |", "|---|---|---|---|---|---|"]
+        for (c, _), r in sorted(planner.items()):
+            lines.append(f"| {c} | {r['log10_flops']:.4f} | {r['recorded_log10_flops']:.4f} "
+                         f"| {r['log2_size']:.2f} | {r['recorded_log2_size']:.2f} "
+                         f"| {r['search_ms']:.1f} ms |")
     if pending_all:
         lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
     for group, what, why in pending_all:

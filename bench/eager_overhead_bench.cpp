@@ -6,6 +6,7 @@
 
 #include "tenferro/ad/eager_extension.hpp"
 #include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/einsum/einsum.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
 namespace {
@@ -100,6 +101,59 @@ void BM_ExtensionCallEager(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(apply_eager(op, in));
 }
 BENCHMARK(BM_ExtensionCallEager);
+
+// einsum("ij,jk->ik") on 2x2 against the matmul it performs: eager warm
+// (the plan from the runtime's cache), a prepared EinsumPlan, and the direct
+// tier (parses and plans every call).
+Tensor two_by_two(double first) {
+  return Tensor::from_col_major({2, 2}, std::vector<double>{first, 2, 3, 4});
+}
+
+void BM_MatmulEager2x2(benchmark::State& state) {
+  auto rt = make_rt();
+  auto a = rt->tensor(two_by_two(1)), b = rt->tensor(two_by_two(5));
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
+}
+BENCHMARK(BM_MatmulEager2x2);
+
+void BM_EinsumEagerWarm2x2(benchmark::State& state) {
+  auto rt = make_rt();
+  auto a = rt->tensor(two_by_two(1)), b = rt->tensor(two_by_two(5));
+  for (auto _ : state) benchmark::DoNotOptimize(einsum("ij,jk->ik", {a, b}));
+}
+BENCHMARK(BM_EinsumEagerWarm2x2);
+
+void BM_EinsumPlanEager2x2(benchmark::State& state) {
+  auto rt = make_rt();
+  auto a = rt->tensor(two_by_two(1)), b = rt->tensor(two_by_two(5));
+  const EinsumPlan plan = EinsumPlan::prepare("ij,jk->ik", DType::F64, {{2, 2}, {2, 2}});
+  const std::vector<EagerTensor> ab{a, b};
+  for (auto _ : state) benchmark::DoNotOptimize(plan.run(ab));
+}
+BENCHMARK(BM_EinsumPlanEager2x2);
+
+void BM_MatmulDirect2x2(benchmark::State& state) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  const Tensor a = two_by_two(1), b = two_by_two(5);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b, cpu));
+}
+BENCHMARK(BM_MatmulDirect2x2);
+
+void BM_EinsumDirect2x2(benchmark::State& state) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  const Tensor a = two_by_two(1), b = two_by_two(5);
+  for (auto _ : state) benchmark::DoNotOptimize(einsum("ij,jk->ik", {a, b}, cpu));
+}
+BENCHMARK(BM_EinsumDirect2x2);
+
+void BM_EinsumPlanDirect2x2(benchmark::State& state) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  const Tensor a = two_by_two(1), b = two_by_two(5);
+  const EinsumPlan plan = EinsumPlan::prepare("ij,jk->ik", DType::F64, {{2, 2}, {2, 2}});
+  const std::vector<Tensor> ab{a, b};
+  for (auto _ : state) benchmark::DoNotOptimize(plan.run(ab, cpu));
+}
+BENCHMARK(BM_EinsumPlanDirect2x2);
 
 }  // namespace
 

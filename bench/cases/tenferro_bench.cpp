@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "einsum_cases.hpp"
 #include "fft_cases.hpp"
 #include "harness.hpp"
 #include "linalg_cases.hpp"
@@ -93,6 +94,7 @@ class Suite {
   void special_cases();
   void linalg_cases() { bench_linalg::run_cases(o_, cpu_, runner(), floor_runner("lapack")); }
   void fft_cases() { bench_fft::run_cases(o_, cpu_, runner(), floor_runner("fftw")); }
+  void einsum_cases() { bench_einsum::run_cases(o_, cpu_, runner()); }
 
  private:
   bench_linalg::Runner runner() {
@@ -596,6 +598,7 @@ int main(int argc, char** argv) {
     suite.special_cases();
     suite.linalg_cases();
     suite.fft_cases();
+    suite.einsum_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());

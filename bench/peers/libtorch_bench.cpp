@@ -7,12 +7,17 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "../cases/harness.hpp"
+
+#ifdef TENFERRO_EINSUM_INSTANCES
+#include "instance.hpp"
+#endif
 
 namespace {
 
@@ -115,6 +120,13 @@ class Suite {
           1000.0);
     }
     {
+      auto a2 = make_input({2, 2}, 1), b2 = make_input({2, 2}, 2);
+      run("overhead_einsum_2x2", "2", "", [&] { return torch::einsum("ij,jk->ik", {b2, a2}); });
+    }
+#ifdef TENFERRO_EINSUM_INSTANCES
+    networks();
+#endif
+    {
       // Group 15: special functions and activations, inputs in each op's domain.
       const std::int64_t n = std::int64_t{1} << 20;
       const auto in = [&](const char* name, std::int64_t off) {
@@ -205,6 +217,83 @@ class Suite {
     auto c = cinput({128, 128, 128}, 1);
     run("fftn", "128^3", "c128", [&] { return torch::fft::fftn(c); });
   }
+#ifdef TENFERRO_EINSUM_INSTANCES
+  // Group 8: each instance along its recorded opt_flops path, one
+  // torch::einsum per pair (same instances, inputs and scale as
+  // bench/cases/einsum_cases.cpp). The reader gives our column-major labels;
+  // a torch tensor here has them reversed.
+  void networks() {
+    const std::pair<const char*, double> nets[] = {{"str_matrix_chain_multiplication_100", 1.0},
+                                                   {"str_mps_varying_inner_product_200", 1.0},
+                                                   {"lm_batch_likelihood_sentence_4_4d", 1.25},
+                                                   {"nary_matmul_chain_64", 1.0}};
+    for (const auto& [name, scale] : nets) {
+      const auto inst = einsum_path_tool::load_instance(std::string(TENFERRO_EINSUM_INSTANCES) +
+                                                        "/" + name + ".json");
+      const std::string size = std::to_string(inst.inputs.size());
+      if (!bench::selected(o_, bench::case_id(name, size, "recorded"))) continue;
+      std::vector<torch::Tensor> xs;
+      std::vector<std::vector<std::int64_t>> labels;  // torch order (reversed)
+      for (std::size_t k = 0; k < inst.inputs.size(); ++k) {
+        std::vector<std::int64_t> shape;
+        for (std::int64_t l : inst.inputs[k]) {
+          shape.push_back(static_cast<std::int64_t>(inst.extents[static_cast<std::size_t>(l)]));
+        }
+        auto t = make_input(shape, static_cast<std::int64_t>(k) + 1);
+        xs.push_back(t * scale);
+        labels.emplace_back(inst.inputs[k].rbegin(), inst.inputs[k].rend());
+      }
+      const std::vector<std::int64_t> out(inst.output.rbegin(), inst.output.rend());
+      struct Step {
+        std::size_t i, j;
+        std::string spec;
+      };
+      std::vector<Step> steps;
+      const auto& path = inst.paths["opt_flops"]["path"];
+      for (std::size_t n = 0; n < path.size(); ++n) {
+        const std::int64_t p0 = path[n][0], p1 = path[n][1];
+        const auto i = static_cast<std::size_t>(std::min(p0, p1));
+        const auto j = static_cast<std::size_t>(std::max(p0, p1));
+        const auto a = labels[i], b = labels[j];
+        labels.erase(labels.begin() + static_cast<std::ptrdiff_t>(j));
+        labels.erase(labels.begin() + static_cast<std::ptrdiff_t>(i));
+        std::vector<std::int64_t> keep, seen;
+        auto has = [](const std::vector<std::int64_t>& v, std::int64_t x) {
+          return std::find(v.begin(), v.end(), x) != v.end();
+        };
+        for (const auto* t : {&a, &b}) {
+          for (std::int64_t l : *t) {
+            if (!has(seen, l)) seen.push_back(l);
+            bool kept = has(out, l);
+            for (const auto& o : labels) kept = kept || has(o, l);
+            if (kept && !has(keep, l)) keep.push_back(l);
+          }
+        }
+        if (n + 1 == path.size()) keep = out;
+        auto letters = [&](const std::vector<std::int64_t>& ls) {
+          std::string r;
+          for (std::int64_t l : ls) {
+            const auto k = std::find(seen.begin(), seen.end(), l) - seen.begin();
+            r.push_back(static_cast<char>(k < 26 ? 'a' + k : 'A' + (k - 26)));
+          }
+          return r;
+        };
+        steps.push_back({i, j, letters(a) + "," + letters(b) + "->" + letters(keep)});
+        labels.push_back(keep);
+      }
+      run(name, size, "recorded", [&] {
+        std::vector<torch::Tensor> list = xs;
+        for (const Step& s : steps) {
+          torch::Tensor x = list[s.i], y = list[s.j];
+          list.erase(list.begin() + static_cast<std::ptrdiff_t>(s.j));
+          list.erase(list.begin() + static_cast<std::ptrdiff_t>(s.i));
+          list.push_back(torch::einsum(s.spec, {x, y}));
+        }
+        return list.front();
+      });
+    }
+  }
+#endif
 
   Options o_;
 };

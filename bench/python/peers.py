@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -143,6 +144,74 @@ class Suite:
                 return np.einsum(spec, x, y, optimize=True)
         a, b = self.arr([32] * 4, 1), self.arr([32] * 4, 2)
         self.run("einsum_abcd_dbef_acef", "32", "", lambda: es("abcd,dbef->acef", a, b))
+
+    # Group 8: must match bench/cases/einsum_cases.cpp (instances, input scale).
+    NETWORKS = [("str_matrix_chain_multiplication_100", 1.0),
+                ("str_mps_varying_inner_product_200", 1.0),
+                ("lm_batch_likelihood_sentence_4_4d", 1.25), ("nary_matmul_chain_64", 1.0)]
+
+    def networks(self):
+        """Each instance along its recorded opt_flops path, one pairwise einsum
+        per step (torch.einsum; np.einsum with the explicit path of the pair).
+        Row-major here: the instance's format_string and shapes are our
+        column-major operands reversed (the same bytes)."""
+        root = Path(__file__).resolve().parent.parent.parent.parent / "shared/einsum-instances"
+        for name, scale in self.NETWORKS:
+            f = root / f"{name}.json"
+            if not f.exists():
+                continue
+            inst = json.loads(f.read_text())
+            size = str(len(inst["shapes"]))
+            if not self.selected(name, size, "recorded"):
+                continue
+            lhs, out = inst["format_string"].split("->")
+            terms = lhs.split(",")
+            xs = []
+            for k, shape in enumerate(inst["shapes"]):
+                a = inp(int(np.prod(shape)), k + 1) * scale
+                a = a.reshape(tuple(shape))
+                xs.append(self.torch.from_numpy(a.copy()) if self.impl == "torch" else a)
+            path = [(min(i, j), max(i, j)) for i, j in inst["paths"]["opt_flops"]["path"]]
+            steps = self.pair_steps(terms, out, path)
+            if self.impl == "torch":
+                es = self.torch.einsum
+            else:
+                def es(spec, x, y):
+                    return np.einsum(spec, x, y, optimize=["einsum_path", (0, 1)])
+
+            def contract():
+                lst = list(xs)
+                for i, j, spec in steps:
+                    y = lst.pop(j)
+                    x = lst.pop(i)
+                    lst.append(es(spec, x, y))
+                return lst[0]
+
+            self.run(name, size, "recorded", contract)
+
+    @staticmethod
+    def pair_steps(terms, out, path):
+        """Per step (i, j, pairwise equation with local ASCII letters): the
+        result keeps the labels the output or a remaining operand has, in
+        order of appearance; the last step writes the output's order."""
+        lst = list(terms)
+        steps = []
+        for n, (i, j) in enumerate(path):
+            a, b = lst[i], lst[j]
+            del lst[j]
+            del lst[i]
+            if n + 1 == len(path):
+                keep = out
+            else:
+                rest = set("".join(lst)) | set(out)
+                keep = "".join(dict.fromkeys(c for c in a + b if c in rest))
+            local = {c: chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
+                     for k, c in enumerate(dict.fromkeys(a + b))}
+            spec = "".join(local[c] for c in a) + "," + "".join(local[c] for c in b) + "->" + \
+                "".join(local[c] for c in keep)
+            steps.append((i, j, spec))
+            lst.append(keep)
+        return steps
 
     def elementwise(self):
         t = self.torch if self.impl == "torch" else None
@@ -421,6 +490,7 @@ class Suite:
     def all(self):
         self.matmul()
         self.einsum()
+        self.networks()
         self.elementwise()
         self.reductions()
         self.permutes()

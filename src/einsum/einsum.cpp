@@ -1,16 +1,16 @@
-// einsum composed of core ops, written once for both AD tiers (so AD comes
-// from the composed ops): diagonals of repeated labels, sums of labels that
-// need no partner, pairwise dot_general along the planned path, a final
-// permute and diag_embed for labels repeated in the output. The direct tier
-// runs the same composition on an untracked eager runtime over the backend.
+// The einsum tiers over one prepared program (program.hpp): the direct tier
+// and untracked eager calls run its steps on the values; tracked eager calls
+// and the traced tier run the same steps through the AD ops (so AD comes from
+// the composed ops). Eager calls keep programs in the runtime's extension
+// cache ("tenferro.einsum"/"plans"): a warm call neither parses nor plans.
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
-#include "einsum/common.hpp"
+#include "einsum/program.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/runtime/runtime.hpp"
 
 namespace tenferro {
 namespace einsum_detail {
@@ -42,128 +42,6 @@ T permute_if(const T& x, const Axes& perm) {
   return x;
 }
 
-template <class V>
-std::int64_t index_of(const V& v, std::int64_t x) {
-  return static_cast<std::int64_t>(std::find(v.begin(), v.end(), x) - v.begin());
-}
-
-template <AdTensor T>
-T run(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) {
-  const DType dt = xs[0].dtype();
-  for (std::size_t k = 0; k < xs.size(); ++k) {
-    if (xs[k].dtype() != dt) {
-      fail(ErrorKind::DTypeMismatch, kOp, "operand ", k, " is ", name(xs[k].dtype()),
-           " but operand 0 is ", name(dt), "; convert the operands to one dtype");
-    }
-  }
-  std::vector<Dims> dims;
-  for (const T& x : xs) dims.push_back(dims_of(x));
-  const Analysis a = analyse(spec, dims, kOp);
-
-  // Per operand: diagonals, then the sums that need no partner.
-  struct Item {
-    T x;
-    std::vector<std::int64_t> labels;  // dense
-  };
-  std::vector<Item> list;
-  for (std::size_t k = 0; k < xs.size(); ++k) {
-    T x = xs[k];
-    std::vector<std::int64_t> labels = spec.inputs[k];
-    for (bool again = true; again;) {
-      again = false;
-      for (std::size_t i = 0; i < labels.size() && !again; ++i) {
-        for (std::size_t j = i + 1; j < labels.size() && !again; ++j) {
-          if (labels[i] != labels[j]) continue;
-          x = diagonal(x, 0, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j));
-          std::vector<std::int64_t> next{labels[i]};
-          for (std::size_t q = 0; q < labels.size(); ++q) {
-            if (q != i && q != j) next.push_back(labels[q]);
-          }
-          labels = std::move(next);
-          again = true;
-        }
-      }
-    }
-    if (!a.summed_axes[k].empty()) x = sum(x, Axes(a.summed_axes[k]), false);
-    list.push_back({x, a.reduced[k]});
-  }
-
-  std::vector<std::int64_t> reduced_out = a.output_distinct;
-  const EinsumPlan plan = plan_dense(a.reduced, reduced_out, planning_extents(a), options);
-
-  for (const auto& [i, j] : plan.path) {
-    const Item lhs = list[static_cast<std::size_t>(i)], rhs = list[static_cast<std::size_t>(j)];
-    list.erase(list.begin() + j);
-    list.erase(list.begin() + i);
-    std::vector<bool> kept(a.ids.size(), false);
-    for (std::int64_t d : a.output_distinct) kept[static_cast<std::size_t>(d)] = true;
-    for (const Item& it : list) {
-      for (std::int64_t d : it.labels) kept[static_cast<std::size_t>(d)] = true;
-    }
-    DotDims dd;
-    std::vector<std::int64_t> free_l, free_r, batch;
-    for (std::size_t p = 0; p < lhs.labels.size(); ++p) {
-      const std::int64_t d = lhs.labels[p], q = index_of(rhs.labels, d);
-      if (q == static_cast<std::int64_t>(rhs.labels.size())) {
-        free_l.push_back(d);
-      } else if (kept[static_cast<std::size_t>(d)]) {
-        dd.lhs_batch.push_back(static_cast<std::int64_t>(p)), dd.rhs_batch.push_back(q);
-        batch.push_back(d);
-      } else {
-        dd.lhs_contracting.push_back(static_cast<std::int64_t>(p));
-        dd.rhs_contracting.push_back(q);
-      }
-    }
-    for (std::int64_t d : rhs.labels) {
-      if (index_of(lhs.labels, d) == static_cast<std::int64_t>(lhs.labels.size())) {
-        free_r.push_back(d);
-      }
-    }
-    std::vector<std::int64_t> labels = free_l;
-    labels.insert(labels.end(), free_r.begin(), free_r.end());
-    labels.insert(labels.end(), batch.begin(), batch.end());
-    list.push_back({dot_general(lhs.x, rhs.x, dd), std::move(labels)});
-  }
-
-  // The output: distinct labels in order, then diagonal embeddings.
-  T x = list.front().x;
-  const std::vector<std::int64_t>& labels = list.front().labels;
-  Axes perm;
-  for (std::int64_t d : a.output_distinct) perm.push_back(index_of(labels, d));
-  x = permute_if(x, perm);
-  std::vector<std::int64_t> cur = a.output_distinct;
-  std::vector<std::int64_t> out;
-  for (std::int64_t id : spec.output) out.push_back(a.dense(id));
-  for (std::int64_t d : a.output_distinct) {
-    const auto copies = std::count(out.begin(), out.end(), d);
-    for (std::int64_t c = 1; c < copies; ++c) {
-      const std::int64_t p = index_of(cur, d);
-      Axes front{p};
-      for (std::int64_t q = 0; q < static_cast<std::int64_t>(cur.size()); ++q) {
-        if (q != p) front.push_back(q);
-      }
-      x = diag_embed(permute_if(x, front), 0);
-      std::vector<std::int64_t> next{d, d};
-      for (std::int64_t q = 0; q < static_cast<std::int64_t>(cur.size()); ++q) {
-        if (q != p) next.push_back(cur[static_cast<std::size_t>(q)]);
-      }
-      cur = std::move(next);
-    }
-  }
-  Axes final_perm;
-  std::vector<bool> used(cur.size(), false);
-  for (std::int64_t d : out) {
-    for (std::size_t q = 0; q < cur.size(); ++q) {
-      if (!used[q] && cur[q] == d) {
-        used[q] = true;
-        final_perm.push_back(static_cast<std::int64_t>(q));
-        break;
-      }
-    }
-  }
-  return permute_if(x, final_perm);
-}
-
 template <class X>
 std::vector<std::int64_t> ranks_of(const std::vector<X>& xs) {
   std::vector<std::int64_t> r;
@@ -174,29 +52,22 @@ std::vector<std::int64_t> ranks_of(const std::vector<X>& xs) {
   return r;
 }
 
-// A result that aliases an operand (an identity equation such as "ij->ij")
-// is copied: direct ops return fresh tensors.
-Tensor fresh(Tensor r, const std::vector<Tensor>& operands) {
-  for (const Tensor& x : operands) {
-    if (r.storage() == x.storage()) return r.clone();
+template <class X>
+void check_dtypes(const std::vector<X>& xs) {
+  for (std::size_t k = 1; k < xs.size(); ++k) {
+    if (xs[k].dtype() != xs[0].dtype()) {
+      fail(ErrorKind::DTypeMismatch, kOp, "operand ", k, " is ", name(xs[k].dtype()),
+           " but operand 0 is ", name(xs[0].dtype()), "; convert the operands to one dtype");
+    }
   }
-  return r;
 }
 
-template <class F>
-Tensor on_backend(Backend& backend, F&& f) {
-  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
-  if (cpu == nullptr) fail(ErrorKind::Unsupported, kOp, "einsum runs on the CPU backend only");
-  // Non-owning: the caller owns the backend for the duration of the call.
-  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
-  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
-  return f(*rt);
-}
-
-std::vector<EagerTensor> wrap(EagerRuntime& rt, const std::vector<Tensor>& xs) {
-  std::vector<EagerTensor> out;
-  for (const Tensor& x : xs) out.push_back(rt.tensor(x));
-  return out;
+template <class X>
+std::vector<Shape> shapes_of(const std::vector<X>& xs) {
+  std::vector<Shape> s;
+  s.reserve(xs.size());
+  for (const X& x : xs) s.push_back(x.shape());
+  return s;
 }
 
 std::vector<Dims> shape_dims(const std::vector<Shape>& shapes) {
@@ -209,16 +80,188 @@ std::vector<Dims> shape_dims(const std::vector<Shape>& shapes) {
   return dims;
 }
 
-EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
-                   const EinsumOptions& options) {
-  const Analysis a = analyse(spec, shape_dims(shapes), "einsum_path");
-  return plan_dense(a.reduced, a.output_distinct, planning_extents(a), options);
-}
-
 std::vector<std::int64_t> shape_ranks(const std::vector<Shape>& shapes) {
   std::vector<std::int64_t> r;
   for (const Shape& s : shapes) r.push_back(static_cast<std::int64_t>(s.size()));
   return r;
+}
+
+// The prepared steps through the AD ops (the recorded composition).
+template <AdTensor T>
+T run_ad(const Program& p, const std::vector<T>& xs) {
+  std::vector<T> list;
+  list.reserve(xs.size());
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    T x = xs[k];
+    for (const auto& [i, j] : p.prep[k].diagonals) x = diagonal(x, 0, i, j);
+    if (!p.prep[k].summed.empty()) x = sum(x, p.prep[k].summed, false);
+    list.push_back(std::move(x));
+  }
+  auto contract = [&](std::vector<T> items) {
+    for (const PairStep& s : p.steps) {
+      const auto i = static_cast<std::size_t>(s.i), j = static_cast<std::size_t>(s.j);
+      T a = std::move(items[i]), b = std::move(items[j]);
+      items.erase(items.begin() + s.j);
+      items.erase(items.begin() + s.i);
+      items.push_back(s.swap ? dot_general(b, a, s.dims) : dot_general(a, b, s.dims));
+    }
+    return std::move(items.front());
+  };
+  T x;
+  if (p.sliced_extents.empty()) {
+    x = contract(std::move(list));
+  } else {
+    // Every slice contracts static slices of the operands along the same
+    // path; the results add up (derivatives come through slice and add).
+    bool first = true;
+    for_each_slice(p, [&](const std::vector<std::int64_t>& index) {
+      std::vector<T> part;
+      part.reserve(list.size());
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        const T& v = list[k];
+        Shape start(static_cast<std::size_t>(v.rank()), 0), limit;
+        bool cut = false;
+        for (std::int64_t q = 0; q < v.rank(); ++q) {
+          const auto e = extent(v, static_cast<std::size_t>(q));
+          if (!e) {
+            fail(ErrorKind::InvalidArgument, kOp,
+                 "memory_limit slices an operand with a symbolic extent; bind the extents "
+                 "first or drop the limit");
+          }
+          limit.push_back(*e);
+        }
+        for (std::size_t q = 0; q < index.size(); ++q) {
+          const std::int64_t axis = p.sliced_axes[k][q];
+          if (axis < 0) continue;
+          start[static_cast<std::size_t>(axis)] = index[q];
+          limit[static_cast<std::size_t>(axis)] = index[q] + 1;
+          cut = true;
+        }
+        part.push_back(cut ? slice(v, start, limit) : v);
+      }
+      T r = contract(std::move(part));
+      x = first ? std::move(r) : add(x, r);
+      first = false;
+    });
+  }
+  x = permute_if(x, p.out_perm);
+  for (const Axes& front : p.embeds) x = diag_embed(permute_if(x, front), 0);
+  return permute_if(x, p.final_perm);
+}
+
+// Whether an eager call records nothing: no capture, and recording off or no
+// operand tracked. Then the prepared steps run on the values directly.
+bool untracked(const std::vector<EagerTensor>& xs) {
+  if (!grad_recording_enabled()) return true;
+  if (capture_active()) return false;
+  for (const EagerTensor& x : xs) {
+    if (x.requires_grad() || !x.is_leaf()) return false;
+  }
+  return true;
+}
+
+EagerTensor run_eager(const Program& p, const std::vector<EagerTensor>& xs) {
+  if (!untracked(xs)) return run_ad(p, xs);
+  const EagerRuntimePtr& rt = xs.front().runtime();
+  std::vector<Tensor> values;
+  values.reserve(xs.size());
+  for (const EagerTensor& x : xs) {
+    if (x.runtime() != rt) {
+      fail(ErrorKind::ContextMismatch, kOp, "operand ", values.size(),
+           " belongs to another eager runtime than operand 0; move it with detach_into(target "
+           "runtime) first");
+    }
+    values.push_back(x.value());
+  }
+  return rt->tensor(run_direct(p, std::move(values), rt->backend()));
+}
+
+// The size a cached program is charged (its vectors, roughly).
+std::size_t program_bytes(const Program& p) {
+  std::size_t n = sizeof(Program) + p.cost.path.size() * 16;
+  for (const auto& s : p.steps) {
+    n += sizeof(PairStep) + 8 * (s.dims.lhs_batch.size() * 2 + s.dims.lhs_contracting.size() * 2);
+  }
+  for (const auto& s : p.shapes) n += 8 * s.size() + sizeof(Shape);
+  for (const auto& o : p.prep) n += sizeof(OperandPrep) + 16 * o.diagonals.size();
+  return n;
+}
+
+// The eager call: the program from the runtime's extension cache (parse, check
+// and plan only on a miss), keyed on equation, dtype, shapes and options.
+template <class Equation, class Parse>
+EagerTensor eager_cached(const Equation& equation, const std::vector<EagerTensor>& xs,
+                         const EinsumOptions& options, Parse&& parse) {
+  const std::vector<std::int64_t> ranks = ranks_of(xs);
+  if (xs.empty()) (void)parse(ranks);  // the operand-count error
+  check_dtypes(xs);
+  std::vector<Shape> shapes = shapes_of(xs);
+  ExtensionCacheStore& store = xs.front().runtime()->runtime()->extension_caches();
+  const ExtensionCacheKey key{kCacheFamily, kPlanCache,
+                              cache_key(equation, xs.front().dtype(), shapes, options)};
+  std::shared_ptr<const Program> p = store.get<Program>(key);
+  if (!p) {
+    auto made = std::make_shared<Program>(
+        build_program(parse(ranks), shape_dims(shapes), options, kOp, xs.front().dtype()));
+    made->dtype = xs.front().dtype();
+    made->shapes = std::move(shapes);
+    store.put<Program>(key, made, program_bytes(*made));
+    p = std::move(made);
+  }
+  return run_eager(*p, xs);
+}
+
+CpuBackend& require_cpu_backend(Backend& backend) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr) fail(ErrorKind::Unsupported, kOp, "einsum runs on the CPU backend only");
+  return *cpu;
+}
+
+Tensor direct(const Spec& spec, const std::vector<Tensor>& xs, Backend& backend,
+              const EinsumOptions& options) {
+  require_cpu_backend(backend);
+  check_dtypes(xs);
+  return run_direct(build_program(spec, shape_dims(shapes_of(xs)), options, kOp,
+                                  xs.empty() ? DType::F64 : xs[0].dtype()),
+                    xs, backend);
+}
+
+template <AdTensor T>
+T traced(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) {
+  check_dtypes(xs);
+  std::vector<Dims> dims;
+  for (const T& x : xs) dims.push_back(dims_of(x));
+  return run_ad(build_program(spec, dims, options, kOp, xs.empty() ? DType::F64 : xs[0].dtype()),
+                xs);
+}
+
+EinsumPlan make_prepared(Program p, DType dtype, const std::vector<Shape>& shapes) {
+  p.dtype = dtype;
+  p.shapes = shapes;
+  auto shared = std::make_shared<const Program>(std::move(p));
+  return EinsumPlan(std::move(shared));
+}
+
+void check_signature(const Program& p, DType dtype, const std::vector<Shape>& shapes) {
+  if (shapes.size() != p.shapes.size()) {
+    fail(ErrorKind::InvalidArgument, "EinsumPlan::run", "got ", shapes.size(),
+         " operands but the plan was prepared for ", p.shapes.size());
+  }
+  if (dtype != p.dtype) {
+    fail(ErrorKind::DTypeMismatch, "EinsumPlan::run", "the operands are ", name(dtype),
+         " but the plan was prepared for ", name(p.dtype), "; prepare a plan for ", name(dtype));
+  }
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    if (shapes[k].size() != p.shapes[k].size()) {
+      fail(ErrorKind::RankMismatch, "EinsumPlan::run", "operand ", k, " has rank ",
+           shapes[k].size(), " but the plan was prepared for rank ", p.shapes[k].size());
+    }
+    if (!(shapes[k] == p.shapes[k])) {
+      fail(ErrorKind::ShapeMismatch, "EinsumPlan::run", "operand ", k, " has shape ",
+           shape_to_string(shapes[k].span()), " but the plan was prepared for ",
+           shape_to_string(p.shapes[k].span()), "; prepare a plan for these shapes");
+    }
+  }
 }
 
 }  // namespace
@@ -227,34 +270,50 @@ std::vector<std::int64_t> shape_ranks(const std::vector<Shape>& shapes) {
 template <AdTensor T>
 T einsum(std::string_view equation, const std::vector<T>& operands, const EinsumOptions& options) {
   using namespace einsum_detail;
-  return run(parse_equation(equation, ranks_of(operands)), operands, options);
+  if constexpr (std::same_as<T, EagerTensor>) {
+    return eager_cached(equation, operands, options, [&](const std::vector<std::int64_t>& r) {
+      return parse_equation(equation, r);
+    });
+  } else {
+    return traced(parse_equation(equation, ranks_of(operands)), operands, options);
+  }
 }
 
 template <AdTensor T>
 T einsum(const EinsumLabels& labels, const std::vector<T>& operands, const EinsumOptions& options) {
   using namespace einsum_detail;
-  return run(parse_labels(labels, ranks_of(operands)), operands, options);
+  if constexpr (std::same_as<T, EagerTensor>) {
+    return eager_cached(labels, operands, options, [&](const std::vector<std::int64_t>& r) {
+      return parse_labels(labels, r);
+    });
+  } else {
+    return traced(parse_labels(labels, ranks_of(operands)), operands, options);
+  }
 }
 
 Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands, Backend& backend,
               const EinsumOptions& options) {
   using namespace einsum_detail;
-  const Spec spec = parse_equation(equation, ranks_of(operands));
-  return fresh(
-      on_backend(backend,
-                 [&](EagerRuntime& rt) { return run(spec, wrap(rt, operands), options).value(); }),
-      operands);
+  return direct(parse_equation(equation, ranks_of(operands)), operands, backend, options);
 }
 
 Tensor einsum(const EinsumLabels& labels, const std::vector<Tensor>& operands, Backend& backend,
               const EinsumOptions& options) {
   using namespace einsum_detail;
-  const Spec spec = parse_labels(labels, ranks_of(operands));
-  return fresh(
-      on_backend(backend,
-                 [&](EagerRuntime& rt) { return run(spec, wrap(rt, operands), options).value(); }),
-      operands);
+  return direct(parse_labels(labels, ranks_of(operands)), operands, backend, options);
 }
+
+namespace einsum_detail {
+namespace {
+EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
+                   const EinsumOptions& options) {
+  const Analysis a = analyse(spec, shape_dims(shapes), "einsum_path");
+  EinsumPlan plan = plan_dense(a.reduced, a.output_distinct, planning_extents(a), options);
+  for (std::int64_t& l : plan.sliced_labels) l = a.ids[static_cast<std::size_t>(l)];  // user ids
+  return plan;
+}
+}  // namespace
+}  // namespace einsum_detail
 
 EinsumPlan einsum_path(std::string_view equation, const std::vector<Shape>& shapes,
                        const EinsumOptions& options) {
@@ -266,6 +325,72 @@ EinsumPlan einsum_path(const EinsumLabels& labels, const std::vector<Shape>& sha
                        const EinsumOptions& options) {
   using namespace einsum_detail;
   return path_of(parse_labels(labels, shape_ranks(shapes)), shapes, options);
+}
+
+// ---- EinsumPlan ---------------------------------------------------------------------
+
+EinsumPlan::EinsumPlan(std::shared_ptr<const einsum_detail::Program> program)
+    : EinsumPlan(program->cost) {
+  program_ = std::move(program);
+  peak_bytes = static_cast<std::int64_t>(program_->peak_elements *
+                                         static_cast<double>(itemsize(program_->dtype)));
+}
+
+EinsumPlan EinsumPlan::prepare(std::string_view equation, DType dtype,
+                               const std::vector<Shape>& shapes, const EinsumOptions& options) {
+  using namespace einsum_detail;
+  const Spec spec = parse_equation(equation, shape_ranks(shapes));
+  return make_prepared(
+      build_program(spec, shape_dims(shapes), options, "EinsumPlan::prepare", dtype), dtype,
+      shapes);
+}
+
+EinsumPlan EinsumPlan::prepare(const EinsumLabels& labels, DType dtype,
+                               const std::vector<Shape>& shapes, const EinsumOptions& options) {
+  using namespace einsum_detail;
+  const Spec spec = parse_labels(labels, shape_ranks(shapes));
+  return make_prepared(
+      build_program(spec, shape_dims(shapes), options, "EinsumPlan::prepare", dtype), dtype,
+      shapes);
+}
+
+namespace {
+const einsum_detail::Program& require_prepared(
+    const std::shared_ptr<const einsum_detail::Program>& p) {
+  if (!p) {
+    fail(ErrorKind::InvalidArgument, "EinsumPlan",
+         "this plan describes an order only (from einsum_path or default-constructed); make a "
+         "runnable one with EinsumPlan::prepare");
+  }
+  return *p;
+}
+}  // namespace
+
+DType EinsumPlan::dtype() const {
+  return require_prepared(program_).dtype;
+}
+
+const std::vector<Shape>& EinsumPlan::shapes() const {
+  return require_prepared(program_).shapes;
+}
+
+Tensor EinsumPlan::run(const std::vector<Tensor>& operands, Backend& backend) const {
+  using namespace einsum_detail;
+  const Program& p = require_prepared(program_);
+  require_cpu_backend(backend);
+  ranks_of(operands);
+  check_dtypes(operands);
+  check_signature(p, operands.empty() ? p.dtype : operands.front().dtype(), shapes_of(operands));
+  return run_direct(p, operands, backend);
+}
+
+EagerTensor EinsumPlan::run(const std::vector<EagerTensor>& operands) const {
+  using namespace einsum_detail;
+  const Program& p = require_prepared(program_);
+  ranks_of(operands);
+  check_dtypes(operands);
+  check_signature(p, operands.empty() ? p.dtype : operands.front().dtype(), shapes_of(operands));
+  return run_eager(p, operands);
 }
 
 #define TF_INSTANTIATE(T)                                                              \

@@ -1,14 +1,17 @@
-// Contraction order: exact dynamic programming over subsets (small networks)
-// or greedy (large ones), and the cost of a given path. Labels are dense
-// indices into the extents; label sets are bitsets.
+// Contraction order: exact dynamic programming over subsets (small networks),
+// greedy, or annealing (large ones, src/einsum/optimize.cpp), the cost of a
+// given path, and slicing for a memory limit. Labels are dense indices into
+// the extents; label sets are bitsets.
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "einsum/common.hpp"
+#include "einsum/optimize.hpp"
 #include "tenferro/core/error.hpp"
 
 namespace tenferro::einsum_detail {
@@ -16,6 +19,8 @@ namespace {
 
 constexpr const char* kOp = "einsum_path";
 constexpr std::size_t kMaxOptimal = 12;  // 3^12 splits: a few milliseconds
+constexpr std::size_t kMaxQuadraticGreedy = 128;
+constexpr double kDefaultBudgetMs = 2000;
 
 // A set of dense labels.
 struct Set {
@@ -34,6 +39,7 @@ struct Set {
     for (std::size_t i = 0; i < w.size(); ++i) r.w[i] &= o.w[i];
     return r;
   }
+  bool operator==(const Set& o) const = default;
   bool intersects(const Set& o) const {
     for (std::size_t i = 0; i < w.size(); ++i) {
       if (w[i] & o.w[i]) return true;
@@ -80,7 +86,7 @@ EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const 
       if (k != i && k != j) kept = kept | list[static_cast<std::size_t>(k)];
     }
     const Set u = a | b, r = u & kept;
-    plan.flops += c.size(u);
+    plan.flops += c.size(u) * (r == u ? 1.0 : 2.0);
     plan.largest_intermediate = std::max(plan.largest_intermediate, c.size(r));
     list.erase(list.begin() + j);
     list.erase(list.begin() + i);
@@ -115,7 +121,8 @@ EinsumPath optimal(const std::vector<Set>& ops, const Set& out, const Costs& c) 
     for (std::uint32_t sub = rest;; sub = (sub - 1) & rest) {
       const std::uint32_t s1 = sub | low, s2 = s ^ s1;
       if (s2 != 0) {
-        const double f = flops[s1] + flops[s2] + c.size(lab[s1] | lab[s2]);
+        const Set u = lab[s1] | lab[s2];
+        const double f = flops[s1] + flops[s2] + c.size(u) * (u == lab[s] ? 1.0 : 2.0);
         const double b = std::max({big[s1], big[s2], size});
         if (bs == 0 || better(f, b, bf, bb)) bf = f, bb = b, bs = s1;
       }
@@ -230,32 +237,100 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
     ops[k] = ops[k] & others;
   }
   const Costs c{extents};
+  if (options.budget_ms && !(*options.budget_ms >= 0)) {
+    fail(ErrorKind::InvalidArgument, kOp, "budget_ms is ", *options.budget_ms,
+         "; give a time limit of 0 ms or more (or leave it unset for the default)");
+  }
+  if (options.element_bytes <= 0) {
+    fail(ErrorKind::InvalidArgument, kOp, "element_bytes is ", options.element_bytes,
+         "; give the bytes per element (8 for float64)");
+  }
+  std::optional<double> limit;  // elements
+  if (options.memory_limit) {
+    if (!(*options.memory_limit > 0)) {
+      fail(ErrorKind::InvalidArgument, kOp, "memory_limit is ", *options.memory_limit,
+           " bytes; give a positive limit (or leave it unset)");
+    }
+    limit = std::floor(*options.memory_limit / static_cast<double>(options.element_bytes));
+    if (*limit < 1) {
+      fail(ErrorKind::InvalidArgument, kOp, "memory_limit of ", *options.memory_limit,
+           " bytes holds no element of ", options.element_bytes, " bytes");
+    }
+  }
+  auto network = [&] {
+    Network net;
+    net.extents = extents;
+    for (const Set& s : ops) {
+      std::vector<std::int64_t> labels;
+      for (std::size_t l = 0; l < extents.size(); ++l) {
+        if (s.has(static_cast<std::int64_t>(l))) labels.push_back(static_cast<std::int64_t>(l));
+      }
+      net.operands.push_back(std::move(labels));
+    }
+    for (std::size_t l = 0; l < extents.size(); ++l) {
+      if (out.has(static_cast<std::int64_t>(l))) net.output.push_back(static_cast<std::int64_t>(l));
+    }
+    return net;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
   EinsumPath path;
+  bool cut_short = false;
+  const std::size_t n = ops.size();
   if (options.path) {
     path = *options.path;
-  } else if (ops.size() > 1) {
+  } else if (n > 1) {
     const bool exact = options.strategy == EinsumStrategy::Optimal ||
-                       (options.strategy == EinsumStrategy::Auto && ops.size() <= kMaxOptimal);
-    if (exact && ops.size() > 20) {
+                       (options.strategy == EinsumStrategy::Auto && n <= kMaxOptimal);
+    if (exact && n > 20) {
       fail(ErrorKind::InvalidArgument, kOp, "the optimal strategy is limited to 20 operands (got ",
-           ops.size(), "); use EinsumStrategy::Greedy");
+           n, "); use EinsumStrategy::Anneal or Greedy");
     }
     if (exact) {
       path = optimal(ops, out, c);
     } else {
-      // The cheapest of the greedy variants under the cost model.
+      // The cheapest of the greedy variants under the cost model (the
+      // quadratic-per-step variants only where they stay cheap).
+      const Network net = network();
       EinsumPlan best;
-      for (int mode = 0; mode < 6; ++mode) {
-        EinsumPlan p = cost_of(ops, out, c, greedy(ops, out, c, mode));
-        if (mode == 0 ||
-            better(p.flops, p.largest_intermediate, best.flops, best.largest_intermediate)) {
-          best = std::move(p);
+      bool any = false;
+      auto consider = [&](const EinsumPath& p) {
+        EinsumPlan q = cost_of(ops, out, c, p);
+        if (!any ||
+            better(q.flops, q.largest_intermediate, best.flops, best.largest_intermediate)) {
+          best = std::move(q), any = true;
         }
+      };
+      if (n <= kMaxQuadraticGreedy) {
+        for (int mode = 0; mode < 6; ++mode) consider(greedy(ops, out, c, mode));
       }
-      return best;
+      for (double alpha : {1.0, 0.5, 0.0}) consider(fast_greedy(net, alpha));
+      path = best.path;
+      if (options.strategy != EinsumStrategy::Greedy) {
+        SearchSettings settings;
+        settings.budget_ms = options.budget_ms.value_or(kDefaultBudgetMs);
+        settings.seed = options.seed;
+        if (limit) settings.size_cap = std::log2(*limit);
+        const SearchResult r = anneal_search(net, path, settings);
+        path = r.path;
+        cut_short = r.cut_short;
+      }
     }
   }
-  return cost_of(std::move(ops), out, c, path);
+  EinsumPlan plan = cost_of(ops, out, c, path);
+  plan.search_cut_short = cut_short;
+  plan.sliced_flops = plan.flops;
+  plan.sliced_largest_intermediate = plan.largest_intermediate;
+  if (limit && plan.largest_intermediate > *limit) {
+    const Network net = network();
+    const SliceChoice sc = choose_slices(net, plan.path, *limit, kOp);
+    plan.sliced_labels = sc.labels;
+    plan.slices = sc.slices;
+    plan.sliced_flops = sc.flops;
+    plan.sliced_largest_intermediate = sc.largest;
+  }
+  plan.search_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return plan;
 }
 
 }  // namespace tenferro::einsum_detail

@@ -80,26 +80,26 @@ TEST(EinsumPath, DynamicProgrammingIsOptimalOnSmallNetworks) {
 }
 
 TEST(EinsumPath, MatrixChainPicksTheCheapOrder) {
-  // [10 x 100] [100 x 5] [5 x 50]: (AB)C costs 10*100*5 + 10*5*50 = 7500,
-  // A(BC) costs 100*5*50 + 10*100*50 = 75000.
+  // [10 x 100] [100 x 5] [5 x 50]: (AB)C costs 2 * (10*100*5 + 10*5*50) =
+  // 15000 flops (a multiply and an add each), A(BC) 2 * (100*5*50 + 10*100*50) = 150000.
   const EinsumPlan p = einsum_path("ij,jk,kl->il", {{10, 100}, {100, 5}, {5, 50}});
   EXPECT_EQ(p.path, (EinsumPath{{0, 1}, {0, 1}}));
-  EXPECT_DOUBLE_EQ(p.flops, 7500.0);
+  EXPECT_DOUBLE_EQ(p.flops, 15000.0);
   EXPECT_DOUBLE_EQ(p.largest_intermediate, 500.0);
   // Reversed chain: the optimum contracts the last two first.
   const EinsumPlan r = einsum_path("ij,jk,kl->il", {{50, 5}, {5, 100}, {100, 10}});
   EXPECT_EQ(r.path, (EinsumPath{{1, 2}, {0, 1}}));
-  EXPECT_DOUBLE_EQ(r.flops, 7500.0);
+  EXPECT_DOUBLE_EQ(r.flops, 15000.0);
   // A user path is costed as given.
   const EinsumPlan u = einsum_path("ij,jk,kl->il", {{10, 100}, {100, 5}, {5, 50}},
                                    {.path = EinsumPath{{1, 2}, {0, 1}}});
-  EXPECT_DOUBLE_EQ(u.flops, 75000.0);
+  EXPECT_DOUBLE_EQ(u.flops, 150000.0);
   // One operand: no steps.
   EXPECT_TRUE(einsum_path("ii->", {{3, 3}}).path.empty());
 }
 
 TEST(EinsumPath, GreedyScalesToLargeNetworks) {
-  // A ring of 40 matrices (40 labels): Auto uses greedy beyond 12 operands.
+  // A ring of 40 matrices (40 labels): Auto anneals beyond 12 operands.
   const std::int64_t n = 40;
   Net net;
   for (std::int64_t k = 0; k < n; ++k) net.push_back({k, (k + 1) % n});
@@ -126,4 +126,128 @@ TEST(EinsumPath, InvalidPathsAreTypedErrors) {
   // Reversed pairs are accepted and normalised.
   const EinsumPlan p = einsum_path(eq, shapes, {.path = EinsumPath{{1, 0}, {1, 0}}});
   EXPECT_EQ(p.path, (EinsumPath{{0, 1}, {0, 1}}));
+}
+
+namespace {
+
+// A 2D grid of w x h tensors (bond extent d; a hyperedge over each row's
+// first column to exercise labels held by three or more operands).
+struct Grid {
+  Net net;
+  std::vector<double> ext;
+};
+Grid grid(std::int64_t w, std::int64_t h, double d) {
+  Grid g;
+  auto horizontal = [&](std::int64_t x, std::int64_t y) { return y * (w - 1) + x; };
+  const std::int64_t nh = (w - 1) * h;
+  auto vertical = [&](std::int64_t x, std::int64_t y) { return nh + y * w + x; };
+  const std::int64_t labels = nh + w * (h - 1) + 1;
+  const std::int64_t hyper = labels - 1;
+  for (std::int64_t y = 0; y < h; ++y) {
+    for (std::int64_t x = 0; x < w; ++x) {
+      std::vector<std::int64_t> t;
+      if (x > 0) t.push_back(horizontal(x - 1, y));
+      if (x + 1 < w) t.push_back(horizontal(x, y));
+      if (y > 0) t.push_back(vertical(x, y - 1));
+      if (y + 1 < h) t.push_back(vertical(x, y));
+      if (x == 0) t.push_back(hyper);
+      g.net.push_back(t);
+    }
+  }
+  g.ext.assign(static_cast<std::size_t>(labels), d);
+  return g;
+}
+
+}  // namespace
+
+TEST(EinsumPlanner, AnnealingIsDeterministicWithASeed) {
+  const Grid g = grid(6, 5, 3);
+  EinsumOptions o{.strategy = EinsumStrategy::Anneal};
+  o.seed = 7;
+  o.budget_ms = 60000;  // the schedule's end, not the clock, stops it
+  const EinsumPlan a = plan_contraction(g.net, {}, g.ext, o);
+  const EinsumPlan b = plan_contraction(g.net, {}, g.ext, o);
+  ASSERT_FALSE(a.search_cut_short);
+  EXPECT_EQ(a.path, b.path);
+  EXPECT_EQ(a.flops, b.flops);
+  EXPECT_EQ(a.path.size(), g.net.size() - 1);
+  // The reported cost is that of the returned path.
+  EXPECT_DOUBLE_EQ(plan_contraction(g.net, {}, g.ext, {.path = a.path}).flops, a.flops);
+}
+
+TEST(EinsumPlanner, AnnealingIsNeverWorseThanGreedy) {
+  int compared = 0;
+  for (std::int64_t w : {4, 5, 7}) {
+    for (double d : {2.0, 5.0}) {
+      const Grid g = grid(w, 4, d);
+      const EinsumPlan greedy =
+          plan_contraction(g.net, {}, g.ext, {.strategy = EinsumStrategy::Greedy});
+      EinsumOptions o{.strategy = EinsumStrategy::Anneal};
+      o.budget_ms = 200;
+      const EinsumPlan sa = plan_contraction(g.net, {}, g.ext, o);
+      EXPECT_LE(sa.flops, greedy.flops * (1 + 1e-12)) << w << " " << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+}
+
+TEST(EinsumPlanner, TheBudgetIsRespected) {
+  const Grid g = grid(14, 14, 2);  // 196 operands
+  for (double budget : {0.0, 30.0}) {
+    EinsumOptions o{.strategy = EinsumStrategy::Anneal};
+    o.budget_ms = budget;
+    const EinsumPlan p = plan_contraction(g.net, {}, g.ext, o);
+    EXPECT_TRUE(p.search_cut_short) << budget;
+    EXPECT_EQ(p.path.size(), g.net.size() - 1);
+    // The deterministic greedy starts and one step of the schedule may run
+    // past the limit; a loaded machine adds more.
+    EXPECT_LT(p.search_ms, budget + 400) << budget;
+  }
+}
+
+TEST(EinsumPlanner, SlicingFitsTheMemoryLimit) {
+  const Grid g = grid(6, 6, 4);
+  const EinsumPlan whole = plan_contraction(g.net, {}, g.ext);
+  ASSERT_GT(whole.largest_intermediate, 64.0);
+  EXPECT_TRUE(whole.sliced_labels.empty());
+  EXPECT_EQ(whole.slices, 1.0);
+  EXPECT_EQ(whole.sliced_flops, whole.flops);
+  for (double limit : {4096.0, 256.0, 64.0}) {
+    EinsumOptions o;
+    o.memory_limit = limit * 8;  // bytes of float64
+    const EinsumPlan p = plan_contraction(g.net, {}, g.ext, o);
+    EXPECT_LE(p.sliced_largest_intermediate, limit) << limit;
+    EXPECT_EQ(p.largest_intermediate <= limit, p.sliced_labels.empty()) << limit;
+    double slices = 1;
+    for (std::int64_t l : p.sliced_labels) slices *= g.ext[static_cast<std::size_t>(l)];
+    EXPECT_DOUBLE_EQ(p.slices, slices);
+    EXPECT_GE(p.sliced_flops, p.flops * (1 - 1e-12));
+  }
+  // element_bytes scales the limit.
+  EinsumOptions o;
+  o.memory_limit = 64.0 * 4;
+  o.element_bytes = 4;
+  EXPECT_LE(plan_contraction(g.net, {}, g.ext, o).sliced_largest_intermediate, 64.0);
+}
+
+TEST(EinsumPlanner, BadOptionsAreTypedErrors) {
+  const Grid g = grid(4, 4, 2);
+  EinsumOptions o;
+  o.budget_ms = -1;
+  EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  o.budget_ms = std::nan("");
+  EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  o = {};
+  o.memory_limit = 0;
+  EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  o.memory_limit = 4;  // less than one float64
+  EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  o = {};
+  o.element_bytes = 0;
+  EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  // A limit below the output itself cannot be met by slicing summed labels.
+  o = {};
+  o.memory_limit = 8.0 * 8;
+  EXPECT_TF_ERROR(einsum_path("ij,jk->ik", {{4, 3}, {3, 4}}, o), ErrorKind::InvalidArgument);
 }

@@ -116,16 +116,32 @@ Cost instance_cost(const Instance& inst, const tenferro::EinsumPath& path) {
   return {std::log10(flops), size / std::log10(2.0)};
 }
 
-Result plan_instance(const Instance& inst) {
+Result plan_instance(const Instance& inst, const tenferro::EinsumOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const tenferro::EinsumPlan plan =
-      tenferro::plan_contraction(inst.inputs, inst.output, inst.extents);
+  tenferro::EinsumPlan plan =
+      tenferro::plan_contraction(inst.inputs, inst.output, inst.extents, options);
   const auto t1 = std::chrono::steady_clock::now();
   Result r;
   r.path = plan.path;
+  r.plan = std::move(plan);
   r.search_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   r.cost = instance_cost(inst, r.path);
   return r;
+}
+
+nlohmann::json path_tree(std::size_t operands, const tenferro::EinsumPath& path) {
+  std::vector<nlohmann::json> list;
+  for (std::size_t k = 0; k < operands; ++k) list.emplace_back(k);
+  for (const auto& [i0, j0] : path) {
+    const auto i = static_cast<std::size_t>(std::min(i0, j0));
+    const auto j = static_cast<std::size_t>(std::max(i0, j0));
+    if (j >= list.size() || i == j) throw std::runtime_error("invalid path step");
+    nlohmann::json node = nlohmann::json::array({list[i], list[j]});
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(j));
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+    list.push_back(std::move(node));
+  }
+  return list.size() == 1 ? list.front() : nlohmann::json(list);
 }
 
 }  // namespace einsum_path_tool

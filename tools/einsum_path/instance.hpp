@@ -30,12 +30,18 @@ struct Cost {
 /// The cost of `path` under the instances' convention (the README's).
 Cost instance_cost(const Instance& inst, const tenferro::EinsumPath& path);
 
-/// Our plan (EinsumStrategy::Auto) and the time the search took.
+/// Our plan (EinsumStrategy::Auto unless options say otherwise) and the
+/// time the search took.
 struct Result {
+  tenferro::EinsumPlan plan;
   tenferro::EinsumPath path;
   Cost cost;
   double search_ms = 0;
 };
-Result plan_instance(const Instance& inst);
+Result plan_instance(const Instance& inst, const tenferro::EinsumOptions& options = {});
+
+/// `path` as a nested tree: an operand index (a leaf) or a two-element
+/// array of subtrees, e.g. [[0, 1], 2].
+nlohmann::json path_tree(std::size_t operands, const tenferro::EinsumPath& path);
 
 }  // namespace einsum_path_tool

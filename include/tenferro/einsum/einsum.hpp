@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -31,10 +32,12 @@ using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 /// How einsum orders the pairwise contractions.
 enum class EinsumStrategy {
-  Auto,     ///< Optimal for up to 12 operands, Greedy beyond.
+  Auto,     ///< Optimal for up to 12 operands, Anneal beyond.
   Optimal,  ///< Exact dynamic programming over subsets (minimum flops, then size).
-  Greedy,   ///< The cheapest of six greedy runs (pair scores: result size less its
-            ///< operands', step flops, result size; see docs/einsum.md).
+  Greedy,   ///< The cheapest of several greedy runs (pair scores: result size less
+            ///< its operands', step flops, result size; see docs/einsum.md).
+  Anneal,   ///< Randomised greedy runs, then simulated annealing over contraction
+            ///< trees within `budget_ms`; never worse than Greedy.
 };
 
 /// Options of einsum and einsum_path.
@@ -44,16 +47,101 @@ struct EinsumOptions {
   /// A step out of range, with i == j, or a path that does not end with one
   /// operand is InvalidArgument.
   std::optional<EinsumPath> path = std::nullopt;
+  /// Time limit of the randomised search in milliseconds (nullopt: 2000). The
+  /// search stops at its schedule's end (about 0.1-1.5 s for 40-400 operands)
+  /// or at the limit, whichever comes first. Negative or NaN: InvalidArgument.
+  std::optional<double> budget_ms = std::nullopt;
+  /// Seed of the randomised search: the same seed gives the same path
+  /// (unless the budget cut the search short, see EinsumPlan::search_cut_short).
+  std::uint64_t seed = 0;
+  /// Largest pairwise intermediate allowed, in bytes (nullopt: no limit). The
+  /// search penalises larger intermediates, then labels are sliced until the
+  /// largest fits (see EinsumPlan::sliced_labels); einsum then runs each slice
+  /// and sums. Not positive, or unreachable by slicing summed labels:
+  /// InvalidArgument.
+  std::optional<double> memory_limit = std::nullopt;
+  /// Bytes per element for memory_limit in einsum_path and plan_contraction
+  /// (einsum uses its operands' dtype). Not positive: InvalidArgument.
+  std::int64_t element_bytes = 8;
 };
 
-/// A planned contraction order and its cost.
+namespace einsum_detail {
+struct Program;
+}  // namespace einsum_detail
+struct EinsumLabels;
+
+/// A planned contraction order and its cost; made by EinsumPlan::prepare it
+/// is also a prepared plan (docs/einsum.md, "Prepared plans").
+///
+/// A prepared plan fixes the equation, the dtype, the operand shapes and the
+/// options; it holds no operand values, so it is made once and run many
+/// times with new values: parsing, checking and the order search happen in
+/// prepare(), run() only contracts. Copies share the prepared program (cheap,
+/// immutable, usable from several threads).
+///   auto plan = EinsumPlan::prepare("ij,jk->ik", DType::F64, {{2, 3}, {3, 4}});
+///   Tensor c = plan.run({a, b}, cpu);          // direct tier
+///   EagerTensor d = plan.run({ea, eb});          // eager tier (AD when tracked)
+/// The eager einsum() keeps such plans in its runtime's extension cache.
 struct EinsumPlan {
   EinsumPath path;
-  /// Multiply-adds of the pairwise contractions: for each step the product of
-  /// the extents of every label of its two operands.
+  /// Flops of the pairwise contractions: for each step the product of the
+  /// extents of every label of its two operands, times 2 when the step sums
+  /// a label away (a multiply and an add) and 1 when it sums none (an outer or
+  /// elementwise product).
   double flops = 0;
   /// Elements of the largest pairwise result (0 with fewer than two operands).
   double largest_intermediate = 0;
+  /// Wall time of the search in milliseconds.
+  double search_ms = 0;
+  /// Whether the time budget stopped the annealing before its schedule ended.
+  bool search_cut_short = false;
+  /// With a memory limit: the labels sliced (plan_contraction: dense labels;
+  /// einsum_path: label ids, a letter's code point or an integer label),
+  /// empty when the plan fits unsliced.
+  std::vector<std::int64_t> sliced_labels;
+  /// The number of slices (the product of the sliced labels' extents).
+  double slices = 1;
+  /// Flops of all slices together plus the additions summing them; equals
+  /// `flops` without slicing. The overhead of slicing is sliced_flops / flops.
+  double sliced_flops = 0;
+  /// Elements of the largest pairwise result of one slice.
+  double sliced_largest_intermediate = 0;
+  /// Bytes of the intermediates alive at once at the worst point of a run
+  /// (operands excluded; copies GEMM makes of operands whose strides it
+  /// cannot read are not counted). Set by prepare(); 0 otherwise.
+  std::int64_t peak_bytes = 0;
+
+  /// Parses, checks and plans `equation` for operands of `dtype` and these
+  /// shapes (the errors of einsum()).
+  static EinsumPlan prepare(std::string_view equation, DType dtype,
+                            const std::vector<Shape>& shapes, const EinsumOptions& options = {});
+  static EinsumPlan prepare(const EinsumLabels& labels, DType dtype,
+                            const std::vector<Shape>& shapes, const EinsumOptions& options = {});
+
+  /// Whether this plan was made by prepare() (einsum_path's plans only
+  /// describe an order and cannot run).
+  bool prepared() const { return program_ != nullptr; }
+  /// The prepared dtype and shapes (InvalidArgument when not prepared).
+  DType dtype() const;
+  const std::vector<Shape>& shapes() const;
+
+  /// Runs the plan on new operands. An operand count, rank, shape or dtype
+  /// other than the prepared ones is InvalidArgument, RankMismatch,
+  /// ShapeMismatch or DTypeMismatch (prepare another plan for them); running
+  /// a plan that is not prepared is InvalidArgument. The direct tier (the
+  /// CPU backend; another is Unsupported) returns a fresh tensor.
+  Tensor run(const std::vector<Tensor>& operands, Backend& backend) const;
+  /// The eager tier: untracked operands run the prepared steps directly;
+  /// operands that require grad (or a capture scope) record the composed
+  /// core ops, so AD works as with einsum().
+  EagerTensor run(const std::vector<EagerTensor>& operands) const;
+
+  /// For the einsum implementation.
+  explicit EinsumPlan(std::shared_ptr<const einsum_detail::Program> program);
+  EinsumPlan() = default;
+
+ private:
+  std::shared_ptr<const einsum_detail::Program> program_;
 };
 
 /// Integer-label form of an equation, for networks with more labels than

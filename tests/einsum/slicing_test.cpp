@@ -1,0 +1,92 @@
+// Sliced execution (EinsumOptions::memory_limit): the plan slices summed
+// labels so every intermediate fits, and the sliced run gives the unsliced
+// values and gradients in every tier.
+
+#include "einsum_test_util.hpp"
+
+using namespace etest;
+
+namespace {
+
+// Four 3 x 3 x 3 tensors in a closed loop: unsliced, some intermediate has
+// four labels (81 elements).
+const std::string kLoop = "abc,cde,efa,bdf->";
+const std::vector<Shape> kLoopShapes = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3}};
+
+EinsumOptions limited(double elements, DType dt) {
+  EinsumOptions o;
+  o.memory_limit = elements * static_cast<double>(itemsize(dt));
+  return o;
+}
+
+}  // namespace
+
+TEST(EinsumSlicing, ThePlanFitsTheLimit) {
+  const EinsumPlan whole = einsum_path(kLoop, kLoopShapes);
+  ASSERT_GT(whole.largest_intermediate, 9.0);
+  const EinsumPlan p = einsum_path(kLoop, kLoopShapes, limited(9, f64));
+  EXPECT_LE(p.sliced_largest_intermediate, 9.0);
+  ASSERT_FALSE(p.sliced_labels.empty());
+  // einsum_path names the sliced labels by their letters.
+  for (std::int64_t l : p.sliced_labels) EXPECT_TRUE(l >= 'a' && l <= 'f') << l;
+  EXPECT_DOUBLE_EQ(p.slices, std::pow(3.0, static_cast<double>(p.sliced_labels.size())));
+  EXPECT_GT(p.sliced_flops, 0.0);
+}
+
+TEST(EinsumSlicing, SlicedValuesEqualUnslicedInEveryTier) {
+  int compared = 0;
+  for (DType dt : {f64, c128}) {
+    std::vector<Tensor> ops;
+    for (std::size_t k = 0; k < kLoopShapes.size(); ++k)
+      ops.push_back(make(kLoopShapes[k], dt, k + 11));
+    const auto want = host(run_eager(kLoop, ops));
+    for (double elements : {27.0, 9.0, 3.0}) {
+      const EinsumOptions o = limited(elements, dt);
+      const std::string what = std::string(name(dt)) + " limit " + std::to_string(elements);
+      expect_close(host(run_eager(kLoop, ops, o)), want, 1e-12, what + " eager");
+      expect_close(host(run_traced(kLoop, ops, o)), want, 1e-12, what + " traced");
+      CpuBackend& cpu = dynamic_cast<CpuBackend&>(runtime()->backend());
+      expect_close(host(einsum(kLoop, ops, cpu, o)), want, 1e-12, what + " direct");
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+}
+
+TEST(EinsumSlicing, SlicedGradientsEqualUnsliced) {
+  // An output label too: slices add into the same [3] result.
+  const std::string eq = "abc,cde,efa,bdf->a";
+  std::vector<EagerTensor> in;
+  for (std::size_t k = 0; k < kLoopShapes.size(); ++k) {
+    in.push_back(runtime()->tensor(make(kLoopShapes[k], f64, k + 21)));
+  }
+  auto loss = [&](const EinsumOptions& o) {
+    return [eq, o](std::span<const EagerTensor> z) {
+      return sum(einsum(eq, std::vector<EagerTensor>(z.begin(), z.end()), o));
+    };
+  };
+  const EinsumOptions o = limited(3, f64);
+  const auto plain = grad_many(loss({}), in);
+  const auto sliced = grad_many(loss(o), in);
+  ASSERT_FALSE(einsum_path(eq, kLoopShapes, o).sliced_labels.empty());
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    ASSERT_TRUE(plain[k].has_value() && sliced[k].has_value());
+    expect_close(host(*sliced[k]), host(*plain[k]), 1e-12, "gradient " + std::to_string(k));
+  }
+  // And against finite differences.
+  GradCheckOptions gc;
+  gc.rtol = 1e-5;
+  const auto r = check_gradients(
+      [eq, o](std::span<const EagerTensor> v) {
+        return einsum(eq, std::vector<EagerTensor>(v.begin(), v.end()), o);
+      },
+      in, gc);
+  EXPECT_TRUE(r.ok) << r.detail;
+}
+
+TEST(EinsumSlicing, AnUnreachableLimitIsATypedError) {
+  // The output alone is 3 x 3: no summed label can shrink it.
+  std::vector<Tensor> ops = {make({3, 3}, f64, 1), make({3, 3}, f64, 2)};
+  EXPECT_TF_ERROR(run_eager("ij,jk->ik", ops, limited(4, f64)), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(run_eager("ij,jk->ik", ops, limited(0, f64)), ErrorKind::InvalidArgument);
+}
