@@ -2,7 +2,9 @@
 // solve and reshapes once for both AD tiers.
 
 #include <cmath>
+#include <limits>
 #include <string>
+#include <tuple>
 
 #include "linalg/composite_util.hpp"
 #include "tenferro/ad/composite.hpp"
@@ -35,6 +37,31 @@ void require_square_matrices(const T& a, const char* op) {
 }  // namespace
 }  // namespace detail
 
+namespace detail {
+namespace {
+
+// norm(A, p) * norm(inv(A), p), and inf (PyTorch's value) where A is singular
+// (inv_ex reports info > 0); the other batch entries are unaffected.
+// The singular entries are found by an LU (lu_factor_ex's info) and replaced
+// by the identity before inv, so inv never fails and their gradient is zero
+// (the result there is the constant inf).
+template <LinalgTensor T, class P>
+T cond_by_inverse(const T& a, P p) {
+  const T info = std::get<2>(lu_factor_ex(a));
+  const T singular = gt(info, zeros_like(info));  // [batch...]
+  Axes batch_axes;
+  for (std::int64_t k = 2; k < a.rank(); ++k) batch_axes.push_back(k);
+  SymShape full;
+  for (std::int64_t k = 0; k < a.rank(); ++k) full.push_back(sym_extent(a, k));
+  const T mask = broadcast_in_dim(singular, full, batch_axes);
+  const T ai = inv(where(mask, diag_embed(ones_like(diagonal(a))), a));
+  const T value = matrix_norm(a, p) * matrix_norm(ai, p);
+  return where(singular, full_like(value, Scalar(std::numeric_limits<double>::infinity())), value);
+}
+
+}  // namespace
+}  // namespace detail
+
 template <LinalgTensor T>
 T cond(const T& a, std::optional<double> p) {
   const char* op = "cond";
@@ -53,7 +80,7 @@ T cond(const T& a, std::optional<double> p) {
     return (!p || *p > 0) ? hi / lo : lo / hi;
   }
   detail::require_square_matrices(a, op);
-  return matrix_norm(a, *p) * matrix_norm(inv(a), *p);
+  return detail::cond_by_inverse(a, *p);
 }
 
 template <LinalgTensor T>
@@ -65,7 +92,7 @@ T cond(const T& a, std::string_view p) {
          std::string(p), "'");
   }
   detail::require_square_matrices(a, op);
-  return matrix_norm(a, p) * matrix_norm(inv(a), p);
+  return detail::cond_by_inverse(a, p);
 }
 
 template <LinalgTensor T>

@@ -161,6 +161,45 @@ TEST(LinalgCond, RatiosOfSingularValuesAndNormProducts) {
   EXPECT_TF_ERROR(la::cond(d, "spectral"), ErrorKind::InvalidArgument);
 }
 
+TEST(LinalgCond, SingularMatricesGiveInfinityAsPyTorch) {
+  // A batch of two: [[1, 0], [0, 0]] (exactly singular) and [[2, 1], [1, 3]];
+  // the expected values are torch.linalg.cond's for every p.
+  const Tensor a = real_tensor({2, 2, 2}, {1, 0, 0, 0, 2, 1, 1, 3});
+  const EagerTensor e = runtime()->tensor(a);
+  const double r5 = std::sqrt(5.0), hi = (5 + r5) / 2, lo = (5 - r5) / 2;
+  expect_near_all(host(la::cond(e)), {kInf, hi / lo}, 1e-13, "p = None");
+  expect_near_all(host(la::cond(e, 2.0)), {kInf, hi / lo}, 1e-13, "p = 2");
+  expect_near_all(host(la::cond(e, -2.0)), {0.0, lo / hi}, 1e-13, "p = -2");
+  expect_near_all(host(la::cond(e, "fro")), {kInf, 3.0}, 1e-13, "fro");
+  expect_near_all(host(la::cond(e, "nuc")), {kInf, 5.0}, 1e-13, "nuc");
+  expect_near_all(host(la::cond(e, kInf)), {kInf, 3.2}, 1e-13, "inf");
+  expect_near_all(host(la::cond(e, -kInf)), {kInf, 1.8}, 1e-13, "-inf");
+  expect_near_all(host(la::cond(e, 1.0)), {kInf, 3.2}, 1e-13, "1");
+  expect_near_all(host(la::cond(e, -1.0)), {kInf, 1.8}, 1e-13, "-1");
+  // Complex singular input, and the traced tier.
+  const EagerTensor z =
+      runtime()->tensor(complex_tensor({2, 2}, {cd(1, 1), cd(2, 2), cd(1, -1), cd(2, -2)}));
+  expect_near_all(host(la::cond(z, "fro")), {kInf}, 0, "complex fro");
+  const TracedTensor x = placeholder(f64, {2, 2, 2});
+  const TracedTensor c = la::cond(x, 1.0);
+  const Program prog = compile(std::span<const TracedTensor>(&c, 1), {x});
+  expect_near_all(host(run_compiled(*runtime()->runtime(), prog, {a})[0]), {kInf, 3.2}, 1e-13,
+                  "traced p = 1");
+  // The regular entry's gradient is not disturbed by the singular one.
+  const EagerTensor reg = runtime()->tensor(real_tensor({2, 2}, {2, 1, 1, 3}));
+  const auto g_alone =
+      host(grad([](const EagerTensor& v) { return la::cond(v, 1.0); }, reg).value());
+  const auto g_batch =
+      host(grad(
+               [](const EagerTensor& v) {
+                 return sum(la::cond(v, 1.0) * runtime()->tensor(real_tensor({2}, {0, 1})));
+               },
+               e)
+               .value());
+  expect_near_all(std::vector<double>(g_batch.begin() + 4, g_batch.end()), g_alone, 1e-13,
+                  "gradient of the regular entry");
+}
+
 TEST(LinalgTensorInvSolve, InverseAndSolveOfReshapedTensors) {
   // A [2, 3, 6]: rows = the first 2 axes (6 entries), columns the last.
   const auto av = values(36);

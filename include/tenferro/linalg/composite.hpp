@@ -163,8 +163,10 @@ std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond = std:
 /// The condition number of A, torch.linalg.cond: p = nullopt or 2: the ratio
 /// of the largest to the smallest singular value (-2: the inverse ratio),
 /// via svdvals, for any [m, n, batch...]; p = 1, -1, inf, -inf, "fro" or
-/// "nuc": matrix_norm(A, p) * matrix_norm(inv(A), p) for square A (singular
-/// A is Singular, where PyTorch returns inf). Real result.
+/// "nuc": matrix_norm(A, p) * matrix_norm(inv(A), p) for square A. A
+/// singular matrix gives inf for every p (0 for p = -2), as PyTorch; for
+/// p = None/2 that needs an exactly zero singular value (a numerically
+/// singular matrix gives a large finite ratio, as PyTorch). Real result.
 template <LinalgTensor T>
 T cond(const T& a, std::optional<double> p = std::nullopt);
 template <LinalgTensor T>
