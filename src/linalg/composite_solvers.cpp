@@ -1,6 +1,7 @@
 // cond, tensorinv and tensorsolve, composed of svdvals, matrix_norm, inv,
 // solve and reshapes once for both AD tiers.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -119,10 +120,18 @@ T tensorinv(const T& a, std::int64_t ind) {
 }
 
 template <LinalgTensor T>
-T tensorsolve(const T& a, const T& b) {
+T tensorsolve(const T& a_in, const T& b, const Axes& dims) {
   const char* op = "tensorsolve";
-  detail::require_floating_tensor(a, op);
+  detail::require_floating_tensor(a_in, op);
   detail::require_floating_tensor(b, op);
+  T a = a_in;
+  if (!dims.empty()) {  // dims first, then A's other axes in order
+    Axes perm = detail::normalise_axes(op, dims, a_in.rank(), false);
+    for (std::int64_t k = 0; k < a_in.rank(); ++k) {
+      if (std::find(perm.begin(), perm.end(), k) == perm.end()) perm.push_back(k);
+    }
+    a = permute(a_in, perm);
+  }
   if (a.dtype() != b.dtype()) {
     fail(ErrorKind::DTypeMismatch, op, "A and B must have the same dtype, got ", name(a.dtype()),
          " and ", name(b.dtype()));
@@ -156,7 +165,7 @@ T tensorsolve(const T& a, const T& b) {
   template T cond<T>(const T&, std::optional<double>); \
   template T cond<T>(const T&, std::string_view);      \
   template T tensorinv<T>(const T&, std::int64_t);     \
-  template T tensorsolve<T>(const T&, const T&);
+  template T tensorsolve<T>(const T&, const T&, const Axes&);
 TF_INSTANTIATE(EagerTensor)
 TF_INSTANTIATE(TracedTensor)
 #undef TF_INSTANTIATE

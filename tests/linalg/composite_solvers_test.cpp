@@ -231,6 +231,35 @@ TEST(LinalgTensorInvSolve, InverseAndSolveOfReshapedTensors) {
                       {s, b}, "tensorsolve");
   expect_traced_matches_eager([](auto v) { return la::tensorsolve(v[0], v[1]); },
                               {s.value(), b.value()}, 1e-10);
+  // dims: A [2, 3, 6] with axis 2 moved to the front is permute(A, {2, 0, 1})
+  // [6, 2, 3] (torch.linalg.tensorsolve(a, b, dims=(0,)) on the reversed array).
+  const EagerTensor moved = la::tensorsolve(a, b, {2});
+  const EagerTensor xm = la::tensorsolve(permute(a, {2, 0, 1}), b);
+  expect_near_all(host(moved), host(xm), 1e-13, "dims {2}");
+  expect_near_all(host(la::tensorsolve(a, b, {-1})), host(xm), 1e-13, "dims {-1}");
+  {  // sum_x A[y0, y1, x] X[x] = B[y0, y1]
+    const auto xv2 = host(moved);
+    for (std::int64_t y = 0; y < 6; ++y) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < 6; ++k)
+        acc += av[static_cast<std::size_t>(y + 6 * k)] * xv2[static_cast<std::size_t>(k)];
+      EXPECT_NEAR(acc, bv[static_cast<std::size_t>(y)], 1e-12);
+    }
+  }
+  // Two axes: A [3, 2, 6, 1] with dims {2, 3} -> [6, 1, 3, 2], X [6, 1].
+  const EagerTensor a4 = reshape(a, {3, 2, 6, 1});
+  const EagerTensor b4 = runtime()->tensor(real_tensor({3, 2}, values(6, 0.5)));
+  const EagerTensor x4 = la::tensorsolve(a4, b4, {2, 3});
+  EXPECT_EQ(x4.shape(), (Shape{6, 1}));
+  expect_near_all(host(x4), host(la::tensorsolve(permute(a4, {2, 3, 0, 1}), b4)), 1e-13,
+                  "dims {2, 3}");
+  expect_gradients_ok(
+      [](std::span<const EagerTensor> v) { return la::tensorsolve(v[0], v[1], {2}); }, {a, b},
+      "tensorsolve dims");
+  expect_traced_matches_eager([](auto v) { return la::tensorsolve(v[0], v[1], {2}); },
+                              {a.value(), b.value()}, 1e-10);
+  EXPECT_TF_ERROR(la::tensorsolve(a, b, {3}), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(la::tensorsolve(a, b, {2, -1}), ErrorKind::DuplicateAxis);
   EXPECT_TF_ERROR(la::tensorinv(a, 1), ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(la::tensorinv(a, 3), ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(la::tensorsolve(s, runtime()->tensor(real_tensor({3, 2}, values(6)))),

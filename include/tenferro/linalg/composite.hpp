@@ -183,10 +183,13 @@ T tensorinv(const T& a, std::int64_t ind = 2);
 
 /// X with sum over x of A[x..., y...] X[x...] = B[y...], torch.linalg.tensorsolve
 /// in our axis order: A's trailing axes are B's shape and its leading axes
-/// X's shape (PyTorch's a.shape = b.shape + x.shape, reversed). Shapes that
-/// do not fit are ShapeMismatch / RankMismatch; singular is Singular. (No
-/// `dims` argument: permute A first.)
+/// X's shape (PyTorch's a.shape = b.shape + x.shape, reversed). `dims`: axes
+/// of A moved to the front first, dims[i] becoming axis i (PyTorch moves its
+/// dims to the end; its dims (d_0, ..., d_k-1) of a rank-r tensor are our
+/// (r-1-d_k-1, ..., r-1-d_0)). Shapes that do not fit are ShapeMismatch /
+/// RankMismatch; bad dims are AxisOutOfBounds / DuplicateAxis; singular is
+/// Singular.
 template <LinalgTensor T>
-T tensorsolve(const T& a, const T& b);
+T tensorsolve(const T& a, const T& b, const Axes& dims = {});
 
 }  // namespace tenferro::linalg
