@@ -111,7 +111,7 @@ TEST(LinalgLstsq, SolvesTheNormalEquations) {
   // Tall: A^T (A X - B) = 0 and the residuals are the squared column norms.
   const EagerTensor a = runtime()->tensor(real_tensor({5, 3}, values(15)));
   const EagerTensor b = runtime()->tensor(real_tensor({5, 2}, values(10, 0.7)));
-  const auto [x, res] = la::lstsq(a, b);
+  const auto [x, res] = la::lstsq(a, b, std::nullopt, "gelsd");
   EXPECT_EQ(x.shape(), (Shape{3, 2}));
   const EagerTensor r = matmul(a, x) - b;
   for (double v : host(matmul(transpose(a, 0, 1), r))) EXPECT_NEAR(v, 0, 1e-12);
@@ -137,6 +137,58 @@ TEST(LinalgLstsq, SolvesTheNormalEquations) {
   EXPECT_TF_ERROR(la::lstsq(a, wb), ErrorKind::DTypeMismatch);
   EXPECT_TF_ERROR(la::lstsq(a, runtime()->tensor(real_tensor({4, 2}, values(8)))),
                   ErrorKind::ShapeMismatch);
+}
+
+TEST(LinalgLstsq, RankSingularValuesAndEmptyOutputsPerDriverAsPyTorch) {
+  // torch.linalg.lstsq on a tall 5x3: default (gelsy): residuals [0], rank,
+  // singular_values [0]; gels: residuals [k], rank [0]; gelsd/gelss: all.
+  const EagerTensor a = runtime()->tensor(real_tensor({5, 3}, values(15)));
+  const EagerTensor b = runtime()->tensor(real_tensor({5, 2}, values(10, 0.7)));
+  const std::vector<double> sv = host(la::svdvals(a));
+  struct Want {
+    const char* driver;
+    std::int64_t res, rank, sv;
+  };
+  for (const Want& w : {Want{"", 0, 1, 0}, Want{"gelsy", 0, 1, 0}, Want{"gels", 2, 0, 0},
+                        Want{"gelsd", 2, 1, 3}, Want{"gelss", 2, 1, 3}}) {
+    const auto r = la::lstsq_full(a, b, std::nullopt, w.driver);
+    EXPECT_EQ(r.residuals.numel(), w.res) << w.driver;
+    EXPECT_EQ(r.rank.numel(), w.rank) << w.driver;
+    EXPECT_EQ(r.singular_values.numel(), w.sv) << w.driver;
+    EXPECT_EQ(r.rank.dtype(), DType::I64) << w.driver;
+    if (w.rank == 1) {
+      EXPECT_EQ(r.rank.shape(), Shape{});
+      EXPECT_EQ(r.rank.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{3}));
+    }
+    if (w.sv == 3) expect_near_all(host(r.singular_values), sv, 1e-14, w.driver);
+    expect_near_all(host(r.solution), host(la::lstsq(a, b, std::nullopt, "gels").first), 1e-12,
+                    w.driver);
+  }
+  // A rank-deficient batch entry (column 2 = column 0) and rcond: ranks
+  // [3, 2] as torch; rcond = 0.99 keeps only the largest value.
+  std::vector<double> v = values(30);
+  for (std::int64_t i = 0; i < 5; ++i) v[15 + 10 + i] = v[15 + i];
+  const EagerTensor ab = runtime()->tensor(real_tensor({5, 3, 2}, v));
+  const EagerTensor bb = runtime()->tensor(real_tensor({5, 2, 2}, values(20, 0.3)));
+  const auto rb = la::lstsq_full(ab, bb, std::nullopt, "gelsd");
+  EXPECT_EQ(rb.rank.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(rb.singular_values.shape(), (Shape{3, 2}));
+  EXPECT_EQ(la::lstsq_full(ab, bb, 0.99, "gelss").rank.value().to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1, 1}));
+  // Wide, complex: minimum-norm, no residuals, rank min(m, n), traced tier.
+  const EagerTensor w = runtime()->tensor(complex_tensor({2, 4}, cvalues(8)));
+  const EagerTensor wb = runtime()->tensor(complex_tensor({2, 1}, cvalues(2, 0.2)));
+  const auto rw = la::lstsq_full(w, wb, std::nullopt, "gelsd");
+  EXPECT_EQ(rw.residuals.numel(), 0);
+  EXPECT_EQ(rw.rank.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(rw.singular_values.dtype(), f64);
+  const TracedTensor ta = placeholder(f64, {5, 3, 2}), tb = placeholder(f64, {5, 2, 2});
+  const TracedTensor trank = la::lstsq_full(ta, tb, std::nullopt, "gelsy").rank;
+  const Program prog = compile(std::span<const TracedTensor>(&trank, 1), {ta, tb});
+  EXPECT_EQ(run_compiled(*runtime()->runtime(), prog, {ab.value(), bb.value()})[0]
+                .to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{3, 2}));
+  EXPECT_TF_ERROR(la::lstsq_full(a, b, -1.0), ErrorKind::InvalidArgument);
 }
 
 TEST(LinalgCond, RatiosOfSingularValuesAndNormProducts) {

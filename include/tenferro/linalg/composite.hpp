@@ -146,16 +146,38 @@ T pinv(const T& a, std::optional<double> atol = std::nullopt,
 Tensor pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian,
             Backend& backend);
 
-/// {solution, residuals} of min ||A X - B||_F, torch.linalg.lstsq, for
-/// A [m, n, batch...] and B [m, k, batch...] (batch axes broadcast):
-/// X = pinv(A, rtol = rcond) B [n, k, batch...] (the minimum-norm solution;
-/// every driver gives it, through the SVD). residuals [k, batch...] are the
-/// squared column norms of A X - B when m > n and driver is not "gelsy"
-/// (PyTorch also requires full rank for gelsd/gelss); otherwise an empty
-/// [0] tensor. driver: "", "gels", "gelsy", "gelsd" or "gelss"
-/// (InvalidArgument otherwise). rank and singular values are not returned.
+/// The four outputs of torch.linalg.lstsq (lstsq_full).
+template <LinalgTensor T>
+struct LstsqResult {
+  T solution;         ///< [n, k, batch...]
+  T residuals;        ///< [k, batch...] or empty [0]
+  T rank;             ///< i64 [batch...] or empty [0] (driver "gels")
+  T singular_values;  ///< [min(m, n), batch...] (real) or empty [0]
+};
+
+/// min ||A X - B||_F, torch.linalg.lstsq, for A [m, n, batch...] and
+/// B [m, k, batch...] (batch axes broadcast): solution X = pinv(A, rtol =
+/// rcond) B [n, k, batch...] (the minimum-norm solution; every driver gives
+/// it, through the SVD). driver: "gels", "gelsy", "gelsd", "gelss", or ""
+/// (= "gelsy", PyTorch's CPU default); anything else is InvalidArgument;
+/// rcond negative or NaN is InvalidArgument. Which outputs are empty [0]
+/// tensors follows PyTorch:
+///   residuals: the squared column norms of A X - B [k, batch...] when
+///     m > n and driver is not "gelsy" (PyTorch also empties them for
+///     gelsd/gelss when some matrix is rank deficient; we return them:
+///     documented difference);
+///   rank (i64 [batch...]): all drivers but "gels"; the number of singular
+///     values above rcond * the largest (rcond's default eps * max(m, n)),
+///     from the SVD also for "gelsy" (LAPACK's gelsy estimates it by pivoted
+///     QR: borderline ranks can differ);
+///   singular_values [min(m, n), batch...] (descending, real): "gelsd" and
+///     "gelss" only.
 /// AD: through pinv's rules and the products (PyTorch's lstsq rules are
-/// these compositions).
+/// these compositions); rank is not differentiable.
+template <LinalgTensor T>
+LstsqResult<T> lstsq_full(const T& a, const T& b, std::optional<double> rcond = std::nullopt,
+                          std::string_view driver = "");
+/// {solution, residuals} of lstsq_full.
 template <LinalgTensor T>
 std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond = std::nullopt,
                       std::string_view driver = "");
