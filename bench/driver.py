@@ -78,10 +78,22 @@ for t in (1, 2):
     CASES += [("cholesky", "256", "", t, "9 linalg"), ("qr", "256", "", t, "9 linalg")]
     CASES += [("solve", "256", v, t, "9 linalg") for v in ("1rhs", "16rhs")]
     CASES += [(c, "256", v, t, "9 linalg") for c in ("svd", "eigh") for v in ("values", "full")]
+# c128 at 256: the same rows with variants "c128-..." (checked as interleaved
+# real and imaginary memory, as group 12).
+for t in (1, 2):
+    CASES += [("cholesky", "256", "c128", t, "9 linalg"), ("qr", "256", "c128", t, "9 linalg")]
+    CASES += [("solve", "256", v, t, "9 linalg") for v in ("c128-1rhs", "c128-16rhs")]
+    CASES += [(c, "256", v, t, "9 linalg") for c in ("svd", "eigh")
+              for v in ("c128-values", "c128-full")]
 CASES += [("svd", "8x8x4096", "values", 1, "9 linalg"), ("eigh", "8x8x4096", "values", 1, "9 linalg"),
           ("qr", "8x8x4096", "", 1, "9 linalg"), ("solve", "8x8x4096", "1rhs", 1, "9 linalg")]
 CASES += [(c, "256", "", 1, "10 linalg AD")
-          for c in ("grad_svdvals_sum", "grad_eigvalsh_sum", "grad_solve_sum")]
+          for c in ("grad_svdvals_sum", "grad_eigvalsh_sum", "grad_solve_sum", "grad_qr_sum")]
+# jvp and vjp of prepared traced programs (tenferro::jvp / vjp of the compiled
+# loss; PyTorch: torch.autograd.functional.jvp / vjp).
+CASES += [(c, "256", loss, 1, "10 linalg AD")
+          for loss in ("svdvals_sum", "eigvalsh_sum", "qr_sum", "solve_sum")
+          for c in ("jvp_traced", "vjp_traced")]
 # Group 12: FFT (c128 unless named), the floor column is FFTW called
 # directly with the same flags and layout (records of impl "fftw").
 for t in (1, 2):
@@ -96,10 +108,6 @@ PENDING_OURS = {}
 PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager")}
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
 PENDING_ALL = [
-    ("9 linalg", "c128 rows (svd, qr, eigh, solve, cholesky at 256)",
-     "the suite's check protocol is real-valued"),
-    ("10 linalg AD", "grad of sum(Q)+sum(R); jvp/vjp of prepared traced programs",
-     "no independent reference in the suite yet"),
 ]
 TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
                ("einsum_abcd_dbef_acef", "32"): 2 * 32**6}

@@ -92,7 +92,15 @@ class Suite {
   void overhead_cases();
   void autodiff_cases();
   void special_cases();
-  void linalg_cases() { bench_linalg::run_cases(o_, cpu_, runner(), floor_runner("lapack")); }
+  void linalg_cases() {
+    bench_linalg::run_cases(o_, cpu_, runner(), floor_runner("lapack"));
+    bench_linalg::run_traced_cases(
+        o_, [this](const std::string& name, const std::string& size, const std::string& variant,
+                   const std::function<std::vector<Tensor>()>& op,
+                   const std::function<double(std::int64_t)>& ref) {
+          run_many(name, size, variant, op, ref);
+        });
+  }
   void fft_cases() { bench_fft::run_cases(o_, cpu_, runner(), floor_runner("fftw")); }
   void einsum_cases() { bench_einsum::run_cases(o_, cpu_, runner()); }
 

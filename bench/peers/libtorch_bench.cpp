@@ -184,6 +184,34 @@ class Suite {
     run("qr", "256", "", [&] { return std::get<1>(L::qr(g3.mT())).mT(); });
     run("eigh", "256", "values", [&] { return L::eigvalsh(s4, "L"); });
     run("eigh", "256", "full", [&] { return std::get<0>(L::eigh(s4, "L")); });
+    // c128 at 256: complex inputs are the doubles of input_vector(2 count, off)
+    // read as complex128; our general M is M^T here (not conjugated), our
+    // Hermitian H = M M^H + n I is H^T = conj(M) M^T.
+    const auto cinput = [](std::int64_t rows, std::int64_t cols, std::int64_t off) {
+      return torch::view_as_complex(make_input({2, rows, cols}, off));
+    };
+    const auto ceye = [](std::int64_t k) { return torch::eye(k, torch::kComplexDouble); };
+    const auto cgeneral = [&](std::int64_t k, std::int64_t off) {
+      return cinput(k, k, off) + static_cast<double>(k) * ceye(k);
+    };
+    const auto cherm = [&](std::int64_t k, std::int64_t off) {
+      auto mt = cinput(k, k, off);
+      return torch::matmul(mt.mH(), mt) + static_cast<double>(k) * ceye(k);
+    };
+    auto h1 = cherm(n, 1), c1 = cgeneral(n, 1), c3 = cgeneral(n, 3), h4 = cherm(n, 4);
+    // The upper factor of conj(H) is L^T: our L's bytes.
+    run("cholesky", "256", "c128", [&] { return torch::linalg_cholesky(h1, true); });
+    for (std::int64_t k : {1, 16}) {
+      auto b = cinput(n, k, 2);
+      run("solve", "256", "c128-" + std::to_string(k) + "rhs",
+          [&] { return L::solve(c1.mT(), b.mT(), true).mT(); });
+    }
+    run("svd", "256", "c128-values", [&] { return L::svdvals(c3, c10::nullopt); });
+    run("svd", "256", "c128-full", [&] { return std::get<1>(L::svd(c3, false, c10::nullopt)); });
+    run("qr", "256", "c128", [&] { return std::get<1>(L::qr(c3.mT())).mT(); });
+    run("eigh", "256", "c128-values", [&] { return L::eigvalsh(h4, "L"); });
+    run("eigh", "256", "c128-full", [&] { return std::get<0>(L::eigh(h4, "L")); });
+
     const std::int64_t m = 8, batch = 4096;
     std::vector<torch::Tensor> gs, ps;
     for (std::int64_t b = 0; b < batch; ++b) {

@@ -109,7 +109,7 @@ class Suite:
 
     def to_numpy(self, r):
         if self.impl == "torch":
-            return r.contiguous().numpy()
+            return r.resolve_conj().resolve_neg().contiguous().numpy()
         return r
 
     def run(self, name, size, variant, fn, per_unit=1.0, impl=None):
@@ -430,6 +430,47 @@ class Suite:
             self.run("eigh", "256", "values", lambda: np.linalg.eigvalsh(s4))
             self.run("eigh", "256", "full", lambda: np.linalg.eigh(s4)[0])
 
+        # c128 at 256: complex inputs are the doubles of inp(2 count, off) viewed as
+        # complex128; our general M is M^T here (not conjugated), our Hermitian
+        # H = M M^H + n I is H^T = conj(M) M^T.
+        def cinp2(m, off):
+            return inp(2 * m * m, off).view(np.complex128).reshape(m, m)
+
+        def cgeneral(m, off):
+            return cinp2(m, off) + m * np.eye(m)
+
+        def cherm(m, off):
+            mt = cinp2(m, off)
+            return mt.conj().T @ mt + m * np.eye(m)
+
+        h1, c1, c3, h4 = T(cherm(n, 1)), T(cgeneral(n, 1)), T(cgeneral(n, 3)), T(cherm(n, 4))
+
+        def crhs(k):
+            return T(inp(2 * n * k, 2).view(np.complex128).reshape(k, n))
+
+        if torch:
+            # upper of conj(H) = (L^T) as an array: our L's bytes
+            self.run("cholesky", "256", "c128", lambda: L.cholesky(h1, upper=True))
+            for k in (1, 16):
+                cb = crhs(k)
+                self.run("solve", "256", f"c128-{k}rhs", lambda: L.solve(c1, cb, left=False))
+            self.run("svd", "256", "c128-values", lambda: L.svdvals(c3))
+            self.run("svd", "256", "c128-full", lambda: L.svd(c3, full_matrices=False)[1])
+            self.run("qr", "256", "c128", lambda: L.qr(c3.mT)[1].mT)
+            self.run("eigh", "256", "c128-values", lambda: L.eigvalsh(h4))
+            self.run("eigh", "256", "c128-full", lambda: L.eigh(h4)[0])
+        else:
+            self.run("cholesky", "256", "c128", lambda: sl.cholesky(h1, lower=False))
+            for k in (1, 16):
+                cb = crhs(k)
+                self.run("solve", "256", f"c128-{k}rhs", lambda: np.linalg.solve(c1.T, cb.T).T)
+            self.run("svd", "256", "c128-values", lambda: np.linalg.svd(c3, compute_uv=False))
+            self.run("svd", "256", "c128-full",
+                     lambda: np.linalg.svd(c3, full_matrices=False)[1])
+            self.run("qr", "256", "c128", lambda: np.linalg.qr(c3.T)[1].T)
+            self.run("eigh", "256", "c128-values", lambda: np.linalg.eigvalsh(h4))
+            self.run("eigh", "256", "c128-full", lambda: np.linalg.eigh(h4)[0])
+
         m, batch, bs = 8, 4096, "8x8x4096"
         gb = T(np.stack([general(m, 10 + b) for b in range(batch)]))
         pb = T(np.stack([spd(m, 10 + b) for b in range(batch)]))
@@ -449,6 +490,13 @@ class Suite:
             bvec = T(inp(n, 2).reshape(n, 1))
             self.run("grad_solve_sum", "256", "",
                      grad_of(lambda y: L.solve(g1.mT, y).sum(), bvec))
+
+            def qr_sum(y):
+                q, r = L.qr(y.mT)
+                return q.sum() + r.sum()
+
+            self.run("grad_qr_sum", "256", "", grad_of(qr_sum, g3))
+            self.linalg_jvp_vjp(g1, g3, s4, bvec)
         else:
             tr = (0, 2, 1)
             self.run("svd", bs, "values", lambda: np.linalg.svd(gb, compute_uv=False))
@@ -456,6 +504,41 @@ class Suite:
             self.run("qr", bs, "", lambda: np.linalg.qr(gb.transpose(tr))[1].transpose(tr))
             self.run("solve", bs, "1rhs",
                      lambda: np.linalg.solve(gb.transpose(tr), rb.transpose(tr)).transpose(tr))
+
+    def linalg_jvp_vjp(self, g1, g3, s4, bvec):
+        """Group 10, traced rows: jvp and vjp of sum(svdvals), sum(eigvalsh),
+        sum(Q) + sum(R), sum(solve) by torch.autograd.functional (torch only).
+        Result memory as group 11: [loss, tangent] and [loss, cotangents...]."""
+        torch = self.torch
+        L, taf = torch.linalg, torch.autograd.functional
+        n = 256
+        one = torch.tensor(1.0, dtype=torch.float64)
+        da = self.arr([n, n], 5)  # our dA, seen as dA^T
+        ds = da + da.mT  # symmetric
+        db = self.arr([n, 1], 6)
+
+        def flat(*ts):
+            return torch.cat([t.reshape(-1) for t in ts])
+
+        def qr_sum(y):
+            q, r = L.qr(y.mT)
+            return q.sum() + r.sum()
+
+        losses = [("svdvals_sum", lambda y: L.svdvals(y).sum(), (g3,), (da,)),
+                  ("eigvalsh_sum", lambda y: L.eigvalsh(y).sum(), (s4,), (ds,)),
+                  ("qr_sum", qr_sum, (g3,), (da,)),
+                  ("solve_sum", lambda a, b: L.solve(a.mT, b.mT).sum(), (g1, bvec.mT),
+                   (da, db))]
+        for name, f, primals, tangents in losses:
+            def jv(f=f, primals=primals, tangents=tangents):
+                return flat(*taf.jvp(f, primals, tangents))
+
+            def vj(f=f, primals=primals):
+                out, gs = taf.vjp(f, primals, one)
+                return flat(out, *gs)
+
+            self.run("jvp_traced", "256", name, jv)
+            self.run("vjp_traced", "256", name, vj)
 
     def fft(self):
         """Group 12 (bench/cases/fft_cases.cpp): complex inputs are the doubles

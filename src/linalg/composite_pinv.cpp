@@ -3,6 +3,7 @@
 // pinv_backward (FunctionsManual.cpp), written with the Emitter so second
 // order comes from differentiating them. lstsq is composed on it.
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -11,7 +12,9 @@
 #include "linalg/common.hpp"
 #include "linalg/composite_util.hpp"
 #include "linalg/spectral_lapack.hpp"
+#include "tenferro/ad/composite.hpp"
 #include "tenferro/linalg/composite.hpp"
+#include "tenferro/linalg/spectral.hpp"
 
 namespace tenferro::linalg {
 namespace detail {
@@ -245,13 +248,16 @@ Tensor pinv(const Tensor& a, std::optional<double> atol, std::optional<double> r
 }
 
 template <LinalgTensor T>
-std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond,
-                      std::string_view driver) {
+LstsqResult<T> lstsq_full(const T& a, const T& b, std::optional<double> rcond,
+                          std::string_view driver) {
   const char* op = "lstsq";
   if (!driver.empty() && driver != "gels" && driver != "gelsy" && driver != "gelsd" &&
       driver != "gelss") {
     fail(ErrorKind::InvalidArgument, op,
          "driver must be 'gels', 'gelsy', 'gelsd' or 'gelss', got '", std::string(driver), "'");
+  }
+  if (rcond && (std::isnan(*rcond) || *rcond < 0)) {
+    fail(ErrorKind::InvalidArgument, op, "rcond must be a non-negative number, got ", *rcond);
   }
   detail::require_floating_tensor(a, op);
   detail::require_floating_tensor(b, op);
@@ -269,21 +275,60 @@ std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond,
     fail(ErrorKind::ShapeMismatch, op, "A and B must have the same number of rows, got ",
          detail::shape_str(a), " and ", detail::shape_str(b));
   }
-  const T x = matmul(detail::pinv_impl(a, detail::pinv_params(op, std::nullopt, rcond, false)), b);
+  const std::string_view drv = driver.empty() ? std::string_view("gelsy") : driver;
+  LstsqResult<T> out;
+  out.solution =
+      matmul(detail::pinv_impl(a, detail::pinv_params(op, std::nullopt, rcond, false)), b);
   const auto n = detail::extent(a, 1);
-  const bool residuals = driver != "gelsy" && ma && n && *ma > *n;
-  if (residuals) {
-    const T r = matmul(a, x) - b;
+  const T rflat = reshape(is_complex(a.dtype()) ? real(a) : a, {-1});
+  const T empty_real = slice(rflat, Shape{0}, Shape{0});  // [0], as PyTorch's empty outputs
+  const T empty_int = cast(empty_real, DType::I64);
+  if (drv != "gelsy" && ma && n && *ma > *n) {
+    const T r = matmul(a, out.solution) - b;
     const T r2 = is_complex(r.dtype()) ? square(real(r)) + square(imag(r)) : square(r);
-    return {x, sum(r2, {0})};
+    out.residuals = sum(r2, {0});
+  } else {
+    out.residuals = empty_real;
   }
-  const T flat = reshape(is_complex(x.dtype()) ? real(x) : x, {-1});
-  return {x, slice(flat, Shape{0}, Shape{0})};  // empty, as in PyTorch
+  if (drv == "gels") {
+    out.rank = empty_int;
+    out.singular_values = empty_real;
+    return out;
+  }
+  // The rank: singular values above rcond * the largest (rcond's default
+  // eps * max(m, n), PyTorch's), from the SVD (whatever the driver).
+  const T s = svdvals(a);  // [min(m, n), batch...], descending
+  double tol = 0;
+  if (rcond) {
+    tol = *rcond;
+  } else if (ma && n) {
+    const double eps = a.dtype() == DType::F32 || a.dtype() == DType::C64
+                           ? static_cast<double>(std::numeric_limits<float>::epsilon())
+                           : std::numeric_limits<double>::epsilon();
+    tol = eps * static_cast<double>(std::max(*ma, *n));
+  }
+  if (detail::reduces_empty(a, {0}) || detail::reduces_empty(a, {1})) {
+    out.rank = cast(sum(s, {0}), DType::I64);  // zeros [batch...]
+  } else {
+    const T cutoff = amax(s, {0}, true) * scalar_like(s, Scalar(tol));
+    out.rank = sum(convert(gt(s, cutoff), DType::I64), {0});
+  }
+  out.singular_values = (drv == "gelsd" || drv == "gelss") ? s : empty_real;
+  return out;
 }
 
-#define TF_INSTANTIATE(T)                                                           \
-  template T pinv<T>(const T&, std::optional<double>, std::optional<double>, bool); \
-  template std::pair<T, T> lstsq<T>(const T&, const T&, std::optional<double>, std::string_view);
+template <LinalgTensor T>
+std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond,
+                      std::string_view driver) {
+  LstsqResult<T> r = lstsq_full(a, b, rcond, driver);
+  return {std::move(r.solution), std::move(r.residuals)};
+}
+
+#define TF_INSTANTIATE(T)                                                                         \
+  template T pinv<T>(const T&, std::optional<double>, std::optional<double>, bool);               \
+  template std::pair<T, T> lstsq<T>(const T&, const T&, std::optional<double>, std::string_view); \
+  template LstsqResult<T> lstsq_full<T>(const T&, const T&, std::optional<double>,                \
+                                        std::string_view);
 TF_INSTANTIATE(EagerTensor)
 TF_INSTANTIATE(TracedTensor)
 #undef TF_INSTANTIATE

@@ -1,8 +1,11 @@
 // cond, tensorinv and tensorsolve, composed of svdvals, matrix_norm, inv,
 // solve and reshapes once for both AD tiers.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <tuple>
 
 #include "linalg/composite_util.hpp"
 #include "tenferro/ad/composite.hpp"
@@ -35,6 +38,31 @@ void require_square_matrices(const T& a, const char* op) {
 }  // namespace
 }  // namespace detail
 
+namespace detail {
+namespace {
+
+// norm(A, p) * norm(inv(A), p), and inf (PyTorch's value) where A is singular
+// (inv_ex reports info > 0); the other batch entries are unaffected.
+// The singular entries are found by an LU (lu_factor_ex's info) and replaced
+// by the identity before inv, so inv never fails and their gradient is zero
+// (the result there is the constant inf).
+template <LinalgTensor T, class P>
+T cond_by_inverse(const T& a, P p) {
+  const T info = std::get<2>(lu_factor_ex(a));
+  const T singular = gt(info, zeros_like(info));  // [batch...]
+  Axes batch_axes;
+  for (std::int64_t k = 2; k < a.rank(); ++k) batch_axes.push_back(k);
+  SymShape full;
+  for (std::int64_t k = 0; k < a.rank(); ++k) full.push_back(sym_extent(a, k));
+  const T mask = broadcast_in_dim(singular, full, batch_axes);
+  const T ai = inv(where(mask, diag_embed(ones_like(diagonal(a))), a));
+  const T value = matrix_norm(a, p) * matrix_norm(ai, p);
+  return where(singular, full_like(value, Scalar(std::numeric_limits<double>::infinity())), value);
+}
+
+}  // namespace
+}  // namespace detail
+
 template <LinalgTensor T>
 T cond(const T& a, std::optional<double> p) {
   const char* op = "cond";
@@ -53,7 +81,7 @@ T cond(const T& a, std::optional<double> p) {
     return (!p || *p > 0) ? hi / lo : lo / hi;
   }
   detail::require_square_matrices(a, op);
-  return matrix_norm(a, *p) * matrix_norm(inv(a), *p);
+  return detail::cond_by_inverse(a, *p);
 }
 
 template <LinalgTensor T>
@@ -65,7 +93,7 @@ T cond(const T& a, std::string_view p) {
          std::string(p), "'");
   }
   detail::require_square_matrices(a, op);
-  return matrix_norm(a, p) * matrix_norm(inv(a), p);
+  return detail::cond_by_inverse(a, p);
 }
 
 template <LinalgTensor T>
@@ -92,10 +120,18 @@ T tensorinv(const T& a, std::int64_t ind) {
 }
 
 template <LinalgTensor T>
-T tensorsolve(const T& a, const T& b) {
+T tensorsolve(const T& a_in, const T& b, const Axes& dims) {
   const char* op = "tensorsolve";
-  detail::require_floating_tensor(a, op);
+  detail::require_floating_tensor(a_in, op);
   detail::require_floating_tensor(b, op);
+  T a = a_in;
+  if (!dims.empty()) {  // dims first, then A's other axes in order
+    Axes perm = detail::normalise_axes(op, dims, a_in.rank(), false);
+    for (std::int64_t k = 0; k < a_in.rank(); ++k) {
+      if (std::find(perm.begin(), perm.end(), k) == perm.end()) perm.push_back(k);
+    }
+    a = permute(a_in, perm);
+  }
   if (a.dtype() != b.dtype()) {
     fail(ErrorKind::DTypeMismatch, op, "A and B must have the same dtype, got ", name(a.dtype()),
          " and ", name(b.dtype()));
@@ -129,7 +165,7 @@ T tensorsolve(const T& a, const T& b) {
   template T cond<T>(const T&, std::optional<double>); \
   template T cond<T>(const T&, std::string_view);      \
   template T tensorinv<T>(const T&, std::int64_t);     \
-  template T tensorsolve<T>(const T&, const T&);
+  template T tensorsolve<T>(const T&, const T&, const Axes&);
 TF_INSTANTIATE(EagerTensor)
 TF_INSTANTIATE(TracedTensor)
 #undef TF_INSTANTIATE

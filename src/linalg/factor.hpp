@@ -22,7 +22,7 @@ std::shared_ptr<const LinalgOpBase> lu_factor_op(bool check, LuCaller caller);
 /// A^{-H} B when `adjoint`, with A = P L U. Linear in B.
 std::shared_ptr<const LinalgOpBase> lu_solve_op(bool adjoint);
 /// A [n, n, b...] -> {det, sign, logabsdet} (logabsdet real) over b...
-std::shared_ptr<const LinalgOpBase> det_op();
+std::shared_ptr<const LinalgOpBase> det_op(bool slogdet);
 /// Mode of qr: 0 reduced, 1 complete, 2 r.
 std::shared_ptr<const LinalgOpBase> qr_op(int mode);
 /// orgqr/ungqr: (V [m, n, b...], tau [k, b...]) -> Q [m, n, b...]

@@ -353,11 +353,11 @@ std::pair<T, T> inv_ex(const T& a) {
 }
 template <LinalgTensor T>
 T det(const T& a) {
-  return detail::apply(detail::det_op(), {a})[0];
+  return detail::apply(detail::det_op(false), {a})[0];
 }
 template <LinalgTensor T>
 std::pair<T, T> slogdet(const T& a) {
-  auto out = detail::apply(detail::det_op(), {a});
+  auto out = detail::apply(detail::det_op(true), {a});
   return {out[1], out[2]};
 }
 template <LinalgTensor T>
@@ -416,10 +416,10 @@ std::pair<Tensor, Tensor> inv_ex(const Tensor& a, Backend& backend) {
   return inv_impl(Tier<Tensor>{backend}, a, false);
 }
 Tensor det(const Tensor& a, Backend& backend) {
-  return detail::apply_direct(*detail::det_op(), {a}, backend)[0];
+  return detail::apply_direct(*detail::det_op(false), {a}, backend)[0];
 }
 std::pair<Tensor, Tensor> slogdet(const Tensor& a, Backend& backend) {
-  auto out = detail::apply_direct(*detail::det_op(), {a}, backend);
+  auto out = detail::apply_direct(*detail::det_op(true), {a}, backend);
   return {out[1], out[2]};
 }
 std::pair<Tensor, Tensor> qr(const Tensor& a, std::string_view mode, Backend& backend) {

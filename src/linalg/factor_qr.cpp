@@ -50,6 +50,30 @@ void check_info(lapack::fint info, const char* what) {
   if (info < 0) fail(ErrorKind::Internal, "qr", "LAPACK ", what, " rejected argument ", -info);
 }
 
+// Per-thread workspace of the batched QR: the optimal lwork of geqrf and
+// orgqr is queried once per shape and thread (not per matrix), and the
+// buffers are reused across matrices (released when large).
+template <class T>
+struct QrWork {
+  lapack::fint qm = -1, qn = -1, qlwork = 1;           // geqrf (m, n)
+  lapack::fint om = -1, oc = -1, ok = -1, olwork = 1;  // orgqr (m, cols, k)
+  std::vector<T> work, tau;
+  static QrWork& get() {
+    thread_local QrWork w;
+    return w;
+  }
+  T* buffer(lapack::fint n) {
+    if (work.size() < static_cast<std::size_t>(n)) work.resize(static_cast<std::size_t>(n));
+    return work.data();
+  }
+  void trim() {
+    if ((work.capacity() + tau.capacity()) * sizeof(T) > (std::size_t{4} << 20)) {
+      work = {};
+      tau = {};
+    }
+  }
+};
+
 // Q from reflectors already in Qb's first k columns (m x cols, leading m).
 template <class T>
 void form_q(T* Qb, std::int64_t m, std::int64_t cols, std::int64_t k, const T* tau) {
@@ -57,12 +81,17 @@ void form_q(T* Qb, std::int64_t m, std::int64_t cols, std::int64_t k, const T* t
   const auto fm = static_cast<lapack::fint>(m), fc = static_cast<lapack::fint>(cols),
              fk = static_cast<lapack::fint>(k);
   lapack::fint info = 0;
-  T wq(0);
-  lapack::orgqr(fm, fc, fk, Qb, fm, tau, &wq, -1, &info);
-  check_info<T>(info, "orgqr");
-  std::vector<T> work(static_cast<std::size_t>(std::max<double>(1.0, std::real(wq))));
-  lapack::orgqr(fm, fc, fk, Qb, fm, tau, work.data(), static_cast<lapack::fint>(work.size()),
-                &info);
+  auto& w = QrWork<T>::get();
+  if (w.om != fm || w.oc != fc || w.ok != fk) {
+    T wq(0);
+    lapack::orgqr(fm, fc, fk, Qb, fm, tau, &wq, -1, &info);
+    check_info<T>(info, "orgqr");
+    w.olwork = static_cast<lapack::fint>(std::max<double>(1.0, std::real(wq)));
+    w.om = fm;
+    w.oc = fc;
+    w.ok = fk;
+  }
+  lapack::orgqr(fm, fc, fk, Qb, fm, tau, w.buffer(w.olwork), w.olwork, &info);
   check_info<T>(info, "orgqr");
 }
 
@@ -76,26 +105,35 @@ void qr_batches(int mode, Tensor& a, Tensor& q, Tensor& r, Backend& backend) {
   T* R = static_cast<T*>(r.raw_data());
   for_each_batch(backend, batches, m * n * k, [&](std::int64_t b) {
     T* Ab = A + b * m * n;
-    std::vector<T> tau(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
+    auto& w = QrWork<T>::get();
+    std::vector<T>& tau = w.tau;
+    tau.assign(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)), T(0));
     if (k > 0) {
       const auto fm = static_cast<lapack::fint>(m), fn = static_cast<lapack::fint>(n);
       lapack::fint info = 0;
-      T wq(0);
-      lapack::geqrf(fm, fn, Ab, fm, tau.data(), &wq, -1, &info);
-      check_info<T>(info, "geqrf");
-      std::vector<T> work(static_cast<std::size_t>(std::max<double>(1.0, std::real(wq))));
-      lapack::geqrf(fm, fn, Ab, fm, tau.data(), work.data(), static_cast<lapack::fint>(work.size()),
-                    &info);
+      if (w.qm != fm || w.qn != fn) {
+        T wq(0);
+        lapack::geqrf(fm, fn, Ab, fm, tau.data(), &wq, -1, &info);
+        check_info<T>(info, "geqrf");
+        w.qlwork = static_cast<lapack::fint>(std::max<double>(1.0, std::real(wq)));
+        w.qm = fm;
+        w.qn = fn;
+      }
+      lapack::geqrf(fm, fn, Ab, fm, tau.data(), w.buffer(w.qlwork), w.qlwork, &info);
       check_info<T>(info, "geqrf");
     }
     T* Rb = R + b * rr * n;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t i = 0; i < rr; ++i) Rb[i + j * rr] = i <= j && i < m ? Ab[i + j * m] : T(0);
-    if (mode == 2) return;
+    if (mode == 2) {
+      w.trim();
+      return;
+    }
     T* Qb = Q + b * m * qc;
     for (std::int64_t j = 0; j < qc; ++j)
       for (std::int64_t i = 0; i < m; ++i) Qb[i + j * m] = j < k ? Ab[i + j * m] : T(0);
     form_q(Qb, m, qc, k, tau.data());
+    w.trim();
   });
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Uniform wrappers over the SVD and eigensolver drivers (whose real and
-// complex argument lists differ): each does its workspace query, allocates
-// the workspace and returns LAPACK's info. Private to src/linalg/.
+// complex argument lists differ): gesdd and heevd query the workspace once
+// per shape and thread (ThreadWorkspace) and return LAPACK's info. Private
+// to src/linalg/.
 
 #include <algorithm>
 #include <cmath>
@@ -41,6 +42,50 @@ bool all_finite(const T* a, std::int64_t count) {
   return true;
 }
 
+// Per-thread reusable workspace of the batched drivers: a batch of small
+// matrices runs one workspace query per (driver, shape) and thread, not per
+// matrix, and no allocation per matrix. Buffers above kKeepBytes are
+// released after the call, so a large decomposition does not pin memory in
+// the backend's threads.
+inline constexpr std::size_t kKeepBytes = std::size_t{4} << 20;
+
+template <class T>
+struct ThreadWorkspace {
+  struct Key {
+    char job = 0, uplo = 0;
+    fint m = -1, n = -1;
+    bool operator==(const Key&) const = default;
+  };
+  Key key;  // the shape whose sizes below are known
+  fint lwork = 0, lrwork = 0, liwork = 0;
+  std::vector<T> work;
+  std::vector<real_t<T>> rwork;
+  std::vector<fint> iwork;
+
+  static ThreadWorkspace& get() {
+    thread_local ThreadWorkspace ws;
+    return ws;
+  }
+  void reserve() {
+    if (work.size() < static_cast<std::size_t>(lwork)) work.resize(static_cast<std::size_t>(lwork));
+    if (rwork.size() < static_cast<std::size_t>(lrwork)) {
+      rwork.resize(static_cast<std::size_t>(lrwork));
+    }
+    if (iwork.size() < static_cast<std::size_t>(liwork)) {
+      iwork.resize(static_cast<std::size_t>(liwork));
+    }
+  }
+  void trim() {
+    const std::size_t bytes = work.capacity() * sizeof(T) + rwork.capacity() * sizeof(real_t<T>) +
+                              iwork.capacity() * sizeof(fint);
+    if (bytes > kKeepBytes) {
+      work = {};
+      rwork = {};
+      iwork = {};
+    }
+  }
+};
+
 // clang-format off
 inline void gesdd_raw(const char* j, const fint* m, const fint* n, float* a, const fint* lda, float* s, float* u, const fint* ldu, float* vt, const fint* ldvt, float* w, const fint* lw, float*, fint* iw, fint* info) { sgesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, iw, info, 1); }
 inline void gesdd_raw(const char* j, const fint* m, const fint* n, double* a, const fint* lda, double* s, double* u, const fint* ldu, double* vt, const fint* ldvt, double* w, const fint* lw, double*, fint* iw, fint* info) { dgesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, iw, info, 1); }
@@ -52,27 +97,37 @@ inline void gesdd_raw(const char* j, const fint* m, const fint* n, c128* a, cons
 /// for jobz ('N', 'S' or 'A'). m, n > 0.
 template <class T>
 fint gesdd(char jobz, fint m, fint n, T* a, real_t<T>* s, T* u, fint ldu, T* vt, fint ldvt) {
-  using R = real_t<T>;
   const fint mn = std::min(m, n), mx = std::max(m, n);
-  std::vector<fint> iwork(static_cast<std::size_t>(8 * mn));
-  std::vector<R> rwork;
-  if constexpr (is_complex_v<T>) {
-    const std::int64_t lr =
-        jobz == 'N'
-            ? 7 * std::int64_t{mn}
-            : std::max<std::int64_t>(5 * std::int64_t{mn} * mn + 5 * mn,
-                                     2 * std::int64_t{mx} * mn + 2 * std::int64_t{mn} * mn + mn);
-    rwork.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, lr)));
+  auto& ws = ThreadWorkspace<T>::get();
+  fint info = 0;
+  const typename ThreadWorkspace<T>::Key key{jobz, 0, m, n};
+  if (!(ws.key == key)) {
+    ws.key = {};
+    ws.liwork = 8 * mn;
+    ws.lrwork = 1;
+    if constexpr (is_complex_v<T>) {
+      const std::int64_t lr =
+          jobz == 'N'
+              ? 7 * std::int64_t{mn}
+              : std::max<std::int64_t>(5 * std::int64_t{mn} * mn + 5 * mn,
+                                       2 * std::int64_t{mx} * mn + 2 * std::int64_t{mn} * mn + mn);
+      ws.lrwork = static_cast<fint>(std::max<std::int64_t>(1, lr));
+    }
+    ws.lwork = 0;
+    ws.reserve();
+    fint lwork = -1;
+    T q{};
+    gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, &q, &lwork, ws.rwork.data(),
+              ws.iwork.data(), &info);
+    if (info != 0) return info;
+    ws.lwork = work_size(q);
+    ws.key = key;
   }
-  fint info = 0, lwork = -1;
-  T q{};
-  gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, &q, &lwork, rwork.data(), iwork.data(),
-            &info);
-  if (info != 0) return info;
-  lwork = work_size(q);
-  std::vector<T> work(static_cast<std::size_t>(lwork));
-  gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work.data(), &lwork, rwork.data(),
-            iwork.data(), &info);
+  ws.reserve();
+  fint lwork = ws.lwork;
+  gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, ws.work.data(), &lwork, ws.rwork.data(),
+            ws.iwork.data(), &info);
+  ws.trim();
   return info;
 }
 
@@ -81,10 +136,8 @@ fint gesdd(char jobz, fint m, fint n, T* a, real_t<T>* s, T* u, fint ldu, T* vt,
 template <class T>
 fint heevd(char jobz, char uplo, fint n, T* a, real_t<T>* w) {
   using R = real_t<T>;
+  auto& ws = ThreadWorkspace<T>::get();
   fint info = 0, lwork = -1, liwork = -1, lrwork = -1;
-  T q{};
-  fint iq = 0;
-  R rq{};
   const auto call = [&](T* work, R* rwork, fint* iwork) {
     if constexpr (std::is_same_v<T, float>) {
       ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
@@ -98,15 +151,25 @@ fint heevd(char jobz, char uplo, fint n, T* a, real_t<T>* w) {
               1);
     }
   };
-  call(&q, &rq, &iq);
-  if (info != 0) return info;
-  lwork = work_size(q);
-  liwork = std::max<fint>(1, iq);
-  lrwork = std::max<fint>(1, static_cast<fint>(rq));
-  std::vector<T> work(static_cast<std::size_t>(lwork));
-  std::vector<R> rwork(static_cast<std::size_t>(lrwork));
-  std::vector<fint> iwork(static_cast<std::size_t>(liwork));
-  call(work.data(), rwork.data(), iwork.data());
+  const typename ThreadWorkspace<T>::Key key{jobz, uplo, n, n};
+  if (!(ws.key == key)) {
+    ws.key = {};
+    T q{};
+    fint iq = 0;
+    R rq{};
+    call(&q, &rq, &iq);
+    if (info != 0) return info;
+    ws.lwork = work_size(q);
+    ws.liwork = std::max<fint>(1, iq);
+    ws.lrwork = std::max<fint>(1, static_cast<fint>(rq));
+    ws.key = key;
+  }
+  ws.reserve();
+  lwork = ws.lwork;
+  liwork = ws.liwork;
+  lrwork = ws.lrwork;
+  call(ws.work.data(), ws.rwork.data(), ws.iwork.data());
+  ws.trim();
   return info;
 }
 

@@ -111,7 +111,7 @@ TEST(LinalgLstsq, SolvesTheNormalEquations) {
   // Tall: A^T (A X - B) = 0 and the residuals are the squared column norms.
   const EagerTensor a = runtime()->tensor(real_tensor({5, 3}, values(15)));
   const EagerTensor b = runtime()->tensor(real_tensor({5, 2}, values(10, 0.7)));
-  const auto [x, res] = la::lstsq(a, b);
+  const auto [x, res] = la::lstsq(a, b, std::nullopt, "gelsd");
   EXPECT_EQ(x.shape(), (Shape{3, 2}));
   const EagerTensor r = matmul(a, x) - b;
   for (double v : host(matmul(transpose(a, 0, 1), r))) EXPECT_NEAR(v, 0, 1e-12);
@@ -139,6 +139,58 @@ TEST(LinalgLstsq, SolvesTheNormalEquations) {
                   ErrorKind::ShapeMismatch);
 }
 
+TEST(LinalgLstsq, RankSingularValuesAndEmptyOutputsPerDriverAsPyTorch) {
+  // torch.linalg.lstsq on a tall 5x3: default (gelsy): residuals [0], rank,
+  // singular_values [0]; gels: residuals [k], rank [0]; gelsd/gelss: all.
+  const EagerTensor a = runtime()->tensor(real_tensor({5, 3}, values(15)));
+  const EagerTensor b = runtime()->tensor(real_tensor({5, 2}, values(10, 0.7)));
+  const std::vector<double> sv = host(la::svdvals(a));
+  struct Want {
+    const char* driver;
+    std::int64_t res, rank, sv;
+  };
+  for (const Want& w : {Want{"", 0, 1, 0}, Want{"gelsy", 0, 1, 0}, Want{"gels", 2, 0, 0},
+                        Want{"gelsd", 2, 1, 3}, Want{"gelss", 2, 1, 3}}) {
+    const auto r = la::lstsq_full(a, b, std::nullopt, w.driver);
+    EXPECT_EQ(r.residuals.numel(), w.res) << w.driver;
+    EXPECT_EQ(r.rank.numel(), w.rank) << w.driver;
+    EXPECT_EQ(r.singular_values.numel(), w.sv) << w.driver;
+    EXPECT_EQ(r.rank.dtype(), DType::I64) << w.driver;
+    if (w.rank == 1) {
+      EXPECT_EQ(r.rank.shape(), Shape{});
+      EXPECT_EQ(r.rank.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{3}));
+    }
+    if (w.sv == 3) expect_near_all(host(r.singular_values), sv, 1e-14, w.driver);
+    expect_near_all(host(r.solution), host(la::lstsq(a, b, std::nullopt, "gels").first), 1e-12,
+                    w.driver);
+  }
+  // A rank-deficient batch entry (column 2 = column 0) and rcond: ranks
+  // [3, 2] as torch; rcond = 0.99 keeps only the largest value.
+  std::vector<double> v = values(30);
+  for (std::int64_t i = 0; i < 5; ++i) v[15 + 10 + i] = v[15 + i];
+  const EagerTensor ab = runtime()->tensor(real_tensor({5, 3, 2}, v));
+  const EagerTensor bb = runtime()->tensor(real_tensor({5, 2, 2}, values(20, 0.3)));
+  const auto rb = la::lstsq_full(ab, bb, std::nullopt, "gelsd");
+  EXPECT_EQ(rb.rank.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(rb.singular_values.shape(), (Shape{3, 2}));
+  EXPECT_EQ(la::lstsq_full(ab, bb, 0.99, "gelss").rank.value().to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1, 1}));
+  // Wide, complex: minimum-norm, no residuals, rank min(m, n), traced tier.
+  const EagerTensor w = runtime()->tensor(complex_tensor({2, 4}, cvalues(8)));
+  const EagerTensor wb = runtime()->tensor(complex_tensor({2, 1}, cvalues(2, 0.2)));
+  const auto rw = la::lstsq_full(w, wb, std::nullopt, "gelsd");
+  EXPECT_EQ(rw.residuals.numel(), 0);
+  EXPECT_EQ(rw.rank.value().to_vector<std::int64_t>(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(rw.singular_values.dtype(), f64);
+  const TracedTensor ta = placeholder(f64, {5, 3, 2}), tb = placeholder(f64, {5, 2, 2});
+  const TracedTensor trank = la::lstsq_full(ta, tb, std::nullopt, "gelsy").rank;
+  const Program prog = compile(std::span<const TracedTensor>(&trank, 1), {ta, tb});
+  EXPECT_EQ(run_compiled(*runtime()->runtime(), prog, {ab.value(), bb.value()})[0]
+                .to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{3, 2}));
+  EXPECT_TF_ERROR(la::lstsq_full(a, b, -1.0), ErrorKind::InvalidArgument);
+}
+
 TEST(LinalgCond, RatiosOfSingularValuesAndNormProducts) {
   const EagerTensor d = runtime()->tensor(real_tensor({3, 3}, {4, 0, 0, 0, -2, 0, 0, 0, 0.5}));
   expect_near_all(host(la::cond(d)), {8.0}, 1e-13);
@@ -159,6 +211,45 @@ TEST(LinalgCond, RatiosOfSingularValuesAndNormProducts) {
   EXPECT_TF_ERROR(la::cond(runtime()->tensor(real_tensor({2, 3}, values(6))), 1.0),
                   ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(la::cond(d, "spectral"), ErrorKind::InvalidArgument);
+}
+
+TEST(LinalgCond, SingularMatricesGiveInfinityAsPyTorch) {
+  // A batch of two: [[1, 0], [0, 0]] (exactly singular) and [[2, 1], [1, 3]];
+  // the expected values are torch.linalg.cond's for every p.
+  const Tensor a = real_tensor({2, 2, 2}, {1, 0, 0, 0, 2, 1, 1, 3});
+  const EagerTensor e = runtime()->tensor(a);
+  const double r5 = std::sqrt(5.0), hi = (5 + r5) / 2, lo = (5 - r5) / 2;
+  expect_near_all(host(la::cond(e)), {kInf, hi / lo}, 1e-13, "p = None");
+  expect_near_all(host(la::cond(e, 2.0)), {kInf, hi / lo}, 1e-13, "p = 2");
+  expect_near_all(host(la::cond(e, -2.0)), {0.0, lo / hi}, 1e-13, "p = -2");
+  expect_near_all(host(la::cond(e, "fro")), {kInf, 3.0}, 1e-13, "fro");
+  expect_near_all(host(la::cond(e, "nuc")), {kInf, 5.0}, 1e-13, "nuc");
+  expect_near_all(host(la::cond(e, kInf)), {kInf, 3.2}, 1e-13, "inf");
+  expect_near_all(host(la::cond(e, -kInf)), {kInf, 1.8}, 1e-13, "-inf");
+  expect_near_all(host(la::cond(e, 1.0)), {kInf, 3.2}, 1e-13, "1");
+  expect_near_all(host(la::cond(e, -1.0)), {kInf, 1.8}, 1e-13, "-1");
+  // Complex singular input, and the traced tier.
+  const EagerTensor z =
+      runtime()->tensor(complex_tensor({2, 2}, {cd(1, 1), cd(2, 2), cd(1, -1), cd(2, -2)}));
+  expect_near_all(host(la::cond(z, "fro")), {kInf}, 0, "complex fro");
+  const TracedTensor x = placeholder(f64, {2, 2, 2});
+  const TracedTensor c = la::cond(x, 1.0);
+  const Program prog = compile(std::span<const TracedTensor>(&c, 1), {x});
+  expect_near_all(host(run_compiled(*runtime()->runtime(), prog, {a})[0]), {kInf, 3.2}, 1e-13,
+                  "traced p = 1");
+  // The regular entry's gradient is not disturbed by the singular one.
+  const EagerTensor reg = runtime()->tensor(real_tensor({2, 2}, {2, 1, 1, 3}));
+  const auto g_alone =
+      host(grad([](const EagerTensor& v) { return la::cond(v, 1.0); }, reg).value());
+  const auto g_batch =
+      host(grad(
+               [](const EagerTensor& v) {
+                 return sum(la::cond(v, 1.0) * runtime()->tensor(real_tensor({2}, {0, 1})));
+               },
+               e)
+               .value());
+  expect_near_all(std::vector<double>(g_batch.begin() + 4, g_batch.end()), g_alone, 1e-13,
+                  "gradient of the regular entry");
 }
 
 TEST(LinalgTensorInvSolve, InverseAndSolveOfReshapedTensors) {
@@ -192,6 +283,35 @@ TEST(LinalgTensorInvSolve, InverseAndSolveOfReshapedTensors) {
                       {s, b}, "tensorsolve");
   expect_traced_matches_eager([](auto v) { return la::tensorsolve(v[0], v[1]); },
                               {s.value(), b.value()}, 1e-10);
+  // dims: A [2, 3, 6] with axis 2 moved to the front is permute(A, {2, 0, 1})
+  // [6, 2, 3] (torch.linalg.tensorsolve(a, b, dims=(0,)) on the reversed array).
+  const EagerTensor moved = la::tensorsolve(a, b, {2});
+  const EagerTensor xm = la::tensorsolve(permute(a, {2, 0, 1}), b);
+  expect_near_all(host(moved), host(xm), 1e-13, "dims {2}");
+  expect_near_all(host(la::tensorsolve(a, b, {-1})), host(xm), 1e-13, "dims {-1}");
+  {  // sum_x A[y0, y1, x] X[x] = B[y0, y1]
+    const auto xv2 = host(moved);
+    for (std::int64_t y = 0; y < 6; ++y) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < 6; ++k)
+        acc += av[static_cast<std::size_t>(y + 6 * k)] * xv2[static_cast<std::size_t>(k)];
+      EXPECT_NEAR(acc, bv[static_cast<std::size_t>(y)], 1e-12);
+    }
+  }
+  // Two axes: A [3, 2, 6, 1] with dims {2, 3} -> [6, 1, 3, 2], X [6, 1].
+  const EagerTensor a4 = reshape(a, {3, 2, 6, 1});
+  const EagerTensor b4 = runtime()->tensor(real_tensor({3, 2}, values(6, 0.5)));
+  const EagerTensor x4 = la::tensorsolve(a4, b4, {2, 3});
+  EXPECT_EQ(x4.shape(), (Shape{6, 1}));
+  expect_near_all(host(x4), host(la::tensorsolve(permute(a4, {2, 3, 0, 1}), b4)), 1e-13,
+                  "dims {2, 3}");
+  expect_gradients_ok(
+      [](std::span<const EagerTensor> v) { return la::tensorsolve(v[0], v[1], {2}); }, {a, b},
+      "tensorsolve dims");
+  expect_traced_matches_eager([](auto v) { return la::tensorsolve(v[0], v[1], {2}); },
+                              {a.value(), b.value()}, 1e-10);
+  EXPECT_TF_ERROR(la::tensorsolve(a, b, {3}), ErrorKind::AxisOutOfBounds);
+  EXPECT_TF_ERROR(la::tensorsolve(a, b, {2, -1}), ErrorKind::DuplicateAxis);
   EXPECT_TF_ERROR(la::tensorinv(a, 1), ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(la::tensorinv(a, 3), ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(la::tensorsolve(s, runtime()->tensor(real_tensor({3, 2}, values(6)))),

@@ -197,9 +197,120 @@ TEST(LinalgDet, ValuesSignsAndSingular) {
             (std::vector<double>{1, 1}));
   EXPECT_EQ(la::det(make({3, 3, 0}, DType::F64, 1), cpu).shape(), (Shape{0}));
   EXPECT_TF_ERROR(la::det(make({2, 3}, DType::F64, 1), cpu), ErrorKind::ShapeMismatch);
-  // The derivative at a singular matrix is not supported (PyTorch uses an SVD).
-  EXPECT_TF_ERROR(grad([](const EagerTensor& x) { return la::det(x); }, rt()->tensor(sing)),
-                  ErrorKind::Singular);
+  // The derivative at a singular matrix is the adjugate's (transposed): for
+  // [[1, 2], [2, 4]] (column-major {1, 2, 2, 4}) the cofactor matrix.
+  const auto gs = grad([](const EagerTensor& x) { return la::det(x); }, rt()->tensor(sing))
+                      .value()
+                      .to_vector<double>();
+  const std::vector<double> cof{4, -2, -2, 1};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(gs[i], cof[i], 1e-14) << i;
+}
+
+namespace {
+
+// det by Gaussian elimination with partial pivoting (complex, n small).
+cd naive_det(std::vector<cd> a, std::int64_t n) {
+  cd d = 1;
+  for (std::int64_t c = 0; c < n; ++c) {
+    std::int64_t p = c;
+    for (std::int64_t r = c + 1; r < n; ++r)
+      if (std::abs(a[r + c * n]) > std::abs(a[p + c * n])) p = r;
+    if (a[p + c * n] == cd(0)) return 0;
+    if (p != c) {
+      for (std::int64_t j = 0; j < n; ++j) std::swap(a[c + j * n], a[p + j * n]);
+      d = -d;
+    }
+    d *= a[c + c * n];
+    for (std::int64_t r = c + 1; r < n; ++r) {
+      const cd f = a[r + c * n] / a[c + c * n];
+      for (std::int64_t j = c; j < n; ++j) a[r + j * n] -= f * a[c + j * n];
+    }
+  }
+  return d;
+}
+
+// tr(adj(A) dA) = sum_ij C_ij dA_ij with the cofactors C_ij = (-1)^(i+j) M_ij.
+cd naive_det_jvp(const std::vector<cd>& a, const std::vector<cd>& da, std::int64_t n) {
+  cd s = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      std::vector<cd> minor;
+      for (std::int64_t c = 0; c < n; ++c)
+        for (std::int64_t r = 0; r < n; ++r)
+          if (r != i && c != j) minor.push_back(a[r + c * n]);
+      const double sign = (i + j) % 2 == 0 ? 1.0 : -1.0;
+      s += sign * naive_det(minor, n - 1) * da[i + j * n];
+    }
+  return s;
+}
+
+}  // namespace
+
+TEST(LinalgDet, DerivativeAtSingularMatricesIsTheAdjugate) {
+  // A batch of 4x4 matrices: rank 3 (a zero column: an exactly zero pivot),
+  // rank 2 (two zero rows: the adjugate is 0), rank 3 through a zero row in
+  // the middle, and an invertible one; real and complex.
+  for (DType dt : {DType::F64, DType::C128}) {
+    const std::int64_t n = 4, nb = 4;
+    std::vector<cd> a = vals(make({n, n, nb}, dt, 0.37));
+    for (std::int64_t i = 0; i < n; ++i) {
+      a[i + 3 * n] = 0;          // batch 0: column 3
+      a[n * n + 1 + i * n] = 0;  // batch 1: rows 1 and 2
+      a[n * n + 2 + i * n] = 0;
+      a[2 * n * n + 1 + i * n] = 0;  // batch 2: row 1
+    }
+    const std::vector<cd> da = vals(make({n, n, nb}, dt, 0.81));
+    Tensor A = zeros({n, n, nb}, dt), dA = zeros({n, n, nb}, dt);
+    Tensor::copy_into(Tensor::from_col_major({n, n, nb}, a), A);
+    Tensor::copy_into(Tensor::from_col_major({n, n, nb}, da), dA);
+    const auto res =
+        jvp([](const EagerTensor& x) { return la::det(x); }, rt()->tensor(A), rt()->tensor(dA));
+    ASSERT_TRUE(res.tangent.has_value());
+    const auto got = vals(res.tangent->value());
+    for (std::int64_t b = 0; b < nb; ++b) {
+      const std::vector<cd> ab(a.begin() + b * n * n, a.begin() + (b + 1) * n * n);
+      const std::vector<cd> db(da.begin() + b * n * n, da.begin() + (b + 1) * n * n);
+      const cd want = naive_det_jvp(ab, db, n);
+      EXPECT_LT(std::abs(got[b] - want), 1e-12 * (1 + std::abs(want)))
+          << name(dt) << " batch " << b << ": " << got[b] << " vs " << want;
+      if (b == 1) {
+        EXPECT_LT(std::abs(got[b]), 1e-15);  // rank 2: the adjugate is 0 (up to the SVD's rounding)
+      }
+      // A central difference (det is a polynomial: the error is O(h^2)).
+      const double h = 1e-5;
+      std::vector<cd> ap = ab, am = ab;
+      for (std::size_t k = 0; k < ab.size(); ++k) {
+        ap[k] += h * db[k];
+        am[k] -= h * db[k];
+      }
+      const cd fd = (naive_det(ap, n) - naive_det(am, n)) / (2 * h);
+      EXPECT_LT(std::abs(got[b] - fd), 1e-7 * (1 + std::abs(fd))) << name(dt) << " batch " << b;
+    }
+    // The traced tier agrees (vjp and jvp programs) on the same singular batch.
+    const TracedTensor x = placeholder(dt, {n, n, nb});
+    const TracedTensor loss = is_complex(dt) ? sum(real(la::det(x))) : sum(la::det(x));
+    const TracedTensor g = grad(loss, x);
+    const Program p = compile(std::span<const TracedTensor>(&g, 1), {x});
+    const Tensor traced = run_compiled(*rt()->runtime(), p, {A})[0];
+    const Tensor eager = grad(
+                             [&](const EagerTensor& v) {
+                               return is_complex(dt) ? sum(real(la::det(v))) : sum(la::det(v));
+                             },
+                             rt()->tensor(A))
+                             .value();
+    EXPECT_LT(max_diff(traced, eager), 1e-12) << name(dt);
+    const auto gv = vals(eager);
+    for (cd v : gv) EXPECT_TRUE(std::isfinite(v.real()) && std::isfinite(v.imag()));
+  }
+  // Second order where A is invertible: the adjugate's own rule (the gradient
+  // of det's gradient) against finite differences.
+  const EagerTensor A = rt()->tensor(make({3, 3}, DType::F64, 0.52, true));
+  auto r = check_gradients(
+      [](std::span<const EagerTensor> x) {
+        return grad([](const EagerTensor& v) { return la::det(v); }, x[0]);
+      },
+      {A});
+  EXPECT_TRUE(r.ok) << r.detail << " second order";
 }
 
 TEST(LinalgDet, GradientsMatchFiniteDifferences) {

@@ -146,16 +146,38 @@ T pinv(const T& a, std::optional<double> atol = std::nullopt,
 Tensor pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian,
             Backend& backend);
 
-/// {solution, residuals} of min ||A X - B||_F, torch.linalg.lstsq, for
-/// A [m, n, batch...] and B [m, k, batch...] (batch axes broadcast):
-/// X = pinv(A, rtol = rcond) B [n, k, batch...] (the minimum-norm solution;
-/// every driver gives it, through the SVD). residuals [k, batch...] are the
-/// squared column norms of A X - B when m > n and driver is not "gelsy"
-/// (PyTorch also requires full rank for gelsd/gelss); otherwise an empty
-/// [0] tensor. driver: "", "gels", "gelsy", "gelsd" or "gelss"
-/// (InvalidArgument otherwise). rank and singular values are not returned.
+/// The four outputs of torch.linalg.lstsq (lstsq_full).
+template <LinalgTensor T>
+struct LstsqResult {
+  T solution;         ///< [n, k, batch...]
+  T residuals;        ///< [k, batch...] or empty [0]
+  T rank;             ///< i64 [batch...] or empty [0] (driver "gels")
+  T singular_values;  ///< [min(m, n), batch...] (real) or empty [0]
+};
+
+/// min ||A X - B||_F, torch.linalg.lstsq, for A [m, n, batch...] and
+/// B [m, k, batch...] (batch axes broadcast): solution X = pinv(A, rtol =
+/// rcond) B [n, k, batch...] (the minimum-norm solution; every driver gives
+/// it, through the SVD). driver: "gels", "gelsy", "gelsd", "gelss", or ""
+/// (= "gelsy", PyTorch's CPU default); anything else is InvalidArgument;
+/// rcond negative or NaN is InvalidArgument. Which outputs are empty [0]
+/// tensors follows PyTorch:
+///   residuals: the squared column norms of A X - B [k, batch...] when
+///     m > n and driver is not "gelsy" (PyTorch also empties them for
+///     gelsd/gelss when some matrix is rank deficient; we return them:
+///     documented difference);
+///   rank (i64 [batch...]): all drivers but "gels"; the number of singular
+///     values above rcond * the largest (rcond's default eps * max(m, n)),
+///     from the SVD also for "gelsy" (LAPACK's gelsy estimates it by pivoted
+///     QR: borderline ranks can differ);
+///   singular_values [min(m, n), batch...] (descending, real): "gelsd" and
+///     "gelss" only.
 /// AD: through pinv's rules and the products (PyTorch's lstsq rules are
-/// these compositions).
+/// these compositions); rank is not differentiable.
+template <LinalgTensor T>
+LstsqResult<T> lstsq_full(const T& a, const T& b, std::optional<double> rcond = std::nullopt,
+                          std::string_view driver = "");
+/// {solution, residuals} of lstsq_full.
 template <LinalgTensor T>
 std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond = std::nullopt,
                       std::string_view driver = "");
@@ -163,8 +185,10 @@ std::pair<T, T> lstsq(const T& a, const T& b, std::optional<double> rcond = std:
 /// The condition number of A, torch.linalg.cond: p = nullopt or 2: the ratio
 /// of the largest to the smallest singular value (-2: the inverse ratio),
 /// via svdvals, for any [m, n, batch...]; p = 1, -1, inf, -inf, "fro" or
-/// "nuc": matrix_norm(A, p) * matrix_norm(inv(A), p) for square A (singular
-/// A is Singular, where PyTorch returns inf). Real result.
+/// "nuc": matrix_norm(A, p) * matrix_norm(inv(A), p) for square A. A
+/// singular matrix gives inf for every p (0 for p = -2), as PyTorch; for
+/// p = None/2 that needs an exactly zero singular value (a numerically
+/// singular matrix gives a large finite ratio, as PyTorch). Real result.
 template <LinalgTensor T>
 T cond(const T& a, std::optional<double> p = std::nullopt);
 template <LinalgTensor T>
@@ -181,10 +205,13 @@ T tensorinv(const T& a, std::int64_t ind = 2);
 
 /// X with sum over x of A[x..., y...] X[x...] = B[y...], torch.linalg.tensorsolve
 /// in our axis order: A's trailing axes are B's shape and its leading axes
-/// X's shape (PyTorch's a.shape = b.shape + x.shape, reversed). Shapes that
-/// do not fit are ShapeMismatch / RankMismatch; singular is Singular. (No
-/// `dims` argument: permute A first.)
+/// X's shape (PyTorch's a.shape = b.shape + x.shape, reversed). `dims`: axes
+/// of A moved to the front first, dims[i] becoming axis i (PyTorch moves its
+/// dims to the end; its dims (d_0, ..., d_k-1) of a rank-r tensor are our
+/// (r-1-d_k-1, ..., r-1-d_0)). Shapes that do not fit are ShapeMismatch /
+/// RankMismatch; bad dims are AxisOutOfBounds / DuplicateAxis; singular is
+/// Singular.
 template <LinalgTensor T>
-T tensorsolve(const T& a, const T& b);
+T tensorsolve(const T& a, const T& b, const Axes& dims = {});
 
 }  // namespace tenferro::linalg

@@ -90,9 +90,11 @@ std::pair<Tensor, Tensor> inv_ex(const Tensor& a, Backend& backend);
 
 /// The determinant of square A [n, n, batch...], shape [batch...]
 /// (torch.linalg.det); 1 for n = 0, 0 for an exactly singular matrix.
-/// AD: d det = det tr(A^{-1} dA) (PyTorch's formula for invertible A). The
-/// derivative at an exactly singular A is Singular (PyTorch uses an SVD
-/// there; not supported).
+/// AD: d det = tr(adj(A) dA), with the adjugate adj(A) = det(A) A^{-1} from
+/// an LU where A is invertible and, where an LU pivot is exactly zero, from
+/// the SVD A = U S V^H: adj(A) = det(U) det(V^H) V diag(prod_{j != i} s_j)
+/// U^H (finite and right at singular matrices, as PyTorch's SVD-based
+/// formula). Second derivatives: where A is invertible (Singular otherwise).
 template <LinalgTensor T>
 T det(const T& a);
 Tensor det(const Tensor& a, Backend& backend);
