@@ -107,8 +107,7 @@ PENDING_OURS = {}
 # again, their numbers (times and checks) are that row's.
 PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager")}
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
-PENDING_ALL = [
-]
+PENDING_ALL = []
 TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
                ("einsum_abcd_dbef_acef", "32"): 2 * 32**6}
 # Implementations whose records are floors (a vendor library called directly
