@@ -6,6 +6,8 @@
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
+#include "tenferro/backend/scan.hpp"
+#include "tenferro/backend/sort.hpp"
 #include "tenferro/backend/structural.hpp"
 #include "tenferro/core/dtype.hpp"
 #include "tenferro/core/error.hpp"

@@ -1,0 +1,147 @@
+// Cumulative sums/products and stable (partial) argsort along one axis.
+
+#include "backend/cpu/lane_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "internal/dispatch.hpp"
+
+namespace tenferro::cpu {
+
+namespace {
+
+// Wrapping integer arithmetic (signed overflow is undefined behaviour).
+template <class T>
+T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T>
+T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// Inner positions per task: long enough runs for the vectorised inner loop.
+constexpr std::int64_t kInnerBlock = 512;
+
+template <class T>
+void cumulate_typed(CpuBackend& cpu, T* data, const LaneShape& l, bool product, bool reverse) {
+  if (l.n <= 1 || l.inner == 0 || l.outer == 0) return;
+  const std::int64_t blocks = (l.inner + kInnerBlock - 1) / kInnerBlock;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, cpu.parallel_threshold() / (l.n * kInnerBlock));
+  cpu.parallel_for(l.outer * blocks, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t o = task / blocks;
+      const std::int64_t i0 = (task % blocks) * kInnerBlock;
+      const std::int64_t i1 = std::min(l.inner, i0 + kInnerBlock);
+      T* lane = data + o * l.inner * l.n;
+      for (std::int64_t step = 1; step < l.n; ++step) {
+        const std::int64_t k = reverse ? l.n - 1 - step : step;
+        const std::int64_t prev = reverse ? k + 1 : k - 1;
+        T* cur = lane + k * l.inner;
+        const T* before = lane + prev * l.inner;
+        if (product) {
+          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_mul(before[i], cur[i]);
+        } else {
+          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_add(before[i], cur[i]);
+        }
+      }
+    }
+  });
+}
+
+// Strict order of the values with NaN largest.
+template <class T>
+bool before_ascending(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(b)) return !std::isnan(a);
+    return a < b;
+  } else {
+    return a < b;
+  }
+}
+
+template <class T>
+void argsort_typed(CpuBackend& cpu, const T* data, const LaneShape& l, std::int64_t k,
+                   bool descending, std::int64_t* out) {
+  const std::int64_t lanes = l.inner * l.outer;
+  if (lanes == 0 || k == 0) return;
+  const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / (8 * l.n + 1));
+  cpu.parallel_for(lanes, grain, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> values(static_cast<std::size_t>(l.n));
+    std::vector<std::int64_t> order(static_cast<std::size_t>(l.n));
+    for (std::int64_t lane = begin; lane < end; ++lane) {
+      const std::int64_t i = lane % l.inner, o = lane / l.inner;
+      const T* src = data + i + o * l.inner * l.n;
+      for (std::int64_t j = 0; j < l.n; ++j) values[static_cast<std::size_t>(j)] = src[j * l.inner];
+      std::iota(order.begin(), order.end(), std::int64_t{0});
+      // Ties broken by index make the order total, so a partial sort gives the
+      // same prefix as a stable full sort.
+      auto cmp = [&](std::int64_t a, std::int64_t b) {
+        const T va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
+        const bool ab = descending ? before_ascending(vb, va) : before_ascending(va, vb);
+        const bool ba = descending ? before_ascending(va, vb) : before_ascending(vb, va);
+        return ab || (!ba && a < b);
+      };
+      if (k < l.n) {
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
+      } else {
+        std::sort(order.begin(), order.end(), cmp);
+      }
+      std::int64_t* dst = out + i + o * l.inner * k;
+      for (std::int64_t j = 0; j < k; ++j) dst[j * l.inner] = order[static_cast<std::size_t>(j)];
+    }
+  });
+}
+
+}  // namespace
+
+LaneShape lane_shape(const Tensor& x, std::int64_t axis) {
+  LaneShape l;
+  for (std::int64_t d = 0; d < x.rank(); ++d) {
+    const std::int64_t e = x.shape()[static_cast<std::size_t>(d)];
+    if (d < axis) l.inner *= e;
+    if (d == axis) l.n = e;
+    if (d > axis) l.outer *= e;
+  }
+  return l;
+}
+
+void cumulate_inplace(CpuBackend& backend, const Tensor& t, const LaneShape& lanes, bool product,
+                      bool reverse) {
+  detail::dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int32_t>) {
+      throw Error(ErrorKind::Internal, "cumulate", "accumulates in i64, got a narrower dtype");
+    } else {
+      cumulate_typed<T>(backend, static_cast<T*>(t.raw_data()), lanes, product, reverse);
+    }
+  });
+}
+
+void argsort_lanes(CpuBackend& backend, const Tensor& x, const LaneShape& lanes, std::int64_t k,
+                   bool descending, const Tensor& out) {
+  detail::dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (detail::is_complex_v<T>) {
+      throw Error(ErrorKind::Internal, "argsort", "complex values are not ordered");
+    } else {
+      argsort_typed<T>(backend, static_cast<const T*>(x.raw_data()), lanes, k, descending,
+                       static_cast<std::int64_t*>(out.raw_data()));
+    }
+  });
+}
+
+}  // namespace tenferro::cpu
