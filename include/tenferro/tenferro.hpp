@@ -33,6 +33,8 @@
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
+// .npy/.npz files.
+#include "tenferro/io/npy.hpp"
 // Families (extension libraries that install themselves on first use).
 #include "tenferro/einsum/einsum.hpp"
 #include "tenferro/fft/fft.hpp"
