@@ -145,7 +145,12 @@ TEST(ScanAd, GradientsF64AndC128) {
     expect_gradients_ok([](auto z) { return trace(z[0]); }, {x}, "trace");
     expect_gradients_ok([](auto z) { return trace(z[0], -1); }, {x}, "trace offset");
     expect_gradients_ok([](auto z) { return roll(z[0], -3); }, {x}, "roll flat");
-    checked += 4;
+    // The existing triangle and where ops, checked here in the same way.
+    expect_gradients_ok([](auto z) { return tril(z[0], -1); }, {x}, "tril");
+    expect_gradients_ok([](auto z) { return triu(z[0], 1); }, {x}, "triu");
+    expect_gradients_ok([](auto z) { return where(gt(real(z[0]), real(z[1])), z[0], z[1]); },
+                        {x, randn({4, 3}, dt, gen)}, "where");
+    checked += 7;
   }
   // Sort values (real only): distinct values, so the order is locally constant.
   const Tensor r = randn({5, 3}, DType::F64, gen);
@@ -155,7 +160,7 @@ TEST(ScanAd, GradientsF64AndC128) {
     expect_gradients_ok([=](auto z) { return topk(z[0], 2, axis).first; }, {r}, "topk");
     checked += 3;
   }
-  EXPECT_EQ(checked, 2 * (2 * 6 + 4) + 6);
+  EXPECT_EQ(checked, 2 * (2 * 6 + 7) + 6);
 }
 
 TEST(ScanAd, CumprodExactWithZerosAndSecondOrder) {
@@ -208,6 +213,9 @@ TEST(ScanAd, TracedMatchesEager) {
   expect_traced_matches_eager([](auto v) { return roll(v[0], {1, -1}, {0, 1}); }, {x}, "roll");
   expect_traced_matches_eager([](auto v) { return roll(v[0], 7); }, {z}, "roll flat");
   expect_traced_matches_eager([](auto v) { return flip(v[0], {0, 1}); }, {z}, "flip");
+  expect_traced_matches_eager([](auto v) { return tril(v[0], 1) + triu(v[0], -1); }, {z}, "tri");
+  expect_traced_matches_eager([](auto v) { return where(gt(v[0], v[1]), v[0] * v[1], v[1]); },
+                              {x, randn({4, 3}, DType::F64, gen)}, "where");
 }
 
 TEST(ScanAd, ErrorsInBothTiers) {
