@@ -75,6 +75,10 @@ CASES += [("svd", "8x8x4096", "values", 1, "9 linalg"), ("eigh", "8x8x4096", "va
           ("qr", "8x8x4096", "", 1, "9 linalg"), ("solve", "8x8x4096", "1rhs", 1, "9 linalg")]
 CASES += [(c, "256", "", 1, "10 linalg AD")
           for c in ("grad_svdvals_sum", "grad_eigvalsh_sum", "grad_solve_sum")]
+# Group 16: cumsum along each axis, stable sorts and top-k (f64).
+CASES += [(c, "2048x2048", "", 1, "16 scan/sort") for c in ("cumsum_axis0", "cumsum_axis1")]
+CASES += [("sort", "2^20", "", 1, "16 scan/sort"), ("topk", "2^20", "k16", 1, "16 scan/sort"),
+          ("sort_axis0", "1024x1024", "", 1, "16 scan/sort")]
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
