@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "tenferro/backend/scan.hpp"
@@ -198,6 +199,34 @@ TEST(Sort, StableWithTiesAndNanEveryAxis) {
             (std::vector<std::int64_t>{4, 2, 3, 1, 0}));
   EXPECT_EQ(argsort(y, 0, cpu(), true).to_vector<std::int64_t>(),
             (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(Sort, LongLanesWithTiesNanAndSignedZeros) {
+  // Lanes of 300 take the radix path (short lanes a comparison sort).
+  Generator gen(13);
+  int checked = 0;
+  for (DType dt : {DType::F64, DType::F32, DType::I32, DType::I64, DType::Bool}) {
+    Tensor x = tie_values({300, 3}, dt, gen, is_inexact(dt));
+    if (is_inexact(dt)) {
+      Tensor c = cast(x, DType::F64, cpu()).clone();
+      double* d = c.mutable_data<double>();
+      d[5] = -0.0;
+      d[7] = 0.0;
+      d[9] = -0.0;
+      d[11] = std::numeric_limits<double>::infinity();
+      d[13] = -std::numeric_limits<double>::infinity();
+      d[310] = std::nan("");
+      x = cast(c, dt, cpu());
+    }
+    for (bool descending : {false, true}) {
+      const auto [v, i] = sort(tftest::strided_copy(x), 0, cpu(), descending);
+      expect_sorted(x, 0, descending, v, i, 300, std::string(name(dt)) + " long");
+      const auto [tv, ti] = topk(x, 40, 0, cpu(), descending);
+      expect_sorted(x, 0, descending, tv, ti, 40, std::string(name(dt)) + " long topk");
+      checked += 2;
+    }
+  }
+  EXPECT_EQ(checked, 5 * 2 * 2);
 }
 
 TEST(Sort, TopkMatchesSortPrefix) {

@@ -3,6 +3,8 @@
 #include "backend/cpu/lane_kernels.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
@@ -62,14 +64,52 @@ void cumulate_typed(CpuBackend& cpu, T* data, const LaneShape& l, bool product, 
   });
 }
 
-// Strict order of the values with NaN largest.
+// An unsigned key whose order is the sort order: NaN largest (all NaNs
+// equal), -0.0 equal to 0.0; ~key reverses it for descending sorts. Equal
+// keys are equal values, so sorting (key, index) pairs is a stable sort.
 template <class T>
-bool before_ascending(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(b)) return !std::isnan(a);
-    return a < b;
+std::uint64_t order_key(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? 1u : 0u;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(v)) ^ (std::uint64_t{1} << 63);
+  } else if constexpr (std::is_same_v<T, float>) {
+    if (std::isnan(v)) return 0xFFFFFFFFu;
+    const auto b = std::bit_cast<std::uint32_t>(v == 0 ? 0.0f : v);
+    return (b >> 31) != 0 ? ~b : (b | 0x80000000u);
   } else {
-    return a < b;
+    if (std::isnan(v)) return ~std::uint64_t{0};
+    const auto b = std::bit_cast<std::uint64_t>(v == 0 ? 0.0 : v);
+    return (b >> 63) != 0 ? ~b : (b | (std::uint64_t{1} << 63));
+  }
+}
+
+struct Keyed {
+  std::uint64_t key;
+  std::int64_t index;
+  bool operator<(const Keyed& o) const { return key < o.key || (key == o.key && index < o.index); }
+};
+
+// LSD radix sort on 8-bit digits (stable, so equal keys keep index order);
+// digits on which every key agrees are skipped.
+void radix_sort(std::vector<Keyed>& v, std::vector<Keyed>& tmp) {
+  const std::size_t n = v.size();
+  std::array<std::array<std::size_t, 256>, 8> count{};
+  for (const Keyed& e : v) {
+    for (int d = 0; d < 8; ++d) ++count[static_cast<std::size_t>(d)][(e.key >> (8 * d)) & 0xFF];
+  }
+  tmp.resize(n);
+  for (int d = 0; d < 8; ++d) {
+    auto& c = count[static_cast<std::size_t>(d)];
+    if (c[(v[0].key >> (8 * d)) & 0xFF] == n) continue;
+    std::size_t sum = 0;
+    for (std::size_t& x : c) {
+      const std::size_t here = x;
+      x = sum;
+      sum += here;
+    }
+    for (const Keyed& e : v) tmp[c[(e.key >> (8 * d)) & 0xFF]++] = e;
+    v.swap(tmp);
   }
 }
 
@@ -80,28 +120,26 @@ void argsort_typed(CpuBackend& cpu, const T* data, const LaneShape& l, std::int6
   if (lanes == 0 || k == 0) return;
   const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / (8 * l.n + 1));
   cpu.parallel_for(lanes, grain, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> values(static_cast<std::size_t>(l.n));
-    std::vector<std::int64_t> order(static_cast<std::size_t>(l.n));
+    std::vector<Keyed> keyed(static_cast<std::size_t>(l.n)), tmp;
     for (std::int64_t lane = begin; lane < end; ++lane) {
       const std::int64_t i = lane % l.inner, o = lane / l.inner;
       const T* src = data + i + o * l.inner * l.n;
-      for (std::int64_t j = 0; j < l.n; ++j) values[static_cast<std::size_t>(j)] = src[j * l.inner];
-      std::iota(order.begin(), order.end(), std::int64_t{0});
-      // Ties broken by index make the order total, so a partial sort gives the
-      // same prefix as a stable full sort.
-      auto cmp = [&](std::int64_t a, std::int64_t b) {
-        const T va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
-        const bool ab = descending ? before_ascending(vb, va) : before_ascending(va, vb);
-        const bool ba = descending ? before_ascending(va, vb) : before_ascending(vb, va);
-        return ab || (!ba && a < b);
-      };
-      if (k < l.n) {
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
+      for (std::int64_t j = 0; j < l.n; ++j) {
+        const std::uint64_t key = order_key(src[j * l.inner]);
+        keyed[static_cast<std::size_t>(j)] = {descending ? ~key : key, j};
+      }
+      if (4 * k < l.n) {
+        // Select the k first (a total order: ties broken by index), then sort them.
+        std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
+        std::sort(keyed.begin(), keyed.begin() + k);
+      } else if (l.n < 64) {
+        std::sort(keyed.begin(), keyed.end());
       } else {
-        std::sort(order.begin(), order.end(), cmp);
+        radix_sort(keyed, tmp);
       }
       std::int64_t* dst = out + i + o * l.inner * k;
-      for (std::int64_t j = 0; j < k; ++j) dst[j * l.inner] = order[static_cast<std::size_t>(j)];
+      for (std::int64_t j = 0; j < k; ++j)
+        dst[j * l.inner] = keyed[static_cast<std::size_t>(j)].index;
     }
   });
 }
