@@ -49,6 +49,16 @@ void cumulate_typed(CpuBackend& cpu, T* data, const LaneShape& l, bool product, 
       const std::int64_t i0 = (task % blocks) * kInnerBlock;
       const std::int64_t i1 = std::min(l.inner, i0 + kInnerBlock);
       T* lane = data + o * l.inner * l.n;
+      if (l.inner == 1) {
+        // A contiguous lane: one running value in a register.
+        T acc = lane[reverse ? l.n - 1 : 0];
+        for (std::int64_t step = 1; step < l.n; ++step) {
+          T& cur = lane[reverse ? l.n - 1 - step : step];
+          acc = product ? wrap_mul(acc, cur) : wrap_add(acc, cur);
+          cur = acc;
+        }
+        continue;
+      }
       for (std::int64_t step = 1; step < l.n; ++step) {
         const std::int64_t k = reverse ? l.n - 1 - step : step;
         const std::int64_t prev = reverse ? k + 1 : k - 1;
