@@ -264,8 +264,13 @@ Tensor parse_npy(std::span<const std::byte> b, const std::string& what, const st
   const Header h = parse_header(text, op, what);
   const std::int64_t numel = shape_numel(h.shape, op.c_str());
   const std::size_t width = itemsize(h.descr.dtype);
-  const std::uint64_t want = static_cast<std::uint64_t>(numel) * width;
   const std::uint64_t have = b.size() - data_at;
+  if (static_cast<std::uint64_t>(numel) > have / width) {
+    fail(ErrorKind::InvalidArgument, op, what, " is truncated: shape ", shape_to_string(h.shape),
+         " of ", name(h.descr.dtype), " needs ", numel, " x ", width,
+         " data bytes but the file holds ", have);
+  }
+  const std::uint64_t want = static_cast<std::uint64_t>(numel) * width;
   if (have != want) {
     fail(ErrorKind::InvalidArgument, op, what, (have < want ? " is truncated" : " is too long"),
          ": shape ", shape_to_string(h.shape), " of ", name(h.descr.dtype), " needs ", want,

@@ -153,6 +153,14 @@ std::vector<Member> read_archive(std::span<const std::byte> bytes, const std::st
       }
       out.data.assign(raw.begin(), raw.end());
     } else if (method == 8) {
+      // Deflate expands at most about 1032:1; a larger claim is a damaged
+      // (or hostile) record, refused before allocating for it.
+      if (usize > 1032 * csize + 1024) {
+        fail(ErrorKind::InvalidArgument, kOp, what, ": member '", name, "' claims ", usize,
+             " bytes from ", csize,
+             " compressed ones, more than deflate can expand to; the "
+             "archive is damaged");
+      }
       out.data = inflate_raw(raw, usize, what, name);
     } else {
       fail(ErrorKind::Unsupported, kOp, what, ": member '", name, "' uses zip compression method ",

@@ -182,6 +182,10 @@ TEST(Npy, BadFilesAreTypedErrors) {
   EXPECT_TF_ERROR(io::from_npy_bytes(longer), ErrorKind::InvalidArgument);
   std::vector<std::byte> header_cut(good.begin(), good.begin() + 40);
   EXPECT_TF_ERROR(io::from_npy_bytes(header_cut), ErrorKind::InvalidArgument);
+  // A shape far larger than the data (no allocation is attempted for it).
+  EXPECT_TF_ERROR(io::from_npy_bytes(npy_with_header(
+                      "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }", 16)),
+                  ErrorKind::InvalidArgument);
   // Malformed headers.
   for (const char* h : {"{'descr': '<f8', 'shape': (2,), }",
                         "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (2,), }",
