@@ -99,6 +99,10 @@ CASES += [(c, "256", loss, 1, "10 linalg AD")
 for t in (1, 2):
     CASES += [("fft", "2^20", "c128", t, "12 FFT"), ("rfft", "2^20", "f64", t, "12 FFT"),
               ("fft", "1024x128", "axis0", t, "12 FFT"), ("fftn", "128^3", "c128", t, "12 FFT")]
+# Group 16: cumsum along each axis, stable sorts and top-k (f64).
+CASES += [(c, "2048x2048", "", 1, "16 scan/sort") for c in ("cumsum_axis0", "cumsum_axis1")]
+CASES += [("sort", "2^20", "", 1, "16 scan/sort"), ("topk", "2^20", "k16", 1, "16 scan/sort"),
+          ("sort_axis0", "1024x1024", "", 1, "16 scan/sort")]
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.

@@ -18,6 +18,7 @@
 #include "fft_cases.hpp"
 #include "harness.hpp"
 #include "linalg_cases.hpp"
+#include "scan_sort_cases.hpp"
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/transforms.hpp"
@@ -92,6 +93,14 @@ class Suite {
   void overhead_cases();
   void autodiff_cases();
   void special_cases();
+  void scan_sort_cases() {
+    bench_scan_sort::run_cases(
+        cpu_,
+        [this](const std::string& name, const std::string& size, const std::string& variant,
+               const std::function<Tensor()>& op, const std::function<double(std::int64_t)>& ref) {
+          run(name, size, variant, op, ref);
+        });
+  }
   void linalg_cases() {
     bench_linalg::run_cases(o_, cpu_, runner(), floor_runner("lapack"));
     bench_linalg::run_traced_cases(
@@ -607,6 +616,7 @@ int main(int argc, char** argv) {
     suite.linalg_cases();
     suite.fft_cases();
     suite.einsum_cases();
+    suite.scan_sort_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());

@@ -156,6 +156,21 @@ class Suite {
     }
     linalg();
     fft();
+    scan_sort();
+  }
+
+  // Group 16 (bench/cases/scan_sort_cases.cpp): our axis d is dim rank-1-d here.
+  void scan_sort() {
+    auto x = make_input({2048, 2048}, 1);
+    run("cumsum_axis0", "2048x2048", "", [&] { return torch::cumsum(x, 1); });
+    run("cumsum_axis1", "2048x2048", "", [&] { return torch::cumsum(x, 0); });
+    auto v = make_input({std::int64_t{1} << 20}, 2);
+    run("sort", "2^20", "",
+        [&] { return std::get<0>(torch::sort(v, /*stable=*/true, -1, false)); });
+    run("topk", "2^20", "k16", [&] { return std::get<0>(torch::topk(v, 16)); });
+    auto m = make_input({1024, 1024}, 3);
+    run("sort_axis0", "1024x1024", "",
+        [&] { return std::get<0>(torch::sort(m, /*stable=*/true, 1, false)); });
   }
 
  private:

@@ -560,6 +560,27 @@ class Suite:
                  else F.fft(b, dim=-1))
         c = cinp([128, 128, 128], 1)
         self.run("fftn", "128^3", "c128", lambda: F.fftn(c))
+    def scan_sort(self):
+        """Group 16: cumsum along each axis, stable sorts and top-16 (our axis d = peer axis rank-1-d)."""
+        x = self.arr([2048, 2048], 1)
+        v, m = self.arr([1 << 20], 2), self.arr([1024, 1024], 3)
+        if self.impl == "torch":
+            t = self.torch
+            self.run("cumsum_axis0", "2048x2048", "", lambda: t.cumsum(x, dim=1))
+            self.run("cumsum_axis1", "2048x2048", "", lambda: t.cumsum(x, dim=0))
+            self.run("sort", "2^20", "", lambda: t.sort(v, stable=True).values)
+            self.run("topk", "2^20", "k16", lambda: t.topk(v, 16).values)
+            self.run("sort_axis0", "1024x1024", "", lambda: t.sort(m, dim=1, stable=True).values)
+        else:
+            def top16():
+                part = v[np.argpartition(v, -16)[-16:]]
+                return part[np.argsort(-part, kind="stable")]
+
+            self.run("cumsum_axis0", "2048x2048", "", lambda: np.cumsum(x, axis=1))
+            self.run("cumsum_axis1", "2048x2048", "", lambda: np.cumsum(x, axis=0))
+            self.run("sort", "2^20", "", lambda: np.sort(v, kind="stable"))
+            self.run("topk", "2^20", "k16", top16)
+            self.run("sort_axis0", "1024x1024", "", lambda: np.sort(m, axis=1, kind="stable"))
 
     def floors(self):
         """Memory floors: a copy moving the same bytes (numpy impl only)."""
@@ -582,6 +603,7 @@ class Suite:
         self.special()
         self.linalg()
         self.fft()
+        self.scan_sort()
         self.floors()
 
 

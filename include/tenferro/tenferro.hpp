@@ -6,6 +6,8 @@
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
+#include "tenferro/backend/scan.hpp"
+#include "tenferro/backend/sort.hpp"
 #include "tenferro/backend/structural.hpp"
 #include "tenferro/core/dtype.hpp"
 #include "tenferro/core/error.hpp"
@@ -31,6 +33,8 @@
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
+// .npy/.npz files.
+#include "tenferro/io/npy.hpp"
 // Families (extension libraries that install themselves on first use).
 #include "tenferro/einsum/einsum.hpp"
 #include "tenferro/fft/fft.hpp"

@@ -44,6 +44,13 @@ struct Executor {
     return p.is_max ? argmax(in[0], p.axis, backend, p.keepdim)
                     : argmin(in[0], p.axis, backend, p.keepdim);
   }
+  Tensor operator()(const prim::Cumulative& p) const {
+    return p.op == ReduceOp::Prod ? cumprod(in[0], p.axis, backend, p.reverse)
+                                  : cumsum(in[0], p.axis, backend, p.reverse);
+  }
+  Tensor operator()(const prim::Argsort& p) const {
+    return detail::argsort_prefix(in[0], p.axis, p.k, p.descending, backend);
+  }
   Tensor operator()(const prim::DotGeneral& p) const {
     return dot_general(in[0], in[1], p.dims, backend);
   }

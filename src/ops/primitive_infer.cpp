@@ -262,6 +262,54 @@ void infer_kind(const prim::ArgReduce& p, InferContext& ctx) {
   ctx.emit(DType::I64, reduced_shape(x.shape, axes, p.keepdim));
 }
 
+// A rank-0 input is one lane of length 1 (axis 0 or -1, like PyTorch).
+std::int64_t lane_axis_for(const InferContext& ctx, std::int64_t axis, std::int64_t rank) {
+  if (rank == 0) {
+    if (axis != 0 && axis != -1) {
+      fail(ErrorKind::AxisOutOfBounds, ctx.op, "axis ", axis,
+           " is out of range for a rank-0 tensor; use 0 or -1");
+    }
+    return 0;
+  }
+  return normalize_axis_for(ctx, axis, rank);
+}
+
+void infer_kind(const prim::Cumulative& p, InferContext& ctx) {
+  const TensorMeta& x = only_input(ctx);
+  if (p.op != ReduceOp::Sum && p.op != ReduceOp::Prod) {
+    fail(ErrorKind::InvalidArgument, ctx.op, "cumulative ", name(p.op),
+         " is not supported; use ReduceOp::Sum (cumsum) or ReduceOp::Prod (cumprod)");
+  }
+  (void)lane_axis_for(ctx, p.axis, x.rank());
+  ctx.emit(cumulative_result_dtype(x.dtype), x.shape);
+}
+
+void infer_kind(const prim::Argsort& p, InferContext& ctx) {
+  const TensorMeta& x = only_input(ctx);
+  require_no_complex(ctx, x.dtype,
+                     "complex numbers are not ordered; sort abs(x), real(x) or imag(x) instead");
+  const std::int64_t a = lane_axis_for(ctx, p.axis, x.rank());
+  if (p.k < 0) {
+    ctx.emit(DType::I64, x.shape);
+    return;
+  }
+  if (x.rank() == 0) {
+    if (p.k != 1) {
+      fail(ErrorKind::InvalidArgument, ctx.op, "k = ", p.k,
+           " on a rank-0 tensor, which always holds one value; use k = 1");
+    }
+    ctx.emit(DType::I64, x.shape);
+    return;
+  }
+  SymShape shape = x.shape;
+  const auto ua = static_cast<std::size_t>(a);
+  ctx.require_at_most(SymDim(p.k), x.shape[ua],
+                      "k must not exceed the extent of axis " + std::to_string(a),
+                      ErrorKind::InvalidArgument);
+  shape[ua] = SymDim(p.k);
+  ctx.emit(DType::I64, std::move(shape));
+}
+
 // ---- contraction -------------------------------------------------------------------
 
 void infer_kind(const prim::DotGeneral& p, InferContext& ctx) {

@@ -53,6 +53,8 @@ void infer_kind(const prim::Clamp& p, InferContext& ctx);
 void infer_kind(const prim::Reduce& p, InferContext& ctx);
 void infer_kind(const prim::Variance& p, InferContext& ctx);
 void infer_kind(const prim::ArgReduce& p, InferContext& ctx);
+void infer_kind(const prim::Cumulative& p, InferContext& ctx);
+void infer_kind(const prim::Argsort& p, InferContext& ctx);
 void infer_kind(const prim::DotGeneral& p, InferContext& ctx);
 void infer_kind(const prim::Convert& p, InferContext& ctx);
 void infer_kind(const prim::Full& p, InferContext& ctx);

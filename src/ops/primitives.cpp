@@ -92,6 +92,12 @@ std::string_view kind_name(const Constant&) {
 std::string_view kind_name(const Polygamma&) {
   return "polygamma";
 }
+std::string_view kind_name(const Cumulative& p) {
+  return p.op == ReduceOp::Prod ? "cumprod" : "cumsum";
+}
+std::string_view kind_name(const Argsort& p) {
+  return p.k < 0 ? "argsort" : "topk";
+}
 
 template <class P>
 std::size_t arity(const P&) {
@@ -234,6 +240,12 @@ std::size_t fields_hash(const Constant& p) {
                       std::hash<const void*>{}(t.storage().get()));
 }
 
+std::size_t fields_hash(const Cumulative& p) {
+  return hash_fields(p.op, p.axis, p.reverse);
+}
+std::size_t fields_hash(const Argsort& p) {
+  return hash_fields(p.axis, p.descending, p.k);
+}
 std::size_t fields_hash(const Polygamma& p) {
   return hash_fields(p.n);
 }
@@ -353,6 +365,13 @@ std::string params_text(const Constant& p) {
          ", dtype=" + std::string(name(p.value.dtype()));
 }
 
+std::string params_text(const Cumulative& p) {
+  return "axis=" + std::to_string(p.axis) + ", reverse=" + flag(p.reverse);
+}
+std::string params_text(const Argsort& p) {
+  return "axis=" + std::to_string(p.axis) + ", descending=" + flag(p.descending) +
+         (p.k < 0 ? std::string() : ", k=" + std::to_string(p.k));
+}
 std::string params_text(const Polygamma& p) {
   return "n=" + std::to_string(p.n);
 }

@@ -107,7 +107,39 @@ TEST(CoreRulesReduce, NonDifferentiable) {
   rc.check(make_primitive(prim::ArgReduce{false, 0, true}), {x}, "argmin", nd);
   rc.check(R(ReduceOp::All, {0}, false), {x}, "all", nd);
   rc.check(R(ReduceOp::Any, {0}, false), {x}, "any", nd);
-  EXPECT_EQ(rc.checked(), 4);
+  rc.check(make_primitive(prim::Argsort{1, true, -1}), {x}, "argsort", nd);
+  rc.check(make_primitive(prim::Argsort{0, false, 2}), {x}, "topk", nd);
+  EXPECT_EQ(rc.checked(), 6);
+}
+
+TEST(CoreRulesReduce, CumulativeEveryAxisDirectionAndZeros) {
+  // The rules directly: finite differences, adjointness and declared
+  // residuals; cumprod also with one and two zeros in a lane.
+  RuleChecker rc;
+  int expected = 0;
+  for (DType dt : {DType::F64, DType::C128}) {
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod}) {
+      for (std::int64_t axis : {0, 1, -1}) {
+        for (bool reverse : {false, true}) {
+          const auto P = make_primitive(prim::Cumulative{op, axis, reverse});
+          const std::string label = std::string(name(dt)) + " " + std::string(P->describe());
+          Tensor x = rc.random({3, 4, 2}, dt);
+          rc.check(P, {x}, label);
+          Tensor z = x.clone();
+          Tensor::copy_into(zeros({1, 1, 1}, dt), z.slice(0, 1, 2).slice(1, 1, 2).slice(2, 0, 1));
+          Tensor::copy_into(zeros({1, 1, 2}, dt), z.slice(0, 0, 1).slice(1, 3, 4));
+          Tensor::copy_into(zeros({1, 1, 2}, dt), z.slice(0, 2, 3).slice(1, 3, 4));
+          rc.check(P, {z}, label + " zeros");
+          expected += 2;
+        }
+      }
+    }
+  }
+  rc.check(make_primitive(prim::Cumulative{ReduceOp::Prod, 0, false}), {Tensor::scalar(1.5)},
+           "rank 0");
+  rc.check(make_primitive(prim::Cumulative{ReduceOp::Sum, 1, false}), {zeros({2, 0}, DType::F64)},
+           "empty");
+  EXPECT_EQ(rc.checked(), expected + 2);
 }
 
 // ---- dot_general ------------------------------------------------------------------

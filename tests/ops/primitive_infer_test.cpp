@@ -73,6 +73,10 @@ TEST(PrimitiveIdentity, NamesAndCounts) {
       {prim::Variance{{}, 1.0, false, true}, "std", 1},
       {prim::ArgReduce{}, "argmax", 1},
       {prim::ArgReduce{false, 0, false}, "argmin", 1},
+      {prim::Cumulative{ReduceOp::Sum, 0, false}, "cumsum", 1},
+      {prim::Cumulative{ReduceOp::Prod, 0, true}, "cumprod", 1},
+      {prim::Argsort{0, false, -1}, "argsort", 1},
+      {prim::Argsort{0, true, 2}, "topk", 1},
       {prim::DotGeneral{}, "dot_general", 2},
       {prim::Transpose{}, "transpose", 1},
       {prim::Reshape{}, "reshape", 1},
@@ -114,6 +118,10 @@ TEST(PrimitiveIdentity, EqualityAndHash) {
       {prim::Reduce{ReduceOp::Sum, {0}, false}, prim::Reduce{ReduceOp::Sum, {0}, true}},
       {prim::Variance{{0}, 1.0}, prim::Variance{{0}, 0.0}},
       {prim::ArgReduce{true, 0}, prim::ArgReduce{true, 1}},
+      {prim::Cumulative{ReduceOp::Sum, 0, false}, prim::Cumulative{ReduceOp::Sum, 0, true}},
+      {prim::Cumulative{ReduceOp::Sum, 0, false}, prim::Cumulative{ReduceOp::Prod, 0, false}},
+      {prim::Argsort{0, false, -1}, prim::Argsort{0, true, -1}},
+      {prim::Argsort{0, false, 2}, prim::Argsort{0, false, 3}},
       {prim::DotGeneral{{{1}, {0}, {}, {}}}, prim::DotGeneral{{{1}, {0}, {}, {2}}}},
       {prim::DotGeneral{{{1}, {0}, {2}, {2}}}, prim::DotGeneral{{{1}, {0}, {2}, {1}}}},
       {prim::Reshape{{n, 2}}, prim::Reshape{{m, 2}}},
@@ -307,6 +315,31 @@ TEST(PrimitiveInfer, Reductions) {
   EXPECT_EQ(infer1(prim::ArgReduce{false, -1, true}, x).shape, (SymShape{n, m, 1}));
   expect_error(prim::ArgReduce{true, 3}, x, ErrorKind::AxisOutOfBounds);
   expect_error(prim::ArgReduce{true, 0}, {meta(c64, {2})}, ErrorKind::DTypeMismatch);
+}
+
+TEST(PrimitiveInfer, CumulativeAndArgsort) {
+  const std::vector<TensorMeta> x{meta(i32, {n, m, 4})};
+  EXPECT_EQ(infer1(prim::Cumulative{ReduceOp::Sum, 1, false}, x).dtype, i64);
+  EXPECT_EQ(infer1(prim::Cumulative{ReduceOp::Prod, -1, true}, x).shape, (SymShape{n, m, 4}));
+  EXPECT_EQ(infer1(prim::Cumulative{ReduceOp::Sum, 0, false}, {meta(c64, {2})}).dtype, c64);
+  EXPECT_EQ(infer1(prim::Cumulative{ReduceOp::Sum, -1, false}, {meta(f32, {})}).shape, SymShape{});
+  expect_error(prim::Cumulative{ReduceOp::Sum, 3, false}, x, ErrorKind::AxisOutOfBounds);
+  expect_error(prim::Cumulative{ReduceOp::Sum, 1, false}, {meta(f64, {})},
+               ErrorKind::AxisOutOfBounds);
+  expect_error(prim::Cumulative{ReduceOp::Max, 0, false}, x, ErrorKind::InvalidArgument);
+
+  EXPECT_EQ(infer1(prim::Argsort{1, false, -1}, x).dtype, i64);
+  EXPECT_EQ(infer1(prim::Argsort{1, false, -1}, x).shape, (SymShape{n, m, 4}));
+  EXPECT_EQ(infer1(prim::Argsort{2, true, 3}, x).shape, (SymShape{n, m, 3}));
+  expect_error(prim::Argsort{2, true, 5}, x, ErrorKind::InvalidArgument);
+  expect_error(prim::Argsort{0, false, -1}, {meta(c128, {2})}, ErrorKind::DTypeMismatch);
+  expect_error(prim::Argsort{0, false, 0}, {meta(f64, {})}, ErrorKind::InvalidArgument);
+  // A symbolic extent: k <= n becomes a constraint checked when n binds.
+  const InferenceResult r = infer(prim::Argsort{0, true, 3}, x);
+  EXPECT_EQ(r.outputs[0].shape, (SymShape{3, m, 4}));
+  ASSERT_EQ(r.constraints.size(), 1u);
+  EXPECT_NO_THROW(check_constraints("topk", r.constraints, {}, {{"n", 3}}));
+  EXPECT_THROW(check_constraints("topk", r.constraints, {}, {{"n", 2}}), Error);
 }
 
 TEST(PrimitiveInfer, DotGeneral) {

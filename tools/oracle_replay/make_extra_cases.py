@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes oracle cases for argument forms the shared dev set does not contain
 (scalar second operands, logit's eps, std/var positional forms, reduction dtype,
-fill with a complex value, complex inputs of unary ops whose dev cases are real), in the schema of ../shared/oracles/case.schema.json.
+fill with a complex value, complex inputs of unary ops whose dev cases are real,
+and the scans, sorts and layout helpers the dev set lacks), in the schema of ../shared/oracles/case.schema.json.
 References come from PyTorch's autograd (Debian's python3-torch); the replay's
 unit test runs them (tools.oracle_replay_extra). Regenerate with:
     /usr/bin/python3 tools/oracle_replay/make_extra_cases.py tools/oracle_replay/extra_cases
@@ -106,6 +107,32 @@ def main(out):
     fill_in = r(3)
     cases.append(case("fill_complex_001", "fill", torch.fill, {"a": fill_in.to(c128)},
                       args=(complex(1.5, -2.0),), hvp=False))
+    # Scans, sorting and layout helpers (no dev-set cases). cumprod also with
+    # zeros in a lane; sort/topk on distinct values (their derivative is a gather).
+    z = r(4, 5)
+    z[1, 2] = 0.0
+    z[3, 0] = 0.0
+    z[3, 4] = 0.0
+    sort_values = lambda a, **kw: torch.sort(a, stable=True, **kw).values
+    topk_values = lambda a, *args, **kw: torch.topk(a, *args, **kw).values
+    cases += [
+        case("cumsum_001", "cumsum", torch.cumsum, {"a": r(3, 4, 5)}, args=(1,)),
+        case("cumsum_002", "cumsum", torch.cumsum, {"a": r(4, 3, dtype=c128)}, kwargs={"dim": -1}, hvp=False),
+        case("cumprod_001", "cumprod", torch.cumprod, {"a": r(3, 4, lo=0.5, hi=1.5)}, args=(0,)),
+        case("cumprod_zeros_001", "cumprod", torch.cumprod, {"a": z}, args=(1,), hvp=False),
+        case("cumprod_zeros_002", "cumprod", torch.cumprod, {"a": z.t().contiguous()}, args=(0,), hvp=False),
+        case("cumprod_002", "cumprod", torch.cumprod, {"a": r(3, 4, dtype=c128)}, args=(1,), hvp=False),
+        case("sort_001", "sort", sort_values, {"a": r(4, 6)}, kwargs={"dim": 1}),
+        case("sort_002", "sort", sort_values, {"a": r(5, 3)}, kwargs={"dim": 0, "descending": True}),
+        case("topk_001", "topk", topk_values, {"a": r(4, 7)}, args=(3,)),
+        case("topk_002", "topk", topk_values, {"a": r(6, 2)}, args=(2, 0, False)),
+        case("kron_001", "kron", torch.kron, {"a": r(2, 3), "b": r(4, 2)}),
+        case("kron_002", "kron", torch.kron, {"a": r(3, dtype=c128), "b": r(2, 2, dtype=c128)}, hvp=False),
+        case("trace_001", "trace", torch.trace, {"a": r(4, 3)}),
+        case("flip_001", "flip", torch.flip, {"a": r(3, 4, 2)}, args=([0, 2],)),
+        case("roll_001", "roll", torch.roll, {"a": r(3, 4)}, args=([1, -2], [0, 1])),
+        case("roll_002", "roll", torch.roll, {"a": r(3, 4)}, args=(5,)),
+    ]
     by_op = {}
     for c in cases:
         by_op.setdefault(c["op"], []).append(c)

@@ -95,6 +95,8 @@ template <class T>
 OpFn<T> build_nn(const Case& c);  // ops_nn.cpp
 template <class T>
 OpFn<T> build_reduction(const Case& c);  // ops_other.cpp
+template <class T>
+OpFn<T> build_scan(const Case& c);  // ops_scan.cpp
 
 /// An op argument: op_kwargs[key] when present, else the positional
 /// op_args[pos] (pos < 0: keyword only); nullptr when absent or null.

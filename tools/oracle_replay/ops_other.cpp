@@ -273,6 +273,7 @@ OpFn<T> build_table(const Case& c) {
   if (auto f = build_reduction<T>(c)) return f;
   if (auto f = build_special<T>(c)) return f;
   if (auto f = build_nn<T>(c)) return f;
+  if (auto f = build_scan<T>(c)) return f;
   return {};
 }
 

@@ -22,7 +22,9 @@
 // list reduces nothing, the forms without axes reduce every axis (PyTorch's
 // dim=[] for nansum/nanmean/amax/amin is the form without axes).
 
+#include <initializer_list>
 #include <optional>
+#include <span>
 
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/traced.hpp"
@@ -163,5 +165,32 @@ template <AdTensor T>
 T amin(const T& x, Axes axes, bool keepdim = false);
 template <AdTensor T>
 T amin(const T& x);
+
+// ---- layout helpers (axes are column-major: PyTorch dim d is our axis rank-1-d) --
+
+/// Kronecker product (torch.kron): the result has extent a_d * b_d on each
+/// axis d and holds a[i] * b[j] at i * b_d + j, so kron of two matrices is the
+/// textbook block matrix [a_00 b, a_01 b; ...]. The lower-rank operand gets
+/// trailing unit axes (PyTorch's leading ones). dtypes promote as in mul.
+template <AdTensor T>
+T kron(const T& a, const T& b);
+/// Sum of the offset diagonal of the matrices in axis1 and axis2, the other
+/// axes kept as a batch (torch.trace for a matrix; rank 0 for rank 2).
+/// dtypes as in sum (bool, i32 -> i64).
+template <AdTensor T>
+T trace(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1);
+/// Rolls x by shifts[i] along axes[i] (torch.roll): out[(j + s) mod n] = x[j].
+/// Negative shifts roll backwards; an axis may repeat (the shifts add).
+/// Needs constant extents on the rolled axes (traced: bind them first).
+template <AdTensor T>
+T roll(const T& x, std::span<const std::int64_t> shifts, Axes axes);
+template <AdTensor T>
+T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
+  return roll(x, std::span<const std::int64_t>(shifts.begin(), shifts.size()), std::move(axes));
+}
+/// torch.roll without dims: rolls the column-major flattening of x (the
+/// row-major flattening of the PyTorch tensor on the same memory).
+template <AdTensor T>
+T roll(const T& x, std::int64_t shift);
 
 }  // namespace tenferro

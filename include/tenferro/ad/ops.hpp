@@ -375,6 +375,11 @@ template <AdTensor T>
 T reverse(const T& x, Axes axes) {
   return detail::apply_primitive<T>(prim::Reverse{std::move(axes)}, {x});
 }
+/// reverse under PyTorch's name (torch.flip).
+template <AdTensor T>
+T flip(const T& x, Axes axes) {
+  return reverse(x, std::move(axes));
+}
 template <AdTensor T>
 T diagonal(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1) {
   return detail::apply_primitive<T>(prim::Diagonal{offset, axis1, axis2}, {x});
@@ -411,6 +416,46 @@ T convert(const T& x, DType dtype) {
 template <AdTensor T>
 T cast(const T& x, DType dtype) {
   return detail::apply_primitive<T>(prim::Convert{dtype, true}, {x});
+}
+
+// ---- scans and sorting (axes as in tenferro/backend/scan.hpp and sort.hpp) ----------
+
+/// Running sum along `axis` (torch.cumsum; PyTorch dim d is our axis rank-1-d).
+/// bool and integers accumulate in i64. Linear: the vjp is the reverse cumsum.
+template <AdTensor T>
+T cumsum(const T& x, std::int64_t axis) {
+  return detail::apply_primitive<T>(prim::Cumulative{ReduceOp::Sum, axis, false}, {x});
+}
+/// Running product along `axis` (torch.cumprod). The first derivative is exact
+/// with zeros in x (PyTorch's formula); higher ones are exact away from zeros.
+template <AdTensor T>
+T cumprod(const T& x, std::int64_t axis) {
+  return detail::apply_primitive<T>(prim::Cumulative{ReduceOp::Prod, axis, false}, {x});
+}
+/// Indices (i64) that sort x along `axis`: stable, NaN largest (torch.argsort(stable=True)).
+template <AdTensor T>
+T argsort(const T& x, std::int64_t axis, bool descending = false) {
+  return detail::apply_primitive<T>(prim::Argsort{axis, descending, -1}, {x});
+}
+/// {values, indices} of x sorted along `axis` (torch.sort(stable=True)).
+/// The values are take_along_axis(x, indices): differentiable as a gather.
+template <AdTensor T>
+std::pair<T, T> sort(const T& x, std::int64_t axis, bool descending = false) {
+  T idx = argsort(x, axis, descending);
+  if (x.rank() == 0) return {x, idx};
+  return {take_along_axis(x, idx, axis), idx};
+}
+/// {values, indices} of the k largest (smallest unless `largest`) entries
+/// along `axis`, sorted; ties keep the lower index first (torch.topk).
+/// 0 <= k <= extent of the axis, else InvalidArgument.
+template <AdTensor T>
+std::pair<T, T> topk(const T& x, std::int64_t k, std::int64_t axis, bool largest = true) {
+  if (k < 0) {
+    fail(ErrorKind::InvalidArgument, "topk", "k = ", k, " is negative; choose 0 <= k <= extent");
+  }
+  T idx = detail::apply_primitive<T>(prim::Argsort{axis, largest, k}, {x});
+  if (x.rank() == 0) return {x, idx};
+  return {take_along_axis(x, idx, axis), idx};
 }
 
 }  // namespace tenferro

@@ -34,6 +34,20 @@ Tensor concatenate(ListRef<Tensor> xs, std::int64_t axis, Backend& backend);
 Tensor stack(ListRef<Tensor> xs, std::int64_t axis, Backend& backend);
 /// Reverses the given axes.
 Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend);
+/// reverse under PyTorch's name (torch.flip).
+Tensor flip(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend);
+/// Kronecker product (torch.kron): extent a_d * b_d on each axis d, holding
+/// a[i] * b[j] at i * b_d + j; the lower-rank operand gets trailing unit axes.
+Tensor kron(const Tensor& a, const Tensor& b, Backend& backend);
+/// Sum of the offset diagonal of the matrices in axis1/axis2, other axes kept
+/// (torch.trace); dtypes as in sum.
+Tensor trace(const Tensor& x, Backend& backend, std::int64_t offset = 0, std::int64_t axis1 = 0,
+             std::int64_t axis2 = 1);
+/// Rolls x by shifts[i] along axes[i] (torch.roll): out[(j + s) mod n] = x[j].
+Tensor roll(const Tensor& x, std::span<const std::int64_t> shifts,
+            std::span<const std::int64_t> axes, Backend& backend);
+/// torch.roll without dims: rolls the column-major flattening of x.
+Tensor roll(const Tensor& x, std::int64_t shift, Backend& backend);
 /// Diagonal extract (see Tensor::diagonal: the diagonal becomes the first axis).
 Tensor diagonal(const Tensor& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2,
                 Backend& backend);

@@ -10,6 +10,8 @@
 #include "tenferro/backend/contract.hpp"
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
+#include "tenferro/backend/scan.hpp"
+#include "tenferro/backend/sort.hpp"
 #include "tenferro/ops/op.hpp"
 #include "tenferro/tensor/tensor.hpp"
 
@@ -48,6 +50,18 @@ struct ArgReduce {  // 1 input -> i64
   std::int64_t axis = 0;
   bool keepdim = false;
   bool operator==(const ArgReduce&) const = default;
+};
+struct Cumulative {  // 1 input; cumsum (Sum) or cumprod (Prod) along axis
+  ReduceOp op = ReduceOp::Sum;
+  std::int64_t axis = 0;
+  bool reverse = false;  // accumulate from the end
+  bool operator==(const Cumulative&) const = default;
+};
+struct Argsort {  // 1 input -> i64; the first k sorting indices (k < 0: all)
+  std::int64_t axis = 0;
+  bool descending = false;
+  std::int64_t k = -1;
+  bool operator==(const Argsort&) const = default;
 };
 struct DotGeneral {  // 2 inputs
   DotDims dims;
@@ -132,7 +146,7 @@ struct Polygamma {  // 1 input; n-th derivative of digamma, n >= 0
 using Params = std::variant<Unary, Binary, Select, Clamp, Reduce, Variance, ArgReduce, DotGeneral,
                             Transpose, Reshape, BroadcastInDim, Slice, Pad, Concatenate, Reverse,
                             IndexSelect, TakeAlongAxis, ScatterAdd, Diagonal, DiagEmbed, Triangle,
-                            Convert, Full, Constant, Polygamma>;
+                            Convert, Full, Constant, Polygamma, Cumulative, Argsort>;
 
 std::size_t hash_value(const Params& p);
 

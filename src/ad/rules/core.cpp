@@ -124,6 +124,7 @@ void register_core_rules(AdContext& ctx) {
   core::register_elementwise_rules(ctx);
   core::register_reduce_rules(ctx);
   core::register_structural_rules(ctx);
+  core::register_scan_rules(ctx);
 }
 
 }  // namespace tenferro::ad

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -64,6 +65,15 @@ int main() {
     auto y = rt->variable(ones);
     tf::sum(tf::abs(tf::fft::fft(y))).backward();
     expect("fft gradient", y.grad().defined() && y.grad().shape() == tf::Shape{4});
+
+    // .npz through the installed io layer (zlib linked through the package):
+    // a compressed round trip in memory-sized files.
+    const auto npz = std::filesystem::temp_directory_path() / "tenferro_consumer_check.npz";
+    tf::io::save_npz(npz, {{"a", a}}, /*compressed=*/true);
+    const auto back = tf::io::load_npz(npz);
+    std::filesystem::remove(npz);
+    expect("npz round trip", back.at("a").shape() == a.shape() &&
+                                 back.at("a").to_vector<double>() == a.to_vector<double>());
 
     // Typed errors cross the library boundary intact.
     try {

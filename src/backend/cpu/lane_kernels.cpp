@@ -1,0 +1,195 @@
+// Cumulative sums/products and stable (partial) argsort along one axis.
+
+#include "backend/cpu/lane_kernels.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "internal/dispatch.hpp"
+
+namespace tenferro::cpu {
+
+namespace {
+
+// Wrapping integer arithmetic (signed overflow is undefined behaviour).
+template <class T>
+T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T>
+T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// Inner positions per task: long enough runs for the vectorised inner loop.
+constexpr std::int64_t kInnerBlock = 512;
+
+template <class T>
+void cumulate_typed(CpuBackend& cpu, T* data, const LaneShape& l, bool product, bool reverse) {
+  if (l.n <= 1 || l.inner == 0 || l.outer == 0) return;
+  const std::int64_t blocks = (l.inner + kInnerBlock - 1) / kInnerBlock;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, cpu.parallel_threshold() / (l.n * kInnerBlock));
+  cpu.parallel_for(l.outer * blocks, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t o = task / blocks;
+      const std::int64_t i0 = (task % blocks) * kInnerBlock;
+      const std::int64_t i1 = std::min(l.inner, i0 + kInnerBlock);
+      T* lane = data + o * l.inner * l.n;
+      if (l.inner == 1) {
+        // A contiguous lane: one running value in a register.
+        T acc = lane[reverse ? l.n - 1 : 0];
+        for (std::int64_t step = 1; step < l.n; ++step) {
+          T& cur = lane[reverse ? l.n - 1 - step : step];
+          acc = product ? wrap_mul(acc, cur) : wrap_add(acc, cur);
+          cur = acc;
+        }
+        continue;
+      }
+      for (std::int64_t step = 1; step < l.n; ++step) {
+        const std::int64_t k = reverse ? l.n - 1 - step : step;
+        const std::int64_t prev = reverse ? k + 1 : k - 1;
+        T* cur = lane + k * l.inner;
+        const T* before = lane + prev * l.inner;
+        if (product) {
+          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_mul(before[i], cur[i]);
+        } else {
+          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_add(before[i], cur[i]);
+        }
+      }
+    }
+  });
+}
+
+// An unsigned key whose order is the sort order: NaN largest (all NaNs
+// equal), -0.0 equal to 0.0; ~key reverses it for descending sorts. Equal
+// keys are equal values, so sorting (key, index) pairs is a stable sort.
+template <class T>
+std::uint64_t order_key(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? 1u : 0u;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(v)) ^ (std::uint64_t{1} << 63);
+  } else if constexpr (std::is_same_v<T, float>) {
+    if (std::isnan(v)) return 0xFFFFFFFFu;
+    const auto b = std::bit_cast<std::uint32_t>(v == 0 ? 0.0f : v);
+    return (b >> 31) != 0 ? ~b : (b | 0x80000000u);
+  } else {
+    if (std::isnan(v)) return ~std::uint64_t{0};
+    const auto b = std::bit_cast<std::uint64_t>(v == 0 ? 0.0 : v);
+    return (b >> 63) != 0 ? ~b : (b | (std::uint64_t{1} << 63));
+  }
+}
+
+struct Keyed {
+  std::uint64_t key;
+  std::int64_t index;
+  bool operator<(const Keyed& o) const { return key < o.key || (key == o.key && index < o.index); }
+};
+
+// LSD radix sort on 8-bit digits (stable, so equal keys keep index order);
+// digits on which every key agrees are skipped.
+void radix_sort(std::vector<Keyed>& v, std::vector<Keyed>& tmp) {
+  const std::size_t n = v.size();
+  std::array<std::array<std::size_t, 256>, 8> count{};
+  for (const Keyed& e : v) {
+    for (int d = 0; d < 8; ++d) ++count[static_cast<std::size_t>(d)][(e.key >> (8 * d)) & 0xFF];
+  }
+  tmp.resize(n);
+  for (int d = 0; d < 8; ++d) {
+    auto& c = count[static_cast<std::size_t>(d)];
+    if (c[(v[0].key >> (8 * d)) & 0xFF] == n) continue;
+    std::size_t sum = 0;
+    for (std::size_t& x : c) {
+      const std::size_t here = x;
+      x = sum;
+      sum += here;
+    }
+    for (const Keyed& e : v) tmp[c[(e.key >> (8 * d)) & 0xFF]++] = e;
+    v.swap(tmp);
+  }
+}
+
+template <class T>
+void argsort_typed(CpuBackend& cpu, const T* data, const LaneShape& l, std::int64_t k,
+                   bool descending, std::int64_t* out) {
+  const std::int64_t lanes = l.inner * l.outer;
+  if (lanes == 0 || k == 0) return;
+  const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / (8 * l.n + 1));
+  cpu.parallel_for(lanes, grain, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<Keyed> keyed(static_cast<std::size_t>(l.n)), tmp;
+    for (std::int64_t lane = begin; lane < end; ++lane) {
+      const std::int64_t i = lane % l.inner, o = lane / l.inner;
+      const T* src = data + i + o * l.inner * l.n;
+      for (std::int64_t j = 0; j < l.n; ++j) {
+        const std::uint64_t key = order_key(src[j * l.inner]);
+        keyed[static_cast<std::size_t>(j)] = {descending ? ~key : key, j};
+      }
+      if (4 * k < l.n) {
+        // Select the k first (a total order: ties broken by index), then sort them.
+        std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
+        std::sort(keyed.begin(), keyed.begin() + k);
+      } else if (l.n < 64) {
+        std::sort(keyed.begin(), keyed.end());
+      } else {
+        radix_sort(keyed, tmp);
+      }
+      std::int64_t* dst = out + i + o * l.inner * k;
+      for (std::int64_t j = 0; j < k; ++j)
+        dst[j * l.inner] = keyed[static_cast<std::size_t>(j)].index;
+    }
+  });
+}
+
+}  // namespace
+
+LaneShape lane_shape(const Tensor& x, std::int64_t axis) {
+  LaneShape l;
+  for (std::int64_t d = 0; d < x.rank(); ++d) {
+    const std::int64_t e = x.shape()[static_cast<std::size_t>(d)];
+    if (d < axis) l.inner *= e;
+    if (d == axis) l.n = e;
+    if (d > axis) l.outer *= e;
+  }
+  return l;
+}
+
+void cumulate_inplace(CpuBackend& backend, const Tensor& t, const LaneShape& lanes, bool product,
+                      bool reverse) {
+  detail::dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int32_t>) {
+      throw Error(ErrorKind::Internal, "cumulate", "accumulates in i64, got a narrower dtype");
+    } else {
+      cumulate_typed<T>(backend, static_cast<T*>(t.raw_data()), lanes, product, reverse);
+    }
+  });
+}
+
+void argsort_lanes(CpuBackend& backend, const Tensor& x, const LaneShape& lanes, std::int64_t k,
+                   bool descending, const Tensor& out) {
+  detail::dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (detail::is_complex_v<T>) {
+      throw Error(ErrorKind::Internal, "argsort", "complex values are not ordered");
+    } else {
+      argsort_typed<T>(backend, static_cast<const T*>(x.raw_data()), lanes, k, descending,
+                       static_cast<std::int64_t*>(out.raw_data()));
+    }
+  });
+}
+
+}  // namespace tenferro::cpu

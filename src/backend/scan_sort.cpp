@@ -1,0 +1,123 @@
+// Direct cumsum/cumprod, argsort, sort and topk. The input is first copied
+// into a compact column-major tensor (converting the dtype where the result
+// needs it), so the lane kernels see one layout whatever x's strides are.
+
+#include <utility>
+
+#include "backend/cpu/kernels.hpp"
+#include "backend/cpu/lane_kernels.hpp"
+#include "tenferro/backend/scan.hpp"
+#include "tenferro/backend/sort.hpp"
+#include "tenferro/backend/structural.hpp"
+
+namespace tenferro {
+
+namespace {
+
+void require_defined(const Tensor& x, const char* op) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, "input is undefined");
+}
+
+// A rank-0 tensor acts as one lane of length 1 (PyTorch accepts dim 0 or -1).
+std::int64_t lane_axis(const Tensor& x, std::int64_t axis, const char* op) {
+  if (x.rank() == 0) {
+    if (axis != 0 && axis != -1) {
+      fail(ErrorKind::AxisOutOfBounds, op, "axis ", axis,
+           " is out of range for a rank-0 tensor; use 0 or -1");
+    }
+    return 0;
+  }
+  return normalize_axis(axis, x.rank(), op);
+}
+
+Tensor cumulate(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse, bool product,
+                const char* op) {
+  require_defined(x, op);
+  const std::int64_t a = lane_axis(x, axis, op);
+  CpuBackend& cpu = require_cpu(backend, op);
+  ScopedCpuSession session(cpu);
+  Tensor out = backend.empty(x.shape(), cumulative_result_dtype(x.dtype()));
+  cpu::copy(cpu, x, out);
+  if (x.rank() > 0) cpu::cumulate_inplace(cpu, out, cpu::lane_shape(out, a), product, reverse);
+  return out;
+}
+
+}  // namespace
+
+DType cumulative_result_dtype(DType dtype) {
+  return is_integral(dtype) || dtype == DType::Bool ? DType::I64 : dtype;
+}
+
+Tensor cumsum(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse) {
+  return cumulate(x, axis, backend, reverse, false, "cumsum");
+}
+
+Tensor cumprod(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse) {
+  return cumulate(x, axis, backend, reverse, true, "cumprod");
+}
+
+namespace detail {
+
+Tensor argsort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k, bool descending,
+                      Backend& backend) {
+  const char* op = k < 0 ? "argsort" : "topk";
+  require_defined(x, op);
+  if (is_complex(x.dtype())) {
+    fail(ErrorKind::DTypeMismatch, op, "complex numbers are not ordered (dtype ", name(x.dtype()),
+         "); sort abs(x), real(x) or imag(x) instead");
+  }
+  const std::int64_t a = lane_axis(x, axis, op);
+  const std::int64_t n = x.rank() == 0 ? 1 : x.shape()[static_cast<std::size_t>(a)];
+  if (k > n) {
+    fail(ErrorKind::InvalidArgument, op, "k = ", k, " exceeds the extent ", n, " of axis ", a,
+         "; choose 0 <= k <= ", n);
+  }
+  if (x.rank() == 0 && k == 0) {
+    fail(ErrorKind::InvalidArgument, op,
+         "k = 0 on a rank-0 tensor, which always holds one value; use k = 1");
+  }
+  const std::int64_t kept = k < 0 ? n : k;
+  CpuBackend& cpu = require_cpu(backend, op);
+  ScopedCpuSession session(cpu);
+  Shape out_shape(x.shape());
+  if (x.rank() > 0) out_shape[static_cast<std::size_t>(a)] = kept;
+  Tensor out = backend.empty(out_shape, DType::I64);
+  if (x.rank() == 0) {
+    if (kept == 1) cpu::fill(cpu, out, Scalar(std::int64_t{0}));
+    return out;
+  }
+  Tensor compact = x;
+  if (!x.is_contiguous()) {
+    compact = backend.empty(x.shape(), x.dtype());
+    cpu::copy(cpu, x, compact);
+  }
+  cpu::argsort_lanes(cpu, compact, cpu::lane_shape(compact, a), kept, descending, out);
+  return out;
+}
+
+}  // namespace detail
+
+Tensor argsort(const Tensor& x, std::int64_t axis, Backend& backend, bool descending) {
+  return detail::argsort_prefix(x, axis, -1, descending, backend);
+}
+
+std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t axis, Backend& backend,
+                               bool descending) {
+  Tensor idx = detail::argsort_prefix(x, axis, -1, descending, backend);
+  if (x.rank() == 0) return {copy(x, backend), std::move(idx)};
+  Tensor values = take_along_axis(x, idx, axis, backend);
+  return {std::move(values), std::move(idx)};
+}
+
+std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t axis, Backend& backend,
+                               bool largest) {
+  if (k < 0) {
+    fail(ErrorKind::InvalidArgument, "topk", "k = ", k, " is negative; choose 0 <= k <= extent");
+  }
+  Tensor idx = detail::argsort_prefix(x, axis, k, largest, backend);
+  if (x.rank() == 0) return {copy(x, backend), std::move(idx)};
+  Tensor values = take_along_axis(x, idx, axis, backend);
+  return {std::move(values), std::move(idx)};
+}
+
+}  // namespace tenferro
