@@ -6,6 +6,7 @@
 #include <complex>
 #include <thread>
 
+#include "fft/fft_test_util.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/program.hpp"
@@ -18,16 +19,8 @@ using cd = std::complex<double>;
 
 namespace {
 
-std::vector<cd> signal(std::int64_t count) {
-  std::vector<cd> v(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) v[i] = cd(std::sin(1.7 * i + 0.3), std::cos(0.9 * i));
-  return v;
-}
-std::vector<double> real_signal(std::int64_t count) {
-  std::vector<double> v(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) v[i] = std::sin(1.3 * i + 0.2) + 0.1 * i;
-  return v;
-}
+using fft_test::real_signal;
+using fft_test::signal;
 
 using Fn1 = EagerTensor (*)(const EagerTensor&, std::optional<std::int64_t>, std::int64_t,
                             std::string_view);

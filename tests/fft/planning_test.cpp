@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "fft/fft_test_util.hpp"
 #include "tenferro/fft/fft.hpp"
 #include "test_util.hpp"
 
@@ -23,11 +24,7 @@ std::vector<cd> signal(std::int64_t count, double seed = 0.3) {
     v[i] = cd(std::sin(1.7 * i + seed), std::cos(0.9 * i - seed));
   return v;
 }
-std::vector<double> real_signal(std::int64_t count) {
-  std::vector<double> v(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) v[i] = std::sin(1.3 * i + 0.2) + 0.1 * i;
-  return v;
-}
+using fft_test::real_signal;
 double max_diff(const std::vector<cd>& a, const std::vector<cd>& b) {
   EXPECT_EQ(a.size(), b.size());
   double m = 0;
