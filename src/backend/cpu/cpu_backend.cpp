@@ -3,12 +3,14 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <mutex>
 #include <new>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/thread_pool.hpp"
@@ -71,10 +73,19 @@ class PooledStorage final : public Storage {
   std::weak_ptr<PoolState> pool_;
 };
 
-int resolve_threads(int n) {
+// More threads than this is a mistake (a count in the wrong unit, an
+// uninitialised value), not a machine.
+constexpr int kMaxThreads = 4096;
+
+int resolve_threads(int n, const char* op) {
+  if (n < 0) fail(ErrorKind::InvalidArgument, op, "thread count must be >= 0, got ", n);
+  if (n > kMaxThreads) {
+    fail(ErrorKind::InvalidArgument, op, "thread count ", n, " is above the limit of ", kMaxThreads,
+         "; pass 0 for one thread per core");
+  }
   if (n > 0) return n;
   const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
+  return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
 }
 
 thread_local CpuSession* t_current_session = nullptr;
@@ -84,15 +95,25 @@ thread_local CpuSession* t_current_session = nullptr;
 struct CpuBackend::Impl {
   std::shared_ptr<PoolState> pool = std::make_shared<PoolState>();
   std::mutex pool_config_mutex;
-  std::unique_ptr<detail::ThreadPool> threads;
-  int num_threads = 1;
+  // The worker pool. set_num_threads swaps in a new one while other threads
+  // may be running jobs: each job holds its own reference, so the old pool
+  // lives (and is joined) until the last job that started on it returns.
+  std::mutex threads_mutex;
+  std::shared_ptr<detail::ThreadPool> threads;
+  std::atomic<int> num_threads{1};
+
+  std::shared_ptr<detail::ThreadPool> current_threads() {
+    std::lock_guard<std::mutex> lock(threads_mutex);
+    return threads;
+  }
 };
 
 CpuBackend::CpuBackend(CpuBackendOptions options)
     : options_(options), impl_(std::make_unique<Impl>()) {
-  impl_->num_threads = resolve_threads(options.num_threads);
-  num_threads_ = impl_->num_threads;
-  impl_->threads = std::make_unique<detail::ThreadPool>(impl_->num_threads);
+  const int n = resolve_threads(options.num_threads, "CpuBackend");
+  impl_->threads = std::make_shared<detail::ThreadPool>(n);
+  impl_->num_threads.store(n);
+  num_threads_.store(n, std::memory_order_relaxed);
   impl_->pool->stats.max_bytes = options.pool_max_bytes;
 }
 
@@ -122,27 +143,33 @@ Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
 }
 
 int CpuBackend::num_threads() const {
-  return impl_->num_threads;
+  return impl_->num_threads.load();
 }
 
 void CpuBackend::set_num_threads(int n) {
-  if (n < 0)
-    fail(ErrorKind::InvalidArgument, "set_num_threads", "thread count must be >= 0, got ", n);
+  const int resolved = resolve_threads(n, "set_num_threads");
   if (detail::ThreadPool::inside_task()) {
     fail(ErrorKind::RuntimeState, "set_num_threads",
          "cannot resize the pool from inside a pool task");
   }
-  const int resolved = resolve_threads(n);
-  if (resolved == impl_->num_threads) return;
-  impl_->threads = std::make_unique<detail::ThreadPool>(resolved);
-  impl_->num_threads = resolved;
-  num_threads_ = resolved;
+  // One resize at a time; jobs already running keep their pool (see Impl).
+  std::lock_guard<std::mutex> config(impl_->pool_config_mutex);
+  if (resolved == impl_->num_threads.load()) return;
+  auto fresh = std::make_shared<detail::ThreadPool>(resolved);  // may throw: nothing changed
+  std::shared_ptr<detail::ThreadPool> old;
+  {
+    std::lock_guard<std::mutex> lock(impl_->threads_mutex);
+    old = std::exchange(impl_->threads, std::move(fresh));
+    impl_->num_threads.store(resolved);
+    num_threads_.store(resolved, std::memory_order_relaxed);
+  }
+  old.reset();  // joins the old workers unless a running job still holds them
   if (CpuSession::current(*this) != nullptr) apply_blas_threads();
 }
 
 void CpuBackend::apply_blas_threads() {
-  if (openblas_get_num_threads() != impl_->num_threads)
-    openblas_set_num_threads(impl_->num_threads);
+  const int n = impl_->num_threads.load();
+  if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
 }
 
 BufferPoolStats CpuBackend::pool_stats() const {
@@ -163,13 +190,18 @@ void CpuBackend::parallel_for_pool(std::int64_t n, std::int64_t grain,
   if (n <= 0) return;
   grain = std::max<std::int64_t>(grain, 1);
   const std::int64_t max_chunks = (n + grain - 1) / grain;
-  const std::int64_t chunks = std::min<std::int64_t>(max_chunks, impl_->num_threads);
-  if (chunks <= 1 || detail::ThreadPool::inside_task()) {
+  if (detail::ThreadPool::inside_task()) {
+    body(0, n);
+    return;
+  }
+  const std::shared_ptr<detail::ThreadPool> threads = impl_->current_threads();
+  const std::int64_t chunks = std::min<std::int64_t>(max_chunks, threads->size());
+  if (chunks <= 1) {
     body(0, n);
     return;
   }
   const std::int64_t per = (n + chunks - 1) / chunks;
-  impl_->threads->run(chunks, [&](std::int64_t c) {
+  threads->run(chunks, [&](std::int64_t c) {
     const std::int64_t b = c * per;
     const std::int64_t e = std::min(n, b + per);
     if (b < e) body(b, e);

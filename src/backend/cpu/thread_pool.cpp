@@ -1,5 +1,10 @@
 #include "backend/cpu/thread_pool.hpp"
 
+#include <algorithm>
+#include <system_error>
+
+#include "tenferro/core/error.hpp"
+
 namespace tenferro::detail {
 
 namespace {
@@ -11,16 +16,33 @@ bool ThreadPool::inside_task() {
 }
 
 ThreadPool::ThreadPool(int num_threads) {
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  workers_.reserve(static_cast<std::size_t>(std::max(num_threads - 1, 0)));
+  for (int i = 1; i < num_threads; ++i) {
+    try {
+      workers_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error& e) {
+      // The system refused another thread (a process or memory limit). Stop
+      // and join the ones already running so none is left behind.
+      stop_and_join();
+      fail(ErrorKind::OutOfMemory, "thread pool", "could not start thread ", i + 1, " of ",
+           num_threads, " (", e.what(),
+           "); ask for fewer threads (CpuBackendOptions::num_threads or set_num_threads)");
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {
+  stop_and_join();
+}
+
+void ThreadPool::stop_and_join() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
+  workers_.clear();
 }
 
 void ThreadPool::drain(const std::function<void(std::int64_t)>& chunk) {

@@ -16,6 +16,8 @@ namespace tenferro::detail {
 
 class ThreadPool {
  public:
+  /// Starts num_threads - 1 workers; if the system refuses one, joins those
+  /// already started and throws OutOfMemory.
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -29,6 +31,7 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  void stop_and_join();
   void drain(const std::function<void(std::int64_t)>& chunk);
 
   std::vector<std::thread> workers_;

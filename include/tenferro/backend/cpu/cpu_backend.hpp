@@ -2,6 +2,7 @@
 // The CPU backend: a thread pool (whose size also drives OpenBLAS), a bounded
 // size-class buffer pool, and the BLAS/LAPACK provider (OpenBLAS from Debian).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -65,6 +66,9 @@ class CpuBackend final : public Backend {
 
   int num_threads() const;
   /// Sets our pool size and the OpenBLAS thread count (applied on session entry).
+  /// Safe while other threads run ops: jobs already running finish on the old
+  /// pool, later ones use the new one. InvalidArgument for n < 0 or n > 4096;
+  /// OutOfMemory, with the old pool kept, if the system refuses the threads.
   void set_num_threads(int n);
   std::int64_t parallel_threshold() const { return options_.parallel_threshold; }
 
@@ -83,7 +87,7 @@ class CpuBackend final : public Backend {
   void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
     // Small work runs inline: no std::function, no pool hand-off.
     if (n <= 0) return;
-    if (n <= grain || num_threads_ == 1) {
+    if (n <= grain || num_threads_.load(std::memory_order_relaxed) == 1) {
       body(std::int64_t{0}, n);
       return;
     }
@@ -99,7 +103,7 @@ class CpuBackend final : public Backend {
   friend class CpuSession;
   struct Impl;
   CpuBackendOptions options_;
-  int num_threads_ = 1;
+  std::atomic<int> num_threads_{1};
   std::unique_ptr<Impl> impl_;
 };
 
