@@ -18,7 +18,8 @@ namespace tenferro::einsum_detail {
 namespace {
 
 constexpr const char* kOp = "einsum_path";
-constexpr std::size_t kMaxOptimal = 12;  // 3^12 splits: a few milliseconds
+constexpr std::size_t kMaxOptimal = 16;
+constexpr std::size_t kMaxOuterProducts = 12;  // 3^12 / 2 splits: a few milliseconds
 constexpr std::size_t kMaxQuadraticGreedy = 128;
 constexpr double kDefaultBudgetMs = 2000;
 
@@ -101,30 +102,97 @@ EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const 
 }
 
 EinsumPath optimal(const std::vector<Set>& ops, const Set& out, const Costs& c) {
-  const std::size_t n = ops.size();
+  // Flat arrays, W words per subset, and no allocation in the inner loop.
+  const std::size_t n = ops.size(), W = out.w.size();
   const std::uint32_t full = (1U << n) - 1;
-  std::vector<Set> uni(full + 1, Set(ops[0].w.size() * 64)), lab(full + 1);
+  std::vector<std::uint64_t> uni((std::size_t{full} + 1) * W, 0), lab(uni.size(), 0);
   for (std::uint32_t s = 1; s <= full; ++s) {
-    const int low = std::countr_zero(s);
-    uni[s] = uni[s & (s - 1)] | ops[static_cast<std::size_t>(low)];
+    const auto low = static_cast<std::size_t>(std::countr_zero(s));
+    for (std::size_t w = 0; w < W; ++w) uni[s * W + w] = uni[(s & (s - 1)) * W + w] | ops[low].w[w];
   }
-  std::vector<double> flops(full + 1, 0), big(full + 1, 0);
-  std::vector<std::uint32_t> split(full + 1, 0);
-  for (std::uint32_t s = 1; s <= full; ++s) lab[s] = uni[s] & (out | uni[full ^ s]);
+  // Extents below 1 (zero-size tensors) count as 1: every path costs nothing
+  // then, and the ratios below stay finite.
+  auto ext = [&](std::size_t l) { return std::max(c.extents[l], 1.0); };
+  std::vector<double> size(std::size_t{full} + 1, 1.0);
+  for (std::uint32_t s = 1; s <= full; ++s) {
+    double p = 1;
+    for (std::size_t w = 0; w < W; ++w) {
+      std::uint64_t b = uni[s * W + w] & (out.w[w] | uni[(full ^ s) * W + w]);
+      lab[s * W + w] = b;
+      for (; b != 0; b &= b - 1) p *= ext(w * 64 + static_cast<std::size_t>(std::countr_zero(b)));
+    }
+    size[s] = p;
+  }
+  // Beyond kMaxOuterProducts operands the search skips outer products, as
+  // opt_einsum's dp does: only subsets that are connected (their operands
+  // linked by shared labels) or unions of whole connected components of the
+  // network are formed. Elsewhere it is exact over every contraction tree.
+  std::vector<std::uint8_t> formed(std::size_t{full} + 1, 1);
+  if (n > kMaxOuterProducts) {
+    std::vector<std::uint32_t> nb(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j && ops[i].intersects(ops[j])) nb[i] |= 1U << j;
+      }
+    }
+    auto reach = [&](std::uint32_t s) {  // the operands of s reachable from its lowest
+      std::uint32_t seen = s & (~s + 1), frontier = seen;
+      while (frontier != 0) {
+        std::uint32_t next = 0;
+        for (std::uint32_t f = frontier; f != 0; f &= f - 1)
+          next |= nb[static_cast<std::size_t>(std::countr_zero(f))];
+        next &= s & ~seen;
+        seen |= next, frontier = next;
+      }
+      return seen;
+    };
+    std::vector<std::uint32_t> components;
+    for (std::uint32_t left = full; left != 0;) {
+      components.push_back(reach(left));
+      left &= ~components.back();
+    }
+    for (std::uint32_t s = 1; s <= full; ++s) {
+      bool whole = true;
+      for (std::uint32_t comp : components)
+        whole = whole && ((s & comp) == 0 || (s & comp) == comp);
+      formed[s] = static_cast<std::uint8_t>(whole || reach(s) == s);
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> flops(std::size_t{full} + 1, 0), big(std::size_t{full} + 1, 0);
+  std::vector<std::uint32_t> split(std::size_t{full} + 1, 0);
   for (std::uint32_t s = 1; s <= full; ++s) {
     if (std::popcount(s) == 1) continue;
+    if (formed[s] == 0) {
+      flops[s] = inf;
+      continue;
+    }
     const std::uint32_t low = s & (~s + 1), rest = s ^ low;
-    const double size = c.size(lab[s]);
+    const std::uint64_t* ls = &lab[std::size_t{s} * W];
     double bf = std::numeric_limits<double>::infinity(), bb = bf;
     std::uint32_t bs = 0;
     // s1 holds the lowest bit, so each unordered split is seen once.
     for (std::uint32_t sub = rest;; sub = (sub - 1) & rest) {
       const std::uint32_t s1 = sub | low, s2 = s ^ s1;
-      if (s2 != 0) {
-        const Set u = lab[s1] | lab[s2];
-        const double f = flops[s1] + flops[s2] + c.size(u) * (u == lab[s] ? 1.0 : 2.0);
-        const double b = std::max({big[s1], big[s2], size});
-        if (bs == 0 || better(f, b, bf, bb)) bf = f, bb = b, bs = s1;
+      // The step costs at least |lab[s]| (the result): a lower bound that
+      // skips most splits without looking at their labels.
+      if (s2 != 0 && flops[s1] + flops[s2] + size[s] <= bf * (1 + 1e-12)) {
+        // The step's labels are lab[s] and those it sums away.
+        const std::uint64_t* a = &lab[std::size_t{s1} * W];
+        const std::uint64_t* b = &lab[std::size_t{s2} * W];
+        double summed = 1;
+        bool kept_all = true;
+        for (std::size_t w = 0; w < W; ++w) {
+          for (std::uint64_t x = (a[w] | b[w]) & ~ls[w]; x != 0; x &= x - 1) {
+            summed *= ext(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+            kept_all = false;
+          }
+        }
+        const double f = flops[s1] + flops[s2] + size[s] * summed * (kept_all ? 1.0 : 2.0);
+        if (f <= bf * (1 + 1e-12)) {
+          const double m = std::max({big[s1], big[s2], size[s]});
+          if (bs == 0 || better(f, m, bf, bb)) bf = f, bb = m, bs = s1;
+        }
       }
       if (sub == 0) break;
     }

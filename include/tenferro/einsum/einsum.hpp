@@ -32,8 +32,9 @@ using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 /// How einsum orders the pairwise contractions.
 enum class EinsumStrategy {
-  Auto,     ///< Optimal for up to 12 operands, Anneal beyond.
-  Optimal,  ///< Exact dynamic programming over subsets (minimum flops, then size).
+  Auto,     ///< Optimal for up to 16 operands, Anneal beyond.
+  Optimal,  ///< Dynamic programming over subsets (minimum flops, then size): exact up
+            ///< to 12 operands; beyond, without outer products of connected parts.
   Greedy,   ///< The cheapest of several greedy runs (pair scores: result size less
             ///< its operands', step flops, result size; see docs/einsum.md).
   Anneal,   ///< Randomised greedy runs, then simulated annealing over contraction
