@@ -187,28 +187,38 @@ std::size_t program_bytes(const Program& p) {
   return n;
 }
 
-// The eager call: the program from the runtime's extension cache (parse, check
-// and plan only on a miss), keyed on equation, dtype, shapes and options.
+// The program for (equation, dtype, shapes, options) from a runtime's
+// extension cache: parse, check and plan only on a miss.
+template <class Equation, class Parse>
+std::shared_ptr<const Program> cached_program(ExtensionCacheStore& store, const Equation& equation,
+                                              DType dtype, std::vector<Shape> shapes,
+                                              const std::vector<std::int64_t>& ranks,
+                                              const EinsumOptions& options, Parse&& parse) {
+  const ExtensionCacheKey key{kCacheFamily, kPlanCache,
+                              cache_key(equation, dtype, shapes, options)};
+  std::shared_ptr<const Program> p = store.get<Program>(key);
+  if (!p) {
+    auto made = std::make_shared<Program>(
+        build_program(parse(ranks), shape_dims(shapes), options, kOp, dtype));
+    made->dtype = dtype;
+    made->shapes = std::move(shapes);
+    store.put<Program>(key, made, program_bytes(*made));
+    p = std::move(made);
+  }
+  return p;
+}
+
+// The eager call, on the operands' runtime cache.
 template <class Equation, class Parse>
 EagerTensor eager_cached(const Equation& equation, const std::vector<EagerTensor>& xs,
                          const EinsumOptions& options, Parse&& parse) {
   const std::vector<std::int64_t> ranks = ranks_of(xs);
   if (xs.empty()) (void)parse(ranks);  // the operand-count error
   check_dtypes(xs);
-  std::vector<Shape> shapes = shapes_of(xs);
   ExtensionCacheStore& store = xs.front().runtime()->runtime()->extension_caches();
-  const ExtensionCacheKey key{kCacheFamily, kPlanCache,
-                              cache_key(equation, xs.front().dtype(), shapes, options)};
-  std::shared_ptr<const Program> p = store.get<Program>(key);
-  if (!p) {
-    auto made = std::make_shared<Program>(
-        build_program(parse(ranks), shape_dims(shapes), options, kOp, xs.front().dtype()));
-    made->dtype = xs.front().dtype();
-    made->shapes = std::move(shapes);
-    store.put<Program>(key, made, program_bytes(*made));
-    p = std::move(made);
-  }
-  return run_eager(*p, xs);
+  return run_eager(
+      *cached_program(store, equation, xs.front().dtype(), shapes_of(xs), ranks, options, parse),
+      xs);
 }
 
 CpuBackend& require_cpu_backend(Backend& backend) {
@@ -217,13 +227,19 @@ CpuBackend& require_cpu_backend(Backend& backend) {
   return *cpu;
 }
 
-Tensor direct(const Spec& spec, const std::vector<Tensor>& xs, Backend& backend,
-              const EinsumOptions& options) {
+// The direct call, on the cache of the backend's attached runtime: a warm call
+// neither parses nor plans.
+template <class Equation, class Parse>
+Tensor direct_cached(const Equation& equation, const std::vector<Tensor>& xs, Backend& backend,
+                     const EinsumOptions& options, Parse&& parse) {
   require_cpu_backend(backend);
+  const std::vector<std::int64_t> ranks = ranks_of(xs);
+  if (xs.empty()) (void)parse(ranks);  // the operand-count error
   check_dtypes(xs);
-  return run_direct(build_program(spec, shape_dims(shapes_of(xs)), options, kOp,
-                                  xs.empty() ? DType::F64 : xs[0].dtype()),
-                    xs, backend);
+  ExtensionCacheStore& store = EagerRuntime::attached(backend)->runtime()->extension_caches();
+  return run_direct(
+      *cached_program(store, equation, xs.front().dtype(), shapes_of(xs), ranks, options, parse),
+      xs, backend);
 }
 
 template <AdTensor T>
@@ -294,13 +310,16 @@ T einsum(const EinsumLabels& labels, const std::vector<T>& operands, const Einsu
 Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands, Backend& backend,
               const EinsumOptions& options) {
   using namespace einsum_detail;
-  return direct(parse_equation(equation, ranks_of(operands)), operands, backend, options);
+  return direct_cached(
+      equation, operands, backend, options,
+      [&](const std::vector<std::int64_t>& r) { return parse_equation(equation, r); });
 }
 
 Tensor einsum(const EinsumLabels& labels, const std::vector<Tensor>& operands, Backend& backend,
               const EinsumOptions& options) {
   using namespace einsum_detail;
-  return direct(parse_labels(labels, ranks_of(operands)), operands, backend, options);
+  return direct_cached(labels, operands, backend, options,
+                       [&](const std::vector<std::int64_t>& r) { return parse_labels(labels, r); });
 }
 
 namespace einsum_detail {

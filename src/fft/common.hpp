@@ -110,12 +110,12 @@ TracedTensor apply(const FftParams& p, const TracedTensor& x);
 /// direct tier of the public functions.
 template <class F>
 auto on_backend(Backend& backend, const char* op, F&& f) {
-  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
-  if (cpu == nullptr)
+  if (dynamic_cast<CpuBackend*>(&backend) == nullptr) {
     fail(ErrorKind::Unsupported, op, "the FFT family runs on the CPU backend only");
-  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
-  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
-  return f(*rt);
+  }
+  // The backend's attached runtime: installed modules and plans persist
+  // across direct calls.
+  return f(*EagerRuntime::attached(backend));
 }
 
 }  // namespace tenferro::fft::detail

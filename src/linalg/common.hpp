@@ -106,14 +106,12 @@ inline std::vector<Val> emit(Emitter& e, const std::shared_ptr<const LinalgOpBas
 /// direct tier of functions composed of other linalg and core ops.
 template <class F>
 auto on_backend(Backend& backend, const char* op, F&& f) {
-  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
-  if (cpu == nullptr) {
+  if (dynamic_cast<CpuBackend*>(&backend) == nullptr) {
     fail(ErrorKind::Unsupported, op, "the linalg family runs on the CPU backend only");
   }
-  // Non-owning: the caller owns the backend for the duration of the call.
-  std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
-  auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
-  return f(*rt);
+  // The backend's attached runtime: installed modules and plans persist
+  // across direct calls.
+  return f(*EagerRuntime::attached(backend));
 }
 
 // ---- checks shared by infer() ---------------------------------------------------------

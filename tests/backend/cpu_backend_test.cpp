@@ -1,5 +1,7 @@
 #include <atomic>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "test_util.hpp"
 
@@ -100,4 +102,32 @@ TEST(CpuBackend, ConcurrentUsersFromTwoThreads) {
   a.join();
   b.join();
   EXPECT_EQ(total.load(), 2 * 50 * 64);
+}
+
+TEST(CpuBackend, AttachmentsAreMadeOnceAndReleasedWithTheBackend) {
+  std::weak_ptr<void> kept;
+  std::atomic<int> made{0};
+  {
+    CpuBackend cpu({.num_threads = 2});
+    auto make = [&]() -> std::shared_ptr<void> {
+      ++made;
+      return std::make_shared<int>(42);
+    };
+    std::vector<std::shared_ptr<void>> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); ++t)
+      threads.emplace_back([&, t] { got[t] = cpu.attachment("test.value", make); });
+    for (auto& t : threads) t.join();
+    for (const auto& g : got) EXPECT_EQ(g, got[0]);  // racing threads get one object
+    EXPECT_GE(made.load(), 1);
+    EXPECT_EQ(*std::static_pointer_cast<int>(cpu.attachment("test.value", make)), 42);
+    const int after_race = made.load();
+    (void)cpu.attachment("test.value", make);
+    EXPECT_EQ(made.load(), after_race);  // warm: not made again
+    EXPECT_NE(cpu.attachment("test.other", make), got[0]);
+    kept = got[0];
+    got.clear();
+    EXPECT_FALSE(kept.expired());  // the backend holds it
+  }
+  EXPECT_TRUE(kept.expired());  // released with the backend
 }

@@ -232,3 +232,19 @@ TEST(EinsumPlan, ConcurrentEagerCallsShareTheCache) {
   EXPECT_EQ(st.hits + st.misses, 120u);
   EXPECT_GE(st.hits, 120u - 12u);  // at most one miss per thread and shape
 }
+
+TEST(EinsumPlan, DirectCallsUseTheBackendsAttachedRuntimeCache) {
+  CpuBackend backend(CpuBackendOptions{.num_threads = 1});
+  const auto selector = ExtensionCacheSelector::named("tenferro.einsum", "plans");
+  const Tensor a = make({2, 3}, f64, 1), b = make({3, 4}, f64, 2);
+  const auto first = host(einsum("ij,jk->ik", {a, b}, backend));
+  auto& caches = EagerRuntime::attached(backend)->runtime()->extension_caches();
+  EXPECT_EQ(caches.stats(selector).misses, 1u);
+  const auto second = host(einsum("ij,jk->ik", {a, b}, backend));  // warm: no parse, no plan
+  EXPECT_EQ(caches.stats(selector).hits, 1u);
+  EXPECT_EQ(caches.stats(selector).entries, 1u);
+  expect_close(second, first, 0, "warm direct call");
+  // Errors are the same as before the cache.
+  EXPECT_TF_ERROR((void)einsum("ij,jk->ik", {a, a}, backend), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR((void)einsum("ij,jk->i#", {a, b}, backend), ErrorKind::InvalidArgument);
+}

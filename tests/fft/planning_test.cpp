@@ -179,3 +179,25 @@ TEST(FftPlanning, ThreadsPlanDifferentShapesAndExecuteConcurrently) {
   EXPECT_EQ(calls.load(), 6 * 24);
   EXPECT_EQ(mismatches.load(), 0);
 }
+
+TEST(FftPlanning, DirectCallsKeepTheirPlansInTheBackendsAttachedRuntime) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor x = Tensor::from_col_major({64, 3}, signal(64 * 3));
+  const auto first = fft::fft(x, std::nullopt, 0, "backward", cpu).to_vector<cd>();
+  std::weak_ptr<EagerRuntime> attached = EagerRuntime::attached(cpu);
+  auto& caches = attached.lock()->runtime()->extension_caches();
+  EXPECT_EQ(caches.stats(kPlans).entries, 1u);
+  EXPECT_EQ(caches.stats(kPlans).misses, 1u);
+  const auto second = fft::fft(x, std::nullopt, 0, "backward", cpu).to_vector<cd>();
+  EXPECT_EQ(caches.stats(kPlans).hits, 1u);  // planned once
+  EXPECT_EQ(caches.stats(kPlans).entries, 1u);
+  EXPECT_EQ(first, second);
+  // The runtime lives as long as the backend, no longer.
+  {
+    CpuBackend other(CpuBackendOptions{.num_threads = 1});
+    (void)fft::fft(x, std::nullopt, 0, "backward", other);
+    attached = EagerRuntime::attached(other);
+    EXPECT_FALSE(attached.expired());
+  }
+  EXPECT_TRUE(attached.expired());
+}

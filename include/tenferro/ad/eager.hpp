@@ -37,6 +37,12 @@ class EagerRuntime : public std::enable_shared_from_this<EagerRuntime> {
   /// rules carried by modules already installed in `runtime` are registered
   /// in the context (see ad::RuleProvider).
   static EagerRuntimePtr make(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad = nullptr);
+  /// The eager runtime attached to `backend` (Backend::attachment): made on
+  /// first use over the backend (not owning it), it lives as long as the
+  /// backend. The direct tier of the families (linalg, einsum, FFT) runs on
+  /// it, so their installed modules and plan caches persist across direct
+  /// calls. Unsupported for a backend other than the CPU one.
+  static EagerRuntimePtr attached(Backend& backend);
 
   /// Process-unique id of this eager runtime (two eager runtimes over one
   /// Runtime have distinct ids; runtime()->id() is the Runtime's).

@@ -30,6 +30,22 @@ EagerRuntimePtr EagerRuntime::make(RuntimePtr runtime, std::shared_ptr<ad::AdCon
   return EagerRuntimePtr(new EagerRuntime(std::move(runtime), std::move(ad)));
 }
 
+EagerRuntimePtr EagerRuntime::attached(Backend& backend) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr) {
+    fail(ErrorKind::Unsupported, "EagerRuntime::attached",
+         "only the CPU backend carries an attached runtime; make a runtime with "
+         "Runtime::builder() for another backend");
+  }
+  auto made = backend.attachment("tenferro.eager_runtime", [cpu]() -> std::shared_ptr<void> {
+    // Non-owning: the runtime is released with the backend (attachments go
+    // first in its destructor).
+    std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
+    return make(Runtime::builder().cpu(std::move(borrowed)).build());
+  });
+  return std::static_pointer_cast<EagerRuntime>(made);
+}
+
 bool EagerRuntime::install_module(const ExtensionModulePtr& module) {
   const bool changed = runtime_->install_module(module);
   ad::register_module_rules(*module, *ad_);

@@ -117,7 +117,9 @@ CpuBackend::CpuBackend(CpuBackendOptions options)
   impl_->pool->stats.max_bytes = options.pool_max_bytes;
 }
 
-CpuBackend::~CpuBackend() = default;
+CpuBackend::~CpuBackend() {
+  release_attachments();  // while the pool and the threads still exist
+}
 
 Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
   const std::int64_t n = shape_numel(shape, "empty");
