@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 
@@ -33,7 +34,12 @@ std::vector<std::uint32_t> code_points(const std::string& s) {
 Instance load_instance(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error("cannot open " + file);
-  const nlohmann::json j = nlohmann::json::parse(in);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_instance(text, file);
+}
+
+Instance parse_instance(const std::string& text, const std::string& file) {
+  const nlohmann::json j = nlohmann::json::parse(text);
   if (!j.contains("format_string") || !j.contains("shapes")) {
     throw std::runtime_error(file + " is not an einsum instance (no format_string/shapes)");
   }
