@@ -59,7 +59,17 @@ Instance parse_instance(const std::string& text, const std::string& file) {
     }
   }
   const auto& shapes = j["shapes"];
-  if (shapes.size() != terms.size()) throw std::runtime_error(file + ": shapes and terms differ");
+  if (!shapes.is_array() || shapes.size() != terms.size()) {
+    throw std::runtime_error(file + ": shapes must be an array with one shape per term");
+  }
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    // Checked here: indexing a const json past its end is undefined behaviour.
+    if (!shapes[k].is_array() || shapes[k].size() != terms[k].size()) {
+      throw std::runtime_error(file + ": term " + std::to_string(k) + " has " +
+                               std::to_string(terms[k].size()) + " labels but its shape is " +
+                               shapes[k].dump());
+    }
+  }
   Instance inst;
   inst.name = j.value("name", file);
   std::map<std::uint32_t, std::int64_t> dense;

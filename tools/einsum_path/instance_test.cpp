@@ -226,3 +226,18 @@ TEST(EinsumInstances, LargeNetworksMatchANaivePairwiseReference) {
   }
   EXPECT_EQ(compared, 2);
 }
+
+TEST(EinsumInstances, MalformedInstancesAreRuntimeErrors) {
+  // Found by the einsum_instance fuzz target: a shape shorter than its term
+  // was read past its end.
+  const std::string short_shape = R"({"format_string": "ij,jk->ik", "shapes": [[56], [256, 256]]})";
+  EXPECT_THROW(einsum_path_tool::parse_instance(short_shape, "t"), std::runtime_error);
+  EXPECT_THROW(
+      einsum_path_tool::parse_instance(R"({"format_string": "ij", "shapes": {"a": [2, 2]}})", "t"),
+      std::runtime_error);
+  const Instance ok = einsum_path_tool::parse_instance(
+      R"({"format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 4]]})", "t");
+  EXPECT_EQ(ok.name, "t");
+  EXPECT_EQ(ok.inputs, (std::vector<std::vector<std::int64_t>>{{0, 1}, {2, 0}}));
+  EXPECT_EQ(ok.extents, (std::vector<double>{3, 2, 4}));
+}
