@@ -29,6 +29,16 @@ std::vector<std::uint32_t> code_points(const std::string& s) {
   return out;
 }
 
+// A path step names two distinct operands of the current list (a negative
+// index was once cast to a huge one and read out of bounds).
+void check_step(std::int64_t i, std::int64_t j, std::size_t operands) {
+  const auto n = static_cast<std::int64_t>(operands);
+  if (i < 0 || j < 0 || i >= n || j >= n || i == j) {
+    throw std::runtime_error("invalid path step (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") for " + std::to_string(operands) + " operands");
+  }
+}
+
 }  // namespace
 
 Instance load_instance(const std::string& file) {
@@ -105,9 +115,9 @@ Cost instance_cost(const Instance& inst, const tenferro::EinsumPath& path) {
   double flops = 0, size = 0;  // linear flops, log10 size
   bool any = false;
   for (const auto& [i0, j0] : path) {
+    check_step(i0, j0, list.size());
     const auto i = static_cast<std::size_t>(std::min(i0, j0));
     const auto j = static_cast<std::size_t>(std::max(i0, j0));
-    if (j >= list.size() || i == j) throw std::runtime_error("invalid path step");
     std::vector<std::int64_t> u;
     std::set_union(list[i].begin(), list[i].end(), list[j].begin(), list[j].end(),
                    std::back_inserter(u));
@@ -149,9 +159,9 @@ nlohmann::json path_tree(std::size_t operands, const tenferro::EinsumPath& path)
   std::vector<nlohmann::json> list;
   for (std::size_t k = 0; k < operands; ++k) list.emplace_back(k);
   for (const auto& [i0, j0] : path) {
+    check_step(i0, j0, list.size());
     const auto i = static_cast<std::size_t>(std::min(i0, j0));
     const auto j = static_cast<std::size_t>(std::max(i0, j0));
-    if (j >= list.size() || i == j) throw std::runtime_error("invalid path step");
     nlohmann::json node = nlohmann::json::array({list[i], list[j]});
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(j));
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
