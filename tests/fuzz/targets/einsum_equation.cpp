@@ -34,13 +34,15 @@ std::vector<std::vector<std::int64_t>> guess_terms(std::string_view eq) {
       terms.back().push_back(kEllipsis);
       i += 3;
     } else if (c >= 0x80) {
-      std::int64_t key = c;
+      // Unsigned: a long run of continuation bytes wraps instead of overflowing.
+      std::uint64_t key = c;
       ++i;
       while (i < eq.size() && (static_cast<unsigned char>(eq[i]) & 0xC0) == 0x80) {
         key = key * 256 + static_cast<unsigned char>(eq[i]);
         ++i;
       }
-      terms.back().push_back(key);
+      // Keys stay apart from the ASCII letters and kEllipsis.
+      terms.back().push_back(static_cast<std::int64_t>(key | (std::uint64_t{1} << 62)));
     } else {
       if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) terms.back().push_back(c);
       ++i;
