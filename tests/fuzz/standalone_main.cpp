@@ -41,17 +41,16 @@ using Bytes = std::vector<std::uint8_t>;
 
 // The input being run, saved when the process dies on it.
 const Bytes* g_current = nullptr;
-long long g_run = -1;
+std::string g_label;  // "<run>" for a mutant, "corpus-<file>" for a corpus input
 
 void save_current() {
   if (g_current == nullptr) return;
   const char* dir = std::getenv("TENFERRO_FUZZ_FINDINGS");
-  const fs::path path =
-      fs::path(dir != nullptr ? dir : ".") / ("fuzz-finding-" + std::to_string(g_run));
+  const fs::path path = fs::path(dir != nullptr ? dir : ".") / ("fuzz-finding-" + g_label);
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(g_current->data()),
             static_cast<std::streamsize>(g_current->size()));
-  std::fprintf(stderr, "fuzz: the input of run %lld (%zu bytes) is saved in %s\n", g_run,
+  std::fprintf(stderr, "fuzz: the input %s (%zu bytes) is saved in %s\n", g_label.c_str(),
                g_current->size(), path.c_str());
 }
 
@@ -241,7 +240,9 @@ int main(int argc, char** argv) {
   }
 
   long long executed = 0;
-  for (const Bytes& b : corpus) {
+  for (std::size_t k = 0; k < corpus.size(); ++k) {
+    const Bytes& b = corpus[k];
+    g_label = "corpus-" + (k < files.size() ? files[k].filename().string() : std::string("empty"));
     g_current = &b;
     LLVMFuzzerTestOneInput(b.data(), b.size());
     ++executed;
@@ -250,7 +251,7 @@ int main(int argc, char** argv) {
   for (long long r = 0; r < runs; ++r) {
     const Bytes b = mutator.mutate(corpus);
     g_current = &b;
-    g_run = r;
+    g_label = std::to_string(r);
     LLVMFuzzerTestOneInput(b.data(), b.size());
     ++executed;
   }
