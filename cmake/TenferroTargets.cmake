@@ -9,6 +9,20 @@ if(TENFERRO_SANITIZE)
                                                     -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(tenferro_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(TENFERRO_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "TENFERRO_FUZZ needs clang (libFuzzer), found ${CMAKE_CXX_COMPILER_ID}; "
+                        "configure with -DCMAKE_CXX_COMPILER=clang++-14 (Debian: clang-14, libclang-rt-14-dev)")
+  endif()
+  if(TENFERRO_SANITIZE OR TENFERRO_TSAN)
+    message(FATAL_ERROR "TENFERRO_FUZZ brings its own sanitizers; use a separate build directory")
+  endif()
+  # Coverage of the library is what guides libFuzzer; the fuzz targets add
+  # -fsanitize=fuzzer when they link (tests/fuzz/CMakeLists.txt).
+  target_compile_options(tenferro_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                                                    -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(tenferro_options INTERFACE -fsanitize=address,undefined)
+endif()
 if(TENFERRO_TSAN)
   if(TENFERRO_SANITIZE)
     message(FATAL_ERROR "TENFERRO_TSAN and TENFERRO_SANITIZE cannot be combined; use two build directories")

@@ -23,7 +23,8 @@ struct Spec {
   std::vector<std::vector<std::int64_t>> inputs;
   std::vector<std::int64_t> output;
   bool from_string = false;
-  /// The label as the user wrote it ('j', "label 7", "ellipsis axis 0").
+  /// The label as the user wrote it ('j', "7" in the integer form, "ellipsis
+  /// axis (1 from the end)"); messages put "label " before it.
   std::string label_name(std::int64_t id) const;
 };
 

@@ -145,13 +145,14 @@ void check_count(std::size_t terms, std::size_t operands) {
 }  // namespace
 
 std::string Spec::label_name(std::int64_t id) const {
+  // Integer labels are any int64, negative ones included (negating INT64_MIN
+  // for an "ellipsis axis" was undefined behaviour, found by fuzz_einsum_labels).
+  if (!from_string) return std::to_string(id);
   std::string s;
   if (id < 0) {
     s.append("ellipsis axis (").append(std::to_string(-id)).append(" from the end)");
-  } else if (from_string) {
-    s.append(1, '\'').append(utf8(id)).append(1, '\'');
   } else {
-    s.append("label ").append(std::to_string(id));
+    s.append(1, '\'').append(utf8(id)).append(1, '\'');
   }
   return s;
 }

@@ -350,8 +350,7 @@ Tensor load_npy(const std::filesystem::path& path) {
   return parse_npy(read_file(path, "load_npy"), quoted(path), "load_npy");
 }
 
-void save_npz(const std::filesystem::path& path, const std::map<std::string, Tensor>& arrays,
-              bool compressed) {
+std::vector<std::byte> to_npz_bytes(const std::map<std::string, Tensor>& arrays, bool compressed) {
   std::vector<zip::Member> members;
   for (const auto& [key, t] : arrays) {
     if (key.empty() || key.find('/') != std::string::npos) {
@@ -366,12 +365,11 @@ void save_npz(const std::filesystem::path& path, const std::map<std::string, Ten
     fail(ErrorKind::Unsupported, "save_npz", arrays.size(),
          " arrays exceed the 65534 members save_npz writes; split them over several files");
   }
-  write_file(path, zip::write_archive(members, compressed), "save_npz");
+  return zip::write_archive(members, compressed);
 }
 
-std::map<std::string, Tensor> load_npz(const std::filesystem::path& path) {
-  const std::string what = quoted(path);
-  const std::vector<std::byte> bytes = read_file(path, "load_npz");
+std::map<std::string, Tensor> from_npz_bytes(std::span<const std::byte> bytes,
+                                             const std::string& what) {
   std::map<std::string, Tensor> out;
   for (const zip::Member& m : zip::read_archive(bytes, what)) {
     std::string key = m.name;
@@ -379,6 +377,15 @@ std::map<std::string, Tensor> load_npz(const std::filesystem::path& path) {
     out[key] = parse_npy(m.data, what + " member '" + m.name + "'", "load_npz");
   }
   return out;
+}
+
+void save_npz(const std::filesystem::path& path, const std::map<std::string, Tensor>& arrays,
+              bool compressed) {
+  write_file(path, to_npz_bytes(arrays, compressed), "save_npz");
+}
+
+std::map<std::string, Tensor> load_npz(const std::filesystem::path& path) {
+  return from_npz_bytes(read_file(path, "load_npz"), quoted(path));
 }
 
 }  // namespace tenferro::io

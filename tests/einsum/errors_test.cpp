@@ -2,6 +2,8 @@
 // and extent mismatches (naming the label, operands and extents), operand
 // counts, dtypes, and the direct tier's backend.
 
+#include <limits>
+
 #include "einsum_test_util.hpp"
 
 using namespace etest;
@@ -57,6 +59,28 @@ TEST(EinsumErrors, OperandCountAndRank) {
                   ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(einsum("ij,jk->ik", std::vector<EagerTensor>{ab[0], EagerTensor{}}),
                   ErrorKind::InvalidArgument);
+}
+
+TEST(EinsumErrors, NegativeIntegerLabelsAreNamedAsWritten) {
+  // Found by the einsum_labels fuzz target: an integer label was named like a
+  // string equation's ellipsis axis, negating INT64_MIN on the way.
+  const std::int64_t lowest = std::numeric_limits<std::int64_t>::min();
+  const auto ab = ops({{2, 3}});
+  EXPECT_TF_ERROR(einsum(EinsumLabels{{{lowest, lowest}}, std::nullopt}, ab),
+                  ErrorKind::ShapeMismatch);
+  std::string m = message_of([&] { einsum(EinsumLabels{{{lowest, lowest}}, std::nullopt}, ab); });
+  EXPECT_NE(m.find("label -9223372036854775808 is repeated"), std::string::npos) << m;
+  EXPECT_EQ(m.find("ellipsis"), std::string::npos) << m;
+  m = message_of([&] {
+    einsum(EinsumLabels{{{-5, 1}, {-5, 2}}, std::nullopt}, ops({{2, 3}, {4, 5}}));
+  });
+  EXPECT_NE(m.find("label -5 has extent 2 in operand 0 but extent 4 in operand 1"),
+            std::string::npos)
+      << m;
+  m = message_of([&] {
+    einsum(EinsumLabels{{{7, 1}, {7, 2}}, std::nullopt}, ops({{2, 3}, {4, 5}}));
+  });
+  EXPECT_NE(m.find("label 7 has extent"), std::string::npos) << m;
 }
 
 TEST(EinsumErrors, ExtentsThatDisagreeNameLabelOperandsAndExtents) {

@@ -161,6 +161,37 @@ TEST(Npz, NumpyArchivesAndRoundTrip) {
   }
 }
 
+TEST(Npz, InMemoryBytesMatchTheFiles) {
+  // from_npz_bytes reads what load_npz reads; to_npz_bytes is save_npz's content.
+  const std::vector<std::byte> numpy_bytes = file_bytes(kFixtures / "compressed.npz");
+  const auto packed = io::from_npz_bytes(numpy_bytes);
+  ASSERT_EQ(packed.size(), 2u);
+  expect_fixture(packed.at("a"), DType::F64, {3, 4}, "compressed a");
+  expect_fixture(packed.at("z"), DType::C128, {2, 2}, "compressed z");
+  const std::map<std::string, Tensor> arrays = {
+      {"x", Tensor::from_col_major({2, 2}, std::vector<double>{1, 2, 3, 4})},
+      {"n", Tensor::scalar(std::int64_t{-7})}};
+  for (bool compressed : {false, true}) {
+    const std::vector<std::byte> bytes = io::to_npz_bytes(arrays, compressed);
+    const fs::path p = temp_path(compressed ? "mc.npz" : "ms.npz");
+    io::save_npz(p, arrays, compressed);
+    EXPECT_EQ(file_bytes(p), bytes);
+    fs::remove(p);
+    const auto back = io::from_npz_bytes(bytes);
+    ASSERT_EQ(back.size(), 2u);
+    for (const auto& [key, t] : arrays) EXPECT_TRUE(same(back.at(key), t)) << key;
+  }
+  // Errors name the source given as `what`.
+  try {
+    io::from_npz_bytes(std::span<const std::byte>(numpy_bytes).first(10), "upload 3");
+    ADD_FAILURE() << "a 10-byte archive must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("upload 3"), std::string::npos) << e.what();
+  }
+  EXPECT_TF_ERROR(io::to_npz_bytes({{"", zeros({1})}}), ErrorKind::InvalidArgument);
+}
+
 TEST(Npy, BadFilesAreTypedErrors) {
   // Unsupported dtypes, from NumPy.
   EXPECT_TF_ERROR(io::load_npy(kFixtures / "f2_bad_dtype.npy"), ErrorKind::Unsupported);

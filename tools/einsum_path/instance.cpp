@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 
@@ -28,12 +29,27 @@ std::vector<std::uint32_t> code_points(const std::string& s) {
   return out;
 }
 
+// A path step names two distinct operands of the current list (a negative
+// index was once cast to a huge one and read out of bounds).
+void check_step(std::int64_t i, std::int64_t j, std::size_t operands) {
+  const auto n = static_cast<std::int64_t>(operands);
+  if (i < 0 || j < 0 || i >= n || j >= n || i == j) {
+    throw std::runtime_error("invalid path step (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") for " + std::to_string(operands) + " operands");
+  }
+}
+
 }  // namespace
 
 Instance load_instance(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error("cannot open " + file);
-  const nlohmann::json j = nlohmann::json::parse(in);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_instance(text, file);
+}
+
+Instance parse_instance(const std::string& text, const std::string& file) {
+  const nlohmann::json j = nlohmann::json::parse(text);
   if (!j.contains("format_string") || !j.contains("shapes")) {
     throw std::runtime_error(file + " is not an einsum instance (no format_string/shapes)");
   }
@@ -53,7 +69,17 @@ Instance load_instance(const std::string& file) {
     }
   }
   const auto& shapes = j["shapes"];
-  if (shapes.size() != terms.size()) throw std::runtime_error(file + ": shapes and terms differ");
+  if (!shapes.is_array() || shapes.size() != terms.size()) {
+    throw std::runtime_error(file + ": shapes must be an array with one shape per term");
+  }
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    // Checked here: indexing a const json past its end is undefined behaviour.
+    if (!shapes[k].is_array() || shapes[k].size() != terms[k].size()) {
+      throw std::runtime_error(file + ": term " + std::to_string(k) + " has " +
+                               std::to_string(terms[k].size()) + " labels but its shape is " +
+                               shapes[k].dump());
+    }
+  }
   Instance inst;
   inst.name = j.value("name", file);
   std::map<std::uint32_t, std::int64_t> dense;
@@ -89,9 +115,9 @@ Cost instance_cost(const Instance& inst, const tenferro::EinsumPath& path) {
   double flops = 0, size = 0;  // linear flops, log10 size
   bool any = false;
   for (const auto& [i0, j0] : path) {
+    check_step(i0, j0, list.size());
     const auto i = static_cast<std::size_t>(std::min(i0, j0));
     const auto j = static_cast<std::size_t>(std::max(i0, j0));
-    if (j >= list.size() || i == j) throw std::runtime_error("invalid path step");
     std::vector<std::int64_t> u;
     std::set_union(list[i].begin(), list[i].end(), list[j].begin(), list[j].end(),
                    std::back_inserter(u));
@@ -133,9 +159,9 @@ nlohmann::json path_tree(std::size_t operands, const tenferro::EinsumPath& path)
   std::vector<nlohmann::json> list;
   for (std::size_t k = 0; k < operands; ++k) list.emplace_back(k);
   for (const auto& [i0, j0] : path) {
+    check_step(i0, j0, list.size());
     const auto i = static_cast<std::size_t>(std::min(i0, j0));
     const auto j = static_cast<std::size_t>(std::max(i0, j0));
-    if (j >= list.size() || i == j) throw std::runtime_error("invalid path step");
     nlohmann::json node = nlohmann::json::array({list[i], list[j]});
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(j));
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));

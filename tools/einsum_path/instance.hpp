@@ -21,6 +21,10 @@ struct Instance {
 
 /// Reads an instance file (std::runtime_error when it is not one).
 Instance load_instance(const std::string& file);
+/// Parses an instance from its JSON text; `what` names it in errors and is
+/// the name when the JSON has none. std::runtime_error (or nlohmann's
+/// json::exception for text that is not JSON) when it is not an instance.
+Instance parse_instance(const std::string& text, const std::string& what);
 
 struct Cost {
   double log10_flops = 0;  // every step: the product of the extents of its

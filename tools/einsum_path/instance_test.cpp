@@ -226,3 +226,34 @@ TEST(EinsumInstances, LargeNetworksMatchANaivePairwiseReference) {
   }
   EXPECT_EQ(compared, 2);
 }
+
+TEST(EinsumInstances, MalformedInstancesAreRuntimeErrors) {
+  // Found by the einsum_instance fuzz target: a shape shorter than its term
+  // was read past its end.
+  const std::string short_shape = R"({"format_string": "ij,jk->ik", "shapes": [[56], [256, 256]]})";
+  EXPECT_THROW(einsum_path_tool::parse_instance(short_shape, "t"), std::runtime_error);
+  EXPECT_THROW(
+      einsum_path_tool::parse_instance(R"({"format_string": "ij", "shapes": {"a": [2, 2]}})", "t"),
+      std::runtime_error);
+  const Instance ok = einsum_path_tool::parse_instance(
+      R"({"format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 4]]})", "t");
+  EXPECT_EQ(ok.name, "t");
+  EXPECT_EQ(ok.inputs, (std::vector<std::vector<std::int64_t>>{{0, 1}, {2, 0}}));
+  EXPECT_EQ(ok.extents, (std::vector<double>{3, 2, 4}));
+}
+
+TEST(EinsumInstances, PathStepsOutOfRangeAreRuntimeErrors) {
+  // Found by the einsum_instance fuzz target: a negative step index was cast
+  // to a huge one and passed the range check.
+  const Instance inst = einsum_path_tool::parse_instance(
+      R"({"format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 4]]})", "t");
+  for (const tenferro::EinsumPath& bad :
+       {tenferro::EinsumPath{{-10, 1}}, tenferro::EinsumPath{{0, 2}},
+        tenferro::EinsumPath{{1, 1}}}) {
+    EXPECT_THROW(einsum_path_tool::instance_cost(inst, bad), std::runtime_error);
+    EXPECT_THROW(einsum_path_tool::path_tree(2, bad), std::runtime_error);
+  }
+  const auto cost = einsum_path_tool::instance_cost(inst, {{0, 1}});
+  EXPECT_NEAR(cost.log10_flops, std::log10(2.0 * 2 * 3 * 4), 1e-12);
+  EXPECT_EQ(einsum_path_tool::path_tree(2, {{1, 0}}).dump(), "[0,1]");
+}

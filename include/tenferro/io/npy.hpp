@@ -54,4 +54,13 @@ void save_npz(const std::filesystem::path& path, const std::map<std::string, Ten
 /// Reads every member of a .npz archive; keys drop the ".npy" suffix.
 std::map<std::string, Tensor> load_npz(const std::filesystem::path& path);
 
+/// The bytes of the .npz archive save_npz writes (same checks), for archives
+/// kept in memory or sent elsewhere than a file.
+std::vector<std::byte> to_npz_bytes(const std::map<std::string, Tensor>& arrays,
+                                    bool compressed = false);
+/// Parses the bytes of a .npz archive (what load_npz reads from a file), with
+/// the same errors; `what` names the source in them.
+std::map<std::string, Tensor> from_npz_bytes(std::span<const std::byte> bytes,
+                                             const std::string& what = "npz data");
+
 }  // namespace tenferro::io
