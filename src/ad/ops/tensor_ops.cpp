@@ -163,6 +163,14 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
     if (!x.defined()) fail(ErrorKind::InvalidArgument, "stack", "an input is undefined");
   }
   const std::int64_t a = normalize_axis(axis, xs[0].rank() + 1, "stack");
+  // Ranks first, as the direct stack: an operand of another rank must not
+  // get the new axis inserted past its end.
+  for (std::size_t i = 1; i < xs.size(); ++i) {
+    if (xs[i].rank() != xs[0].rank()) {
+      fail(ErrorKind::RankMismatch, "stack", "input ", i, " has rank ", xs[i].rank(),
+           " but input 0 has rank ", xs[0].rank(), "; stacked tensors must match");
+    }
+  }
   std::vector<T> parts;
   parts.reserve(xs.size());
   for (const T& x : xs) {
@@ -217,6 +225,13 @@ T matmul(const T& a, const T& b) {
   // batch dimensions; the vector axes are dropped again at the end.
   if (!a.defined() || !b.defined()) {
     fail(ErrorKind::InvalidArgument, "matmul", "an operand is undefined");
+  }
+  // The direct matmul's order: dtype before rank (one rule, one kind).
+  for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
+    if (is_bool(t->dtype())) {
+      fail(ErrorKind::DTypeMismatch, "matmul", side,
+           " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
+    }
   }
   if (a.rank() == 0 || b.rank() == 0) {
     fail(ErrorKind::RankMismatch, "matmul", "matmul needs operands of rank >= 1, got ranks ",
@@ -293,6 +308,8 @@ T broadcast_to(const T& x, ShapeArg shape) {
          s.size());
   }
   require_constant(x, s, "broadcast_to");
+  // The target's size before its compatibility, as Tensor::broadcast_to.
+  if (const std::optional<Shape> c = try_concrete(s)) (void)shape_numel(*c, "broadcast_to");
   Axes dims;
   const std::int64_t lead = static_cast<std::int64_t>(s.size()) - x.rank();
   for (std::int64_t i = 0; i < x.rank(); ++i) dims.push_back(lead + i);
