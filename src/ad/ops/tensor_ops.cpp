@@ -93,10 +93,14 @@ SymShape resolve_reshape(const T& x, SymShape shape) {
       infer = i;
     } else if (*c < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", *c, " at position ", i);
-    } else {
-      known *= *c;
     }
   }
+  // The constant extents must be a shape a tensor can have (InvalidArgument,
+  // as in the direct tier), so their product is exact.
+  Shape given;
+  for (const SymDim& d : shape)
+    if (const auto c = d.try_constant(); c && *c >= 0) given.push_back(*c);
+  known = shape_numel(given, "reshape");
   if (!infer) return shape;
   const auto total = numel(sym_shape(x)).try_constant();
   if (!total || !known_constant) {
