@@ -194,19 +194,24 @@ EagerTensor eager_cached(const Equation& equation, const std::vector<EagerTensor
                          const EinsumOptions& options, Parse&& parse) {
   const std::vector<std::int64_t> ranks = ranks_of(xs);
   if (xs.empty()) (void)parse(ranks);  // the operand-count error
-  check_dtypes(xs);
   std::vector<Shape> shapes = shapes_of(xs);
   ExtensionCacheStore& store = xs.front().runtime()->runtime()->extension_caches();
   const ExtensionCacheKey key{kCacheFamily, kPlanCache,
                               cache_key(equation, xs.front().dtype(), shapes, options)};
   std::shared_ptr<const Program> p = store.get<Program>(key);
   if (!p) {
+    // The equation before the dtypes, as in the direct and traced tiers (a
+    // hit was parsed for these ranks already).
+    Spec spec = parse(ranks);
+    check_dtypes(xs);
     auto made = std::make_shared<Program>(
-        build_program(parse(ranks), shape_dims(shapes), options, kOp, xs.front().dtype()));
+        build_program(spec, shape_dims(shapes), options, kOp, xs.front().dtype()));
     made->dtype = xs.front().dtype();
     made->shapes = std::move(shapes);
     store.put<Program>(key, made, program_bytes(*made));
     p = std::move(made);
+  } else {
+    check_dtypes(xs);
   }
   return run_eager(*p, xs);
 }

@@ -271,6 +271,22 @@ struct Direct {
   Tensor roll_flat(const Tensor& x, std::int64_t shift) const {
     return tenferro::roll(x, shift, *be);
   }
+  Tensor einsum(const std::string& eq, const std::vector<Tensor>& xs) const {
+    return tenferro::einsum(eq, xs, *be);
+  }
+  Tensor fft(int which, const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+             const std::string& norm) const {
+    switch (which) {
+      case 0:
+        return tenferro::fft::fft(x, n, axis, norm, *be);
+      case 1:
+        return tenferro::fft::ifft(x, n, axis, norm, *be);
+      case 2:
+        return tenferro::fft::rfft(x, n, axis, norm, *be);
+      default:
+        return tenferro::fft::irfft(x, n, axis, norm, *be);
+    }
+  }
 };
 
 /// The eager and the traced tier: the one op surface of tenferro/ad/ops.hpp.
@@ -377,6 +393,22 @@ struct Ad {
     return tenferro::roll(x, std::span<const std::int64_t>(shifts.data(), shifts.size()), axes);
   }
   T roll_flat(const T& x, std::int64_t shift) const { return tenferro::roll(x, shift); }
+  T einsum(const std::string& eq, const std::vector<T>& xs) const {
+    return tenferro::einsum(eq, xs);
+  }
+  T fft(int which, const T& x, std::optional<std::int64_t> n, std::int64_t axis,
+        const std::string& norm) const {
+    switch (which) {
+      case 0:
+        return tenferro::fft::fft(x, n, axis, norm);
+      case 1:
+        return tenferro::fft::ifft(x, n, axis, norm);
+      case 2:
+        return tenferro::fft::rfft(x, n, axis, norm);
+      default:
+        return tenferro::fft::irfft(x, n, axis, norm);
+    }
+  }
 };
 
 using Eager = Ad<EagerTensor>;
@@ -384,7 +416,7 @@ using Traced = Ad<TracedTensor>;
 
 // ---- the op table ---------------------------------------------------------------
 
-inline constexpr int kOpKinds = 34;
+inline constexpr int kOpKinds = 36;
 inline constexpr std::size_t kOpBytes = 24;
 
 struct OpSpec {
@@ -766,6 +798,43 @@ typename Tier::V apply_op(const Tier& t, const std::vector<typename Tier::V>& va
       }
       note("roll(", va, ", ", list(shifts), ", ", list(axes), ")");
       return t.roll(a, shifts, axes);
+    }
+    case 34: {
+      // Labels from "ijkl" per axis (repeats make traces and diagonals), an
+      // explicit output of some of them, rarely a label too many.
+      const bool two = r.pick(2) != 0;
+      auto term = [&](std::int64_t rank) {
+        std::string t;
+        for (std::int64_t d = 0; d < rank; ++d) t += static_cast<char>('i' + r.pick(4));
+        if (r.u8() >= 248) t += 'm';
+        return t;
+      };
+      std::string eq = term(ra);
+      if (two) eq += "," + term(t.rank(b));
+      if (r.pick(4) != 0) {
+        const std::uint8_t bits = r.u8();
+        std::string out;
+        for (int l = 0; l < 4; ++l) {
+          const char c = static_cast<char>('i' + l);
+          if (((bits >> l) & 1) != 0 && eq.find(c) != std::string::npos) out += c;
+        }
+        if ((bits & 16) != 0) std::reverse(out.begin(), out.end());
+        eq += "->" + out;
+      }
+      note("einsum(\"", eq, "\", ", va, two ? ", " + vb : std::string(), ")");
+      return t.einsum(eq, two ? std::vector<V>{a, b} : std::vector<V>{a});
+    }
+    case 35: {
+      static const char* kFft[4] = {"fft", "ifft", "rfft", "irfft"};
+      static const char* kNorms[4] = {"backward", "ortho", "forward", "bad"};
+      const int which = static_cast<int>(r.pick(4));
+      std::optional<std::int64_t> n;
+      if (r.pick(2) != 0) n = r.param(0, 5);
+      const std::int64_t axis = r.axis(ra);
+      const std::string norm = kNorms[r.u8() >= 248 ? 3 : r.pick(3)];
+      note(kFft[which], "(", va, ", n=", n ? std::to_string(*n) : "none", ", axis=", axis,
+           ", norm=", norm, ")");
+      return t.fft(which, a, n, axis, norm);
     }
     default: {
       const bool both = r.pick(2) != 0;
