@@ -62,3 +62,42 @@ TEST(OpSequence, SeededRandomPrograms) {
   for (int k = 0; k < opseq::kOpKinds; ++k)
     EXPECT_GT(after.ops_ok[k] - before.ops_ok[k], 0u) << "op kind " << k;
 }
+
+// One input per finding fixed in the library, decoded as the comment says
+// (bytes: input count, then per input dtype/rank/extents/layout/seed/
+// special/huge, op count, AD seed, then per op its kind and parameters).
+TEST(OpSequence, RegressionsOfFixedFindings) {
+  const std::vector<std::vector<std::uint8_t>> cases = {
+      // stack(f64[2, 3], f64[3], 2): eager and traced inserted the new axis
+      // past the end of the rank-1 shape (SIGSEGV); RankMismatch now.
+      {1, 2, 2, 2, 3, 0, 0, 0, 0, 2, 1, 3, 0, 0, 0, 0, 0, 0, 19, 0, 1, 0, 2},
+      // matmul(bool[], f64[2]): DTypeMismatch directly, RankMismatch eagerly.
+      {1, 14, 0, 0, 0, 0, 0, 2, 1, 2, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0},
+      // div(f32[2], f32[2^62] broadcast): the traced placeholder accepted a
+      // shape no tensor can have and failed later with ShapeMismatch.
+      {1, 0, 1, 2, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 255, 0, 0, 1, 0, 1, 0, 3},
+      // broadcast_to(c64[3, 0], [2^62, 3]): size before compatibility.
+      {0, 6, 2, 3, 0, 0, 0, 0, 0, 0, 0, 14, 0, 0, 0, 249, 1, 1, 0},
+      // reshape(f32[2], [2^62, 4]): a wrapped element count (ShapeMismatch,
+      // "0 elements") directly and eagerly, InvalidArgument traced.
+      {0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0, 5, 2, 249, 5},
+      // slice(f64[3], [0], [2], [INT64_MAX]): traced inferred extent -1; the
+      // AD check then runs the slice transpose rule at that stride.
+      {0, 2, 1, 3, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 2, 250},
+      // einsum("m,ij->j", f32[], c128[3, 1]): eager DTypeMismatch (its plan
+      // cache checked dtypes first), RankMismatch in the other tiers.
+      {1, 9, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 34, 1, 0, 0, 1, 250, 0, 1, 0, 1, 2},
+      // irfft(c64[1], n = 2^59 + 1): OutOfMemory from the zero padding
+      // directly and eagerly, InvalidArgument traced.
+      {0, 6, 1, 1, 0, 0, 0, 0, 0, 0, 35, 0, 0, 0, 3, 1, 255, 0, 0, 0},
+  };
+  const opseq::Stats before = opseq::stats();
+  for (const auto& bytes : cases) run_bytes(bytes);
+  const opseq::Stats& after = opseq::stats();
+  EXPECT_EQ(after.executions - before.executions, cases.size());
+  // The slice case runs through (with its AD check); the others are typed
+  // errors of one kind in every tier.
+  EXPECT_EQ(after.ok - before.ok, 1u);
+  EXPECT_EQ(after.ad_checks - before.ad_checks, 1u);
+  EXPECT_EQ(after.typed_errors - before.typed_errors, cases.size() - 1);
+}
