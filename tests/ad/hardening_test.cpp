@@ -323,6 +323,12 @@ TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
   const EagerTensor g =
       grad([&](const EagerTensor& a) { return sum(slice(a, start, limit, step)); }, rt->tensor(x));
   EXPECT_EQ(g.value().to_vector<double>(), (std::vector<double>{0, 1, 0}));
+  // matmul checks the inner extents before it broadcasts the batch axes.
+  const Tensor wide = zeros({0, 0, std::int64_t{1} << 40});
+  EXPECT_TF_ERROR(matmul(v, wide, cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(matmul(rt->tensor(v), rt->tensor(wide)), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(matmul(placeholder(f64, {3}), placeholder(f64, {0, 0, std::int64_t{1} << 40})),
+                  ErrorKind::ShapeMismatch);
   // The runtime keeps working.
   EXPECT_EQ(add(rt->tensor(v), rt->tensor(v)).value().to_vector<double>(),
             (std::vector<double>{2, 2, 2}));

@@ -250,6 +250,14 @@ T matmul(const T& a, const T& b) {
   const T A = a.rank() == 1 ? reshape(a, SymShape{1, as[0]}) : a;
   const T B = b.rank() == 1 ? reshape(b, SymShape{bs[0], 1}) : b;
   const SymShape As = sym_shape(A), Bs = sym_shape(B);
+  // The inner extents before the batch axes broadcast (as the direct
+  // matmul): a mismatch must not first allocate a broadcast operand.
+  const auto ka = As[1].try_constant(), kb = Bs[0].try_constant();
+  if (ka && kb && *ka != *kb) {
+    fail(ErrorKind::ShapeMismatch, "matmul", "a has shape ", to_string(as), " and b has shape ",
+         to_string(bs), ": the inner extents ", *ka, " and ", *kb,
+         " must agree ([m, k, batch...] x [k, n, batch...])");
+  }
   const SymShape batch =
       broadcast_batch(SymShape(As.begin() + 2, As.end()), SymShape(Bs.begin() + 2, Bs.end()));
   auto expand = [&](const T& t, const SymShape& ts) {
