@@ -329,6 +329,21 @@ TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
   EXPECT_TF_ERROR(matmul(rt->tensor(v), rt->tensor(wide)), ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(matmul(placeholder(f64, {3}), placeholder(f64, {0, 0, std::int64_t{1} << 40})),
                   ErrorKind::ShapeMismatch);
+  // Derivatives of programs that run: pow with a bool exponent, and an
+  // empty diagonal at an offset of 2^59 + 1 (zeros, no huge block).
+  const Tensor e = cast(Tensor::from_col_major({2}, std::vector<std::int32_t>{1, 0}), bool_, cpu);
+  const Tensor p = Tensor::from_col_major({2}, std::vector<double>{3, 5});
+  const EagerTensor gp =
+      grad([&](const EagerTensor& q) { return sum(pow(q, rt->tensor(e))); }, rt->tensor(p));
+  EXPECT_EQ(gp.value().to_vector<double>(), (std::vector<double>{1, 0}));
+  const TracedTensor tp = placeholder(f64, {2});
+  const auto gpt =
+      run_compiled(*rt->runtime(), compile({grad(sum(pow(tp, constant(e))), tp)}, {tp}), {p});
+  EXPECT_EQ(gpt[0].to_vector<double>(), (std::vector<double>{1, 0}));
+  const std::int64_t far = (std::int64_t{1} << 59) + 1;
+  const EagerTensor gd =
+      grad([&](const EagerTensor& q) { return sum(diagonal(q, far)); }, rt->tensor(ones({1, 4})));
+  EXPECT_EQ(gd.value().to_vector<double>(), std::vector<double>(4, 0.0));
   // The runtime keeps working.
   EXPECT_EQ(add(rt->tensor(v), rt->tensor(v)).value().to_vector<double>(),
             (std::vector<double>{2, 2, 2}));

@@ -104,14 +104,20 @@ TEST(OpSequence, RegressionsOfFixedFindings) {
       // the inner extents 4 and 0 disagree (ShapeMismatch directly).
       {1, 0, 1, 4, 0, 0, 0, 0, 13, 3, 0, 0, 0, 0, 0, 0, 250, 1, 0, 11, 1, 0, 0, 1,
        0, 0, 0, 0, 0, 0, 0, 0, 0,  0, 0, 0, 0, 0, 0, 0, 0,   0, 0, 0,  9, 0, 2, 0},
+      // pow(f64[2], bool[2]): its derivative subtracted 1 from the bool
+      // exponent (DTypeMismatch in jvp, vjp and grad of both AD tiers).
+      {1, 2, 1, 2, 0, 0, 0, 0, 14, 1, 2, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 4},
+      // diagonal(c128[1, 4], offset 2^59 + 1): empty, but its transpose rule
+      // built a [2^59 + 1, 2^59 + 1] block (InvalidArgument in AD).
+      {0, 9, 2, 1, 4, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 255, 0, 1},
   };
   const opseq::Stats before = opseq::stats();
   for (const auto& bytes : cases) run_bytes(bytes);
   const opseq::Stats& after = opseq::stats();
   EXPECT_EQ(after.executions - before.executions, cases.size());
-  // The slice case runs through (with its AD check); the others are typed
-  // errors of one kind in every tier.
-  EXPECT_EQ(after.ok - before.ok, 1u);
-  EXPECT_EQ(after.ad_checks - before.ad_checks, 1u);
-  EXPECT_EQ(after.typed_errors - before.typed_errors, cases.size() - 1);
+  // The slice, pow and diagonal cases run through (with their AD checks);
+  // the others are typed errors of one kind in every tier.
+  EXPECT_EQ(after.ok - before.ok, 3u);
+  EXPECT_EQ(after.ad_checks - before.ad_checks, 3u);
+  EXPECT_EQ(after.typed_errors - before.typed_errors, cases.size() - 3);
 }

@@ -253,6 +253,9 @@ RuleSet diagonal_rule() {
     const std::int64_t n2 =
         static_extent(a, x.shape[static_cast<std::size_t>(a2)], "the transpose of diagonal");
     const std::int64_t len = static_extent(a, out_meta(a).shape[0], "the transpose of diagonal");
+    // An empty diagonal (the offset past the block, possibly by 2^62 or
+    // INT64_MIN) takes nothing from x: zeros, no block of |offset| rows.
+    if (len == 0) return e.full(x.shape, Scalar(0.0), x.dtype);
     const std::int64_t m = len + (p.offset < 0 ? -p.offset : p.offset);
     Val block = emit_prim(e, prim::DiagEmbed{p.offset}, {ct});
     if (n1 != m || n2 != m) {

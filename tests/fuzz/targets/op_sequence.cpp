@@ -1142,6 +1142,17 @@ inline void check_ad(State& s, const ProgramSpec& p, const std::vector<Tensor>& 
     ++stats().known_issue;
     return;
   }
+  // The forward program ran in every tier, so its derivative may fail only
+  // for a reason of its own (no rule, an ill-defined gauge, a singular
+  // matrix, memory), never a validation error of an op a rule emitted.
+  const auto ad_may_fail = [](ErrorKind k) {
+    return category_of(k) != ErrorCategory::Validation && k != ErrorKind::Internal;
+  };
+  if (eo.typed && to.typed && !eo.ok && eo.kind == to.kind && !ad_may_fail(eo.kind)) {
+    finding(p, log,
+            "AD of a program that runs raises a validation error in both tiers: eager " +
+                describe(eo) + " | traced " + describe(to));
+  }
   if (!eo.typed || !to.typed || eo.ok != to.ok || (!eo.ok && eo.kind != to.kind)) {
     finding(p, log,
             "AD wrt input " + std::to_string(k) + ": eager " + describe(eo) + " | traced " +
