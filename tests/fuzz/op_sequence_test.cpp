@@ -110,6 +110,10 @@ TEST(OpSequence, RegressionsOfFixedFindings) {
       // diagonal(c128[1, 4], offset 2^59 + 1): empty, but its transpose rule
       // built a [2^59 + 1, 2^59 + 1] block (InvalidArgument in AD).
       {0, 9, 2, 1, 4, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 255, 0, 1},
+      // solve(diag_embed(c128[2], 1), bool[0]): a singular A was factorised
+      // first directly and eagerly (Singular), traced saw B (DTypeMismatch).
+      {1, 9, 1, 2, 0, 0, 0, 0, 14, 1, 0, 0, 0, 0, 0, 1, 0, 22, 0,  0, 0, 3, 0, 0,
+       0, 0, 0, 0, 0, 0, 0, 0, 0,  0, 0, 0, 0, 0, 0, 0, 0, 0,  36, 2, 1, 0, 5},
   };
   const opseq::Stats before = opseq::stats();
   for (const auto& bytes : cases) run_bytes(bytes);
