@@ -568,6 +568,7 @@ typename Tier::V apply_op(const Tier& t, const std::vector<typename Tier::V>& va
     if (log != nullptr) {
       (os << ... << parts);
       *log << "  " << os.str() << "\n";
+      if (std::getenv("OPSEQ_TRACE") != nullptr) std::fprintf(stderr, "  %s\n", os.str().c_str());
     }
   };
   const std::string va = "%" + std::to_string(ia), vb = "%" + std::to_string(ib);
@@ -1190,13 +1191,15 @@ inline void check(const std::uint8_t* data, std::size_t size) {
   const Eager eager{s.ert};
   const Traced traced{};
 
+  if (std::getenv("OPSEQ_TRACE") != nullptr) {
+    std::fprintf(stderr, "program:\n");
+    for (std::size_t i = 0; i < p.inputs.size(); ++i)
+      std::fprintf(stderr, "  %%%zu = input %s\n", i, describe(p.inputs[i]).c_str());
+  }
   std::size_t direct_at = 0;
   const Outcome d = capture([&] { return build(direct, p, make_inputs(p, be), &log, &direct_at); });
   if (std::getenv("OPSEQ_TRACE") != nullptr) {
-    std::fprintf(stderr, "program (direct: %s):\n", describe(d).c_str());
-    for (std::size_t i = 0; i < p.inputs.size(); ++i)
-      std::fprintf(stderr, "  %%%zu = input %s\n", i, describe(p.inputs[i]).c_str());
-    std::fprintf(stderr, "%s", log.str().c_str());
+    std::fprintf(stderr, "  (direct: %s)\n", describe(d).c_str());
   }
   const Outcome e = capture([&] {
     std::vector<EagerTensor> in;
