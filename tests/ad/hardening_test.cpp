@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/program.hpp"
@@ -344,6 +345,13 @@ TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
   const EagerTensor gd =
       grad([&](const EagerTensor& q) { return sum(diagonal(q, far)); }, rt->tensor(ones({1, 4})));
   EXPECT_EQ(gd.value().to_vector<double>(), std::vector<double>(4, 0.0));
+  // kron's extent products are checked (the direct tier multiplied
+  // 2^40 * 2^40 unchecked: UBSan's signed overflow).
+  const Tensor k40 = zeros({std::int64_t{1} << 40, 0});
+  EXPECT_TF_ERROR(kron(k40, k40, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(kron(rt->tensor(k40), rt->tensor(k40)), ErrorKind::InvalidArgument);
+  const TracedTensor tk = placeholder(f64, {std::int64_t{1} << 40, 0});
+  EXPECT_TF_ERROR(kron(tk, tk), ErrorKind::InvalidArgument);
   // The runtime keeps working.
   EXPECT_EQ(add(rt->tensor(v), rt->tensor(v)).value().to_vector<double>(),
             (std::vector<double>{2, 2, 2}));
