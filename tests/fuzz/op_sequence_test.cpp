@@ -1,8 +1,4 @@
-// The op-sequence fuz
-// kron(i32[2^40, 0], same): the direct tier multiplied the extents
-// 2^40 * 2^40 unchecked (UBSan: signed overflow); InvalidArgument now.
-{0, 12, 2, 1, 0, 0, 0, 0, 250, 0, 0, 30, 0, 0, 0},
-    z target(tests / fuzz / targets / op_sequence.cpp) as a
+// The op-sequence fuzz target (tests/fuzz/targets/op_sequence.cpp) as a
 // deterministic test: every corpus file, a fixed number of seeded random
 // inputs, and one regression input per finding fixed. A finding traps (the
 // decoded program is printed to stderr), so the test fails by crashing.
@@ -20,16 +16,16 @@
 
 #include "fuzz/targets/op_sequence.cpp"
 
-    namespace {
+namespace {
 
-  std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
+std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
-  void run_bytes(const std::vector<std::uint8_t>& bytes) {
-    LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-  }
+void run_bytes(const std::vector<std::uint8_t>& bytes) {
+  LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+}
 
 }  // namespace
 
@@ -123,6 +119,9 @@ TEST(OpSequence, RegressionsOfFixedFindings) {
       // first directly and eagerly (Singular), traced saw B (DTypeMismatch).
       {1, 9, 1, 2, 0, 0, 0, 0, 14, 1, 0, 0, 0, 0, 0, 1, 0, 22, 0,  0, 0, 3, 0, 0,
        0, 0, 0, 0, 0, 0, 0, 0, 0,  0, 0, 0, 0, 0, 0, 0, 0, 0,  36, 2, 1, 0, 5},
+      // kron(i32[2^40, 0], same): the direct tier multiplied the extents
+      // 2^40 * 2^40 unchecked (UBSan: signed overflow); InvalidArgument now.
+      {0, 12, 2, 1, 0, 0, 0, 0, 250, 0, 0, 30, 0, 0, 0},
   };
   const opseq::Stats before = opseq::stats();
   for (const auto& bytes : cases) run_bytes(bytes);
