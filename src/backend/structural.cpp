@@ -46,10 +46,14 @@ Shape resolve_reshape(std::span<const std::int64_t> shape, const Tensor& x) {
     } else if (out[i] < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", out[i], " in ",
            shape_to_string(shape));
-    } else {
-      known *= out[i];
     }
   }
+  // The given extents must be a shape a tensor can have (InvalidArgument, as
+  // every shape): their product never overflows into a wrong count.
+  Shape given;
+  for (const std::int64_t e : out)
+    if (e >= 0) given.push_back(e);
+  known = shape_numel(given, "reshape");
   const std::int64_t n = x.numel();
   if (infer >= 0) {
     if (known == 0 || n % known != 0) {

@@ -33,7 +33,7 @@ Tensor kron(const Tensor& a, const Tensor& b, Backend& backend) {
     wa.push_back(ea);
     wb.push_back(eb);
     wb.push_back(1);
-    out.push_back(ea * eb);
+    out.push_back(checked_mul(ea, eb, "kron"));  // InvalidArgument, as the AD tiers
   }
   // Inserting unit axes is a view of a compact tensor; mul's result is compact.
   auto widen = [&](const Tensor& t, const Shape& s) {

@@ -188,24 +188,31 @@ std::size_t program_bytes(const Program& p) {
 }
 
 // The program for (equation, dtype, shapes, options) from a runtime's
-// extension cache: parse, check and plan only on a miss.
-template <class Equation, class Parse>
+// extension cache: parse, check and plan only on a miss. The equation is
+// checked before the dtypes, as in the traced tier (a hit was parsed for
+// these ranks already).
+template <class Equation, class X, class Parse>
 std::shared_ptr<const Program> cached_program(ExtensionCacheStore& store, const Equation& equation,
-                                              DType dtype, std::vector<Shape> shapes,
+                                              const std::vector<X>& xs,
                                               const std::vector<std::int64_t>& ranks,
                                               const EinsumOptions& options, Parse&& parse) {
+  const DType dtype = xs.front().dtype();
+  std::vector<Shape> shapes = shapes_of(xs);
   const ExtensionCacheKey key{kCacheFamily, kPlanCache,
                               cache_key(equation, dtype, shapes, options)};
   std::shared_ptr<const Program> p = store.get<Program>(key);
-  if (!p) {
-    auto made = std::make_shared<Program>(
-        build_program(parse(ranks), shape_dims(shapes), options, kOp, dtype));
-    made->dtype = dtype;
-    made->shapes = std::move(shapes);
-    store.put<Program>(key, made, program_bytes(*made));
-    p = std::move(made);
+  if (p) {
+    check_dtypes(xs);
+    return p;
   }
-  return p;
+  Spec spec = parse(ranks);
+  check_dtypes(xs);
+  auto made =
+      std::make_shared<Program>(build_program(spec, shape_dims(shapes), options, kOp, dtype));
+  made->dtype = dtype;
+  made->shapes = std::move(shapes);
+  store.put<Program>(key, made, program_bytes(*made));
+  return made;
 }
 
 // The eager call, on the operands' runtime cache.
@@ -214,11 +221,8 @@ EagerTensor eager_cached(const Equation& equation, const std::vector<EagerTensor
                          const EinsumOptions& options, Parse&& parse) {
   const std::vector<std::int64_t> ranks = ranks_of(xs);
   if (xs.empty()) (void)parse(ranks);  // the operand-count error
-  check_dtypes(xs);
   ExtensionCacheStore& store = xs.front().runtime()->runtime()->extension_caches();
-  return run_eager(
-      *cached_program(store, equation, xs.front().dtype(), shapes_of(xs), ranks, options, parse),
-      xs);
+  return run_eager(*cached_program(store, equation, xs, ranks, options, parse), xs);
 }
 
 CpuBackend& require_cpu_backend(Backend& backend) {
@@ -235,11 +239,8 @@ Tensor direct_cached(const Equation& equation, const std::vector<Tensor>& xs, Ba
   require_cpu_backend(backend);
   const std::vector<std::int64_t> ranks = ranks_of(xs);
   if (xs.empty()) (void)parse(ranks);  // the operand-count error
-  check_dtypes(xs);
   ExtensionCacheStore& store = EagerRuntime::attached(backend)->runtime()->extension_caches();
-  return run_direct(
-      *cached_program(store, equation, xs.front().dtype(), shapes_of(xs), ranks, options, parse),
-      xs, backend);
+  return run_direct(*cached_program(store, equation, xs, ranks, options, parse), xs, backend);
 }
 
 template <AdTensor T>

@@ -113,6 +113,9 @@ T transform(const T& x, Fn fn, bool nd, const Lengths& s, const Axes& axes_in,
   double points = 1;
   std::int64_t n0 = 0;
   bool resize = false;
+  // The transformed extents, checked as a result shape before any padding
+  // allocates: a length no tensor can have is InvalidArgument in every tier.
+  Shape lengths;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const std::int64_t e = const_extent(y, axes[i], op);
     const bool halved = c2r && i == 0;
@@ -123,11 +126,13 @@ T transform(const T& x, Fn fn, bool nd, const Lengths& s, const Axes& axes_in,
            axes[i], "; the signal length must be at least 1");
     }
     if (i == 0) n0 = len;
+    lengths.push_back(r2c && i == 0 ? len / 2 + 1 : len);
     points *= static_cast<double>(len);
     const std::int64_t target = halved ? len / 2 + 1 : len;
     high[static_cast<std::size_t>(axes[i])] = target - e;
     resize = resize || target != e;
   }
+  (void)shape_numel(lengths, op);
   if (resize) y = pad(y, low, high, Scalar(0.0));
   FftParams p;
   p.kind = r2c ? Kind::R2C : (c2r ? Kind::C2R : Kind::C2C);

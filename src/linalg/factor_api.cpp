@@ -232,7 +232,25 @@ std::pair<T, T> solve_impl(const Tier<T>& t, const T& a, const T& b, bool left, 
     s.insert(s.begin() + (left ? 1 : 0), 1);
     bm = t.reshape(b, s);
   }
-  const Shape batch = broadcast_batch(Tier<T>::shape(a), Tier<T>::shape(bm), "solve");
+  // B is validated before A is factorised, so that a bad B is the same
+  // validation error in every tier (the traced tier sees it while building),
+  // not a Singular of A first.
+  if (!is_floating(b.dtype()) && !is_complex(b.dtype())) {
+    fail(ErrorKind::DTypeMismatch, "solve", "B must be f32, f64, c64 or c128, got ",
+         name(b.dtype()), "; convert it first");
+  }
+  if (a.dtype() != b.dtype()) {
+    fail(ErrorKind::DTypeMismatch, "solve", "A and B must have the same dtype, got ",
+         name(a.dtype()), " and ", name(b.dtype()));
+  }
+  const Shape as = Tier<T>::shape(a), bms = Tier<T>::shape(bm);
+  const std::int64_t nb = bms[left ? 0 : 1];
+  if (nb != as[0] || as[0] != as[1]) {
+    fail(ErrorKind::ShapeMismatch, "solve", "A is ", shape_to_string(as), " and B is ",
+         shape_to_string(Tier<T>::shape(b)), "; A must be square [n, n, batch...] and B have n ",
+         left ? "rows" : "columns");
+  }
+  const Shape batch = broadcast_batch(as, bms, "solve");
   auto f = t.run(detail::lu_factor_op(check, caller), {to_batch(t, a, 2, batch)});
   T x = lu_solve_impl(t, f[0], f[1], to_batch(t, bm, 2, batch), left, false);
   if (vec) {

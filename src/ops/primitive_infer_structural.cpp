@@ -127,7 +127,8 @@ void infer_kind(const prim::Slice& p, InferContext& ctx) {
       fail(ErrorKind::InvalidArgument, ctx.op, "axis ", d, " start ", start, " exceeds limit ",
            limit);
     }
-    out.push_back(SymDim((limit - start + stride - 1) / stride));
+    // ceil((limit - start) / stride) without overflow (stride may be INT64_MAX).
+    out.push_back(SymDim(limit == start ? 0 : 1 + (limit - start - 1) / stride));
   }
   ctx.emit(x.dtype, std::move(out));
 }

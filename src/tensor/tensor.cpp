@@ -353,10 +353,13 @@ Shape resolve_shape(std::span<const std::int64_t> shape, std::int64_t numel, con
       infer = static_cast<int>(i);
     } else if (out[i] < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", out[i]);
-    } else {
-      known = checked_mul(known, out[i], "reshape");
     }
   }
+  // The given extents must be a shape a tensor can have (InvalidArgument).
+  Shape given;
+  for (const std::int64_t e : out)
+    if (e >= 0) given.push_back(e);
+  known = shape_numel(given, "reshape");
   if (infer >= 0) {
     if (known == 0 || numel % known != 0) {
       fail(ErrorKind::ShapeMismatch, "reshape", "cannot infer -1 in ", shape_to_string(shape),

@@ -22,10 +22,12 @@
 #include <thread>
 #include <vector>
 
+#include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
+#include "tenferro/ad/transforms.hpp"
 #include "tenferro/backend/fused.hpp"
 #include "tenferro/backend/structural.hpp"
 #include "tenferro/runtime/simple_family.hpp"
@@ -440,3 +442,89 @@ TEST(Hardening, ResidentSetStaysFlatOverAMillionEagerSteps) {
   EXPECT_NEAR(x.grad().value().to_vector<double>()[0], std::exp(0.1) + 1.0, 1e-12);
 }
 #endif
+// Findings of the op-sequence fuzzer (tests/fuzz/targets/op_sequence.cpp),
+// each the same error kind (or the same value) in the direct, eager and
+// traced tiers now.
+TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
+  CpuBackend cpu({.num_threads = 1});
+  auto rt = EagerRuntime::make_cpu();
+  const Tensor m = ones({2, 3}), v = ones({3});
+  // stack of operands of different ranks: RankMismatch (eager and traced
+  // inserted the new axis past the end of the shorter shape).
+  EXPECT_TF_ERROR(stack({m, v}, 2, cpu), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(stack({rt->tensor(m), rt->tensor(v)}, 2), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(stack({placeholder(f64, {2, 3}), placeholder(f64, {3})}, 2),
+                  ErrorKind::RankMismatch);
+  // matmul of a rank-0 bool: the dtype is checked before the rank everywhere.
+  const Tensor b0 = Tensor::scalar(true);
+  EXPECT_TF_ERROR(matmul(b0, v, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(matmul(rt->tensor(b0), rt->tensor(v)), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(matmul(placeholder(DType::Bool, {}), placeholder(f64, {3})),
+                  ErrorKind::DTypeMismatch);
+  // A constant shape beyond 2^59 elements is no tensor's shape, traced too.
+  constexpr std::int64_t k62 = std::int64_t{1} << 62;
+  EXPECT_TF_ERROR(placeholder(f64, {k62}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(placeholder(f64, {0, k62}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(broadcast_to(placeholder(f64, {1}), {k62}), ErrorKind::InvalidArgument);
+  // broadcast_to an impossible target that is also incompatible: its size first.
+  const Tensor e30 = zeros({3, 0});
+  EXPECT_TF_ERROR(e30.broadcast_to({0, k62}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(broadcast_to(rt->tensor(e30), {0, k62}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(broadcast_to(placeholder(f64, {3, 0}), {0, k62}), ErrorKind::InvalidArgument);
+  // reshape to extents whose product overflows: InvalidArgument, never a
+  // wrapped element count.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  for (const Shape& target : {Shape{k62, 4}, Shape{2, kMax}, Shape{k62, 4, 0}, Shape{-1, k62, 4}}) {
+    EXPECT_TF_ERROR(reshape(v, target, cpu), ErrorKind::InvalidArgument);
+    EXPECT_TF_ERROR(v.reshape(target), ErrorKind::InvalidArgument);
+    EXPECT_TF_ERROR(reshape(rt->tensor(v), target), ErrorKind::InvalidArgument);
+    EXPECT_TF_ERROR(reshape(placeholder(f64, {3}), target), ErrorKind::InvalidArgument);
+  }
+  // slice with stride INT64_MAX takes one element in every tier, and its
+  // transpose rule puts the cotangent back there.
+  const Tensor x = Tensor::from_col_major({3}, std::vector<double>{1, 2, 3});
+  const Shape start{1}, limit{3}, step{kMax};
+  EXPECT_EQ(slice(x, start, limit, step, cpu).to_vector<double>(), std::vector<double>{2});
+  EXPECT_EQ(slice(rt->tensor(x), start, limit, step).value().to_vector<double>(),
+            std::vector<double>{2});
+  const TracedTensor tx = placeholder(f64, {3});
+  const TracedTensor ty = slice(tx, start, limit, step);
+  EXPECT_EQ(ty.shape(), (SymShape{1}));
+  const auto out = run_compiled(*rt->runtime(), compile({ty, grad(sum(ty), tx)}, {tx}), {x});
+  EXPECT_EQ(out[0].to_vector<double>(), std::vector<double>{2});
+  EXPECT_EQ(out[1].to_vector<double>(), (std::vector<double>{0, 1, 0}));
+  const EagerTensor g =
+      grad([&](const EagerTensor& a) { return sum(slice(a, start, limit, step)); }, rt->tensor(x));
+  EXPECT_EQ(g.value().to_vector<double>(), (std::vector<double>{0, 1, 0}));
+  // matmul checks the inner extents before it broadcasts the batch axes.
+  const Tensor wide = zeros({0, 0, std::int64_t{1} << 40});
+  EXPECT_TF_ERROR(matmul(v, wide, cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(matmul(rt->tensor(v), rt->tensor(wide)), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(matmul(placeholder(f64, {3}), placeholder(f64, {0, 0, std::int64_t{1} << 40})),
+                  ErrorKind::ShapeMismatch);
+  // Derivatives of programs that run: pow with a bool exponent, and an
+  // empty diagonal at an offset of 2^59 + 1 (zeros, no huge block).
+  const Tensor e = cast(Tensor::from_col_major({2}, std::vector<std::int32_t>{1, 0}), bool_, cpu);
+  const Tensor p = Tensor::from_col_major({2}, std::vector<double>{3, 5});
+  const EagerTensor gp =
+      grad([&](const EagerTensor& q) { return sum(pow(q, rt->tensor(e))); }, rt->tensor(p));
+  EXPECT_EQ(gp.value().to_vector<double>(), (std::vector<double>{1, 0}));
+  const TracedTensor tp = placeholder(f64, {2});
+  const auto gpt =
+      run_compiled(*rt->runtime(), compile({grad(sum(pow(tp, constant(e))), tp)}, {tp}), {p});
+  EXPECT_EQ(gpt[0].to_vector<double>(), (std::vector<double>{1, 0}));
+  const std::int64_t far = (std::int64_t{1} << 59) + 1;
+  const EagerTensor gd =
+      grad([&](const EagerTensor& q) { return sum(diagonal(q, far)); }, rt->tensor(ones({1, 4})));
+  EXPECT_EQ(gd.value().to_vector<double>(), std::vector<double>(4, 0.0));
+  // kron's extent products are checked (the direct tier multiplied
+  // 2^40 * 2^40 unchecked: UBSan's signed overflow).
+  const Tensor k40 = zeros({std::int64_t{1} << 40, 0});
+  EXPECT_TF_ERROR(kron(k40, k40, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(kron(rt->tensor(k40), rt->tensor(k40)), ErrorKind::InvalidArgument);
+  const TracedTensor tk = placeholder(f64, {std::int64_t{1} << 40, 0});
+  EXPECT_TF_ERROR(kron(tk, tk), ErrorKind::InvalidArgument);
+  // The runtime keeps working.
+  EXPECT_EQ(add(rt->tensor(v), rt->tensor(v)).value().to_vector<double>(),
+            (std::vector<double>{2, 2, 2}));
+}

@@ -102,4 +102,17 @@ TEST(EinsumErrors, DTypesAndTraced) {
   const TracedTensor t = placeholder(f64, {2, 3}), u = placeholder(f64, {4, 5});
   EXPECT_TF_ERROR(einsum("ij,jk->ik", {t, u}), ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(einsum("ij,jk,->ik", {t, u}), ErrorKind::InvalidArgument);
+  // The equation is checked before the dtypes in every tier (the eager plan
+  // cache used to check the dtypes first).
+  const auto c = ops({{3}}, c128)[0];
+  const auto s = ops({{}}, f32)[0];
+  EXPECT_TF_ERROR(einsum("m,ij->j", {s, c}), ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(einsum("m,ij->j", {s.value(), c.value()}, runtime()->backend()),
+                  ErrorKind::RankMismatch);
+  EXPECT_TF_ERROR(einsum("m,ij->j", {placeholder(f32, {}), placeholder(c128, {3})}),
+                  ErrorKind::RankMismatch);
+  // A cached plan for one dtype does not let operands of two dtypes through.
+  const auto p = ops({{3}}, f64)[0];
+  EXPECT_EQ(einsum("i,i->", {p, p}).dtype(), f64);
+  EXPECT_TF_ERROR(einsum("i,i->", {p, ops({{3}}, f32)[0]}), ErrorKind::DTypeMismatch);
 }

@@ -253,6 +253,15 @@ TEST_F(FftValues, TypedErrors) {
       fft::irfft(Tensor::from_col_major({1}, signal(1)), std::nullopt, 0, "backward", cpu),
       ErrorKind::InvalidArgument);  // default n = 0
   EXPECT_TF_ERROR(fft::fftfreq(-1), ErrorKind::InvalidArgument);
+  // A length no tensor can have is InvalidArgument in every tier, before the
+  // zero padding tries to allocate (it was OutOfMemory directly and eagerly).
+  const std::int64_t huge = (std::int64_t{1} << 59) + 1;
+  const Tensor one = Tensor::from_col_major({1}, signal(1));
+  EXPECT_TF_ERROR(fft::irfft(one, huge, 0, "forward", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::fft(one, huge, 0, "forward", cpu), ErrorKind::InvalidArgument);
+  auto rt = EagerRuntime::make_cpu({.num_threads = 1});
+  EXPECT_TF_ERROR(fft::irfft(rt->tensor(one), huge), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::irfft(placeholder(c128, {1}), huge), ErrorKind::InvalidArgument);
 }
 
 TEST_F(FftValues, TypedErrorsOfTheInPlaceFormAndOfDegenerateCalls) {

@@ -153,6 +153,18 @@ TEST(LinalgSolve, BadArgumentsAreTyped) {
                   ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(la::lu_solve(lu, lu, make({3, 1}, DType::F64, 1), true, false, cpu),
                   ErrorKind::DTypeMismatch);
+  // B is checked before a singular A is factorised, in every tier (the
+  // traced tier sees a bad B while building, the others used to say Singular).
+  const Tensor S = zeros({3, 3});
+  for (const Tensor& B : {zeros({3, 1}, DType::Bool), zeros({2, 1})}) {
+    const ErrorKind k =
+        B.dtype() == DType::Bool ? ErrorKind::DTypeMismatch : ErrorKind::ShapeMismatch;
+    EXPECT_TF_ERROR(la::solve(S, B, true, cpu), k);
+    EXPECT_TF_ERROR(la::solve(rt()->tensor(S), rt()->tensor(B)), k);
+    EXPECT_TF_ERROR(
+        la::solve(placeholder(f64, {3, 3}), placeholder(B.dtype(), to_sym_shape(B.shape()))), k);
+  }
+  EXPECT_TF_ERROR(la::solve(S, zeros({3, 1}), true, cpu), ErrorKind::Singular);
 }
 
 TEST(LinalgLu, GradientsMatchFiniteDifferences) {

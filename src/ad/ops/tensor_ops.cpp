@@ -93,10 +93,14 @@ SymShape resolve_reshape(const T& x, SymShape shape) {
       infer = i;
     } else if (*c < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", *c, " at position ", i);
-    } else {
-      known *= *c;
     }
   }
+  // The constant extents must be a shape a tensor can have (InvalidArgument,
+  // as in the direct tier), so their product is exact.
+  Shape given;
+  for (const SymDim& d : shape)
+    if (const auto c = d.try_constant(); c && *c >= 0) given.push_back(*c);
+  known = shape_numel(given, "reshape");
   if (!infer) return shape;
   const auto total = numel(sym_shape(x)).try_constant();
   if (!total || !known_constant) {
@@ -163,6 +167,14 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
     if (!x.defined()) fail(ErrorKind::InvalidArgument, "stack", "an input is undefined");
   }
   const std::int64_t a = normalize_axis(axis, xs[0].rank() + 1, "stack");
+  // Ranks first, as the direct stack: an operand of another rank must not
+  // get the new axis inserted past its end.
+  for (std::size_t i = 1; i < xs.size(); ++i) {
+    if (xs[i].rank() != xs[0].rank()) {
+      fail(ErrorKind::RankMismatch, "stack", "input ", i, " has rank ", xs[i].rank(),
+           " but input 0 has rank ", xs[0].rank(), "; stacked tensors must match");
+    }
+  }
   std::vector<T> parts;
   parts.reserve(xs.size());
   for (const T& x : xs) {
@@ -218,6 +230,13 @@ T matmul(const T& a, const T& b) {
   if (!a.defined() || !b.defined()) {
     fail(ErrorKind::InvalidArgument, "matmul", "an operand is undefined");
   }
+  // The direct matmul's order: dtype before rank (one rule, one kind).
+  for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
+    if (is_bool(t->dtype())) {
+      fail(ErrorKind::DTypeMismatch, "matmul", side,
+           " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
+    }
+  }
   if (a.rank() == 0 || b.rank() == 0) {
     fail(ErrorKind::RankMismatch, "matmul", "matmul needs operands of rank >= 1, got ranks ",
          a.rank(), " and ", b.rank());
@@ -231,6 +250,14 @@ T matmul(const T& a, const T& b) {
   const T A = a.rank() == 1 ? reshape(a, SymShape{1, as[0]}) : a;
   const T B = b.rank() == 1 ? reshape(b, SymShape{bs[0], 1}) : b;
   const SymShape As = sym_shape(A), Bs = sym_shape(B);
+  // The inner extents before the batch axes broadcast (as the direct
+  // matmul): a mismatch must not first allocate a broadcast operand.
+  const auto ka = As[1].try_constant(), kb = Bs[0].try_constant();
+  if (ka && kb && *ka != *kb) {
+    fail(ErrorKind::ShapeMismatch, "matmul", "a has shape ", to_string(as), " and b has shape ",
+         to_string(bs), ": the inner extents ", *ka, " and ", *kb,
+         " must agree ([m, k, batch...] x [k, n, batch...])");
+  }
   const SymShape batch =
       broadcast_batch(SymShape(As.begin() + 2, As.end()), SymShape(Bs.begin() + 2, Bs.end()));
   auto expand = [&](const T& t, const SymShape& ts) {
@@ -293,6 +320,8 @@ T broadcast_to(const T& x, ShapeArg shape) {
          s.size());
   }
   require_constant(x, s, "broadcast_to");
+  // The target's size before its compatibility, as Tensor::broadcast_to.
+  if (const std::optional<Shape> c = try_concrete(s)) (void)shape_numel(*c, "broadcast_to");
   Axes dims;
   const std::int64_t lead = static_cast<std::int64_t>(s.size()) - x.rank();
   for (std::int64_t i = 0; i < x.rank(); ++i) dims.push_back(lead + i);

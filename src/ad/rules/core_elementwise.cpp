@@ -323,7 +323,9 @@ RuleSet binary_rules(BinaryOp op) {
       // exponent derivative is 0 where the base is 0 and Re(exponent) >= 0.
       return binary_scaled(
           [](Emitter& e, const RuleArgs& a) {
-            const Val b = B(a);
+            // b - 1 in the result's dtype: a bool exponent has no subtraction.
+            Val b = B(a);
+            if (e.meta(b).dtype == DType::Bool) b = e.convert(b, out_meta(a).dtype);
             const Val c = e.mul(b, e.binary(B_::Pow, A(a), e.sub(b, one(e, b))));
             return e.select(is_zero(e, b), zero(e, c), c);
           },

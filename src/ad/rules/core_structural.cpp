@@ -86,10 +86,13 @@ RuleSet slice_rule() {
     Shape low, high, interior;
     for (std::size_t d = 0; d < x.size(); ++d) {
       const std::int64_t n = static_extent(a, x[d], "the transpose of slice");
-      const std::int64_t k = (p.limit[d] - p.start[d] + p.stride[d] - 1) / p.stride[d];
+      // k = ceil((limit - start) / stride) without overflow (stride may be
+      // INT64_MAX); with k <= 1 no gaps are needed, and none are padded.
+      const std::int64_t span = p.limit[d] - p.start[d];
+      const std::int64_t k = span == 0 ? 0 : 1 + (span - 1) / p.stride[d];
       low.push_back(p.start[d]);
       high.push_back(n - p.start[d] - (k > 0 ? (k - 1) * p.stride[d] + 1 : 0));
-      interior.push_back(p.stride[d] - 1);
+      interior.push_back(k > 1 ? p.stride[d] - 1 : 0);
     }
     return emit_prim(a.emitter, prim::Pad{low, high, interior, Scalar(0.0)}, {ct});
   });
@@ -250,6 +253,9 @@ RuleSet diagonal_rule() {
     const std::int64_t n2 =
         static_extent(a, x.shape[static_cast<std::size_t>(a2)], "the transpose of diagonal");
     const std::int64_t len = static_extent(a, out_meta(a).shape[0], "the transpose of diagonal");
+    // An empty diagonal (the offset past the block, possibly by 2^62 or
+    // INT64_MIN) takes nothing from x: zeros, no block of |offset| rows.
+    if (len == 0) return e.full(x.shape, Scalar(0.0), x.dtype);
     const std::int64_t m = len + (p.offset < 0 ? -p.offset : p.offset);
     Val block = emit_prim(e, prim::DiagEmbed{p.offset}, {ct});
     if (n1 != m || n2 != m) {

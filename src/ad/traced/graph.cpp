@@ -66,6 +66,10 @@ std::vector<TracedTensor> make_traced(const OpPtr& op, std::span<const TracedTen
     fail(ErrorKind::Internal, name, "infer() returned ", inferred.outputs.size(),
          " outputs but the op declares ", op->output_count());
   }
+  // Outputs of a constant shape must be shapes a tensor can have (the eager
+  // and direct tiers refuse them when they allocate or view).
+  for (const TensorMeta& m : inferred.outputs)
+    if (const std::optional<Shape> c = try_concrete(m.shape)) (void)shape_numel(*c, name.c_str());
   auto node = std::make_shared<TracedNode>();
   node->op = op;
   node->inputs.assign(inputs.begin(), inputs.end());
@@ -120,6 +124,9 @@ TracedTensor placeholder(DType dtype, SymShape shape, std::string label) {
            "; extents must be >= 0 or named sizes");
     }
   }
+  // A constant shape no tensor can have is refused here, as Tensor's
+  // factories and views refuse it (InvalidArgument naming the shape).
+  if (const std::optional<Shape> c = try_concrete(shape)) (void)shape_numel(*c, "placeholder");
   auto node = std::make_shared<detail::TracedNode>();
   node->outputs.push_back(TensorMeta{dtype, std::move(shape)});
   node->label = std::move(label);
