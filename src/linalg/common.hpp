@@ -62,14 +62,22 @@ class LinalgOp : public LinalgOpBase {
   Params params_;
 };
 
+/// Runs op.execute, except when an input is empty and so is every output:
+/// then the empty outputs are made without running the kernel (its batch
+/// loop could count up to a huge batch of empty matrices).
+std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
+                               std::span<const Tensor> inputs);
+
 /// Registers ops' kernels into the module and collects their rules.
 struct Registry {
   SimpleModule& module;
   ad::FamilyRules& rules;
   template <class OpT>
   void add() {
-    module.family<OpT>([](const OpT& op, ExecutionScope& scope, ExtensionCaches&,
-                          std::span<const Tensor> in) { return op.execute(scope.backend(), in); });
+    module.family<OpT>(
+        [](const OpT& op, ExecutionScope& scope, ExtensionCaches&, std::span<const Tensor> in) {
+          return run_kernel(op, scope.backend(), in);
+        });
     rules.emplace_back(FamilyId(std::string(OpT::kFamily)), OpT::rules());
   }
 };

@@ -65,7 +65,31 @@ std::vector<Tensor> apply_direct(const LinalgOpBase& op, ListRef<Tensor> inputs,
   check_constraints(name, inferred.constraints, shapes);
   CpuBackend& cpu = require_cpu(backend, name.c_str());
   ScopedCpuSession session(cpu);
-  return op.execute(backend, std::span<const Tensor>(inputs.begin(), inputs.size()));
+  return run_kernel(op, backend, std::span<const Tensor>(inputs.begin(), inputs.size()));
+}
+
+std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
+                               std::span<const Tensor> inputs) {
+  const bool any_empty =
+      std::any_of(inputs.begin(), inputs.end(), [](const Tensor& x) { return x.numel() == 0; });
+  if (any_empty) {
+    std::vector<TensorMeta> metas;
+    for (const Tensor& x : inputs) metas.push_back(TensorMeta{x.dtype(), to_sym_shape(x.shape())});
+    const InferenceResult inferred = op.infer(metas);
+    std::vector<Shape> shapes;
+    for (const TensorMeta& m : inferred.outputs) {
+      const std::optional<Shape> s = try_concrete(m.shape);
+      if (!s || std::find(s->span().begin(), s->span().end(), 0) == s->span().end()) break;
+      shapes.push_back(*s);
+    }
+    if (shapes.size() == inferred.outputs.size()) {
+      std::vector<Tensor> outs;
+      for (std::size_t i = 0; i < shapes.size(); ++i)
+        outs.push_back(backend.empty(shapes[i].span(), inferred.outputs[i].dtype));
+      return outs;
+    }
+  }
+  return op.execute(backend, inputs);
 }
 
 // ---- checks --------------------------------------------------------------------------

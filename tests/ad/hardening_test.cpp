@@ -513,6 +513,14 @@ TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
   const auto gpt =
       run_compiled(*rt->runtime(), compile({grad(sum(pow(tp, constant(e))), tp)}, {tp}), {p});
   EXPECT_EQ(gpt[0].to_vector<double>(), (std::vector<double>{1, 0}));
+  // atan2 of a bool and a float: d/dx atan2(b, x) = -b / (b^2 + x^2).
+  const EagerTensor ga =
+      grad([&](const EagerTensor& q) { return sum(atan2(rt->tensor(e), q)); }, rt->tensor(p));
+  EXPECT_NEAR(ga.value().to_vector<double>()[0], -1.0 / 10.0, 1e-15);
+  EXPECT_EQ(ga.value().to_vector<double>()[1], 0.0);
+  const auto gat =
+      run_compiled(*rt->runtime(), compile({grad(sum(atan2(constant(e), tp)), tp)}, {tp}), {p});
+  EXPECT_EQ(gat[0].to_vector<double>(), ga.value().to_vector<double>());
   const std::int64_t far = (std::int64_t{1} << 59) + 1;
   const EagerTensor gd =
       grad([&](const EagerTensor& q) { return sum(diagonal(q, far)); }, rt->tensor(ones({1, 4})));

@@ -116,3 +116,20 @@ TEST(LinalgFamily, DirectTierChecksBeforeWork) {
   EXPECT_EQ(la::cholesky(zeros({0, 0}, f64), false, cpu).shape(), (Shape{0, 0}));
   EXPECT_EQ(la::cholesky(zeros({3, 3, 0}, f64), false, cpu).shape(), (Shape{3, 3, 0}));
 }
+
+TEST(LinalgFamily, AHugeBatchOfEmptyMatricesDoesNoPerMatrixWork) {
+  // Found by the op-sequence fuzzer: the batch loop used to count to 2^40.
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const std::int64_t huge = std::int64_t{1} << 40;
+  const Tensor empty = zeros({0, 0, huge}, f64);
+  EXPECT_EQ(la::svdvals(empty, cpu).shape(), (Shape{0, huge}));
+  EXPECT_EQ(la::cholesky(empty, false, cpu).shape(), (Shape{0, 0, huge}));
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  EXPECT_EQ(la::svdvals(rt->tensor(empty)).shape(), (Shape{0, huge}));
+  const TracedTensor t = placeholder(f64, {0, 0, huge});
+  const auto out = run_compiled(*rt->runtime(), compile({la::svdvals(t)}, {t}), {empty});
+  EXPECT_EQ(out[0].shape(), (Shape{0, huge}));
+  // A batch of 0x0 determinants is a batch of ones: the kernel still runs.
+  EXPECT_EQ(la::det(zeros({0, 0, 3}, f64), cpu).to_vector<double>(),
+            (std::vector<double>{1, 1, 1}));
+}

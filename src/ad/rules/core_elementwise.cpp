@@ -263,6 +263,13 @@ RuleSet extremum_rule(BinaryOp wins) {
                        kAB);
 }
 
+// v converted to the dtype of the rule's result where it differs (a bool or
+// integer operand promoted by the op).
+Val in_out_dtype(Emitter& e, const RuleArgs& a, Val v) {
+  const DType out = out_meta(a).dtype;
+  return e.meta(v).dtype == out ? v : e.convert(v, out);
+}
+
 RuleSet binary_rules(BinaryOp op) {
   using B_ = BinaryOp;
   switch (op) {
@@ -341,13 +348,16 @@ RuleSet binary_rules(BinaryOp op) {
       return extremum_rule(B_::Gt);
     case B_::Minimum:
       return extremum_rule(B_::Lt);
-    case B_::Atan2:  // (b ta - a tb) / (a^2 + b^2)
+    case B_::Atan2:  // (b ta - a tb) / (a^2 + b^2), in the result's dtype (a bool or
+                     // integer operand has no negation)
       return binary_scaled(
           [](Emitter& e, const RuleArgs& a) {
-            return e.div(B(a), e.add(sq(e, A(a)), sq(e, B(a))));
+            const Val x = in_out_dtype(e, a, A(a)), y = in_out_dtype(e, a, B(a));
+            return e.div(y, e.add(sq(e, x), sq(e, y)));
           },
           [](Emitter& e, const RuleArgs& a) {
-            return e.div(e.neg(A(a)), e.add(sq(e, A(a)), sq(e, B(a))));
+            const Val x = in_out_dtype(e, a, A(a)), y = in_out_dtype(e, a, B(a));
+            return e.div(e.neg(x), e.add(sq(e, x), sq(e, y)));
           },
           kAB);
     case B_::Hypot:
