@@ -15,6 +15,7 @@
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/fft/fft.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
@@ -115,7 +116,7 @@ auto on_backend(Backend& backend, const char* op, F&& f) {
     fail(ErrorKind::Unsupported, op, "the FFT family runs on the CPU backend only");
   std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
   auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
-  return f(*rt);
+  return report_as(op, [&] { return f(*rt); });  // errors name the function called
 }
 
 }  // namespace tenferro::fft::detail

@@ -14,6 +14,7 @@
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
 namespace tenferro::linalg::detail {
@@ -113,7 +114,7 @@ auto on_backend(Backend& backend, const char* op, F&& f) {
   // Non-owning: the caller owns the backend for the duration of the call.
   std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
   auto rt = EagerRuntime::make(Runtime::builder().cpu(borrowed).build());
-  return f(*rt);
+  return report_as(op, [&] { return f(*rt); });  // errors name the function called
 }
 
 // ---- checks shared by infer() ---------------------------------------------------------

@@ -120,6 +120,11 @@ TracedTensor placeholder(DType dtype, SymShape shape, std::string label) {
            "; extents must be >= 0 or named sizes");
     }
   }
+  Shape constants;  // constant extents whose product overflows are refused now
+  for (const SymDim& d : shape) {
+    if (d.is_constant()) constants.push_back(d.constant());
+  }
+  if (constants.size() == shape.size()) shape_numel(constants, "placeholder");
   auto node = std::make_shared<detail::TracedNode>();
   node->outputs.push_back(TensorMeta{dtype, std::move(shape)});
   node->label = std::move(label);
