@@ -534,11 +534,6 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
     outputs = execute_plan(executor, caches, inputs, session);
   } catch (const Error& e) {
     if (e.op() == op.name() && e.phase() == ErrorPhase::Execute) throw;  // already in context
-    // A numerical failure names what the caller called ([inv] the matrix is
-    // singular ...): keep that head, in the Execute phase, in every tier.
-    if (e.category() == ErrorCategory::Numerical) {
-      throw Error(e.kind(), e.op(), e.message(), ErrorPhase::Execute, e.cause_ptr());
-    }
     rethrow_with_context(e, ErrorPhase::Execute, std::string(op.name()),
                          "executing " + std::string(op.name()) + " on engine " +
                              snapshot()->selected_engine().str() + " failed");

@@ -50,14 +50,18 @@ std::string describe(const Outcome& o) {
   return "?";
 }
 
-// Whether the message's "[op]" is one of the row's names ("flip|reverse": flip
+// Whether the message names one of the row's ops ("flip|reverse": flip
 // is reverse under PyTorch's name, and some tiers name the primitive).
 bool names_op(const std::string& what, const std::string& names) {
   const std::string head = what.substr(0, what.find(']') + 1);
   std::size_t start = 0;
   while (start <= names.size()) {
     const std::size_t bar = std::min(names.find('|', start), names.size());
-    if (head.find(names.substr(start, bar - start)) != std::string::npos) return true;
+    const std::string name = names.substr(start, bar - start);
+    // In the head, or as the op of a cause ("caused by: [inv] the matrix is
+    // singular" under the family's "[tenferro.linalg_lu_factor.v1] executing ...").
+    if (head.find(name) != std::string::npos) return true;
+    if (what.find("[" + name + "]") != std::string::npos) return true;
     start = bar + 1;
   }
   return false;
