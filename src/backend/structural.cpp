@@ -46,8 +46,13 @@ Shape resolve_reshape(std::span<const std::int64_t> shape, const Tensor& x) {
     } else if (out[i] < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", out[i], " in ",
            shape_to_string(shape));
-    } else {
-      known *= out[i];
+    } else if (known != 0 && __builtin_mul_overflow(known, out[i], &known)) {
+      // A zero extent later still makes the product 0; otherwise it is too large.
+      if (std::find(out.begin() + static_cast<std::ptrdiff_t>(i), out.end(), 0) == out.end()) {
+        fail(ErrorKind::InvalidArgument, "reshape", "shape ", shape_to_string(shape),
+             " has more than 2^59 elements (the most a tensor may have); check the extents");
+      }
+      known = 0;
     }
   }
   const std::int64_t n = x.numel();

@@ -94,8 +94,15 @@ SymShape resolve_reshape(const T& x, SymShape shape) {
       infer = i;
     } else if (*c < 0) {
       fail(ErrorKind::InvalidArgument, "reshape", "negative extent ", *c, " at position ", i);
-    } else {
-      known *= *c;
+    } else if (known != 0 && __builtin_mul_overflow(known, *c, &known)) {
+      // Too large unless a later zero extent makes the product 0 (the direct tier's rule).
+      bool zero_later = false;
+      for (std::size_t j = i; j < shape.size(); ++j) zero_later |= shape[j].try_constant() == 0;
+      if (!zero_later) {
+        fail(ErrorKind::InvalidArgument, "reshape", "shape ", to_string(shape),
+             " has more than 2^59 elements (the most a tensor may have); check the extents");
+      }
+      known = 0;
     }
   }
   if (!infer) return shape;
