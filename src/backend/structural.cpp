@@ -130,6 +130,7 @@ Tensor broadcast_in_dim(const Tensor& x, std::span<const std::int64_t> shape,
   for (std::int64_t e : shape) {
     if (e < 0) fail(ErrorKind::InvalidArgument, op, "negative extent in ", shape_to_string(shape));
   }
+  shape_numel(shape, op);  // an overflowing size names this op
   const auto out_rank = static_cast<std::int64_t>(shape.size());
   Strides strides(shape.size(), 0);
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -197,6 +198,10 @@ Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const s
   require_rank(low, x.rank(), op, "low");
   require_rank(high, x.rank(), op, "high");
   if (!interior.empty()) require_rank(interior, x.rank(), op, "interior");
+  if (!is_complex(x.dtype()) && value.imag() != 0.0) {
+    fail(ErrorKind::DTypeMismatch, op, "value ", value.real(), "+", value.imag(),
+         "i is complex but the tensor is ", name(x.dtype()), "; pass a real value");
+  }
   if (is_integral(x.dtype()) && is_inexact(value.dtype())) {
     // Converting a non-finite or out-of-range float to an integer is undefined.
     const double limit = x.dtype() == DType::I32 ? 2147483648.0 : 9223372036854775808.0;
@@ -355,6 +360,7 @@ Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend) {
   }
   const std::int64_t n = checked_add(x.shape()[0], offset < 0 ? -offset : offset, op);
   Shape out_shape{n, n};
+  shape_numel(out_shape, op);
   for (std::size_t d = 1; d < x.shape().size(); ++d) out_shape.push_back(x.shape()[d]);
   CpuBackend& cpu = require_cpu(backend, op);
   ScopedCpuSession session(cpu);

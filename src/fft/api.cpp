@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fft/common.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/fft/fft.hpp"
 
 namespace tenferro::fft {
@@ -202,7 +203,7 @@ using detail::Fn;
 #define TF_ONE_AXIS(name, FN)                                                                   \
   template <FftTensor T>                                                                        \
   T name(const T& x, std::optional<std::int64_t> n, std::int64_t axis, std::string_view norm) { \
-    return detail::one_axis(x, FN, n, axis, norm);                                              \
+    return report_as(#name, [&] { return detail::one_axis(x, FN, n, axis, norm); });            \
   }                                                                                             \
   Tensor name(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,                \
               std::string_view norm, Backend& backend) {                                        \
@@ -225,7 +226,7 @@ TF_ONE_AXIS(ihfft, Fn::Ihfft)
 #define TF_N_AXES(name, two, FN)                                                             \
   template <FftTensor T>                                                                     \
   T name(const T& x, const Lengths& s, const Axes& axes, std::string_view norm) {            \
-    return detail::transform(x, FN, true, s, axes, norm);                                    \
+    return report_as(#name, [&] { return detail::transform(x, FN, true, s, axes, norm); });  \
   }                                                                                          \
   Tensor name(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,    \
               Backend& backend) {                                                            \
@@ -235,7 +236,7 @@ TF_ONE_AXIS(ihfft, Fn::Ihfft)
   }                                                                                          \
   template <FftTensor T>                                                                     \
   T two(const T& x, const Lengths& s, const Axes& axes, std::string_view norm) {             \
-    return detail::transform(x, FN, true, s, axes, norm);                                    \
+    return report_as(#two, [&] { return detail::transform(x, FN, true, s, axes, norm); });   \
   }                                                                                          \
   Tensor two(const Tensor& x, const Lengths& s, const Axes& axes, std::string_view norm,     \
              Backend& backend) {                                                             \

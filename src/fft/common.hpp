@@ -15,6 +15,7 @@
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/fft/fft.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
@@ -115,7 +116,8 @@ auto on_backend(Backend& backend, const char* op, F&& f) {
   }
   // The backend's attached runtime: installed modules and plans persist
   // across direct calls.
-  return f(*EagerRuntime::attached(backend));
+  EagerRuntime& rt = *EagerRuntime::attached(backend);
+  return report_as(op, [&] { return f(rt); });  // errors name the function called
 }
 
 }  // namespace tenferro::fft::detail

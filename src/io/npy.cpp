@@ -204,6 +204,12 @@ void swap_bytes(std::byte* data, std::int64_t count, std::size_t width) {
 }
 
 std::vector<std::byte> read_file(const std::filesystem::path& path, const char* op) {
+  // A directory opens as a stream on Linux but has no size (tellg() is -1).
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    fail(ErrorKind::InvalidArgument, op, "'", path.string(),
+         "' is a directory; pass the path of a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     fail(ErrorKind::InvalidArgument, op, "cannot open '", path.string(),
@@ -211,6 +217,10 @@ std::vector<std::byte> read_file(const std::filesystem::path& path, const char* 
   }
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
+  if (size < 0) {
+    fail(ErrorKind::InvalidArgument, op, "cannot determine the size of '", path.string(),
+         "'; pass a regular file");
+  }
   in.seekg(0, std::ios::beg);
   std::vector<std::byte> bytes(static_cast<std::size_t>(size));
   if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size)) {

@@ -14,6 +14,7 @@
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
 namespace tenferro::linalg::detail {
@@ -119,7 +120,8 @@ auto on_backend(Backend& backend, const char* op, F&& f) {
   }
   // The backend's attached runtime: installed modules and plans persist
   // across direct calls.
-  return f(*EagerRuntime::attached(backend));
+  EagerRuntime& rt = *EagerRuntime::attached(backend);
+  return report_as(op, [&] { return f(rt); });  // errors name the function called
 }
 
 // ---- checks shared by infer() ---------------------------------------------------------

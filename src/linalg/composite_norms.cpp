@@ -8,6 +8,7 @@
 
 #include "linalg/composite_util.hpp"
 #include "tenferro/ad/composite.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/linalg/composite.hpp"
 #include "tenferro/linalg/spectral.hpp"
 
@@ -194,16 +195,18 @@ T norm(const T& x, std::string_view ord, std::optional<Axes> dims, bool keepdim)
 
 template <LinalgTensor T>
 T vecdot(const T& x, const T& y, std::int64_t dim) {
-  const char* op = "vecdot";
-  detail::require_floating_tensor(x, op);
-  detail::require_floating_tensor(y, op);
-  if (x.dtype() != y.dtype()) {
-    fail(ErrorKind::DTypeMismatch, op, "x and y must have the same dtype, got ", name(x.dtype()),
-         " and ", name(y.dtype()));
-  }
-  const T prod = mul(is_complex(x.dtype()) ? conj(x) : x, y);
-  const Axes axes = detail::normalise_axes(op, Axes{dim}, prod.rank(), false);
-  return sum(prod, axes, false);
+  return report_as("vecdot", [&]() -> T {
+    const char* op = "vecdot";
+    detail::require_floating_tensor(x, op);
+    detail::require_floating_tensor(y, op);
+    if (x.dtype() != y.dtype()) {
+      fail(ErrorKind::DTypeMismatch, op, "x and y must have the same dtype, got ", name(x.dtype()),
+           " and ", name(y.dtype()));
+    }
+    const T prod = mul(is_complex(x.dtype()) ? conj(x) : x, y);
+    const Axes axes = detail::normalise_axes(op, Axes{dim}, prod.rank(), false);
+    return sum(prod, axes, false);
+  });
 }
 
 #define TF_INSTANTIATE(T)                                                         \

@@ -9,6 +9,7 @@
 
 #include "linalg/composite_util.hpp"
 #include "tenferro/ad/composite.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/linalg/composite.hpp"
 #include "tenferro/linalg/factor.hpp"
 #include "tenferro/linalg/spectral.hpp"
@@ -98,25 +99,27 @@ T cond(const T& a, std::string_view p) {
 
 template <LinalgTensor T>
 T tensorinv(const T& a, std::int64_t ind) {
-  const char* op = "tensorinv";
-  detail::require_floating_tensor(a, op);
-  if (ind <= 0 || ind >= a.rank()) {
-    fail(ErrorKind::InvalidArgument, op, "ind must be in [1, rank - 1] = [1, ", a.rank() - 1,
-         "], got ", ind);
-  }
-  const Shape s = detail::constant_shape(a, op);
-  const auto k = static_cast<std::size_t>(ind);
-  const std::int64_t rows = detail::product(s, 0, k), cols = detail::product(s, k, s.size());
-  if (rows != cols) {
-    fail(ErrorKind::ShapeMismatch, op, "the first ", ind, " axes (", rows,
-         " entries) and the others (", cols, " entries) of ", detail::shape_str(a),
-         " must have the same size");
-  }
-  const T m = inv(reshape(a, {rows, cols}));
-  Shape out;
-  for (std::size_t i = k; i < s.size(); ++i) out.push_back(s[i]);
-  for (std::size_t i = 0; i < k; ++i) out.push_back(s[i]);
-  return reshape(m, out);
+  return report_as("tensorinv", [&]() -> T {
+    const char* op = "tensorinv";
+    detail::require_floating_tensor(a, op);
+    if (ind <= 0 || ind >= a.rank()) {
+      fail(ErrorKind::InvalidArgument, op, "ind must be in [1, rank - 1] = [1, ", a.rank() - 1,
+           "], got ", ind);
+    }
+    const Shape s = detail::constant_shape(a, op);
+    const auto k = static_cast<std::size_t>(ind);
+    const std::int64_t rows = detail::product(s, 0, k), cols = detail::product(s, k, s.size());
+    if (rows != cols) {
+      fail(ErrorKind::ShapeMismatch, op, "the first ", ind, " axes (", rows,
+           " entries) and the others (", cols, " entries) of ", detail::shape_str(a),
+           " must have the same size");
+    }
+    const T m = inv(reshape(a, {rows, cols}));
+    Shape out;
+    for (std::size_t i = k; i < s.size(); ++i) out.push_back(s[i]);
+    for (std::size_t i = 0; i < k; ++i) out.push_back(s[i]);
+    return reshape(m, out);
+  });
 }
 
 template <LinalgTensor T>

@@ -181,7 +181,16 @@ T to_batch(const Tier<T>& t, const T& x, std::size_t lead, const Shape& batch) {
   return t.broadcast(y, target);
 }
 
-void require_rank(const char* op, const char* what, std::int64_t rank, std::int64_t min) {
+// An undefined operand is InvalidArgument about `op` before anything reads its rank.
+template <class T>
+void require_defined(const char* op, const char* what, const T& x) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, what, " is undefined; pass a tensor");
+}
+
+template <class T>
+void require_rank(const char* op, const char* what, const T& x, std::int64_t min) {
+  require_defined(op, what, x);
+  const std::int64_t rank = x.rank();
   if (rank < min) {
     fail(ErrorKind::RankMismatch, op, what, " must have rank >= ", min,
          min == 2 ? " ([rows, columns, batch...])" : " ([n, batch...])", ", got rank ", rank);
@@ -190,9 +199,9 @@ void require_rank(const char* op, const char* what, std::int64_t rank, std::int6
 
 template <class T>
 T lu_solve_impl(const Tier<T>& t, const T& lu, const T& piv, const T& b, bool left, bool adjoint) {
-  require_rank("lu_solve", "LU", lu.rank(), 2);
-  require_rank("lu_solve", "B", b.rank(), 2);
-  require_rank("lu_solve", "pivots", piv.rank(), 1);
+  require_rank("lu_solve", "LU", lu, 2);
+  require_rank("lu_solve", "B", b, 2);
+  require_rank("lu_solve", "pivots", piv, 1);
   if (piv.dtype() != DType::I32) {
     fail(ErrorKind::DTypeMismatch, "lu_solve", "pivots must be i32 (as lu_factor returns), got ",
          name(piv.dtype()));
@@ -222,10 +231,10 @@ bool vector_rhs(const T& a, const T& b) {
 template <class T>
 std::pair<T, T> solve_impl(const Tier<T>& t, const T& a, const T& b, bool left, bool check,
                            detail::LuCaller caller) {
-  require_rank("solve", "A", a.rank(), 2);
-  require_rank("solve", "B", b.rank(), 1);
+  require_rank("solve", "A", a, 2);
+  require_rank("solve", "B", b, 1);
   const bool vec = vector_rhs(a, b);
-  if (!vec) require_rank("solve", "B", b.rank(), 2);
+  if (!vec) require_rank("solve", "B", b, 2);
   T bm = b;
   if (vec) {
     Shape s = Tier<T>::shape(b);
@@ -263,6 +272,7 @@ std::pair<T, T> solve_impl(const Tier<T>& t, const T& a, const T& b, bool left, 
 
 template <class T>
 std::pair<T, T> inv_impl(const Tier<T>& t, const T& a, bool check) {
+  require_defined("inv", "A", a);
   auto f = t.run(detail::lu_factor_op(check, detail::LuCaller::Inv), {a});
   return {t.run(detail::lu_solve_op(false), {f[0], f[1], t.eye_like(a)})[0], f[2]};
 }
@@ -280,6 +290,8 @@ int qr_mode(std::string_view mode) {
 template <AdTensor T>
 T householder_composite(const T& v, const T& tau) {
   // The checks of the kernel op (dtype, ranks, k <= n <= m), without running it.
+  require_defined("householder_product", "V", v);
+  require_defined("householder_product", "tau", tau);
   const Shape vs = Tier<T>::shape(v), ts = Tier<T>::shape(tau);
   if (v.rank() < 2 || tau.rank() != v.rank() - 1 || v.dtype() != tau.dtype() ||
       (v.dtype() != DType::F32 && v.dtype() != DType::F64 && v.dtype() != DType::C64 &&

@@ -485,7 +485,8 @@ namespace {
 template <LinalgTensor T>
 bool recorded_eagerly(const T& a) {
   if constexpr (std::is_same_v<T, EagerTensor>) {
-    return a.requires_grad() && grad_recording_enabled();
+    return a.defined() && a.requires_grad() &&
+           grad_recording_enabled();  // undefined: apply() says so
   } else {
     return false;
   }

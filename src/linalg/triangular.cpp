@@ -1,5 +1,8 @@
 // Triangular solves (BLAS trsm) and Cholesky (LAPACK potrf), with AD rules.
 
+#include <cmath>
+#include <type_traits>
+
 #include "tenferro/linalg/triangular.hpp"
 
 #include "linalg/common.hpp"
@@ -8,6 +11,15 @@
 namespace tenferro::linalg {
 namespace detail {
 namespace {
+
+template <class T>
+bool finite_entry(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isfinite(v);
+  } else {
+    return std::isfinite(v.real()) && std::isfinite(v.imag());
+  }
+}
 
 // ---- solve_triangular --------------------------------------------------------------
 
@@ -191,6 +203,19 @@ void potrf_batches(const CholParams& p, Tensor& l, Tensor& info, Backend& backen
   for_each_batch(backend, batches, n * n * n, [&](std::int64_t b) {
     T* Lb = L + b * n * n;
     lapack::fint res = 0;
+    // potrf does not see NaN below the diagonal: a non-finite entry of the
+    // triangle it reads means no Cholesky factor, like a non-positive pivot.
+    if (p.check) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          if ((p.upper ? i <= j : i >= j) && !finite_entry(Lb[i + j * n])) {
+            numerical_failure(ErrorKind::Singular, "cholesky", b,
+                              "the input contains NaN or Inf, so it is not positive definite; "
+                              "remove them first");
+          }
+        }
+      }
+    }
     if (n > 0)
       lapack::potrf(p.upper ? 'U' : 'L', static_cast<lapack::fint>(n), Lb,
                     static_cast<lapack::fint>(n), &res);

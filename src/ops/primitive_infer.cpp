@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/primitive_infer.hpp"
+#include "tenferro/tensor/tensor.hpp"
 
 namespace tenferro::detail {
 
@@ -97,9 +98,29 @@ void require_nonnegative(const std::string& op, const SymShape& shape, const cha
            " has a negative extent; extents must be >= 0");
     }
   }
+  // Constant extents whose product overflows are refused when the graph is built.
+  Shape constants;
+  for (const SymDim& d : shape) {
+    if (!d.is_constant()) return;
+    constants.push_back(d.constant());
+  }
+  shape_numel(constants, op.c_str());
+}
+
+void InferContext::check_constant_size(const SymShape& shape) const {
+  Shape constants;
+  for (const SymDim& d : shape) {
+    if (!d.is_constant()) return;
+    constants.push_back(d.constant());
+  }
+  shape_numel(constants, op.c_str());
 }
 
 void check_fill_value(const std::string& op, const Scalar& value, DType dtype) {
+  if (!is_complex(dtype) && value.imag() != 0.0) {
+    fail(ErrorKind::DTypeMismatch, op, "value ", value.real(), "+", value.imag(),
+         "i is complex but the tensor is ", name(dtype), "; pass a real value");
+  }
   if (!is_integral(dtype) || !is_inexact(value.dtype())) return;
   const double limit = dtype == DType::I32 ? 2147483648.0 : 9223372036854775808.0;
   const double v = value.real();

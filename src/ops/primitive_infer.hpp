@@ -23,7 +23,13 @@ struct InferContext {
   /// violation is `kind`.
   void require_at_most(const SymDim& a, const SymDim& b, const std::string& what, ErrorKind kind);
   /// Adds the single output.
-  void emit(DType dtype, SymShape shape) { result.outputs.push_back({dtype, std::move(shape)}); }
+  /// Declares an output; a constant shape whose size overflows is refused here,
+  /// naming the op, for every primitive alike.
+  void emit(DType dtype, SymShape shape) {
+    check_constant_size(shape);
+    result.outputs.push_back({dtype, std::move(shape)});
+  }
+  void check_constant_size(const SymShape& shape) const;
 };
 
 /// Broadcasts two extents (NumPy rules); an undecidable pair yields a

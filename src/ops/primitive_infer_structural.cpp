@@ -95,6 +95,10 @@ void infer_kind(const prim::BroadcastInDim& p, InferContext& ctx) {
       fail(ErrorKind::InvalidArgument, ctx.op, "dims must be strictly increasing, got ",
            axes_to_string(p.dims));
     }
+  }
+  // Extents only after every dim is valid: the same order (and kind) as the direct tier.
+  for (std::size_t i = 0; i < p.dims.size(); ++i) {
+    const std::int64_t d = p.dims[i];
     const SymDim& e = x.shape[i];
     const SymDim& target = p.shape[static_cast<std::size_t>(d)];
     if (e.try_constant() == 1) continue;

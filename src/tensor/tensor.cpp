@@ -129,7 +129,7 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, DType dtype, Shape
 
 Tensor Tensor::from_col_major_bytes(std::span<const std::int64_t> shape, DType dtype,
                                     const void* data, std::size_t count) {
-  const std::int64_t n = shape_numel(shape);
+  const std::int64_t n = shape_numel(shape, "from_col_major");
   if (static_cast<std::int64_t>(count) != n) {
     fail(ErrorKind::ShapeMismatch, "from_col_major", "shape ", shape_to_string(shape), " needs ", n,
          " elements but ", count, " were given");
@@ -141,7 +141,7 @@ Tensor Tensor::from_col_major_bytes(std::span<const std::int64_t> shape, DType d
 
 Tensor Tensor::from_row_major_bytes(std::span<const std::int64_t> shape, DType dtype,
                                     const void* data, std::size_t count) {
-  const std::int64_t n = shape_numel(shape);
+  const std::int64_t n = shape_numel(shape, "from_row_major");
   if (static_cast<std::int64_t>(count) != n) {
     fail(ErrorKind::ShapeMismatch, "from_row_major", "shape ", shape_to_string(shape), " needs ", n,
          " elements but ", count, " were given");

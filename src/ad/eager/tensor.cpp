@@ -258,12 +258,22 @@ void record_capture(const OpPtr& op, std::span<const EagerTensor> inputs,
 
 namespace detail {
 
+namespace {
+// An undefined input is the caller's error about `op` (the same words as the traced tier's).
+const EagerImpl& require_input(const EagerTensor& t, std::string_view op, std::size_t i) {
+  if (!t.impl())
+    fail(ErrorKind::InvalidArgument, std::string(op), "input ", i, " is an undefined eager tensor");
+  return *t.impl();
+}
+}  // namespace
+
 const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::string_view op) {
   if (inputs.empty())
     fail(ErrorKind::InvalidArgument, std::string(op), "at least one input is required");
-  const EagerRuntimePtr& rt = require(inputs[0].impl(), "dispatch").rt;
+  for (std::size_t i = 0; i < inputs.size(); ++i) require_input(inputs[i], op, i);
+  const EagerRuntimePtr& rt = inputs[0].impl()->rt;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    const auto& other = require(inputs[i].impl(), "dispatch").rt;
+    const auto& other = inputs[i].impl()->rt;
     if (other != rt) {
       fail(ErrorKind::ContextMismatch, std::string(op), "input ", i, " belongs to eager runtime ",
            other->id(), " but input 0 to runtime ", rt->id(),
@@ -356,7 +366,7 @@ std::vector<EagerTensor> eager_dispatch(const EagerRuntimePtr& rt, const OpPtr& 
          " inputs, got ", inputs.size());
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const auto& other = require(inputs[i].impl(), "dispatch").rt;
+    const auto& other = require_input(inputs[i], op->name(), i).rt;
     if (other != rt) {
       fail(ErrorKind::ContextMismatch, std::string(op->name()), "input ", i,
            " belongs to eager runtime ", other->id(), " but the op runs in runtime ", rt->id(),

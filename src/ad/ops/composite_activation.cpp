@@ -8,6 +8,7 @@
 
 #include "ad/ops/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
+#include "tenferro/core/report_as.hpp"
 
 namespace tenferro {
 namespace {
@@ -222,79 +223,79 @@ T prelu_impl(const T& x, const T& weight) {
 // The public templates (composite.hpp) forward to the implementations above.
 template <AdTensor T>
 T relu(const T& x) {
-  return relu_impl(x);
+  return report_as("relu", [&] { return relu_impl(x); });
 }
 template <AdTensor T>
 T relu6(const T& x) {
-  return relu6_impl(x);
+  return report_as("relu6", [&] { return relu6_impl(x); });
 }
 template <AdTensor T>
 T leaky_relu(const T& x, double negative_slope) {
-  return leaky_relu_impl(x, negative_slope);
+  return report_as("leaky_relu", [&] { return leaky_relu_impl(x, negative_slope); });
 }
 template <AdTensor T>
 T elu(const T& x, double alpha) {
-  return elu_impl(x, alpha);
+  return report_as("elu", [&] { return elu_impl(x, alpha); });
 }
 template <AdTensor T>
 T celu(const T& x, double alpha) {
-  return celu_impl(x, alpha);
+  return report_as("celu", [&] { return celu_impl(x, alpha); });
 }
 template <AdTensor T>
 T selu(const T& x) {
-  return selu_impl(x);
+  return report_as("selu", [&] { return selu_impl(x); });
 }
 template <AdTensor T>
 T silu(const T& x) {
-  return silu_impl(x);
+  return report_as("silu", [&] { return silu_impl(x); });
 }
 template <AdTensor T>
 T mish(const T& x) {
-  return mish_impl(x);
+  return report_as("mish", [&] { return mish_impl(x); });
 }
 template <AdTensor T>
 T softplus(const T& x, double beta, double threshold) {
-  return softplus_impl(x, beta, threshold);
+  return report_as("softplus", [&] { return softplus_impl(x, beta, threshold); });
 }
 template <AdTensor T>
 T hardtanh(const T& x, double min_val, double max_val) {
-  return hardtanh_impl(x, min_val, max_val);
+  return report_as("hardtanh", [&] { return hardtanh_impl(x, min_val, max_val); });
 }
 template <AdTensor T>
 T hardsigmoid(const T& x) {
-  return hardsigmoid_impl(x);
+  return report_as("hardsigmoid", [&] { return hardsigmoid_impl(x); });
 }
 template <AdTensor T>
 T hardshrink(const T& x, double lambd) {
-  return hardshrink_impl(x, lambd);
+  return report_as("hardshrink", [&] { return hardshrink_impl(x, lambd); });
 }
 template <AdTensor T>
 T softshrink(const T& x, double lambd) {
-  return softshrink_impl(x, lambd);
+  return report_as("softshrink", [&] { return softshrink_impl(x, lambd); });
 }
 template <AdTensor T>
 T softsign(const T& x) {
-  return softsign_impl(x);
+  return report_as("softsign", [&] { return softsign_impl(x); });
 }
 template <AdTensor T>
 T tanhshrink(const T& x) {
-  return tanhshrink_impl(x);
+  return report_as("tanhshrink", [&] { return tanhshrink_impl(x); });
 }
 template <AdTensor T>
 T logsigmoid(const T& x) {
-  return logsigmoid_impl(x);
+  return report_as("logsigmoid", [&] { return logsigmoid_impl(x); });
 }
 template <AdTensor T>
 T threshold(const T& x, double threshold, double value) {
-  return threshold_impl(x, threshold, value);
+  return report_as("threshold", [&] { return threshold_impl(x, threshold, value); });
 }
 template <AdTensor T>
 T prelu(const T& x, const T& weight) {
-  return prelu_impl(x, weight);
+  return report_as("prelu", [&] { return prelu_impl(x, weight); });
 }
 template <AdTensor T>
 T rrelu(const T& x, double lower, double upper) {
-  return rrelu_impl(x, lower, upper);
+  return report_as("rrelu", [&] { return rrelu_impl(x, lower, upper); });
 }
 
 // Both tiers.

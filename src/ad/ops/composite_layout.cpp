@@ -5,6 +5,7 @@
 
 #include "ad/ops/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
+#include "tenferro/core/report_as.hpp"
 
 namespace tenferro {
 
@@ -21,23 +22,25 @@ const SymShape& shape_of(const TracedTensor& x) {
 
 template <AdTensor T>
 T kron(const T& a, const T& b) {
-  detail::require_defined(a, "kron", "a");
-  detail::require_defined(b, "kron", "b");
-  const SymShape sa = shape_of(a), sb = shape_of(b);
-  const std::size_t r = std::max(sa.size(), sb.size());
-  // a's axis d becomes axis 2d + 1 and b's axis d axis 2d, so that the
-  // column-major merge of (2d, 2d + 1) gives the index i * b_d + j.
-  SymShape wa, wb, out;
-  for (std::size_t d = 0; d < r; ++d) {
-    const SymDim ea = d < sa.size() ? sa[d] : SymDim(1);
-    const SymDim eb = d < sb.size() ? sb[d] : SymDim(1);
-    wa.push_back(SymDim(1));
-    wa.push_back(ea);
-    wb.push_back(eb);
-    wb.push_back(SymDim(1));
-    out.push_back(ea * eb);
-  }
-  return reshape(mul(reshape(a, wa), reshape(b, wb)), out);
+  return report_as("kron", [&]() -> T {
+    detail::require_defined(a, "kron", "a");
+    detail::require_defined(b, "kron", "b");
+    const SymShape sa = shape_of(a), sb = shape_of(b);
+    const std::size_t r = std::max(sa.size(), sb.size());
+    // a's axis d becomes axis 2d + 1 and b's axis d axis 2d, so that the
+    // column-major merge of (2d, 2d + 1) gives the index i * b_d + j.
+    SymShape wa, wb, out;
+    for (std::size_t d = 0; d < r; ++d) {
+      const SymDim ea = d < sa.size() ? sa[d] : SymDim(1);
+      const SymDim eb = d < sb.size() ? sb[d] : SymDim(1);
+      wa.push_back(SymDim(1));
+      wa.push_back(ea);
+      wb.push_back(eb);
+      wb.push_back(SymDim(1));
+      out.push_back(ea * eb);
+    }
+    return reshape(mul(reshape(a, wa), reshape(b, wb)), out);
+  });
 }
 
 template <AdTensor T>

@@ -9,6 +9,7 @@
 
 #include "ad/ops/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
+#include "tenferro/core/report_as.hpp"
 
 namespace tenferro {
 namespace {
@@ -218,95 +219,95 @@ T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool i
 // The public templates (composite.hpp) forward to the implementations above.
 template <AdTensor T>
 T float_power(const T& a, const T& b) {
-  return float_power_impl(a, b);
+  return report_as("float_power", [&] { return float_power_impl(a, b); });
 }
 template <AdTensor T>
 T float_power(const T& a, Scalar b) {
-  return float_power_scalar_impl(a, b);
+  return report_as("float_power", [&] { return float_power_scalar_impl(a, b); });
 }
 template <AdTensor T>
 T deg2rad(const T& x) {
-  return angle_scale(x, kPiOver180, "deg2rad");
+  return report_as("deg2rad", [&] { return angle_scale(x, kPiOver180, "deg2rad"); });
 }
 template <AdTensor T>
 T rad2deg(const T& x) {
-  return angle_scale(x, k180OverPi, "rad2deg");
+  return report_as("rad2deg", [&] { return angle_scale(x, k180OverPi, "rad2deg"); });
 }
 template <AdTensor T>
 T positive(const T& x) {
-  return positive_impl(x);
+  return report_as("positive", [&] { return positive_impl(x); });
 }
 template <AdTensor T>
 T fmax(const T& a, const T& b) {
-  return fmax_fmin(a, b, true, "fmax");
+  return report_as("fmax", [&] { return fmax_fmin(a, b, true, "fmax"); });
 }
 template <AdTensor T>
 T fmin(const T& a, const T& b) {
-  return fmax_fmin(a, b, false, "fmin");
+  return report_as("fmin", [&] { return fmax_fmin(a, b, false, "fmin"); });
 }
 template <AdTensor T>
 T clamp_min(const T& x, const T& min) {
-  return clamp_bound(x, min, true, "clamp_min");
+  return report_as("clamp_min", [&] { return clamp_bound(x, min, true, "clamp_min"); });
 }
 template <AdTensor T>
 T clamp_max(const T& x, const T& max) {
-  return clamp_bound(x, max, false, "clamp_max");
+  return report_as("clamp_max", [&] { return clamp_bound(x, max, false, "clamp_max"); });
 }
 template <AdTensor T>
 T ldexp(const T& a, const T& b) {
-  return ldexp_impl(a, b);
+  return report_as("ldexp", [&] { return ldexp_impl(a, b); });
 }
 template <AdTensor T>
 T complex(const T& re, const T& im) {
-  return complex_impl(re, im);
+  return report_as("complex", [&] { return complex_impl(re, im); });
 }
 template <AdTensor T>
 T polar(const T& abs, const T& angle) {
-  return polar_impl(abs, angle);
+  return report_as("polar", [&] { return polar_impl(abs, angle); });
 }
 template <AdTensor T>
 T nan_to_num(const T& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
-  return nan_to_num_impl(x, nan, posinf, neginf);
+  return report_as("nan_to_num", [&] { return nan_to_num_impl(x, nan, posinf, neginf); });
 }
 template <AdTensor T>
 T logit(const T& x, double eps) {
-  return logit_eps_impl(x, eps);
+  return report_as("logit", [&] { return logit_eps_impl(x, eps); });
 }
 template <AdTensor T>
 T round(const T& x, std::int64_t decimals) {
-  return round_decimals_impl(x, decimals);
+  return report_as("round", [&] { return round_decimals_impl(x, decimals); });
 }
 template <AdTensor T>
 T nansum(const T& x) {
-  return nansum_impl(x, every_axis(x), false);
+  return report_as("nansum", [&] { return nansum_impl(x, every_axis(x), false); });
 }
 template <AdTensor T>
 T nanmean(const T& x) {
-  return nanmean_impl(x, every_axis(x), false);
+  return report_as("nanmean", [&] { return nanmean_impl(x, every_axis(x), false); });
 }
 template <AdTensor T>
 T amax(const T& x) {
-  return amax_amin(x, every_axis(x), false, true);
+  return report_as("amax", [&] { return amax_amin(x, every_axis(x), false, true); });
 }
 template <AdTensor T>
 T amin(const T& x) {
-  return amax_amin(x, every_axis(x), false, false);
+  return report_as("amin", [&] { return amax_amin(x, every_axis(x), false, false); });
 }
 template <AdTensor T>
 T nansum(const T& x, Axes axes, bool keepdim) {
-  return nansum_impl(x, axes, keepdim);
+  return report_as("nansum", [&] { return nansum_impl(x, axes, keepdim); });
 }
 template <AdTensor T>
 T nanmean(const T& x, Axes axes, bool keepdim) {
-  return nanmean_impl(x, axes, keepdim);
+  return report_as("nanmean", [&] { return nanmean_impl(x, axes, keepdim); });
 }
 template <AdTensor T>
 T amax(const T& x, Axes axes, bool keepdim) {
-  return amax_amin(x, axes, keepdim, true);
+  return report_as("amax", [&] { return amax_amin(x, axes, keepdim, true); });
 }
 template <AdTensor T>
 T amin(const T& x, Axes axes, bool keepdim) {
-  return amax_amin(x, axes, keepdim, false);
+  return report_as("amin", [&] { return amax_amin(x, axes, keepdim, false); });
 }
 
 // Both tiers.

@@ -4,6 +4,7 @@
 // tensor's shape as symbolic extents. Both tiers are instantiated at the end.
 
 #include "tenferro/ad/ops.hpp"
+#include "tenferro/core/report_as.hpp"
 
 #include <cmath>
 #include <numbers>
@@ -162,27 +163,29 @@ T concatenate_span(std::span<const T> xs, std::int64_t axis) {
 
 template <AdTensor T>
 T stack_span(std::span<const T> xs, std::int64_t axis) {
-  if (xs.empty()) fail(ErrorKind::InvalidArgument, "stack", "needs at least one tensor");
-  for (const T& x : xs) {
-    if (!x.defined()) fail(ErrorKind::InvalidArgument, "stack", "an input is undefined");
-  }
-  const std::int64_t a = normalize_axis(axis, xs[0].rank() + 1, "stack");
-  // Ranks first, as the direct stack: an operand of another rank must not
-  // get the new axis inserted past its end.
-  for (std::size_t i = 1; i < xs.size(); ++i) {
-    if (xs[i].rank() != xs[0].rank()) {
-      fail(ErrorKind::RankMismatch, "stack", "input ", i, " has rank ", xs[i].rank(),
-           " but input 0 has rank ", xs[0].rank(), "; stacked tensors must match");
+  return report_as("stack", [&]() -> T {
+    if (xs.empty()) fail(ErrorKind::InvalidArgument, "stack", "needs at least one tensor");
+    for (const T& x : xs) {
+      if (!x.defined()) fail(ErrorKind::InvalidArgument, "stack", "an input is undefined");
     }
-  }
-  std::vector<T> parts;
-  parts.reserve(xs.size());
-  for (const T& x : xs) {
-    SymShape s = sym_shape(x);
-    s.insert(s.begin() + a, SymDim(1));
-    parts.push_back(reshape(x, std::move(s)));
-  }
-  return concatenate_span<T>(parts, a);
+    const std::int64_t a = normalize_axis(axis, xs[0].rank() + 1, "stack");
+    // Ranks first, as the direct stack: an operand of another rank must not
+    // get the new axis inserted past its end.
+    for (std::size_t i = 1; i < xs.size(); ++i) {
+      if (xs[i].rank() != xs[0].rank()) {
+        fail(ErrorKind::RankMismatch, "stack", "input ", i, " has rank ", xs[i].rank(),
+             " but input 0 has rank ", xs[0].rank(), "; stacked tensors must match");
+      }
+    }
+    std::vector<T> parts;
+    parts.reserve(xs.size());
+    for (const T& x : xs) {
+      SymShape s = sym_shape(x);
+      s.insert(s.begin() + a, SymDim(1));
+      parts.push_back(reshape(x, std::move(s)));
+    }
+    return concatenate_span<T>(parts, a);
+  });
 }
 
 }  // namespace detail
@@ -211,79 +214,83 @@ T scalar_like(const T& like, Scalar value) {
 
 template <AdTensor T>
 T mvlgamma(const T& x, std::int64_t p) {
-  // The sum unrolls p lgamma terms: bound it so a typo cannot build a
-  // billion-op graph.
-  if (p < 1 || p > kMaxMvlgammaDimension) {
-    fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be in [1, ",
-         kMaxMvlgammaDimension, "]");
-  }
-  T out = lgamma(x);
-  for (std::int64_t i = 1; i < p; ++i) out = out + lgamma(x - 0.5 * static_cast<double>(i));
-  const auto pd = static_cast<double>(p);
-  return out + pd * (pd - 1) / 4 * std::log(std::numbers::pi);
+  return report_as("mvlgamma", [&]() -> T {
+    // The sum unrolls p lgamma terms: bound it so a typo cannot build a
+    // billion-op graph.
+    if (p < 1 || p > kMaxMvlgammaDimension) {
+      fail(ErrorKind::InvalidArgument, "mvlgamma", "dimension p = ", p, " must be in [1, ",
+           kMaxMvlgammaDimension, "]");
+    }
+    T out = lgamma(x);
+    for (std::int64_t i = 1; i < p; ++i) out = out + lgamma(x - 0.5 * static_cast<double>(i));
+    const auto pd = static_cast<double>(p);
+    return out + pd * (pd - 1) / 4 * std::log(std::numbers::pi);
+  });
 }
 
 template <AdTensor T>
 T matmul(const T& a, const T& b) {
-  // Vectors become matrices, batch axes broadcast, then one dot_general with
-  // batch dimensions; the vector axes are dropped again at the end.
-  if (!a.defined() || !b.defined()) {
-    fail(ErrorKind::InvalidArgument, "matmul", "an operand is undefined");
-  }
-  // The direct matmul's order: dtype before rank (one rule, one kind).
-  for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
-    if (is_bool(t->dtype())) {
-      fail(ErrorKind::DTypeMismatch, "matmul", side,
-           " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
+  return report_as("matmul", [&]() -> T {
+    // Vectors become matrices, batch axes broadcast, then one dot_general with
+    // batch dimensions; the vector axes are dropped again at the end.
+    if (!a.defined() || !b.defined()) {
+      fail(ErrorKind::InvalidArgument, "matmul", "an operand is undefined");
     }
-  }
-  if (a.rank() == 0 || b.rank() == 0) {
-    fail(ErrorKind::RankMismatch, "matmul", "matmul needs operands of rank >= 1, got ranks ",
-         a.rank(), " and ", b.rank());
-  }
-  DotDims dims;
-  dims.lhs_contracting = {1};
-  dims.rhs_contracting = {0};
-  if (a.rank() == 2 && b.rank() == 2) return dot_general(a, b, dims);
+    // The direct matmul's order: dtype before rank (one rule, one kind).
+    for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
+      if (is_bool(t->dtype())) {
+        fail(ErrorKind::DTypeMismatch, "matmul", side,
+             " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
+      }
+    }
+    if (a.rank() == 0 || b.rank() == 0) {
+      fail(ErrorKind::RankMismatch, "matmul", "matmul needs operands of rank >= 1, got ranks ",
+           a.rank(), " and ", b.rank());
+    }
+    DotDims dims;
+    dims.lhs_contracting = {1};
+    dims.rhs_contracting = {0};
+    if (a.rank() == 2 && b.rank() == 2) return dot_general(a, b, dims);
 
-  const SymShape as = sym_shape(a), bs = sym_shape(b);
-  const T A = a.rank() == 1 ? reshape(a, SymShape{1, as[0]}) : a;
-  const T B = b.rank() == 1 ? reshape(b, SymShape{bs[0], 1}) : b;
-  const SymShape As = sym_shape(A), Bs = sym_shape(B);
-  // The inner extents before the batch axes broadcast (as the direct
-  // matmul): a mismatch must not first allocate a broadcast operand.
-  const auto ka = As[1].try_constant(), kb = Bs[0].try_constant();
-  if (ka && kb && *ka != *kb) {
-    fail(ErrorKind::ShapeMismatch, "matmul", "a has shape ", to_string(as), " and b has shape ",
-         to_string(bs), ": the inner extents ", *ka, " and ", *kb,
-         " must agree ([m, k, batch...] x [k, n, batch...])");
-  }
-  const SymShape batch =
-      broadcast_batch(SymShape(As.begin() + 2, As.end()), SymShape(Bs.begin() + 2, Bs.end()));
-  auto expand = [&](const T& t, const SymShape& ts) {
-    SymShape target{ts[0], ts[1]};
-    target.insert(target.end(), batch.begin(), batch.end());
-    if (target == ts) return t;
-    Axes bdims{0, 1};
-    const auto lead = static_cast<std::int64_t>(batch.size() + 2 - ts.size());
-    for (std::int64_t i = 2; i < static_cast<std::int64_t>(ts.size()); ++i)
-      bdims.push_back(i + lead);
-    return broadcast_in_dim(t, std::move(target), std::move(bdims));
-  };
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    dims.lhs_batch.push_back(static_cast<std::int64_t>(i + 2));
-    dims.rhs_batch.push_back(static_cast<std::int64_t>(i + 2));
-  }
-  T c = dot_general(expand(A, As), expand(B, Bs), dims);
-  if (a.rank() == 1 || b.rank() == 1) {
-    const SymShape cs = sym_shape(c);
-    SymShape s;
-    if (a.rank() != 1) s.push_back(cs[0]);
-    if (b.rank() != 1) s.push_back(cs[1]);
-    s.insert(s.end(), cs.begin() + 2, cs.end());
-    c = reshape(c, std::move(s));
-  }
-  return c;
+    const SymShape as = sym_shape(a), bs = sym_shape(b);
+    const T A = a.rank() == 1 ? reshape(a, SymShape{1, as[0]}) : a;
+    const T B = b.rank() == 1 ? reshape(b, SymShape{bs[0], 1}) : b;
+    const SymShape As = sym_shape(A), Bs = sym_shape(B);
+    // The inner extents before the batch axes broadcast (as the direct
+    // matmul): a mismatch must not first allocate a broadcast operand.
+    const auto ka = As[1].try_constant(), kb = Bs[0].try_constant();
+    if (ka && kb && *ka != *kb) {
+      fail(ErrorKind::ShapeMismatch, "matmul", "a has shape ", to_string(as), " and b has shape ",
+           to_string(bs), ": the inner extents ", *ka, " and ", *kb,
+           " must agree ([m, k, batch...] x [k, n, batch...])");
+    }
+    const SymShape batch =
+        broadcast_batch(SymShape(As.begin() + 2, As.end()), SymShape(Bs.begin() + 2, Bs.end()));
+    auto expand = [&](const T& t, const SymShape& ts) {
+      SymShape target{ts[0], ts[1]};
+      target.insert(target.end(), batch.begin(), batch.end());
+      if (target == ts) return t;
+      Axes bdims{0, 1};
+      const auto lead = static_cast<std::int64_t>(batch.size() + 2 - ts.size());
+      for (std::int64_t i = 2; i < static_cast<std::int64_t>(ts.size()); ++i)
+        bdims.push_back(i + lead);
+      return broadcast_in_dim(t, std::move(target), std::move(bdims));
+    };
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      dims.lhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+      dims.rhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+    }
+    T c = dot_general(expand(A, As), expand(B, Bs), dims);
+    if (a.rank() == 1 || b.rank() == 1) {
+      const SymShape cs = sym_shape(c);
+      SymShape s;
+      if (a.rank() != 1) s.push_back(cs[0]);
+      if (b.rank() != 1) s.push_back(cs[1]);
+      s.insert(s.end(), cs.begin() + 2, cs.end());
+      c = reshape(c, std::move(s));
+    }
+    return c;
+  });
 }
 
 template <AdTensor T>

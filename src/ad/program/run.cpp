@@ -39,6 +39,7 @@ DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes
       fail(ErrorKind::RankMismatch, what, "input ", i, " has rank ", shapes[i].size(),
            " but the program expects ", to_string(m.shape));
     }
+    shape_numel(shapes[i], what);  // negative or overflowing extents bind nothing
     for (std::size_t d = 0; d < m.shape.size(); ++d) {
       const SymDim& sd = m.shape[d];
       const std::int64_t actual = shapes[i][d];
@@ -263,7 +264,7 @@ DimBindings bind_dimensions(const Program& program, std::span<const Shape> input
   for (std::size_t i = 0; i < program.input_count() && i < input_shapes.size(); ++i)
     dtypes.push_back(program.input_meta(i).dtype);
   dtypes.resize(input_shapes.size(), DType::F64);
-  return detail::bind_inputs(*program.graph(), input_shapes, dtypes, "bind");
+  return detail::bind_inputs(*program.graph(), input_shapes, dtypes, "bind_dimensions");
 }
 
 namespace {
