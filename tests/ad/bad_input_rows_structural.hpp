@@ -37,7 +37,7 @@ inline void add_shape_rows(std::vector<Row>& rows) {
       L(C(tf::reshape, x[0], V{-1, -1})));
   row("reshape/negative", Cat::Extent, err(K::InvalidArgument), {x},
       L(C(tf::reshape, x[0], V{-2, -3})));
-  row("reshape/overflowing", Cat::Extent, err(K::ShapeMismatch), {x},
+  row("reshape/overflowing", Cat::Extent, err(K::InvalidArgument), {x},
       L(C(tf::reshape, x[0], V{kHuge, kHuge, 0, -1})));
   row("reshape/minus-one-not-divisible", Cat::Shape, err(K::ShapeMismatch), {x},
       L(C(tf::reshape, x[0], V{4, -1})));

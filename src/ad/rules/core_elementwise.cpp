@@ -267,7 +267,7 @@ RuleSet extremum_rule(BinaryOp wins) {
 // integer operand promoted by the op).
 Val in_out_dtype(Emitter& e, const RuleArgs& a, Val v) {
   const DType out = out_meta(a).dtype;
-  return e.meta(v).dtype == out ? v : e.convert(v, out);
+  return e.meta(v).dtype == out ? v : e.convert(v, out, /*lossy=*/true);  // as the op promotes
 }
 
 RuleSet binary_rules(BinaryOp op) {
