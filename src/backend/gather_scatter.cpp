@@ -41,11 +41,14 @@ Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, Bac
   }
   const std::int64_t a = normalize_axis(axis, x.rank(), op);
   const auto ua = static_cast<std::size_t>(a);
+  Shape out_shape(x.shape());
+  out_shape[ua] = index.numel();
+  // The output shape before the index values, as the AD tiers check it when
+  // the op is built (InvalidArgument for a shape no tensor can have).
+  (void)shape_numel(out_shape, op);
   CpuBackend& cpu = require_cpu(backend, op);
   ScopedCpuSession session(cpu);
   const Tensor idx = cpu::normalize_indices(cpu, index, x.shape()[ua], axis, op);
-  Shape out_shape(x.shape());
-  out_shape[ua] = index.numel();
   Tensor out = backend.empty(out_shape, x.dtype());
   // The 1-D index seen with the output's shape: stride 0 everywhere but `axis`.
   Strides idx_strides(out_shape.size(), 0);

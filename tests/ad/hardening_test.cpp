@@ -532,6 +532,16 @@ TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
   EXPECT_TF_ERROR(kron(rt->tensor(k40), rt->tensor(k40)), ErrorKind::InvalidArgument);
   const TracedTensor tk = placeholder(f64, {std::int64_t{1} << 40, 0});
   EXPECT_TF_ERROR(kron(tk, tk), ErrorKind::InvalidArgument);
+  // index_select checks its output shape before the index values (the
+  // traced tier refuses the shape when the op is built).
+  const Tensor wide_empty = zeros({1, 0, std::int64_t{1} << 59});
+  const Tensor picks = Tensor::from_col_major({3}, std::vector<std::int64_t>{0, 5, 9});
+  EXPECT_TF_ERROR(index_select(wide_empty, 1, picks, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(index_select(rt->tensor(wide_empty), 1, rt->tensor(picks)),
+                  ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(
+      index_select(placeholder(f64, {1, 0, std::int64_t{1} << 59}), 1, placeholder(i64, {3})),
+      ErrorKind::InvalidArgument);
   // The runtime keeps working.
   EXPECT_EQ(add(rt->tensor(v), rt->tensor(v)).value().to_vector<double>(),
             (std::vector<double>{2, 2, 2}));
