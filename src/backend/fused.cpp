@@ -184,9 +184,14 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
 
   cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
     // 16 bytes per element covers every dtype; c128 storage keeps alignment.
-    std::vector<c128_t> scratch(slots * static_cast<std::size_t>(block));
+    // Slots are 4 elements (64 bytes, a cache line) more than a block apart:
+    // at exactly 2^k bytes apart, a step reading one slot and writing another
+    // hits the same 4 KiB page offsets, and the CPU's store-to-load
+    // disambiguation stalls on them (4K aliasing).
+    const auto stride = static_cast<std::size_t>(block) + 4;
+    std::vector<c128_t> scratch(slots * stride);
     const Shape block_shape{block};
-    auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.data() + s * block); };
+    auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.data() + s * stride); };
     std::vector<Tensor> step_buf(steps.size()), ext_buf(ext.size());
     for (std::size_t m = 0; m + 1 < steps.size(); ++m) {
       step_buf[m] = Tensor::wrap(slot_ptr(static_cast<std::size_t>(steps[m].buffer)),

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/backend/cpu/sleef_kernels.hpp"
 #include "../../src/backend/cpu/vector_math.hpp"
 #include "test_util.hpp"
 
@@ -250,4 +251,181 @@ TEST(VectorMath, TensorOpsUseThemWithinTolerance) {
   // Complex keeps std::exp.
   const Tensor z = Tensor::from_col_major({1}, std::vector<c128_t>{{0.5, 0.25}});
   EXPECT_LT(std::abs(exp(z, cpu).to_vector<c128_t>()[0] - std::exp(c128_t(0.5, 0.25))), 1e-15);
+}
+
+// ---- SLEEF tables (sleef_kernels.hpp) -----------------------------------------
+
+namespace {
+
+struct SleefCase {
+  vm::SleefFn fn;
+  const char* name;
+  long double (*ref)(long double);
+  std::int64_t bound;  // ulp distance to the rounded long double value
+  double lo, hi;       // f64 sweep (linear, and log-spaced over positive parts)
+  float flo, fhi;      // f32 sweep
+};
+
+// Documented bounds: u10 = 1.0 ulp from the exact value, so at most 1 apart
+// from the correctly rounded one; erfc (u15) at most 2.
+#define TENFERRO_REF(name) +[](long double v) { return std::name(v); }
+const SleefCase kSleefCases[] = {
+    {vm::SleefFn::log, "log", TENFERRO_REF(log), 1, 1e-300, 1e300, 1e-37f, 3e38f},
+    {vm::SleefFn::log2, "log2", TENFERRO_REF(log2), 1, 1e-300, 1e300, 1e-37f, 3e38f},
+    {vm::SleefFn::log10, "log10", TENFERRO_REF(log10), 1, 1e-300, 1e300, 1e-37f, 3e38f},
+    {vm::SleefFn::log1p, "log1p", TENFERRO_REF(log1p), 1, -0.999999, 1e300, -0.9999f, 3e38f},
+    {vm::SleefFn::expm1, "expm1", TENFERRO_REF(expm1), 1, -50.0, 709.0, -20.0f, 88.0f},
+    {vm::SleefFn::exp2, "exp2", TENFERRO_REF(exp2), 1, -1070.0, 1023.0, -149.0f, 127.0f},
+    {vm::SleefFn::sin, "sin", TENFERRO_REF(sin), 1, -1e4, 1e4, -1e4f, 1e4f},
+    {vm::SleefFn::cos, "cos", TENFERRO_REF(cos), 1, -1e4, 1e4, -1e4f, 1e4f},
+    {vm::SleefFn::tan, "tan", TENFERRO_REF(tan), 1, -1e4, 1e4, -1e4f, 1e4f},
+    {vm::SleefFn::asin, "asin", TENFERRO_REF(asin), 1, -1.0, 1.0, -1.0f, 1.0f},
+    {vm::SleefFn::acos, "acos", TENFERRO_REF(acos), 1, -1.0, 1.0, -1.0f, 1.0f},
+    {vm::SleefFn::atan, "atan", TENFERRO_REF(atan), 1, -1e10, 1e10, -1e10f, 1e10f},
+    {vm::SleefFn::atanh, "atanh", TENFERRO_REF(atanh), 1, -0.999999, 0.999999, -0.9999f, 0.9999f},
+    {vm::SleefFn::erf, "erf", TENFERRO_REF(erf), 1, -6.0, 6.0, -4.0f, 4.0f},
+    {vm::SleefFn::erfc, "erfc", TENFERRO_REF(erfc), 2, -6.0, 27.0, -4.0f, 10.0f},
+};
+#undef TENFERRO_REF
+
+/// Points of [lo, hi]: a linear sweep, and log-spaced magnitudes on each side
+/// of 0 that lie inside (tiny to huge arguments).
+template <class T>
+std::vector<T> sweep(T lo, T hi, int n) {
+  std::vector<T> x = linspace(lo, hi, n);
+  for (int i = 0; i < n; ++i) {
+    const T mag = std::pow(T(10), T(-300) * (sizeof(T) == 4 ? T(0.12) : T(1)) +
+                                      T(600) * (sizeof(T) == 4 ? T(0.12) : T(1)) * T(i) / T(n));
+    for (const T v : {mag, -mag})
+      if (v >= lo && v <= hi && std::isfinite(v)) x.push_back(v);
+  }
+  return x;
+}
+
+/// The tables this CPU runs (AVX2, AVX-512), each checked on its own.
+std::vector<const vm::SleefTable*> runnable_tables() {
+  std::vector<const vm::SleefTable*> out;
+  if (vm::sleef_isa_supported(vm::SleefIsa::Avx2)) out.push_back(vm::sleef_table_avx2());
+  if (vm::sleef_isa_supported(vm::SleefIsa::Avx512)) out.push_back(vm::sleef_table_avx512());
+  return out;
+}
+
+template <class T>
+std::int64_t sleef_max_ulp(vm::ArrayFn<T> f, const SleefCase& c, const std::vector<T>& x,
+                           std::string* where) {
+  std::vector<T> y(x.size());
+  f(x.data(), y.data(), static_cast<std::int64_t>(x.size()));
+  std::int64_t worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const T want = static_cast<T>(c.ref(static_cast<long double>(x[i])));
+    const std::int64_t d = ulp_distance(y[i], want);
+    if (d > worst) {
+      worst = d;
+      *where = std::string(c.name) + "(" + std::to_string(x[i]) + ") = " + std::to_string(y[i]) +
+               ", want " + std::to_string(want);
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST(SleefMath, TablesCoverEveryFunctionAndTheActiveOneIsRunnable) {
+  const auto tables = runnable_tables();
+  for (const vm::SleefTable* t : tables) {
+    for (int i = 0; i < vm::kSleefFnCount; ++i) {
+      EXPECT_NE(t->f64[i], nullptr) << t->isa << " " << i;
+      EXPECT_NE(t->f32[i], nullptr) << t->isa << " " << i;
+    }
+  }
+  const vm::SleefTable* active = vm::active_sleef_table();
+  if (tables.empty()) {
+    EXPECT_EQ(active, nullptr);
+  } else {
+    EXPECT_EQ(active, tables.back());  // the widest the CPU runs
+  }
+}
+
+TEST(SleefMath, WithinDocumentedUlpOfLongDoubleOnTheirDomains) {
+  for (const vm::SleefTable* t : runnable_tables()) {
+    for (const SleefCase& c : kSleefCases) {
+      const auto i = static_cast<std::size_t>(c.fn);
+      std::string where;
+      EXPECT_LE(sleef_max_ulp<double>(t->f64[i], c, sweep(c.lo, c.hi, 40001), &where), c.bound)
+          << t->isa << " f64 " << where;
+      where.clear();
+      EXPECT_LE(sleef_max_ulp<float>(t->f32[i], c, sweep(c.flo, c.fhi, 40001), &where), c.bound)
+          << t->isa << " f32 " << where;
+    }
+  }
+}
+
+TEST(SleefMath, SpecialValuesAsStd) {
+  const double specials[] = {0.0,  -0.0,  kInf,   -kInf,  kNaN,    1.0,   -1.0,   2.0,
+                             -2.0, 1e300, -1e300, 1e-310, -1e-310, 710.0, -750.0, 1e22};
+  for (const vm::SleefTable* t : runnable_tables()) {
+    for (const SleefCase& c : kSleefCases) {
+      const auto i = static_cast<std::size_t>(c.fn);
+      for (const double v : specials) {
+        double y = 0;
+        t->f64[i](&v, &y, 1);
+        const double want = static_cast<double>(c.ref(static_cast<long double>(v)));
+        if (std::isnan(want) || std::isinf(want) || want == 0.0) {
+          // NaN stays NaN; infinities and zeros exactly, sign included.
+          EXPECT_EQ(std::isnan(y), std::isnan(want)) << t->isa << " " << c.name << "(" << v << ")";
+          if (!std::isnan(want)) {
+            EXPECT_EQ(y, want) << t->isa << " " << c.name << "(" << v << ")";
+            EXPECT_EQ(std::signbit(y), std::signbit(want))
+                << t->isa << " " << c.name << "(" << v << ")";
+          }
+        } else {
+          EXPECT_LE(ulp_distance(y, want), c.bound) << t->isa << " " << c.name << "(" << v << ")";
+        }
+      }
+    }
+  }
+}
+
+TEST(SleefMath, EveryLengthAndInPlaceMatchOneByOne) {
+  for (const vm::SleefTable* t : runnable_tables()) {
+    const auto f = t->f64[static_cast<std::size_t>(vm::SleefFn::log1p)];
+    for (std::int64_t n : {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 33}) {
+      std::vector<double> x(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) x[i] = 0.1 + 0.37 * static_cast<double>(i);
+      std::vector<double> y(x.size(), -1.0), z = x;
+      f(x.data(), y.data(), n);
+      f(z.data(), z.data(), n);
+      for (std::int64_t i = 0; i < n; ++i) {
+        double one = 0;
+        f(&x[i], &one, 1);
+        EXPECT_EQ(y[i], one) << t->isa << " n=" << n << " i=" << i;
+        EXPECT_EQ(z[i], y[i]) << t->isa << " n=" << n << " i=" << i;
+      }
+    }
+  }
+}
+
+TEST(SleefMath, TensorOpsRouteToTheActiveTable) {
+  const vm::SleefTable* active = vm::active_sleef_table();
+  if (active == nullptr) GTEST_SKIP() << "no AVX2 on this CPU: std:: is used";
+  CpuBackend cpu({.num_threads = 2});
+  constexpr std::int64_t n = 4099;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[i] = 0.05 + 0.0002 * static_cast<double>(i);
+  const Tensor x = Tensor::from_col_major({n}, v);
+  struct Op {
+    Tensor (*fn)(const Tensor&, Backend&);
+    vm::SleefFn sf;
+  };
+  const Op ops[] = {{tenferro::log, vm::SleefFn::log},     {tenferro::log1p, vm::SleefFn::log1p},
+                    {tenferro::sin, vm::SleefFn::sin},     {tenferro::atan, vm::SleefFn::atan},
+                    {tenferro::erfc, vm::SleefFn::erfc},   {tenferro::expm1, vm::SleefFn::expm1},
+                    {tenferro::atanh, vm::SleefFn::atanh}, {tenferro::log10, vm::SleefFn::log10}};
+  for (const Op& op : ops) {
+    std::vector<double> want(v.size());
+    active->f64[static_cast<std::size_t>(op.sf)](v.data(), want.data(), n);
+    EXPECT_EQ(op.fn(x, cpu).to_vector<double>(), want);
+    // A strided input gives the same values.
+    EXPECT_EQ(max_abs_diff(op.fn(tftest::strided_copy(x), cpu), op.fn(x, cpu)), 0.0);
+  }
 }

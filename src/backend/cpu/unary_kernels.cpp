@@ -9,8 +9,10 @@
 #include <limits>
 #include <numbers>
 #include <type_traits>
+#include <utility>
 
 #include "backend/cpu/elementwise_kernels.hpp"
+#include "backend/cpu/sleef_kernels.hpp"
 #include "backend/cpu/special_kernels.hpp"
 #include "backend/cpu/vector_math.hpp"
 #include "internal/dispatch.hpp"
@@ -82,6 +84,35 @@ void map_array(CpuBackend& cpu, const Tensor& x, const Tensor& out,
   });
 }
 
+// The ops taken from SLEEF (sleef_kernels.hpp), with their table entries.
+constexpr std::pair<UnaryOp, vmath::SleefFn> kSleefOps[] = {
+    {UnaryOp::Log, vmath::SleefFn::log},     {UnaryOp::Log2, vmath::SleefFn::log2},
+    {UnaryOp::Log10, vmath::SleefFn::log10}, {UnaryOp::Log1p, vmath::SleefFn::log1p},
+    {UnaryOp::Expm1, vmath::SleefFn::expm1}, {UnaryOp::Exp2, vmath::SleefFn::exp2},
+    {UnaryOp::Sin, vmath::SleefFn::sin},     {UnaryOp::Cos, vmath::SleefFn::cos},
+    {UnaryOp::Tan, vmath::SleefFn::tan},     {UnaryOp::Asin, vmath::SleefFn::asin},
+    {UnaryOp::Acos, vmath::SleefFn::acos},   {UnaryOp::Atan, vmath::SleefFn::atan},
+    {UnaryOp::Atanh, vmath::SleefFn::atanh}, {UnaryOp::Erf, vmath::SleefFn::erf},
+    {UnaryOp::Erfc, vmath::SleefFn::erfc}};
+
+// SLEEF's array kernel of op for T (f32 or f64), or nullptr where std:: is
+// used: op not taken from SLEEF, or a CPU without AVX2.
+template <class T>
+vmath::ArrayFn<T> sleef_kernel(UnaryOp op) {
+  const vmath::SleefTable* const table = vmath::active_sleef_table();
+  if (table == nullptr) return nullptr;
+  for (const auto& [u, fn] : kSleefOps) {
+    if (u != op) continue;
+    const auto i = static_cast<std::size_t>(fn);
+    if constexpr (std::is_same_v<T, double>) {
+      return table->f64[i];
+    } else {
+      return table->f32[i];
+    }
+  }
+  return nullptr;
+}
+
 [[noreturn]] void unreachable_dtype(UnaryOp op, DType dt) {
   fail(ErrorKind::Internal, std::string(name(op)), "no kernel for dtype ", name(dt),
        "; the dtype rules should have rejected or converted it");
@@ -133,6 +164,12 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
       return v > V(0) ? V(1) : v < V(0) ? V(-1) : v;
     }
   };
+
+  // Real transcendental functions: SLEEF's vector forms where the CPU has
+  // them (within 1 ulp, erfc 1.5; sleef_kernels.hpp), std:: otherwise.
+  if constexpr (is_float_v<T>) {
+    if (const auto f = sleef_kernel<T>(op)) return map_array<T>(cpu, x, out, f);
+  }
 
   switch (op) {
     case UnaryOp::Abs:

@@ -1,18 +1,27 @@
 // The array forms of vector_math.hpp. On x86-64 with GCC each is also built
-// for AVX2 and picked at load time (ifunc): the baseline SSE2 loop handles two
-// doubles at a time, which is no faster than glibc's scalar exp. Results are
+// for AVX2 and AVX-512 and picked at load time (ifunc): the baseline SSE2 loop
+// handles two doubles at a time, which is no faster than glibc's scalar exp,
+// and AVX-512 halves the AVX2 time again (tanh of 2^20 f64 values: 3.7 ms
+// with AVX2, 1.8 ms with AVX-512, measured on an AMD EPYC). Results are
 // identical across the copies: the element code uses only correctly rounded
-// operations and the build does not contract a * b + c into FMA (ISO C++ mode
-// defaults to -ffp-contract=off).
+// operations and this file is built with -ffp-contract=off (src/CMakeLists.txt),
+// so no clone contracts a * b + c into FMA.
+//
+// Also here: the choice of SLEEF table (sleef_kernels.hpp).
 
 #include "backend/cpu/vector_math.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backend/cpu/sleef_kernels.hpp"
 
 // ThreadSanitizer instruments the ifunc resolvers, which run during relocation
 // before its runtime is up (the process dies at load), so TSan builds keep the
 // baseline loop only.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(__SANITIZE_THREAD__)
-#define TENFERRO_VMATH_CLONES __attribute__((target_clones("avx2", "default")))
+#define TENFERRO_VMATH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define TENFERRO_VMATH_CLONES
 #endif
@@ -45,6 +54,35 @@ TENFERRO_VMATH_CLONES void vsigmoid(const double* x, double* y, std::int64_t n) 
 }
 TENFERRO_VMATH_CLONES void vsigmoid(const float* x, float* y, std::int64_t n) {
   map_array(x, y, n, [](float v) { return detail::sigmoid1(v); });
+}
+
+bool sleef_isa_supported(SleefIsa isa) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  switch (isa) {
+    case SleefIsa::Avx2:
+      return sleef_table_avx2() != nullptr && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma");
+    case SleefIsa::Avx512:
+      return sleef_table_avx512() != nullptr && __builtin_cpu_supports("avx512f");
+  }
+#else
+  (void)isa;
+#endif
+  return false;
+}
+
+const SleefTable* active_sleef_table() {
+  static const SleefTable* const table = [] {
+    const char* cap = std::getenv("TENFERRO_VMATH_ISA");
+    const bool baseline = cap != nullptr && std::strcmp(cap, "baseline") == 0;
+    const bool avx2_cap = cap != nullptr && std::strcmp(cap, "avx2") == 0;
+    if (baseline) return static_cast<const SleefTable*>(nullptr);
+    if (!avx2_cap && sleef_isa_supported(SleefIsa::Avx512)) return sleef_table_avx512();
+    if (sleef_isa_supported(SleefIsa::Avx2)) return sleef_table_avx2();
+    return static_cast<const SleefTable*>(nullptr);
+  }();
+  return table;
 }
 
 }  // namespace tenferro::cpu::vmath
