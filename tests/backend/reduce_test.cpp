@@ -327,6 +327,28 @@ TEST(Reduce, LargeCompactAndColumnSums) {
     expect_reduction<double>(ReduceOp::Sum, row, axes, false, sum(row, axes, cpu), 1e-12);
 }
 
+TEST(Reduce, RowSumsOverManyRowsStayAccurate) {
+  // Reducing the strided axis accumulates whole rows, four at a time, into
+  // blocked levels (64 rows each, folded like a base-64 counter): an odd row
+  // count crosses every level boundary with a partial group of rows.
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(11);
+  const std::int64_t rows = 3 * 4096 + 64 * 5 + 7;
+  const Tensor x = rand({5, rows}, f64, gen);
+  const auto got = sum(x, {1}, cpu).to_vector<double>();
+  const auto v = x.to_vector<double>();
+  for (std::int64_t i = 0; i < 5; ++i) {
+    long double want = 0;
+    for (std::int64_t j = 0; j < rows; ++j) want += v[static_cast<std::size_t>(i + 5 * j)];
+    EXPECT_NEAR(got[static_cast<std::size_t>(i)], static_cast<double>(want),
+                1e-14 * static_cast<double>(want))
+        << i;
+  }
+  // The same sums along the contiguous axis (the pairwise path) agree.
+  const auto viaT = sum(x.transpose().contiguous(), {0}, cpu).to_vector<double>();
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_NEAR(got[i], viaT[i], 1e-14 * viaT[i]);
+}
+
 TEST(Reduce, Errors) {
   CpuBackend cpu({.num_threads = 1});
   const Tensor x = ones({2, 3, 4});

@@ -30,6 +30,29 @@ void clamp_kernel(CpuBackend& backend, const Tensor& x, std::optional<Scalar> lo
 
 namespace detail_ew {
 
+/// Binary ops with one operand broadcast from a single value (x * 0.5,
+/// x + bias[0]) over a unit-stride output and other operand: the value is
+/// loaded once and the loop vectorises. False (nothing done) otherwise.
+template <class... In, class Out, class Inc, class Ptrs, class F>
+bool run_with_scalar_operand(Out* o, const Inc& inc, const Ptrs& p, std::int64_t n, const F& f) {
+  if constexpr (sizeof...(In) == 2) {
+    if (inc[0] != 1) return false;
+    const auto* a = std::get<0>(p);
+    const auto* b = std::get<1>(p);
+    if (inc[1] == 0 && inc[2] == 1) {
+      const auto av = *a;
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(av, b[i]);
+      return true;
+    }
+    if (inc[1] == 1 && inc[2] == 0) {
+      const auto bv = *b;
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i], bv);
+      return true;
+    }
+  }
+  return false;
+}
+
 template <class Out, class... In, class F, std::size_t... I>
 void map_elements_impl(CpuBackend& backend, const Tensor& out, const F& f,
                        std::index_sequence<I...>,
@@ -56,6 +79,8 @@ void map_elements_impl(CpuBackend& backend, const Tensor& out, const F& f,
                            const std::tuple<const In*...> p{(std::get<I>(in_base) + off[I + 1])...};
                            if (inc[0] == 1 && ((inc[I + 1] == 1) && ...)) {
                              for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(p)[i]...);
+                           } else if (run_with_scalar_operand<In...>(o, inc, p, n, f)) {
+                             return;
                            } else {
                              for (std::int64_t i = 0; i < n; ++i)
                                o[i * inc[0]] = f(std::get<I>(p)[i * inc[I + 1]]...);
