@@ -285,6 +285,36 @@ TEST(Special, BinaryOps) {
   EXPECT_TF_ERROR(logaddexp(vec({1.0, 2.0}), vec({1.0, 2.0, 3.0}), cpu), ErrorKind::ShapeMismatch);
 }
 
+TEST(Special, LogAddExpRealOverBlocksStridesAndBroadcasts) {
+  // The real kernel works in blocks of 256 on the vector exp and log1p: long,
+  // strided (every other element, reversed) and broadcast operands, f64 and
+  // f32, against the long double formula.
+  CpuBackend cpu({.num_threads = 2});
+  Generator gen(5);
+  const std::int64_t n = 1537;
+  const Tensor a = add(mul(rand({2 * n}, f64, gen), full({}, Scalar(60.0), f64), cpu),
+                       full({}, Scalar(-30.0), f64), cpu)
+                       .slice(0, std::nullopt, std::nullopt, -2);
+  const Tensor b = full({}, Scalar(1.5), f64).broadcast_to(Shape{n});
+  const auto av = as_f64(a);
+  auto ref = [](long double x, long double y) {
+    const long double m = x > y ? x : y;
+    return m + std::log1p(std::exp(-std::fabs(x - y)));
+  };
+  const auto got = logaddexp(a, b, cpu).to_vector<double>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto want = static_cast<double>(ref(av[i], 1.5L));
+    EXPECT_NEAR(got[i], want, 4e-16 * std::fabs(want) + 1e-300) << i;
+  }
+  const Tensor af = cast(a, f32, cpu), bf = cast(b.contiguous(), f32, cpu);
+  const auto gotf = logaddexp(bf, af, cpu).to_vector<float>();
+  const auto avf = af.to_vector<float>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto want = static_cast<float>(ref(1.5L, avf[i]));
+    EXPECT_NEAR(gotf[i], want, 3e-7f * std::fabs(want)) << i;
+  }
+}
+
 TEST(Special, LogAddExpComplex) {
   CpuBackend cpu;
   const std::vector<c128_t> a = {{0, 0}, {1, 2}, {1000, 1}, {-3, 0.25}};
