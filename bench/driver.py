@@ -62,6 +62,7 @@ CASES += [("overhead_add_untracked", "4", "", 1, "13 overhead"),
           ("overhead_add_recorded", "4", "", 1, "13 overhead"),
           ("overhead_chain_fwd_bwd", "4", "", 1, "13 overhead")]
 CASES += [("overhead_grad_matmul", s, "", 1, "13 overhead") for s in ("2", "64", "512")]
+CASES += [("overhead_small_program", "4", v, 1, "13 overhead") for v in ("eager", "prepared")]
 CASES += [("overhead_extension_call", "4", "", 1, "13 overhead"),
           ("overhead_einsum_2x2", "2", "", 1, "13 overhead")]
 # Group 15: direct special-function kernels, eager composite activations
@@ -109,7 +110,8 @@ COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 PENDING_OURS = {}
 # Rows whose peers compute exactly another row's result: the peers are not run
 # again, their numbers (times and checks) are that row's.
-PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager")}
+PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager"),
+              ("overhead_small_program", "4", "prepared"): ("overhead_small_program", "4", "eager")}
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
 PENDING_ALL = []
 TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,

@@ -265,6 +265,29 @@ void Suite::traced_cases() {
         });
   }
 
+  // Case 13, small programs: sum(exp(x) * w + x) on 4 elements as one run()
+  // of the prepared program, and as the same four direct calls (eager,
+  // untracked); the peers run the four ops eagerly.
+  {
+    const Tensor x4 = make_input({4}, 1), w4 = make_input({4}, 2);
+    const auto xv = input_vector(4, 1), wv = input_vector(4, 2);
+    auto x = placeholder(f64, {4}, "x");
+    auto w = placeholder(f64, {4}, "w");
+    const std::vector<Tensor> in{x4, w4};
+    const PreparedProgram plan = prepared(compile({sum(exp(x) * w + x)}, {x, w}), in);
+    const auto ref = [&](std::int64_t) {
+      double s = 0;
+      for (std::size_t i = 0; i < 4; ++i) s += std::exp(xv[i]) * wv[i] + xv[i];
+      return s;
+    };
+    run(
+        "overhead_small_program", "4", "prepared", [&] { return tenferro::run(*rt, plan, in)[0]; },
+        ref);
+    run(
+        "overhead_small_program", "4", "eager",
+        [&] { return sum(add(mul(exp(x4, cpu_), w4, cpu_), x4, cpu_), cpu_); }, ref);
+  }
+
   // Case 11: jvp and vjp programs of a loss (the program-level transforms):
   // jvp: (inputs, tangents) -> (loss, tangent of loss);
   // vjp: (inputs, cotangent 1) -> (loss, one cotangent per input).

@@ -118,6 +118,7 @@ class Suite {
             return z;
           },
           1000.0);
+      run("overhead_small_program", "4", "eager", [&] { return (torch::exp(x) * y + x).sum(); });
     }
     {
       auto a2 = make_input({2, 2}, 1), b2 = make_input({2, 2}, 2);

@@ -277,6 +277,7 @@ class Suite:
             return z
 
         self.run("overhead_add_untracked", "4", "", chain, per_unit=1000.0)
+        self.run("overhead_small_program", "4", "eager", lambda: (self.torch.exp(x) * y + x).sum())
         # Rows whose tenferro side does not exist yet (AD, einsum): peer only.
         torch = self.torch
         yr = y.clone().requires_grad_(True)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 
 #include "backend/cpu/elementwise_kernels.hpp"
 #include "backend/cpu/kernels.hpp"
@@ -160,6 +161,8 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
   const std::int64_t total = shape_numel(shape);
   Tensor out = cpu.empty(shape, pass.steps.back().dtype);
   if (total == 0) return out;
+  // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
+  block = std::min(block, total);
   const Shape flat_shape{total};
   std::vector<External> ext(externals.size());
   for (std::size_t e = 0; e < externals.size(); ++e) {
@@ -183,15 +186,20 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
   const auto& steps = pass.steps;
 
   cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
-    // 16 bytes per element covers every dtype; c128 storage keeps alignment.
+    // 16 bytes per element covers every dtype, 16-byte alignment every type.
     // Slots are 4 elements (64 bytes, a cache line) more than a block apart:
     // at exactly 2^k bytes apart, a step reading one slot and writing another
     // hits the same 4 KiB page offsets, and the CPU's store-to-load
     // disambiguation stalls on them (4K aliasing).
+    // Uninitialised (every slot is written before it is read): raw 16-byte
+    // cells, as c128_t's constructor would zero them.
+    struct alignas(16) Cell {
+      unsigned char bytes[16];
+    };
     const auto stride = static_cast<std::size_t>(block) + 4;
-    std::vector<c128_t> scratch(slots * stride);
+    const auto scratch = std::make_unique_for_overwrite<Cell[]>(slots * stride);
     const Shape block_shape{block};
-    auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.data() + s * stride); };
+    auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.get() + s * stride); };
     std::vector<Tensor> step_buf(steps.size()), ext_buf(ext.size());
     for (std::size_t m = 0; m + 1 < steps.size(); ++m) {
       step_buf[m] = Tensor::wrap(slot_ptr(static_cast<std::size_t>(steps[m].buffer)),
