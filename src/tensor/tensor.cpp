@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
+#include "internal/strided_copy.hpp"
 
 namespace tenferro {
 
@@ -567,26 +569,13 @@ void Tensor::copy_into(const Tensor& src, const Tensor& dst) {
     fail(ErrorKind::Unsupported, "copy", "host copy between ", to_string(src.placement()), " and ",
          to_string(dst.placement()), "; use the device backend's copy");
   }
-  if (src.numel() == 0) return;
-  detail::StridedPlan<2> plan(src.shape_, {src.strides_.span(), dst.strides_.span()});
-  detail::dispatch_dtype(src.dtype_, [&](auto stag) {
-    using S = typename decltype(stag)::type;
-    detail::dispatch_dtype(dst.dtype_, [&](auto dtag) {
-      using D = typename decltype(dtag)::type;
-      const S* s = static_cast<const S*>(src.raw_data());
-      D* d = static_cast<D*>(dst.raw_data());
-      plan.run([&](std::int64_t n, const auto& off, const auto& inc) {
-        const S* sp = s + off[0];
-        D* dp = d + off[1];
-        if (inc[0] == 1 && inc[1] == 1) {
-          for (std::int64_t i = 0; i < n; ++i) dp[i] = detail::convert_value<D>(sp[i]);
-        } else {
-          for (std::int64_t i = 0; i < n; ++i)
-            dp[i * inc[1]] = detail::convert_value<D>(sp[i * inc[0]]);
-        }
-      });
-    });
-  });
+  // The backend's copy kernel (cache-blocked for permuted layouts), serially.
+  detail::strided_copy_into(
+      src, dst,
+      [](std::int64_t n, std::int64_t, auto&& body) {
+        if (n > 0) body(std::int64_t{0}, n);
+      },
+      std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace tenferro

@@ -1,5 +1,9 @@
-// cpu::copy against Tensor::copy_into (the simple reference semantics).
+// cpu::copy and Tensor::copy_into (one kernel, internal/strided_copy.hpp)
+// against element reads through the strides (same dtype), and conversions
+// against a compact same-dtype copy converted element by element.
 
+#include <cstddef>
+#include <cstring>
 #include <numeric>
 
 #include "../../src/backend/cpu/kernels.hpp"
@@ -27,15 +31,64 @@ Tensor random(std::initializer_list<std::int64_t> shape, DType dtype, std::uint6
   return random(std::span<const std::int64_t>(shape.begin(), shape.size()), dtype, seed);
 }
 
-// Copies src into a fresh compact dst of `dtype` with cpu::copy and checks it
-// against Tensor::copy_into; returns the result.
+// Element `linear` (column-major) of t, read through its strides from raw
+// memory: the reference no copy kernel is involved in.
+c128_t element_at(const Tensor& t, std::int64_t linear) {
+  std::int64_t off = 0;
+  for (std::size_t d = 0; d < t.shape().size(); ++d) {
+    off += linear % t.shape()[d] * t.strides()[d];
+    linear /= t.shape()[d];
+  }
+  const auto* p = static_cast<const std::byte*>(t.raw_data()) +
+                  off * static_cast<std::int64_t>(itemsize(t.dtype()));
+  auto read = [p](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  switch (t.dtype()) {
+    case DType::Bool:
+      return read(bool{}) ? 1.0 : 0.0;
+    case DType::I32:
+      return static_cast<double>(read(std::int32_t{}));
+    case DType::I64:
+      return static_cast<double>(read(std::int64_t{}));
+    case DType::F32:
+      return read(float{});
+    case DType::F64:
+      return read(double{});
+    case DType::C64:
+      return c128_t(read(c64_t{}));
+    case DType::C128:
+      return read(c128_t{});
+  }
+  return {};
+}
+
+// Copies src into a fresh compact dst of `dtype` with cpu::copy and with
+// Tensor::copy_into; same dtype: both must equal the strided reads of src;
+// another dtype: both must equal a compact copy of src converted; returns
+// the result.
 Tensor check_copy(CpuBackend& cpu, const Tensor& src, DType dtype) {
   Tensor got = cpu.empty(src.shape(), dtype);
   cpu::copy(cpu, src, got);
-  Tensor want = zeros(src.shape(), dtype);
-  Tensor::copy_into(src, want);
-  EXPECT_EQ(max_abs_diff(got, want), 0.0) << "src shape " << shape_to_string(src.shape())
-                                          << " strides " << shape_to_string(src.strides());
+  Tensor via_tensor = zeros(src.shape(), dtype);
+  Tensor::copy_into(src, via_tensor);
+  const std::string where =
+      "src shape " + shape_to_string(src.shape()) + " strides " + shape_to_string(src.strides());
+  if (dtype == src.dtype()) {
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < src.numel(); ++i) {
+      const c128_t want = element_at(src, i);
+      wrong += element_at(got, i) != want || element_at(via_tensor, i) != want;
+    }
+    EXPECT_EQ(wrong, 0) << where;
+  } else {
+    Tensor want = zeros(src.shape(), dtype);
+    Tensor::copy_into(check_copy(cpu, src, src.dtype()), want);
+    EXPECT_EQ(max_abs_diff(got, want), 0.0) << where;
+    EXPECT_EQ(max_abs_diff(via_tensor, want), 0.0) << where;
+  }
   return got;
 }
 

@@ -1,0 +1,264 @@
+#pragma once
+// The strided copy shared by Tensor::copy_into (the tensor layer, serial) and
+// cpu::copy (the backend, on its pool): one kernel for both. Same-dtype
+// copies take a memcpy (both compact), a plain strided loop (both fastest
+// along one axis), or a cache-blocked kernel for permuted layouts (fastest
+// axes differ); dtype conversions take the strided loop. Not installed.
+//
+// `parallel_for(count, grain, body)` runs body(begin, end) over [0, count),
+// serially or split across threads; `threshold` is the element count worth a
+// split (the backend's parallel threshold).
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "internal/dispatch.hpp"
+#include "internal/strided.hpp"
+#include "tenferro/tensor/tensor.hpp"
+
+namespace tenferro::detail {
+
+namespace copy_kernel {
+
+using Plan = StridedPlan<2>;  // operand 0: source, operand 1: destination
+
+// Elements of a block along the source's memory (see blocked_copy).
+constexpr std::int64_t kTile = 64;
+// Elements of T in a 64-byte cache line (at least 1).
+template <class T>
+constexpr std::int64_t kLineOf = std::max<std::int64_t>(1,
+                                                        64 / static_cast<std::int64_t>(sizeof(T)));
+
+// The coalesced axes ordered by destination stride, so iteration (and the
+// innermost run) follows destination memory.
+inline Plan sorted_plan(const Tensor& src, const Tensor& dst) {
+  const Plan raw(src.shape(), {src.strides().span(), dst.strides().span()});
+  SmallVector<std::size_t, 8> order(raw.shape.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::llabs(raw.strides[1][a]) < std::llabs(raw.strides[1][b]);
+  });
+  Shape shape;
+  Strides ss, ds;
+  for (const std::size_t d : order) {
+    shape.push_back(raw.shape[d]);
+    ss.push_back(raw.strides[0][d]);
+    ds.push_back(raw.strides[1][d]);
+  }
+  return Plan(shape, {ss.span(), ds.span()});
+}
+
+// Plain strided loop with conversion; the runs follow plan axis 0.
+template <class S, class D, class ParallelFor>
+void strided_copy(const ParallelFor& parallel_for, std::int64_t threshold, const Plan& plan,
+                  const S* s, D* d) {
+  parallel_for(plan.numel, threshold, [&](std::int64_t b, std::int64_t e) {
+    plan.run(b, e, [&](std::int64_t n, const auto& off, const auto& inc) {
+      const S* sp = s + off[0];
+      D* dp = d + off[1];
+      if (inc[0] == 1 && inc[1] == 1) {
+        for (std::int64_t i = 0; i < n; ++i) dp[i] = convert_value<D>(sp[i]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) {
+          dp[i * inc[1]] = convert_value<D>(sp[i * inc[0]]);
+        }
+      }
+    });
+  });
+}
+
+// A block of the blocked kernel: plan axes, fastest first; every axis is
+// iterated in full except the last, which is cut into tiles of `tile`.
+struct Block {
+  SmallVector<std::size_t, 8> axes;
+  std::int64_t tile = 1;
+  std::int64_t tiles = 1;
+};
+
+// The fastest axes under `key` strides, skipping `taken`, until the block
+// holds about kTile elements (small extents are grouped, large ones tiled).
+inline Block make_block(const Plan& plan, const Strides& key, const SmallVector<bool, 8>& taken,
+                        std::int64_t target) {
+  SmallVector<std::size_t, 8> order;
+  for (std::size_t d = 0; d < plan.shape.size(); ++d)
+    if (!taken[d]) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::llabs(key[a]) < std::llabs(key[b]);
+  });
+  Block block;
+  std::int64_t prod = 1;
+  for (const std::size_t ax : order) {
+    const std::int64_t e = plan.shape[ax];
+    block.axes.push_back(ax);
+    if (prod * e <= target) {
+      prod *= e;
+      block.tile = e;
+      block.tiles = 1;
+      if (prod == target) break;
+      continue;
+    }
+    block.tile = std::max<std::int64_t>(1, target / prod);
+    block.tiles = (e + block.tile - 1) / block.tile;
+    break;
+  }
+  return block;
+}
+
+// Source and destination offsets of the elements of tile `t` of a block, in
+// column-major order over its axes; returns their number (at most kTile).
+inline std::int64_t block_offsets(const Plan& plan, const Block& block, std::int64_t t,
+                                  std::int64_t* so, std::int64_t* dof) {
+  so[0] = 0;
+  dof[0] = 0;
+  std::int64_t n = 1;
+  for (std::size_t q = 0; q < block.axes.size(); ++q) {
+    const std::size_t ax = block.axes[q];
+    std::int64_t lo = 0, hi = plan.shape[ax];
+    if (q + 1 == block.axes.size()) {
+      lo = t * block.tile;
+      hi = std::min(hi, lo + block.tile);
+    }
+    const std::int64_t ss = plan.strides[0][ax], ds = plan.strides[1][ax];
+    // Expand in place from the top so entries [0, n) are read before written.
+    for (std::int64_t i = hi - lo - 1; i >= 0; --i) {
+      for (std::int64_t j = n - 1; j >= 0; --j) {
+        so[i * n + j] = so[j] + (lo + i) * ss;
+        dof[i * n + j] = dof[j] + (lo + i) * ds;
+      }
+    }
+    n *= hi - lo;
+  }
+  return n;
+}
+
+// Cache-blocked copy for layouts whose fastest source and destination axes
+// differ: block A runs along destination memory (inner loop), block B along
+// source memory, so each tile reads and writes whole cache lines.
+template <class T, class ParallelFor>
+void blocked_copy(const ParallelFor& parallel_for, std::int64_t threshold, const Plan& plan,
+                  const T* s, T* d) {
+  constexpr std::int64_t kLine = kLineOf<T>;
+  const std::size_t rank = plan.shape.size();
+  std::size_t src_fast = 0;
+  for (std::size_t ax = 1; ax < rank; ++ax) {
+    if (std::llabs(plan.strides[0][ax]) < std::llabs(plan.strides[0][src_fast])) src_fast = ax;
+  }
+  SmallVector<bool, 8> taken(rank, false);
+  taken[src_fast] = true;  // reserved for block B
+  // Block A (the inner loop: unit-stride stores, strided loads) spans one
+  // destination cache line. Its loads come from A's elements, which are
+  // often a power-of-2 stride apart and then share one L1 set: with 64 of
+  // them (the former 64 x 64 tiles) every load missed L1 (8 ways); with one
+  // line's worth they stay within the ways, while block B still walks 64
+  // elements along the source's memory.
+  const Block a = make_block(plan, plan.strides[1], taken, kLine);
+  taken[src_fast] = false;
+  for (const std::size_t ax : a.axes) taken[ax] = true;
+  const Block b = make_block(plan, plan.strides[0], taken, kTile);
+  for (const std::size_t ax : b.axes) taken[ax] = true;
+  SmallVector<std::size_t, 8> outer;
+  std::int64_t outer_count = 1;
+  for (std::size_t ax = 0; ax < rank; ++ax) {
+    if (!taken[ax]) {
+      outer.push_back(ax);
+      outer_count *= plan.shape[ax];
+    }
+  }
+  const std::int64_t tasks = a.tiles * b.tiles * outer_count;
+  const std::int64_t grain = std::max<std::int64_t>(1, threshold / (kLine * kTile));
+  const bool a_single = a.axes.size() == 1;
+  const std::int64_t a_ss = plan.strides[0][a.axes[0]], a_ds = plan.strides[1][a.axes[0]];
+  parallel_for(tasks, grain, [&](std::int64_t lo, std::int64_t hi) {
+    std::int64_t as[kTile], ad[kTile], bs[kTile], bd[kTile];
+    for (std::int64_t task = lo; task < hi; ++task) {
+      std::int64_t t = task;
+      const std::int64_t ta = t % a.tiles;
+      t /= a.tiles;
+      const std::int64_t tb = t % b.tiles;
+      t /= b.tiles;
+      std::int64_t so = 0, dof = 0;
+      for (const std::size_t ax : outer) {
+        const std::int64_t i = t % plan.shape[ax];
+        t /= plan.shape[ax];
+        so += i * plan.strides[0][ax];
+        dof += i * plan.strides[1][ax];
+      }
+      const std::int64_t na = block_offsets(plan, a, ta, as, ad);
+      const std::int64_t nb = block_offsets(plan, b, tb, bs, bd);
+      for (std::int64_t j = 0; j < nb; ++j) {
+        const T* sp = s + so + bs[j];
+        T* dp = d + dof + bd[j];
+        if (a_single) {
+          // One axis: plain strided run (unit-stride stores in the usual case).
+          sp += as[0];
+          dp += ad[0];
+          if (a_ds == 1) {
+            for (std::int64_t i = 0; i < na; ++i) dp[i] = sp[i * a_ss];
+          } else {
+            for (std::int64_t i = 0; i < na; ++i) dp[i * a_ds] = sp[i * a_ss];
+          }
+        } else {
+          for (std::int64_t i = 0; i < na; ++i) dp[ad[i]] = sp[as[i]];
+        }
+      }
+    }
+  });
+}
+
+template <class ParallelFor>
+void memcpy_copy(const ParallelFor& parallel_for, std::int64_t threshold, const void* s, void* d,
+                 std::int64_t numel, std::size_t item) {
+  const auto* sb = static_cast<const unsigned char*>(s);
+  auto* db = static_cast<unsigned char*>(d);
+  parallel_for(numel, threshold, [&](std::int64_t b, std::int64_t e) {
+    std::memcpy(db + b * item, sb + b * item, static_cast<std::size_t>(e - b) * item);
+  });
+}
+
+}  // namespace copy_kernel
+
+/// Copies src into dst elementwise (same shape, host memory, any strides and
+/// dtypes; the caller validated both).
+template <class ParallelFor>
+void strided_copy_into(const Tensor& src, const Tensor& dst, const ParallelFor& parallel_for,
+                       std::int64_t threshold) {
+  using namespace copy_kernel;
+  if (src.numel() == 0) return;
+  const Plan plan = sorted_plan(src, dst);
+  if (src.dtype() == dst.dtype()) {
+    if (plan.is_flat_unit()) {
+      memcpy_copy(parallel_for, threshold, src.raw_data(), dst.raw_data(), plan.numel,
+                  itemsize(src.dtype()));
+      return;
+    }
+    // Plan axis 0 is the destination's fastest; block when the source's
+    // fastest axis is another one.
+    bool permuted = false;
+    for (std::size_t ax = 1; ax < plan.shape.size(); ++ax) {
+      permuted = permuted || std::llabs(plan.strides[0][ax]) < std::llabs(plan.strides[0][0]);
+    }
+    dispatch_dtype(src.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* s = static_cast<const T*>(src.raw_data());
+      T* d = static_cast<T*>(dst.raw_data());
+      if (permuted) {
+        blocked_copy<T>(parallel_for, threshold, plan, s, d);
+      } else {
+        strided_copy<T, T>(parallel_for, threshold, plan, s, d);
+      }
+    });
+    return;
+  }
+  dispatch_dtype(src.dtype(), [&](auto stag) {
+    using S = typename decltype(stag)::type;
+    dispatch_dtype(dst.dtype(), [&](auto dtag) {
+      using D = typename decltype(dtag)::type;
+      strided_copy<S, D>(parallel_for, threshold, plan, static_cast<const S*>(src.raw_data()),
+                         static_cast<D*>(dst.raw_data()));
+    });
+  });
+}
+
+}  // namespace tenferro::detail
