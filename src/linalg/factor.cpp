@@ -1,5 +1,5 @@
-// LU factorisation (LAPACK getrf) and LU solves (getrs), the permutation
-// helpers, and their AD rules. Registers every op of the factor part.
+// LU factorisation (LAPACK getrf), LU solves (getrs), solve (both in one
+// op), the permutation helpers, and their AD rules. Registers every op of the factor part.
 
 #include <algorithm>
 #include <numeric>
@@ -118,10 +118,11 @@ class LuFactor final : public LinalgOp<LuFactor, LuParams> {
 std::vector<std::int64_t> swaps_to_perm(const std::int32_t* piv, std::int64_t k, std::int64_t m,
                                         std::string_view op, std::int64_t batch);
 
+// `perm` (P as a matrix of A's dtype, for the rules) may be null.
 template <class T>
-void getrf_batches(const LuParams& p, Tensor& lu, Tensor& piv, Tensor& info, Tensor& perm,
+void getrf_batches(const LuParams& p, Tensor& lu, Tensor& piv, Tensor& info, Tensor* perm,
                    Backend& backend) {
-  T* PM = static_cast<T*>(perm.raw_data());
+  T* PM = perm != nullptr ? static_cast<T*>(perm->raw_data()) : nullptr;
   const std::int64_t m = lu.shape()[0], n = lu.shape()[1], k = std::min(m, n);
   const std::int64_t batches = batch_count(lu.shape());
   T* A = static_cast<T*>(lu.raw_data());
@@ -142,6 +143,7 @@ void getrf_batches(const LuParams& p, Tensor& lu, Tensor& piv, Tensor& info, Ten
                             "] of its LU factorisation is exactly zero (use the _ex form to get "
                             "info instead of an error)"));
     }
+    if (PM == nullptr) return;
     T* Pb = PM + b * m * m;
     std::fill(Pb, Pb + m * m, T(0));
     const auto order = swaps_to_perm(P + b * k, k, m, caller_name(p.caller), b);
@@ -162,8 +164,20 @@ std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> 
   pm.insert(pm.begin(), s[0]);
   Tensor perm = backend.empty(pm, lu.dtype());
   dispatch_floating(lu.dtype(),
-                    [&]<class T>() { getrf_batches<T>(params(), lu, piv, info, perm, backend); });
+                    [&]<class T>() { getrf_batches<T>(params(), lu, piv, info, &perm, backend); });
   return {lu, piv, info, perm};
+}
+
+// The packed tangent of a square LU = L1 U1 (L1 unit lower) for the permuted
+// tangent dA1 = P^T dA: with F = L1^{-1} dA1 U1^{-1}, dL1 = L1 tril(F, -1) and
+// dU1 = triu(F) U1; returns tril(dL1, -1) + dU1 (dL1 is strictly lower).
+Val square_lu_tangent(Emitter& e, Val sq, Val dA1, Val* dL1, Val* dU1) {
+  Val F = emit(e, solve_triangular_op(false, true, true, false), {sq, dA1})[0];  // L1^{-1} dA1
+  F = emit(e, solve_triangular_op(true, false, false, false), {sq, F})[0];       // ... U1^{-1}
+  const Val Fl = tril(e, F, -1);
+  *dL1 = e.add(mm(e, tril(e, sq, -1), Fl), Fl);  // L1 tril(F, -1), L1 unit lower
+  *dU1 = mm(e, triu(e, F), triu(e, sq));
+  return e.add(*dL1, *dU1);
 }
 
 // The pushforward of the packed LU (PyTorch's linalg_lu_jvp). With
@@ -183,12 +197,8 @@ std::vector<MaybeVal> lu_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   const Val sq = m == n ? LU : (m > n ? slice_axis(e, LU, 0, 0, k) : slice_axis(e, LU, 1, 0, k));
   const Val dA1 =
       m == n ? pdA : (m > n ? slice_axis(e, pdA, 0, 0, k) : slice_axis(e, pdA, 1, 0, k));
-  Val F = emit(e, solve_triangular_op(false, true, true, false), {sq, dA1})[0];  // L1^{-1} dA1
-  F = emit(e, solve_triangular_op(true, false, false, false), {sq, F})[0];       // ... U1^{-1}
-  const Val Fl = tril(e, F, -1);
-  const Val dL1 = e.add(mm(e, tril(e, sq, -1), Fl), Fl);  // L1 tril(F, -1), L1 unit lower
-  const Val dU1 = mm(e, triu(e, F), triu(e, sq));
-  const Val dsq = e.add(dL1, dU1);
+  Val dL1, dU1;
+  const Val dsq = square_lu_tangent(e, sq, dA1, &dL1, &dU1);
   std::vector<MaybeVal> out = none;
   if (m == n) {
     out[0] = dsq;
@@ -367,6 +377,101 @@ const RuleSet& LuSolve::rules() {
   return r;
 }
 
+// ---- solve ---------------------------------------------------------------------------------
+
+// A X = B as one op (getrf, then getrs on the factors), so that its
+// derivative is the solve's own, dX = A^{-1} (dB - dA X) on the factors: O(n^2)
+// per right-hand side. Composed from lu_factor and lu_solve, the derivative
+// went through the factorisation's (O(n^3) more per tangent; six times slower
+// than PyTorch for a traced vjp at n = 256). Outputs: X, info, and for the
+// rule the packed factors LU and P (A's dtype: eager residuals are floating).
+class Solve final : public LinalgOp<Solve, LuParams> {
+ public:
+  static constexpr std::string_view kFamily = "tenferro.linalg_solve.v1";
+  using LinalgOp::LinalgOp;
+  std::size_t input_count() const override { return 2; }
+  std::size_t output_count() const override { return 4; }
+  InferenceResult infer(std::span<const TensorMeta> in) const override {
+    const char* op = caller_name(params().caller);
+    std::vector<ShapeConstraint> cs;
+    require_floating(op, in[0], "A");
+    require_matrix(op, in[0], "A");
+    require_square(op, in[0], cs, "A");
+    require_floating(op, in[1], "B");
+    require_matrix(op, in[1], "B");
+    if (in[0].dtype != in[1].dtype) {
+      fail(ErrorKind::DTypeMismatch, op, "A and B must have the same dtype, got ",
+           tenferro::name(in[0].dtype), " and ", tenferro::name(in[1].dtype));
+    }
+    require_same_batch(op, in[0], in[1], cs);
+    cs.push_back(
+        ShapeConstraint::dims_equal(in[0].shape[0], in[1].shape[0], "B has as many rows as A"));
+    const SymShape batch(in[0].shape.begin() + 2, in[0].shape.end());
+    SymShape p = batch;
+    p.insert(p.begin(), {in[0].shape[0], in[0].shape[0]});
+    return {{in[1], TensorMeta{DType::I32, batch}, in[0], TensorMeta{in[0].dtype, p}},
+            std::move(cs)};
+  }
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  const RuleSet& ad_rules() const override { return rules(); }
+  static const RuleSet& rules();
+};
+
+std::vector<Tensor> Solve::execute(Backend& backend, std::span<const Tensor> in) const {
+  Tensor lu = compact_copy(in[0], backend);
+  const Shape& s = lu.shape();
+  const Shape batch(s.begin() + 2, s.end());
+  Shape ps = batch;
+  ps.insert(ps.begin(), s[0]);
+  Tensor piv = backend.empty(ps, DType::I32);
+  Tensor info = backend.empty(batch, DType::I32);
+  Shape pm = batch;
+  pm.insert(pm.begin(), s[0]);
+  pm.insert(pm.begin(), s[0]);
+  Tensor perm = backend.empty(pm, lu.dtype());
+  Tensor x = compact_copy(in[1], backend);
+  dispatch_floating(lu.dtype(), [&]<class T>() {
+    getrf_batches<T>(params(), lu, piv, info, &perm, backend);
+    getrs_batches<T>(false, lu, piv, x, backend);
+  });
+  return {x, info, lu, perm};
+}
+
+// dX = U^{-1} L^{-1} P^T (dB - dA X), with A = P L U: linear in (dA, dB), so
+// the reverse mode is its transpose (two triangular solves with the
+// cotangent, and -gB X^H for A). The factors' own tangent (lu_factor's; P is
+// piecewise constant) is there for higher orders, whose programs use LU as a
+// value; a first-order derivative never reads it, and its linear part is
+// pruned.
+std::vector<MaybeVal> solve_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
+  std::vector<MaybeVal> out(4);
+  Emitter& e = a.emitter;
+  const Val X = a.outputs[0], LU = a.outputs[2], P = a.outputs[3];
+  std::optional<Val> rhs;
+  if (t[1]) rhs = *t[1];
+  if (t[0]) {
+    const Val dAX = mm(e, *t[0], X);
+    rhs = rhs ? e.sub(*rhs, dAX) : e.neg(dAX);
+    Val dL, dU;
+    out[2] = square_lu_tangent(e, LU, mm(e, mT(e, P), *t[0]), &dL, &dU);
+  }
+  if (!rhs) return out;
+  Val y = mm(e, mT(e, P), *rhs);
+  y = emit(e, solve_triangular_op(false, true, true, false), {LU, y})[0];       // L^{-1}
+  out[0] = emit(e, solve_triangular_op(true, true, false, false), {LU, y})[0];  // U^{-1}
+  return out;
+}
+
+const RuleSet& Solve::rules() {
+  static const RuleSet r = [] {
+    RuleSet s;
+    s.jvp = solve_jvp;
+    s.residuals = ad::Residuals::of({}, {0, 2, 3});
+    return s;
+  }();
+  return r;
+}
+
 }  // namespace
 
 std::shared_ptr<const LinalgOpBase> lu_factor_op(bool check, LuCaller caller) {
@@ -375,6 +480,9 @@ std::shared_ptr<const LinalgOpBase> lu_factor_op(bool check, LuCaller caller) {
 std::shared_ptr<const LinalgOpBase> lu_solve_op(bool adjoint) {
   return std::make_shared<const LuSolve>(Flag{adjoint});
 }
+std::shared_ptr<const LinalgOpBase> solve_op(bool check, LuCaller caller) {
+  return std::make_shared<const Solve>(LuParams{check, caller});
+}
 
 void register_factor_qr(Registry& r);
 void register_factor_det(Registry& r);
@@ -382,6 +490,7 @@ void register_factor_det(Registry& r);
 void register_factor(Registry& r) {
   r.add<LuFactor>();
   r.add<LuSolve>();
+  r.add<Solve>();
   register_factor_det(r);
   register_factor_qr(r);
 }

@@ -21,6 +21,9 @@ std::shared_ptr<const LinalgOpBase> lu_factor_op(bool check, LuCaller caller);
 /// getrs: (LU [n, n, b...], pivots [n, b...], B [n, k, b...]) -> A^{-1} B, or
 /// A^{-H} B when `adjoint`, with A = P L U. Linear in B.
 std::shared_ptr<const LinalgOpBase> lu_solve_op(bool adjoint);
+/// getrf + getrs: (A [n, n, b...], B [n, k, b...]) -> {X = A^{-1} B, info i32 [b...],
+/// LU, P} (LU and P as lu_factor's, for the rule); `check` as lu_factor's.
+std::shared_ptr<const LinalgOpBase> solve_op(bool check, LuCaller caller);
 /// A [n, n, b...] -> {det, sign, logabsdet} (logabsdet real) over b...
 std::shared_ptr<const LinalgOpBase> det_op(bool slogdet);
 /// Mode of qr: 0 reduced, 1 complete, 2 r.

@@ -260,14 +260,18 @@ std::pair<T, T> solve_impl(const Tier<T>& t, const T& a, const T& b, bool left, 
          left ? "rows" : "columns");
   }
   const Shape batch = broadcast_batch(as, bms, "solve");
-  auto f = t.run(detail::lu_factor_op(check, caller), {to_batch(t, a, 2, batch)});
-  T x = lu_solve_impl(t, f[0], f[1], to_batch(t, bm, 2, batch), left, false);
+  // One solve op (its derivative reuses the factors); X A = B is solved as
+  // A^H X^H = B^H.
+  const T A = to_batch(t, a, 2, batch), B = to_batch(t, bm, 2, batch);
+  const auto f = left ? t.run(detail::solve_op(check, caller), {A, B})
+                      : t.run(detail::solve_op(check, caller), {t.mH(A), t.mH(B)});
+  T x = left ? f[0] : t.mH(f[0]);
   if (vec) {
     Shape xs = Tier<T>::shape(x);
     xs.erase(xs.begin() + (left ? 1 : 0));
     x = t.reshape(x, xs);
   }
-  return {x, f[2]};
+  return {x, f[1]};
 }
 
 template <class T>
