@@ -99,6 +99,8 @@ CASES += [(c, "256", loss, 1, "10 linalg AD")
 # directly with the same flags and layout (records of impl "fftw").
 for t in (1, 2):
     CASES += [("fft", "2^20", "c128", t, "12 FFT"), ("rfft", "2^20", "f64", t, "12 FFT"),
+              ("fft", "2^20", "c128-measure", t, "12 FFT"),
+              ("rfft", "2^20", "f64-measure", t, "12 FFT"),
               ("fft", "1024x128", "axis0", t, "12 FFT"), ("fftn", "128^3", "c128", t, "12 FFT")]
 # Group 16: cumsum along each axis, stable sorts and top-k (f64).
 CASES += [(c, "2048x2048", "", 1, "16 scan/sort") for c in ("cumsum_axis0", "cumsum_axis1")]
@@ -111,7 +113,9 @@ PENDING_OURS = {}
 # Rows whose peers compute exactly another row's result: the peers are not run
 # again, their numbers (times and checks) are that row's.
 PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager"),
-              ("overhead_small_program", "4", "prepared"): ("overhead_small_program", "4", "eager")}
+              ("overhead_small_program", "4", "prepared"): ("overhead_small_program", "4", "eager"),
+              ("fft", "2^20", "c128-measure"): ("fft", "2^20", "c128"),
+              ("rfft", "2^20", "f64-measure"): ("rfft", "2^20", "f64")}
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
 PENDING_ALL = []
 TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,

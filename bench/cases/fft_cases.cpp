@@ -7,7 +7,9 @@
 // timing against a naive DFT at the probed positions. The floor column is FFTW called directly
 // (impl "fftw"): the same transform planned with the same flags as the family
 // (FFTW_ESTIMATE, threads = the run's thread count) on fftw_malloc'd arrays in
-// the same layout, out of place, timing fftw_execute only.
+// the same layout, out of place, timing fftw_execute only. The "-measure"
+// variants plan with PlanningEffort::Measure and FFTW_MEASURE instead (the
+// peers' times are those of the plain rows: they do not plan).
 
 #include "fft_cases.hpp"
 
@@ -84,15 +86,15 @@ void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
   fftw_plan_with_nthreads(o.threads);
   const auto floor_c2c = [&](const std::string& name, const std::string& size,
                              const std::string& variant, const std::vector<cd>& x, int rank,
-                             const int* n, int howmany, int dist) {
+                             const int* n, int howmany, int dist, unsigned flags = FFTW_ESTIMATE) {
     if (!bench::selected(o, bench::case_id(name, size, variant))) return;
     FftwArrays a(x.size() * sizeof(cd), x.size() * sizeof(cd));
     auto* in = static_cast<fftw_complex*>(a.in);
     auto* out = static_cast<fftw_complex*>(a.out);
     FloorPlan p;
     p.plan = fftw_plan_many_dft(rank, n, howmany, in, nullptr, 1, dist, out, nullptr, 1, dist,
-                                FFTW_FORWARD, FFTW_ESTIMATE);
-    std::copy(x.begin(), x.end(), reinterpret_cast<cd*>(in));
+                                FFTW_FORWARD, flags);
+    std::copy(x.begin(), x.end(), reinterpret_cast<cd*>(in));  // after planning (MEASURE writes)
     floor(name, size, variant, [&] { fftw_execute(p.plan); });
   };
 
@@ -112,6 +114,21 @@ void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
         });
     const int ni = static_cast<int>(n);
     floor_c2c("fft", "2^20", "c128", x, 1, &ni, 1, ni);
+    // The same with plans measured (PlanningEffort::Measure, FFTW_MEASURE on
+    // both sides): planning happens at the first, untimed call.
+    run(
+        "fft", "2^20", "c128-measure",
+        [&] {
+          const tf::PlanningEffortScope measured(tf::PlanningEffort::Measure);
+          return tf::fft(X).value();
+        },
+        [&](std::int64_t q) {
+          const std::int64_t k = q / 2;
+          cd s = 0;
+          for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
+          return part(s, q);
+        });
+    floor_c2c("fft", "2^20", "c128-measure", x, 1, &ni, 1, ni, FFTW_MEASURE);
   }
   // ---- f64 rfft at 2^20 ----------------------------------------------------------------
   {
@@ -135,6 +152,27 @@ void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
       p.plan = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, out, FFTW_ESTIMATE);
       std::copy(x.begin(), x.end(), in);
       floor("rfft", "2^20", "f64", [&] { fftw_execute(p.plan); });
+    }
+    run(
+        "rfft", "2^20", "f64-measure",
+        [&] {
+          const tf::PlanningEffortScope measured(tf::PlanningEffort::Measure);
+          return tf::rfft(X).value();
+        },
+        [&](std::int64_t q) {
+          const std::int64_t k = q / 2;
+          cd s = 0;
+          for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
+          return part(s, q);
+        });
+    if (bench::selected(o, bench::case_id("rfft", "2^20", "f64-measure"))) {
+      FftwArrays a(n * sizeof(double), (n / 2 + 1) * sizeof(cd));
+      auto* in = static_cast<double*>(a.in);
+      auto* out = static_cast<fftw_complex*>(a.out);
+      FloorPlan p;
+      p.plan = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, out, FFTW_MEASURE);
+      std::copy(x.begin(), x.end(), in);
+      floor("rfft", "2^20", "f64-measure", [&] { fftw_execute(p.plan); });
     }
   }
   // ---- 128 transforms of 1024 points: axis 0 of [1024, 128] -----------------------------
