@@ -32,6 +32,18 @@ torch::Tensor make_input(const std::vector<std::int64_t>& shape, std::int64_t of
   return t;
 }
 
+// The peer of the extension call (group 13): a custom autograd Function
+// computing x + 1, called on an untracked tensor.
+struct AddOne : public torch::autograd::Function<AddOne> {
+  static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& x) {
+    return x + 1.0;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list g) {
+    return {g[0]};
+  }
+};
+
 class Suite {
  public:
   explicit Suite(Options o) : o_(std::move(o)) {}
@@ -47,6 +59,30 @@ class Suite {
     const auto check = bench::make_check(r.data_ptr<double>(), r.numel());
     const bench::Stats st = bench::measure(o_, [&] { (void)op(); });
     bench::emit("libtorch", name, size, variant, o_.threads, st, check, per_unit);
+  }
+
+  // Group 13, the C++ autograd rows (the Python peer's are peers.py's).
+  void autograd_overheads(const torch::Tensor& x, const torch::Tensor& y) {
+    const torch::Tensor yr = y.clone().requires_grad_(true);
+    const auto chain = [&] {
+      torch::Tensor z = x;
+      for (int i = 0; i < 1000; ++i) z = z + yr;
+      return z;
+    };
+    run(
+        "overhead_add_recorded", "4", "", [&] { return chain().detach(); }, 1000.0);
+    run(
+        "overhead_chain_fwd_bwd", "4", "",
+        [&] { return torch::autograd::grad({chain().sum()}, {yr})[0]; }, 1000.0);
+    for (std::int64_t n : {2, 64, 512}) {
+      const torch::Tensor a = make_input({n, n}, 1).requires_grad_(true);
+      const torch::Tensor b = make_input({n, n}, 2).requires_grad_(true);
+      run("overhead_grad_matmul", std::to_string(n), "", [&] {
+        const auto g = torch::autograd::grad({torch::matmul(b, a).sum()}, {a, b});
+        return g[0] + g[1];
+      });
+    }
+    run("overhead_extension_call", "4", "", [&] { return AddOne::apply(x); });
   }
 
   void all() {
@@ -119,6 +155,7 @@ class Suite {
           },
           1000.0);
       run("overhead_small_program", "4", "eager", [&] { return (torch::exp(x) * y + x).sum(); });
+      autograd_overheads(x, y);
     }
     {
       auto a2 = make_input({2, 2}, 1), b2 = make_input({2, 2}, 2);

@@ -310,6 +310,19 @@ class Suite:
         a2, b2 = self.arr([2, 2], 1), self.arr([2, 2], 2)
         self.run("overhead_einsum_2x2", "2", "", lambda: torch.einsum("ij,jk->ik", b2, a2))
 
+        class AddOne(torch.autograd.Function):
+            """The peer of the extension call: a custom Function computing x + 1."""
+
+            @staticmethod
+            def forward(ctx, v):
+                return v + 1.0
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        self.run("overhead_extension_call", "4", "", lambda: AddOne.apply(x))
+
     def jvp_vjp(self):
         """Case 11: jvp and vjp of two losses (torch.autograd.functional; torch only).
         Result memory: [loss, tangent] for jvp, [loss, cotangents...] for vjp."""
