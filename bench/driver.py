@@ -42,12 +42,13 @@ for n in ("256", "1024"):
     CASES += [("matmul", n, "", 1, "1 matmul"), ("matmul", n, "", 2, "1 matmul")]
 CASES += [("einsum_abcd_dbef_acef", "32", "", t, "2 einsum") for t in (1, 2)]
 CASES += [("batched_matmul", s, "", 1, "3 batched matmul") for s in ("4x4x1024", "16x16x256")]
-for lg in ("2^20", "2^22"):
-    for op in ("add", "mul"):
-        CASES += [(op, lg, v, 1, "4 elementwise") for v in ("fresh", "into")]
+for t in (1, 2):
+    for lg in ("2^20", "2^22"):
+        for op in ("add", "mul"):
+            CASES += [(op, lg, v, t, "4 elementwise") for v in ("fresh", "into")]
 CASES += [("tanh_chain", "2^20", v, 1, "5 tanh chain") for v in ("eager", "traced")]
-CASES += [(c, "2048x2048", "", 1, "6 reductions")
-          for c in ("sum_all", "sum_axis0", "sum_axis1", "max_all")]
+CASES += [(c, "2048x2048", "", t, "6 reductions")
+          for t in (1, 2) for c in ("sum_all", "sum_axis0", "sum_axis1", "max_all")]
 CASES += [("permute", s, "", 1, "7 permutation") for s in ("2048x2048", "256x256x64", "3^15")]
 CASES += [(c, s, loss, 1, "11 jvp/vjp") for s, loss in (("256", "tanh_Ax"), ("2^16", "expsin_x"))
           for c in ("jvp_traced", "vjp_traced")]
@@ -122,7 +123,7 @@ TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
                ("einsum_abcd_dbef_acef", "32"): 2 * 32**6}
 # Implementations whose records are floors (a vendor library called directly
 # by our binary): never checked, shown in the floor column.
-FLOOR_IMPLS = ("lapack", "fftw")
+FLOOR_IMPLS = ("lapack", "fftw", "stream")
 # Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
               ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21,

@@ -6,6 +6,7 @@
 //   tenferro_bench [--smoke] [--quick] [--threads N] [--cases case/size/variant,...]
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -394,6 +395,31 @@ void Suite::reduction_cases() {
         for (double v : xv) m = std::max(m, v);
         return m;
       });
+  // The floor of every row (impl "stream"): a plain read of the 32 MiB with
+  // four accumulators per thread, split over the run's threads.
+  const auto stream = floor_runner("stream");
+  const double* px = x.data<double>();
+  const auto read_all = [&] {
+    std::atomic<double> sink{0.0};
+    cpu_.parallel_for(n * n, std::int64_t{1} << 16, [&](std::int64_t b, std::int64_t e) {
+      double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      const double* p = px + b;
+      const std::int64_t len = e - b, quads = len / 4;
+      for (std::int64_t q = 0; q < quads; ++q) {
+        a0 += p[4 * q];
+        a1 += p[4 * q + 1];
+        a2 += p[4 * q + 2];
+        a3 += p[4 * q + 3];
+      }
+      for (std::int64_t r = 4 * quads; r < len; ++r) a0 += p[r];
+      sink.store(sink.load(std::memory_order_relaxed) + (a0 + a1) + (a2 + a3),
+                 std::memory_order_relaxed);
+    });
+    volatile double keep = sink.load();
+    (void)keep;
+  };
+  for (const char* c : {"sum_all", "sum_axis0", "sum_axis1", "max_all"})
+    stream(c, size, "", read_all);
 }
 
 void Suite::permute_cases() {
