@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <vector>
 
 #include "tenferro/ad/composite.hpp"
@@ -833,4 +834,22 @@ TEST(CompositeMath, Errors) {
   EXPECT_TF_ERROR(complex(placeholder(f64, {2}), placeholder(f32, {2})), ErrorKind::DTypeMismatch);
   EXPECT_TF_ERROR(nanmean(placeholder(i64, {2})), ErrorKind::DTypeMismatch);
   EXPECT_TF_ERROR(std_dev(TracedTensor(), Axes{0}), ErrorKind::InvalidArgument);
+}
+
+TEST(CompositeErrors, TraceReportsItsOwnNameForItsDiagonalsErrors) {
+  // An out-of-range axis is found by diagonal() inside trace(): the error is
+  // about trace (with diagonal's as the cause), in both AD tiers.
+  const EagerTensor x = ctest::runtime()->tensor(eye(3));
+  for (const std::function<void()>& call :
+       {std::function<void()>([&] { (void)trace(x, 0, 0, 5); }), std::function<void()>([] {
+          (void)trace(placeholder(f64, {3, 3}), 0, 0, 5);
+        })}) {
+    try {
+      call();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::AxisOutOfBounds);
+      EXPECT_EQ(e.op(), "trace");
+    }
+  }
 }

@@ -50,7 +50,7 @@ T trace(const T& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2)
     fail(ErrorKind::RankMismatch, "trace", "needs a matrix (rank >= 2), got rank ", x.rank(),
          "; the matrix axes are axis1 and axis2");
   }
-  return sum(diagonal(x, offset, axis1, axis2), {0});
+  return report_as("trace", [&] { return sum(diagonal(x, offset, axis1, axis2), {0}); });
 }
 
 template <AdTensor T>
