@@ -113,7 +113,7 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
       continue;
     }
     EagerEmitter em(rt);
-    std::vector<ad::Val> ins(n->inputs.size()), outs(n->saved_outputs.size());
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas.size());
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
@@ -163,7 +163,7 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       }
     }
     if (!any) continue;
-    std::vector<ad::Val> ins(n->inputs.size()), outs(n->saved_outputs.size());
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas.size());
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)

@@ -283,9 +283,14 @@ const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::
   return rt;
 }
 
-std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
-                                        std::span<const EagerTensor> inputs,
-                                        std::vector<Tensor> outputs) {
+namespace {
+
+// Records outputs[j] into result[j] (one slot per output): untracked
+// handles, or one GradNode with the op's residuals. The single-output path
+// passes a one-element span, so no vector is allocated for it; the node's
+// residual vectors exist only when the rules save something.
+void record_outputs(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const EagerTensor> inputs,
+                    std::span<Tensor> outputs, std::span<EagerTensor> result) {
   if (outputs.size() != op->output_count()) {
     fail(ErrorKind::Internal, std::string(op->name()), "executor returned ", outputs.size(),
          " outputs but ", op->name(), " declares ", op->output_count());
@@ -294,24 +299,29 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
   if (grad_recording_enabled()) {
     for (const auto& t : inputs) tracked |= t.impl()->node != nullptr;
   }
-  std::vector<EagerTensor> result;
-  result.reserve(outputs.size());
   const ad::RuleSet* rules = tracked ? rt->ad().find(*op) : nullptr;
   // Inside no_grad nothing is recorded, not even a capture step (the seed's rule).
   const bool capture = capture_active() && grad_recording_enabled();
   if (!tracked || (rules != nullptr && rules->non_differentiable)) {
-    for (auto& v : outputs) result.push_back(make_eager(rt, std::move(v)));
+    for (std::size_t j = 0; j < outputs.size(); ++j)
+      result[j] = make_eager(rt, std::move(outputs[j]));
     if (capture) record_capture(op, inputs, result);
-    return result;
+    return;
   }
   if (rules == nullptr) throw_missing_rules(*rt, *op, inputs);
   const ad::Residuals residuals = rules->residuals;
+  bool saves_inputs = false, saves_outputs = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) saves_inputs |= residuals.input(i);
+  for (std::size_t j = 0; j < outputs.size(); ++j) saves_outputs |= residuals.output(j);
   auto node = std::make_shared<GradNode>();
   node->seq = rt->next_node_seq();
   node->op = op;
   node->runtime = rt;
   node->inputs.resize(inputs.size());
-  node->saved_inputs.resize(inputs.size());
+  node->input_metas.reserve(inputs.size());
+  node->output_metas.reserve(outputs.size());
+  if (saves_inputs) node->saved_inputs.resize(inputs.size());
+  if (saves_outputs) node->saved_outputs.resize(outputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = *inputs[i].impl();
     node->inputs[i] = Edge{in.node, in.output_index};
@@ -319,7 +329,6 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
     if (residuals.input(i))
       node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
   }
-  node->saved_outputs.resize(outputs.size());
   for (std::size_t j = 0; j < outputs.size(); ++j) {
     node->output_metas.push_back(TensorMeta{outputs[j].dtype(), to_sym_shape(outputs[j].shape())});
     auto impl = std::make_shared<EagerImpl>();
@@ -334,9 +343,18 @@ std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& 
       }
     }
     impl->value = std::move(outputs[j]);
-    result.emplace_back(std::move(impl));
+    result[j] = EagerTensor(std::move(impl));
   }
   if (capture) record_capture(op, inputs, result);
+}
+
+}  // namespace
+
+std::vector<EagerTensor> finish_outputs(const EagerRuntimePtr& rt, const OpPtr& op,
+                                        std::span<const EagerTensor> inputs,
+                                        std::vector<Tensor> outputs) {
+  std::vector<EagerTensor> result(outputs.size());
+  record_outputs(rt, op, inputs, outputs, result);
   return result;
 }
 
@@ -404,9 +422,9 @@ EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op,
   Tensor out = execute_primitive(static_cast<const PrimitiveOp&>(*op),
                                  std::span<const Tensor>(values, inputs.size()), rt->backend());
   if (grad_recording_enabled() && (tracked || capture_active())) {
-    std::vector<Tensor> outputs;
-    outputs.push_back(std::move(out));
-    return finish_outputs(rt, op, inputs, std::move(outputs))[0];
+    EagerTensor result;
+    record_outputs(rt, op, inputs, std::span<Tensor>(&out, 1), std::span<EagerTensor>(&result, 1));
+    return result;
   }
   return make_eager(rt, std::move(out));
 }
