@@ -123,17 +123,45 @@ void radix_sort(std::vector<Keyed>& v, std::vector<Keyed>& tmp) {
   }
 }
 
+// Largest k selected with a heap in one pass (argsort_typed).
+constexpr std::int64_t kHeapSelectMax = 1024;
+
 template <class T>
 void argsort_typed(CpuBackend& cpu, const T* data, const LaneShape& l, std::int64_t k,
                    bool descending, std::int64_t* out) {
   const std::int64_t lanes = l.inner * l.outer;
   if (lanes == 0 || k == 0) return;
   const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / (8 * l.n + 1));
+  // Few of many (topk): one pass with a max-heap of the k first seen so far;
+  // an element is compared once with the heap's last and mostly rejected.
+  const bool stream_select = k <= kHeapSelectMax && 4 * k < l.n;
   cpu.parallel_for(lanes, grain, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<Keyed> keyed(static_cast<std::size_t>(l.n)), tmp;
+    std::vector<Keyed> keyed(static_cast<std::size_t>(stream_select ? k : l.n)), tmp;
     for (std::int64_t lane = begin; lane < end; ++lane) {
       const std::int64_t i = lane % l.inner, o = lane / l.inner;
       const T* src = data + i + o * l.inner * l.n;
+      std::int64_t* dst = out + i + o * l.inner * k;
+      if (stream_select) {
+        // The order is total (ties broken by index), so the k kept are the
+        // same as the full sort's first k.
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::uint64_t key = order_key(src[j * l.inner]);
+          keyed[static_cast<std::size_t>(j)] = {descending ? ~key : key, j};
+        }
+        std::make_heap(keyed.begin(), keyed.end());
+        for (std::int64_t j = k; j < l.n; ++j) {
+          const std::uint64_t key = order_key(src[j * l.inner]);
+          const Keyed e{descending ? ~key : key, j};
+          if (!(e < keyed.front())) continue;
+          std::pop_heap(keyed.begin(), keyed.end());
+          keyed.back() = e;
+          std::push_heap(keyed.begin(), keyed.end());
+        }
+        std::sort_heap(keyed.begin(), keyed.end());
+        for (std::int64_t j = 0; j < k; ++j)
+          dst[j * l.inner] = keyed[static_cast<std::size_t>(j)].index;
+        continue;
+      }
       for (std::int64_t j = 0; j < l.n; ++j) {
         const std::uint64_t key = order_key(src[j * l.inner]);
         keyed[static_cast<std::size_t>(j)] = {descending ? ~key : key, j};
@@ -147,7 +175,6 @@ void argsort_typed(CpuBackend& cpu, const T* data, const LaneShape& l, std::int6
       } else {
         radix_sort(keyed, tmp);
       }
-      std::int64_t* dst = out + i + o * l.inner * k;
       for (std::int64_t j = 0; j < k; ++j)
         dst[j * l.inner] = keyed[static_cast<std::size_t>(j)].index;
     }
