@@ -125,6 +125,20 @@ void expect_sorted(const Tensor& x, std::int64_t axis, bool descending, const Te
 
 }  // namespace
 
+TEST(Scan, ContiguousLanesInGroupsAndAlone) {
+  // Axis 0 of [9, 7]: seven contiguous lanes, scanned four at a time and the
+  // remaining three one by one; every lane in order.
+  Generator gen(3);
+  const Tensor x = random_values({9, 7}, DType::F64, gen);
+  for (bool reverse : {false, true}) {
+    for (bool product : {false, true}) {
+      const Tensor y = product ? cumprod(x, 0, cpu(), reverse) : cumsum(x, 0, cpu(), reverse);
+      expect_close(as_c128(y), naive_cumulate(x, 0, product, reverse), 1e-13,
+                   product ? "cumprod" : "cumsum");
+    }
+  }
+}
+
 TEST(Scan, CumsumCumprodMatchNaiveLoops) {
   Generator gen(7);
   int checked = 0;

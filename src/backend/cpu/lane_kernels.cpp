@@ -44,21 +44,33 @@ void cumulate_typed(CpuBackend& cpu, T* data, const LaneShape& l, bool product, 
   const std::int64_t grain =
       std::max<std::int64_t>(1, cpu.parallel_threshold() / (l.n * kInnerBlock));
   cpu.parallel_for(l.outer * blocks, grain, [&](std::int64_t begin, std::int64_t end) {
+    if (l.inner == 1) {
+      // Contiguous lanes (blocks == 1: a task is a lane), W at a time: each
+      // running value is a chain of dependent additions (latency-bound), so
+      // W independent chains keep the adder busy; every lane still
+      // accumulates in order (the same results as one lane at a time).
+      const auto scan = [&]<int W>(T* first) {
+        T acc[W];
+        for (int w = 0; w < W; ++w) acc[w] = first[w * l.n + (reverse ? l.n - 1 : 0)];
+        for (std::int64_t step = 1; step < l.n; ++step) {
+          const std::int64_t at = reverse ? l.n - 1 - step : step;
+          for (int w = 0; w < W; ++w) {
+            T& cur = first[w * l.n + at];
+            acc[w] = product ? wrap_mul(acc[w], cur) : wrap_add(acc[w], cur);
+            cur = acc[w];
+          }
+        }
+      };
+      std::int64_t task = begin;
+      for (; task + 4 <= end; task += 4) scan.template operator()<4>(data + task * l.n);
+      for (; task < end; ++task) scan.template operator()<1>(data + task * l.n);
+      return;
+    }
     for (std::int64_t task = begin; task < end; ++task) {
       const std::int64_t o = task / blocks;
       const std::int64_t i0 = (task % blocks) * kInnerBlock;
       const std::int64_t i1 = std::min(l.inner, i0 + kInnerBlock);
       T* lane = data + o * l.inner * l.n;
-      if (l.inner == 1) {
-        // A contiguous lane: one running value in a register.
-        T acc = lane[reverse ? l.n - 1 : 0];
-        for (std::int64_t step = 1; step < l.n; ++step) {
-          T& cur = lane[reverse ? l.n - 1 - step : step];
-          acc = product ? wrap_mul(acc, cur) : wrap_add(acc, cur);
-          cur = acc;
-        }
-        continue;
-      }
       for (std::int64_t step = 1; step < l.n; ++step) {
         const std::int64_t k = reverse ? l.n - 1 - step : step;
         const std::int64_t prev = reverse ? k + 1 : k - 1;
