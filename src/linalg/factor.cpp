@@ -151,8 +151,9 @@ void getrf_batches(const LuParams& p, Tensor& lu, Tensor& piv, Tensor& info, Ten
   });
 }
 
-std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> in) const {
-  Tensor lu = compact_copy(in[0], backend);
+// getrf on a compact copy of A [m, n, b...]: {LU, pivots, info, P}.
+std::vector<Tensor> factorise(const LuParams& p, const Tensor& a, Backend& backend) {
+  Tensor lu = compact_copy(a, backend);
   const Shape& s = lu.shape();
   const Shape batch(s.begin() + 2, s.end());
   Shape ps = batch;
@@ -164,8 +165,12 @@ std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> 
   pm.insert(pm.begin(), s[0]);
   Tensor perm = backend.empty(pm, lu.dtype());
   dispatch_floating(lu.dtype(),
-                    [&]<class T>() { getrf_batches<T>(params(), lu, piv, info, &perm, backend); });
+                    [&]<class T>() { getrf_batches<T>(p, lu, piv, info, &perm, backend); });
   return {lu, piv, info, perm};
+}
+
+std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> in) const {
+  return factorise(params(), in[0], backend);
 }
 
 // The packed tangent of a square LU = L1 U1 (L1 unit lower) for the permuted
@@ -418,23 +423,10 @@ class Solve final : public LinalgOp<Solve, LuParams> {
 };
 
 std::vector<Tensor> Solve::execute(Backend& backend, std::span<const Tensor> in) const {
-  Tensor lu = compact_copy(in[0], backend);
-  const Shape& s = lu.shape();
-  const Shape batch(s.begin() + 2, s.end());
-  Shape ps = batch;
-  ps.insert(ps.begin(), s[0]);
-  Tensor piv = backend.empty(ps, DType::I32);
-  Tensor info = backend.empty(batch, DType::I32);
-  Shape pm = batch;
-  pm.insert(pm.begin(), s[0]);
-  pm.insert(pm.begin(), s[0]);
-  Tensor perm = backend.empty(pm, lu.dtype());
+  const std::vector<Tensor> f = factorise(params(), in[0], backend);  // LU, piv, info, P
   Tensor x = compact_copy(in[1], backend);
-  dispatch_floating(lu.dtype(), [&]<class T>() {
-    getrf_batches<T>(params(), lu, piv, info, &perm, backend);
-    getrs_batches<T>(false, lu, piv, x, backend);
-  });
-  return {x, info, lu, perm};
+  dispatch_floating(x.dtype(), [&]<class T>() { getrs_batches<T>(false, f[0], f[1], x, backend); });
+  return {x, f[2], f[0], f[3]};
 }
 
 // dX = U^{-1} L^{-1} P^T (dB - dA X), with A = P L U: linear in (dA, dB), so
@@ -447,16 +439,17 @@ std::vector<MaybeVal> solve_jvp(const RuleArgs& a, std::span<const MaybeVal> t) 
   std::vector<MaybeVal> out(4);
   Emitter& e = a.emitter;
   const Val X = a.outputs[0], LU = a.outputs[2], P = a.outputs[3];
+  if (!t[0] && !t[1]) return out;
+  const Val Pt = mT(e, P);
   std::optional<Val> rhs;
   if (t[1]) rhs = *t[1];
   if (t[0]) {
     const Val dAX = mm(e, *t[0], X);
     rhs = rhs ? e.sub(*rhs, dAX) : e.neg(dAX);
     Val dL, dU;
-    out[2] = square_lu_tangent(e, LU, mm(e, mT(e, P), *t[0]), &dL, &dU);
+    out[2] = square_lu_tangent(e, LU, mm(e, Pt, *t[0]), &dL, &dU);
   }
-  if (!rhs) return out;
-  Val y = mm(e, mT(e, P), *rhs);
+  Val y = mm(e, Pt, *rhs);
   y = emit(e, solve_triangular_op(false, true, true, false), {LU, y})[0];       // L^{-1}
   out[0] = emit(e, solve_triangular_op(true, true, false, false), {LU, y})[0];  // U^{-1}
   return out;
