@@ -104,14 +104,15 @@ void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
     const std::vector<cd> x = complex_input(n, 1);
     const EagerTensor X = rt->tensor(Tensor::from_col_major(Shape{n}, x));
     const std::vector<cd> w = twiddles(n);
+    // The DFT at probed position q (part q % 2 of bin q / 2).
+    const auto dft = [&](std::int64_t q) {
+      const std::int64_t k = q / 2;
+      cd s = 0;
+      for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
+      return part(s, q);
+    };
     run(
-        "fft", "2^20", "c128", [&] { return tf::fft(X).value(); },
-        [&](std::int64_t q) {
-          const std::int64_t k = q / 2;
-          cd s = 0;
-          for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
-          return part(s, q);
-        });
+        "fft", "2^20", "c128", [&] { return tf::fft(X).value(); }, dft);
     const int ni = static_cast<int>(n);
     floor_c2c("fft", "2^20", "c128", x, 1, &ni, 1, ni);
     // The same with plans measured (PlanningEffort::Measure, FFTW_MEASURE on
@@ -122,12 +123,7 @@ void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
           const tf::PlanningEffortScope measured(tf::PlanningEffort::Measure);
           return tf::fft(X).value();
         },
-        [&](std::int64_t q) {
-          const std::int64_t k = q / 2;
-          cd s = 0;
-          for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
-          return part(s, q);
-        });
+        dft);
     floor_c2c("fft", "2^20", "c128-measure", x, 1, &ni, 1, ni, FFTW_MEASURE);
   }
   // ---- f64 rfft at 2^20 ----------------------------------------------------------------
@@ -136,44 +132,34 @@ void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
     const std::vector<double> x = bench::input_vector(n, 1);
     const EagerTensor X = rt->tensor(Tensor::from_col_major(Shape{n}, x));
     const std::vector<cd> w = twiddles(n);
+    const auto dft = [&](std::int64_t q) {
+      const std::int64_t k = q / 2;
+      cd s = 0;
+      for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
+      return part(s, q);
+    };
     run(
-        "rfft", "2^20", "f64", [&] { return tf::rfft(X).value(); },
-        [&](std::int64_t q) {
-          const std::int64_t k = q / 2;
-          cd s = 0;
-          for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
-          return part(s, q);
-        });
-    if (bench::selected(o, bench::case_id("rfft", "2^20", "f64"))) {
+        "rfft", "2^20", "f64", [&] { return tf::rfft(X).value(); }, dft);
+    // The floor: FFTW's r2c planned with `flags`, out of place.
+    const auto floor_r2c = [&](const std::string& variant, unsigned flags) {
+      if (!bench::selected(o, bench::case_id("rfft", "2^20", variant))) return;
       FftwArrays a(n * sizeof(double), (n / 2 + 1) * sizeof(cd));
       auto* in = static_cast<double*>(a.in);
       auto* out = static_cast<fftw_complex*>(a.out);
       FloorPlan p;
-      p.plan = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, out, FFTW_ESTIMATE);
-      std::copy(x.begin(), x.end(), in);
-      floor("rfft", "2^20", "f64", [&] { fftw_execute(p.plan); });
-    }
+      p.plan = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, out, flags);
+      std::copy(x.begin(), x.end(), in);  // after planning (MEASURE writes)
+      floor("rfft", "2^20", variant, [&] { fftw_execute(p.plan); });
+    };
+    floor_r2c("f64", FFTW_ESTIMATE);
     run(
         "rfft", "2^20", "f64-measure",
         [&] {
           const tf::PlanningEffortScope measured(tf::PlanningEffort::Measure);
           return tf::rfft(X).value();
         },
-        [&](std::int64_t q) {
-          const std::int64_t k = q / 2;
-          cd s = 0;
-          for (std::int64_t j = 0; j < n; ++j) s += x[j] * w[(j * k) % n];
-          return part(s, q);
-        });
-    if (bench::selected(o, bench::case_id("rfft", "2^20", "f64-measure"))) {
-      FftwArrays a(n * sizeof(double), (n / 2 + 1) * sizeof(cd));
-      auto* in = static_cast<double*>(a.in);
-      auto* out = static_cast<fftw_complex*>(a.out);
-      FloorPlan p;
-      p.plan = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, out, FFTW_MEASURE);
-      std::copy(x.begin(), x.end(), in);
-      floor("rfft", "2^20", "f64-measure", [&] { fftw_execute(p.plan); });
-    }
+        dft);
+    floor_r2c("f64-measure", FFTW_MEASURE);
   }
   // ---- 128 transforms of 1024 points: axis 0 of [1024, 128] -----------------------------
   {
