@@ -398,58 +398,30 @@ inline void add_inplace_rows(std::vector<Row>& rows) {
         }
       },
       "assign");
-  row(
-      "fft_inplace/real", K::DTypeMismatch,
-      [unchanged](Env& e) {
-        EagerTensor p = e.eager->tensor(full(V{4}, Scalar(7.0), f64));
-        const Tensor keep = p.value();
-        try {
-          (void)fft::fft_inplace(std::move(p), 0);
-        } catch (...) {
-          unchanged(keep, 7.0);
-          throw;
-        }
-      },
-      "fft");
-  row(
-      "fft_inplace/axis-out-of-range", K::AxisOutOfBounds,
-      [unchanged](Env& e) {
-        EagerTensor p = e.eager->tensor(full(V{4}, Scalar(c128_t(7.0, 0.0)), c128));
-        const Tensor keep = p.value();
-        try {
-          (void)fft::fft_inplace(std::move(p), 3);
-        } catch (...) {
-          unchanged(keep, 7.0);
-          throw;
-        }
-      },
-      "fft");
-  row(
-      "fft_inplace/bad-norm", K::InvalidArgument,
-      [unchanged](Env& e) {
-        EagerTensor p = e.eager->tensor(full(V{4}, Scalar(c128_t(7.0, 0.0)), c128));
-        const Tensor keep = p.value();
-        try {
-          (void)fft::fft_inplace(std::move(p), 0, "loud");
-        } catch (...) {
-          unchanged(keep, 7.0);
-          throw;
-        }
-      },
-      "fft");
-  row(
-      "fft_inplace/tracked", K::RuntimeState,
-      [unchanged](Env& e) {
-        EagerTensor p = e.eager->variable(full(V{4}, Scalar(c128_t(7.0, 0.0)), c128));
-        const Tensor keep = p.value();
-        try {
-          (void)fft::fft_inplace(std::move(p), 0);
-        } catch (...) {
-          unchanged(keep, 7.0);
-          throw;
-        }
-      },
-      "fft");
+  // fft_inplace on a 4-element tensor of 7s (`leaf`: a variable, so tracked;
+  // `real`: f64 instead of c128), refused: the tensor keeps its 7s.
+  auto fft_row = [&](std::string n, ErrorKind k, bool real, bool leaf, std::int64_t axis,
+                     std::string_view norm) {
+    row(
+        std::move(n), k,
+        [unchanged, real, leaf, axis, norm](Env& e) {
+          const Tensor v =
+              real ? full(V{4}, Scalar(7.0), f64) : full(V{4}, Scalar(c128_t(7.0, 0.0)), c128);
+          EagerTensor p = leaf ? e.eager->variable(v) : e.eager->tensor(v);
+          const Tensor keep = p.value();
+          try {
+            (void)fft::fft_inplace(std::move(p), axis, norm);
+          } catch (...) {
+            unchanged(keep, 7.0);
+            throw;
+          }
+        },
+        "fft");
+  };
+  fft_row("fft_inplace/real", K::DTypeMismatch, true, false, 0, "backward");
+  fft_row("fft_inplace/axis-out-of-range", K::AxisOutOfBounds, false, false, 3, "backward");
+  fft_row("fft_inplace/bad-norm", K::InvalidArgument, false, false, 0, "loud");
+  fft_row("fft_inplace/tracked", K::RuntimeState, false, true, 0, "backward");
 }
 
 inline void add_single_rows(std::vector<Row>& rows) {
