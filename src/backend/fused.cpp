@@ -156,6 +156,12 @@ void run_step(CpuBackend& cpu, const FusedElementwise::Step& st, std::span<const
   }
 }
 
+// The compact tensor t as a rank-1 view of its n elements (no reshape
+// machinery: t is contiguous by the caller's check).
+Tensor flat_view(const Tensor& t, std::int64_t n) {
+  return Tensor::from_storage(t.storage(), t.dtype(), Shape{n}, Strides{1}, t.offset());
+}
+
 Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
                const Shape& shape, std::int64_t block) {
   const std::int64_t total = shape_numel(shape);
@@ -163,7 +169,6 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
   if (total == 0) return out;
   // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
   block = std::min(block, total);
-  const Shape flat_shape{total};
   std::vector<External> ext(externals.size());
   for (std::size_t e = 0; e < externals.size(); ++e) {
     const Tensor& t = externals[e];
@@ -171,7 +176,7 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
       ext[e].mode = Mode::Scalar;
       ext[e].flat = t.reshape_copy({1});
     } else if (t.shape() == shape && t.is_contiguous()) {
-      ext[e].flat = t.reshape(flat_shape.span());
+      ext[e].flat = flat_view(t, total);
     } else {
       ext[e].mode = Mode::Gather;
       ext[e].broadcast = t.broadcast_to(shape.span());
@@ -179,7 +184,7 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
                                             ext[e].broadcast.strides().span()});
     }
   }
-  const Tensor out_flat = out.reshape(flat_shape.span());
+  const Tensor out_flat = flat_view(out, total);
   const std::int64_t blocks = (total + block - 1) / block;
   const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
   const std::size_t slots = static_cast<std::size_t>(pass.buffer_count) + ext.size();
@@ -200,26 +205,41 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
     const auto scratch = std::make_unique_for_overwrite<Cell[]>(slots * stride);
     const Shape block_shape{block};
     auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.get() + s * stride); };
-    std::vector<Tensor> step_buf(steps.size()), ext_buf(ext.size());
-    for (std::size_t m = 0; m + 1 < steps.size(); ++m) {
-      step_buf[m] = Tensor::wrap(slot_ptr(static_cast<std::size_t>(steps[m].buffer)),
-                                 steps[m].dtype, block_shape.span());
-    }
+    // Every slot is a view of one wrapped scratch storage (offsets count
+    // elements of the view's dtype; a cell is 16 bytes, a multiple of each).
+    const std::int64_t cells = static_cast<std::int64_t>(slots * stride);
+    const Tensor scratch_bytes = Tensor::wrap(scratch.get(), DType::C128, std::span(&cells, 1));
+    auto slot_view = [&](std::size_t s, DType dt) {
+      const auto per_cell = static_cast<std::int64_t>(16 / itemsize(dt));
+      return Tensor::from_storage(scratch_bytes.storage(), dt, block_shape, Strides{1},
+                                  static_cast<std::int64_t>(s * stride) * per_cell);
+    };
+    // One list holds the four per-block tensor lists: a step's scratch slot
+    // and its view for this block, an external's slot and its view.
+    std::vector<Tensor> lists(2 * steps.size() + 2 * ext.size());
+    const std::span<Tensor> step_buf(lists.data(), steps.size());
+    const std::span<Tensor> step_view(lists.data() + steps.size(), steps.size());
+    const std::span<Tensor> ext_buf(lists.data() + 2 * steps.size(), ext.size());
+    const std::span<Tensor> ext_view(lists.data() + 2 * steps.size() + ext.size(), ext.size());
+    for (std::size_t m = 0; m + 1 < steps.size(); ++m)
+      step_buf[m] = slot_view(static_cast<std::size_t>(steps[m].buffer), steps[m].dtype);
     for (std::size_t e = 0; e < ext.size(); ++e) {
       if (ext[e].mode == Mode::Direct) continue;
-      ext_buf[e] = Tensor::wrap(slot_ptr(static_cast<std::size_t>(pass.buffer_count) + e),
-                                externals[e].dtype(), block_shape.span());
+      ext_buf[e] = slot_view(static_cast<std::size_t>(pass.buffer_count) + e, externals[e].dtype());
       if (ext[e].mode == Mode::Scalar)
         cpu::copy(cpu, ext[e].flat.broadcast_to(block_shape.span()), ext_buf[e]);
     }
-    std::vector<Tensor> ext_view(ext.size()), step_view(steps.size()), ops;
+    std::array<Tensor, 3> ops;  // a step reads at most three operands (select)
     for (std::int64_t blk = b0; blk < b1; ++blk) {
       const std::int64_t s = blk * block;
       const std::int64_t len = std::min(block, total - s);
       auto head = [&](const Tensor& t) { return len == block ? t : t.slice(0, 0, len); };
+      // Block [s, s + len) of a compact [total] tensor: itself when the pass
+      // is one block.
+      auto part = [&](const Tensor& t) { return len == total ? t : t.slice(0, s, s + len); };
       for (std::size_t e = 0; e < ext.size(); ++e) {
         if (ext[e].mode == Mode::Direct) {
-          ext_view[e] = ext[e].flat.slice(0, s, s + len);
+          ext_view[e] = part(ext[e].flat);
           continue;
         }
         if (ext[e].mode == Mode::Gather) {
@@ -230,11 +250,12 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
       }
       for (std::size_t m = 0; m < steps.size(); ++m) {
         const FusedElementwise::Step& st = steps[m];
-        ops.clear();
-        for (const auto& o : st.operands)
-          ops.push_back(o.external ? ext_view[o.index] : step_view[o.index]);
-        step_view[m] = m + 1 == steps.size() ? out_flat.slice(0, s, s + len) : head(step_buf[m]);
-        run_step(cpu, st, ops, step_view[m]);
+        for (std::size_t k = 0; k < st.operands.size(); ++k) {
+          const auto& o = st.operands[k];
+          ops[k] = o.external ? ext_view[o.index] : step_view[o.index];
+        }
+        step_view[m] = m + 1 == steps.size() ? part(out_flat) : head(step_buf[m]);
+        run_step(cpu, st, std::span<const Tensor>(ops.data(), st.operands.size()), step_view[m]);
       }
     }
   });

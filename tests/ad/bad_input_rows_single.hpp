@@ -245,6 +245,36 @@ inline void add_program_rows(std::vector<Row>& rows) {
         (void)run(rt(e), pp, {ones({2, 5})});
       },
       "run_compiled|prepare|run|call");
+  // A program without symbolic sizes takes the run's fast path (inputs equal
+  // to the prepared shapes bind nothing); anything else still gets the checks.
+  auto static_run = [rt](Env& e, std::vector<Tensor> inputs) {
+    const TracedTensor p = placeholder(f64, {2, 3});
+    const Tensor in = ones({2, 3});
+    const PreparedProgram pp =
+        prepare(rt(e), compile({sum(exp(p) * p)}, {p}), InputSignature::of({&in, 1}));
+    (void)run(rt(e), pp, inputs);
+  };
+  row(
+      "program/static-prepared-wrong-shape", K::ShapeMismatch,
+      [static_run](Env& e) {
+        static_run(e, {ones({3, 2})});
+      },
+      "run");
+  row(
+      "program/static-prepared-wrong-dtype", K::DTypeMismatch,
+      [static_run](Env& e) {
+        static_run(e, {filled({2, 3}, f32)});
+      },
+      "run");
+  row(
+      "program/static-prepared-undefined-input", K::InvalidArgument,
+      [static_run](Env& e) { static_run(e, {Tensor()}); }, "run");
+  row(
+      "program/static-prepared-extra-input", K::InvalidArgument,
+      [static_run](Env& e) {
+        static_run(e, {ones({2, 3}), ones({2, 3})});
+      },
+      "run");
   row(
       "program/prepared-other-runtime", K::ContextMismatch,
       [rt, program](Env& e) {

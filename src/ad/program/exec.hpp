@@ -14,6 +14,7 @@ struct FusedPlan {
   FusedElementwise pass;             // one step per node, same order; the last is the root
   std::vector<ValueRef> externals;   // values read from outside the group
   SymShape shape;
+  std::optional<Shape> static_shape;  // the shape when no extent is symbolic
 };
 
 /// Rethrows `e` (the error being handled) with phase Execute when it has the
@@ -41,6 +42,10 @@ struct PreparedState {
   std::vector<std::uint32_t> dead_on_arrival;  // values never read (freed at once)
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
+  /// The inputs' shapes when none has a symbolic extent: a run whose inputs
+  /// have exactly these shapes and the program's dtypes binds nothing and
+  /// meets every shape constraint (prepare() checked them), so it skips both.
+  std::optional<std::vector<Shape>> static_input_shapes;
   /// Prepared bodies of checkpoint regions, by node index.
   std::vector<std::shared_ptr<const PreparedState>> regions;
 };

@@ -105,6 +105,14 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   s->value_count = count;
   std::vector<int> group_of(n, -1);
   if (options.fuse_elementwise) s->groups = plan_fusion(g, group_of);
+  for (auto& grp : s->groups) grp.static_shape = try_concrete(grp.shape);
+  std::vector<Shape> input_shapes;
+  for (std::uint32_t idx : g.input_nodes) {
+    auto shape = try_concrete(g.nodes[idx].outputs[0].shape);
+    if (!shape) break;
+    input_shapes.push_back(std::move(*shape));
+  }
+  if (input_shapes.size() == g.input_nodes.size()) s->static_input_shapes = std::move(input_shapes);
   s->regions.resize(n);
   for (const auto& grp : s->groups) s->fused_ops += grp.nodes.size();
 
@@ -158,6 +166,9 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
   const ProgramGraph& g = *state.program.graph();
   const auto& constants = state.program.constants();
   std::vector<Tensor> vals(state.value_count);
+  // Operand lists reused by every step: no allocation per step once they are
+  // as long as the widest step's.
+  std::vector<Tensor> ins, ext;
   auto set = [&](std::uint32_t v, Tensor t) {
     vals[v] = std::move(t);
     counter.add(1);
@@ -177,21 +188,24 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
   for (const Step& step : state.steps) {
     if (step.fused) {
       const FusedPlan& plan = state.groups[step.index];
-      std::vector<Tensor> ext;
+      ext.clear();
       for (ValueRef v : plan.externals) ext.push_back(vals[value_id(state, v)]);
-      const Shape shape = evaluate(plan.shape, bindings);
+      const Shape shape = plan.static_shape ? *plan.static_shape : evaluate(plan.shape, bindings);
       set(state.value_base[plan.nodes.back()],
           fused_elementwise(plan.pass, ext, shape, backend, state.options.fusion_block));
+      ext.clear();  // the group's operands are not held past it
       if (stats) ++stats->fused_passes;
     } else {
       const ProgramNode& n = g.nodes[step.index];
-      std::vector<Tensor> ins;
+      ins.clear();
       for (ValueRef v : n.inputs) ins.push_back(vals[value_id(state, v)]);
-      std::vector<Tensor> outs;
       if (state.regions[step.index]) {
-        outs = execute_state(runtime, *state.regions[step.index], ins, bindings, counter, nullptr);
+        auto outs =
+            execute_state(runtime, *state.regions[step.index], ins, bindings, counter, nullptr);
+        for (std::uint32_t j = 0; j < outs.size(); ++j)
+          set(state.value_base[step.index] + j, std::move(outs[j]));
       } else if (n.op->is_extension()) {
-        outs = runtime.apply(n.op, ins);
+        auto outs = runtime.apply(n.op, ins);
         if (outs.size() != n.outputs.size()) {
           fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(n.op->name()),
                   "returned ", outs.size(), " outputs but the family declares ", n.outputs.size());
@@ -205,12 +219,13 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
                     shape_to_string(want), "; the family's engine and infer() disagree");
           }
         }
-      } else {
-        outs.push_back(
+        for (std::uint32_t j = 0; j < outs.size(); ++j)
+          set(state.value_base[step.index] + j, std::move(outs[j]));
+      } else {  // a core primitive: one output
+        set(state.value_base[step.index],
             execute_primitive(static_cast<const PrimitiveOp&>(*n.op), ins, backend, bindings));
       }
-      for (std::uint32_t j = 0; j < outs.size(); ++j)
-        set(state.value_base[step.index] + j, std::move(outs[j]));
+      ins.clear();  // the step's operands are not held past it
     }
     if (stats) ++stats->executed_steps;
     for (std::uint32_t v : step.frees) release(v);
@@ -311,6 +326,21 @@ PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSig
 
 namespace {
 
+// Whether the inputs have exactly the static shapes and the dtypes the
+// program was prepared for (then they bind nothing and need no checks).
+bool matches_static_signature(const detail::PreparedState& state, std::span<const Tensor> inputs) {
+  if (!state.static_input_shapes) return false;
+  const auto& shapes = *state.static_input_shapes;
+  const detail::ProgramGraph& g = *state.program.graph();
+  if (inputs.size() != shapes.size()) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined() || inputs[i].shape() != shapes[i] ||
+        inputs[i].dtype() != g.nodes[g.input_nodes[i]].outputs[0].dtype)
+      return false;
+  }
+  return true;
+}
+
 std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepared,
                                 std::span<const Tensor> inputs, RunStats* stats) {
   if (!prepared.defined()) fail(ErrorKind::InvalidArgument, "run", "the prepared program is empty");
@@ -324,15 +354,19 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
          " but the runtime was reconfigured (epoch ", runtime.epoch(),
          "); prepare it again, or use run_compiled, which does");
   }
-  std::vector<Shape> shapes;
-  std::vector<DType> dtypes;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) fail(ErrorKind::InvalidArgument, "run", "input ", i, " is undefined");
-    shapes.push_back(inputs[i].shape());
-    dtypes.push_back(inputs[i].dtype());
+  DimBindings bindings;
+  if (!matches_static_signature(state, inputs)) {
+    std::vector<Shape> shapes;
+    std::vector<DType> dtypes;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined())
+        fail(ErrorKind::InvalidArgument, "run", "input ", i, " is undefined");
+      shapes.push_back(inputs[i].shape());
+      dtypes.push_back(inputs[i].dtype());
+    }
+    bindings = detail::bind_inputs(*state.program.graph(), shapes, dtypes, "run");
+    detail::check_program_constraints(state, bindings);
   }
-  DimBindings bindings = detail::bind_inputs(*state.program.graph(), shapes, dtypes, "run");
-  detail::check_program_constraints(state, bindings);
   runtime.check_ingress("run", inputs);
   CpuBackend& cpu = require_cpu(runtime.backend(), "run");
   ScopedCpuSession session(cpu);
