@@ -436,4 +436,24 @@ std::shared_ptr<const PrimitiveOp> make_primitive(prim::Params params) {
   return std::make_shared<const PrimitiveOp>(std::move(params));
 }
 
+const OpPtr& elementwise_primitive(UnaryOp op) {
+  static const std::vector<OpPtr> table = [] {
+    std::vector<OpPtr> t;
+    for (int i = 0; i < kUnaryOpCount; ++i)
+      t.push_back(make_primitive(prim::Unary{static_cast<UnaryOp>(i)}));
+    return t;
+  }();
+  return table.at(static_cast<std::size_t>(op));
+}
+
+const OpPtr& elementwise_primitive(BinaryOp op) {
+  static const std::vector<OpPtr> table = [] {
+    std::vector<OpPtr> t;
+    for (int i = 0; i < kBinaryOpCount; ++i)
+      t.push_back(make_primitive(prim::Binary{static_cast<BinaryOp>(i)}));
+    return t;
+  }();
+  return table.at(static_cast<std::size_t>(op));
+}
+
 }  // namespace tenferro

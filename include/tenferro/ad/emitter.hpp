@@ -33,7 +33,9 @@ class Emitter {
   virtual TensorMeta meta(Val v) const = 0;
 
   // ---- conveniences over emit() (all build core primitives) ----------------
-  Val emit1(const OpPtr& op, std::span<const Val> inputs);
+  /// emit() of a one-output op (Internal error otherwise). Virtual so an
+  /// emitter can apply such ops without the output list.
+  virtual Val emit1(const OpPtr& op, std::span<const Val> inputs);
   Val unary(UnaryOp op, Val x);
   Val binary(BinaryOp op, Val a, Val b);
   Val add(Val a, Val b) { return binary(BinaryOp::Add, a, b); }

@@ -180,6 +180,10 @@ class PrimitiveOp final : public Op {
 
 /// Shorthand constructor: make_primitive(prim::Binary{BinaryOp::Add}).
 std::shared_ptr<const PrimitiveOp> make_primitive(prim::Params params);
+/// The elementwise primitive of `op`, built once per process and shared (ops
+/// are immutable): the hot paths that apply one per call allocate nothing.
+const OpPtr& elementwise_primitive(UnaryOp op);
+const OpPtr& elementwise_primitive(BinaryOp op);
 
 /// Runs a primitive on concrete inputs through the direct operations.
 /// Symbolic extents in the parameters resolve with `bindings`.

@@ -29,6 +29,7 @@ EagerTensor unpack(const EagerRuntimePtr& rt, const SavedValue& s) {
 std::vector<GradNode*> collect(const std::vector<GradNode*>& roots) {
   std::vector<GradNode*> order;
   std::unordered_set<GradNode*> seen;
+  seen.reserve(16);
   std::vector<GradNode*> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
     GradNode* n = stack.back();
@@ -38,6 +39,20 @@ std::vector<GradNode*> collect(const std::vector<GradNode*>& roots) {
     for (const auto& e : n->inputs) stack.push_back(e.node.get());
   }
   return order;
+}
+
+// Traversal order: ascending seq (inputs before their users); the pointer
+// breaks ties between runtimes' counters.
+bool recorded_before(const GradNode* a, const GradNode* b) {
+  return a->seq != b->seq ? a->seq < b->seq : std::less<const GradNode*>{}(a, b);
+}
+
+// The position of n in `nodes` (sorted by recorded_before), or nodes.size():
+// per-node state of a traversal lives in vectors, not hash maps.
+std::size_t position(const std::vector<GradNode*>& nodes, const GradNode* n) {
+  const auto it = std::lower_bound(nodes.begin(), nodes.end(), n, recorded_before);
+  return it != nodes.end() && *it == n ? static_cast<std::size_t>(it - nodes.begin())
+                                       : nodes.size();
 }
 
 EagerTensor accumulate(const std::optional<EagerTensor>& acc, const EagerTensor& add) {
@@ -59,37 +74,44 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   std::vector<GradNode*> root_nodes;
   for (const auto& [out, seed] : roots) root_nodes.push_back(out.impl()->node.get());
   std::vector<GradNode*> nodes = collect(root_nodes);
-  std::sort(nodes.begin(), nodes.end(), [](GradNode* a, GradNode* b) { return a->seq < b->seq; });
+  std::sort(nodes.begin(), nodes.end(), recorded_before);
+  const std::size_t count = nodes.size();
+  auto is_needed = [&](const std::vector<char>& needed, const GradNode* n) {
+    if (n == nullptr) return false;
+    const std::size_t k = position(nodes, n);
+    return k < count && needed[k] != 0;
+  };
 
-  // needed: the node leads to a target (or to a live leaf in backward()).
-  std::unordered_set<const GradNode*> needed;
-  for (GradNode* n : nodes) {  // ascending: inputs before users
-    bool need =
-        targets ? targets->count(n) != 0 : (n->kind == NodeKind::Leaf && !n->leaf.expired());
-    if (!(targets && targets->count(n))) {
-      for (const auto& e : n->inputs) need |= e.node && needed.count(e.node.get()) != 0;
+  // needed[k]: node k leads to a target (or to a live leaf in backward()).
+  std::vector<char> needed(count, 0);
+  for (std::size_t k = 0; k < count; ++k) {  // ascending: inputs before users
+    const GradNode* n = nodes[k];
+    const bool is_target = targets && targets->count(n) != 0;
+    bool need = targets ? is_target : (n->kind == NodeKind::Leaf && !n->leaf.expired());
+    if (!is_target) {
+      for (const auto& e : n->inputs) need = need || (e.node && is_needed(needed, e.node.get()));
     }
-    if (need) needed.insert(n);
+    needed[k] = need ? 1 : 0;
   }
 
-  std::unordered_map<const GradNode*, std::vector<std::optional<EagerTensor>>> cts;
+  // cts[k]: the cotangents delivered to node k's outputs so far.
+  std::vector<std::vector<std::optional<EagerTensor>>> cts(count);
   auto deliver = [&](const GradNode* n, std::uint32_t index, const EagerTensor& ct) {
-    auto& slots = cts[n];
+    auto& slots = cts[position(nodes, n)];
     if (slots.size() <= index) slots.resize(index + 1);
     slots[index] = accumulate(slots[index], ct);
   };
   for (const auto& [out, seed] : roots) {
     const GradNode* n = out.impl()->node.get();
-    if (needed.count(n)) deliver(n, out.impl()->output_index, seed);
+    if (is_needed(needed, n)) deliver(n, out.impl()->output_index, seed);
   }
 
   std::unordered_map<const GradNode*, EagerTensor> results;
-  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-    GradNode* n = *it;
-    auto found = cts.find(n);
-    if (found == cts.end() || !needed.count(n)) continue;
-    std::vector<std::optional<EagerTensor>> out_ct = std::move(found->second);
-    cts.erase(found);
+  for (std::size_t k = count; k-- > 0;) {
+    GradNode* n = nodes[k];
+    if (cts[k].empty() || !needed[k]) continue;
+    std::vector<std::optional<EagerTensor>> out_ct = std::move(cts[k]);
+    cts[k] = {};
     if (targets && targets->count(n)) {
       if (!out_ct.empty() && out_ct[0]) results.emplace(n, *out_ct[0]);
       continue;
@@ -107,13 +129,13 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     }
     if (n->kind == NodeKind::Alias) {
       if (!out_ct.empty() && out_ct[0] && n->inputs[0].node &&
-          needed.count(n->inputs[0].node.get())) {
+          is_needed(needed, n->inputs[0].node.get())) {
         deliver(n->inputs[0].node.get(), n->inputs[0].index, *out_ct[0]);
       }
       continue;
     }
     EagerEmitter em(rt);
-    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas.size());
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas().size());
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
@@ -121,11 +143,11 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     std::vector<ad::MaybeVal> ct_vals(n->op->output_count());
     for (std::size_t j = 0; j < out_ct.size() && j < ct_vals.size(); ++j)
       if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
-    std::vector<ad::MaybeVal> in_ct = ad::backward_op(rt->ad(), em, *n->op, n->input_metas, ins,
-                                                      outs, ct_vals, transform, n->output_metas);
+    std::vector<ad::MaybeVal> in_ct = ad::backward_op(rt->ad(), em, *n->op, n->input_metas(), ins,
+                                                      outs, ct_vals, transform, n->output_metas());
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       const Edge& e = n->inputs[i];
-      if (!in_ct[i] || !e.node || !needed.count(e.node.get())) continue;
+      if (!in_ct[i] || !e.node || !is_needed(needed, e.node.get())) continue;
       deliver(e.node.get(), e.index, em.get(*in_ct[i]));
     }
   }
@@ -138,7 +160,7 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
   const GradNode* out_node = output.impl()->node.get();
   if (out_node == nullptr) return std::nullopt;
   std::vector<GradNode*> nodes = collect({output.impl()->node.get()});
-  std::sort(nodes.begin(), nodes.end(), [](GradNode* a, GradNode* b) { return a->seq < b->seq; });
+  std::sort(nodes.begin(), nodes.end(), recorded_before);
   std::unordered_map<const GradNode*, std::vector<std::optional<EagerTensor>>> tangents;
   tangents[source] = {v};
   auto tangent_of = [&](const Edge& e) -> std::optional<EagerTensor> {
@@ -163,13 +185,13 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       }
     }
     if (!any) continue;
-    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas.size());
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas().size());
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
       if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
     std::vector<ad::MaybeVal> tout =
-        ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform, n->input_metas);
+        ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform, n->input_metas());
     auto& slot = tangents[n];
     slot.resize(tout.size());
     for (std::size_t j = 0; j < tout.size(); ++j)

@@ -40,8 +40,17 @@ struct GradNode {
   std::uint64_t seq = 0;
   OpPtr op;
   std::vector<Edge> inputs;
-  std::vector<TensorMeta> input_metas;
-  std::vector<TensorMeta> output_metas;
+  /// Op nodes: the inputs' metadata, then the outputs' (one allocation per
+  /// node). Leaf and alias nodes have none.
+  std::vector<TensorMeta> metas;
+  std::span<const TensorMeta> input_metas() const {
+    return metas.size() < inputs.size() ? std::span<const TensorMeta>()
+                                        : std::span(metas).first(inputs.size());
+  }
+  std::span<const TensorMeta> output_metas() const {
+    return metas.size() < inputs.size() ? std::span<const TensorMeta>()
+                                        : std::span(metas).subspan(inputs.size());
+  }
   std::vector<SavedValue> saved_inputs;
   std::vector<SavedValue> saved_outputs;
   std::weak_ptr<EagerImpl> leaf;  // Leaf kind: the tensor owning the grad slot
@@ -86,10 +95,13 @@ const EagerRuntimePtr& common_runtime(std::span<const EagerTensor> inputs, std::
 /// An emitter whose values are eager tensors of one runtime.
 class EagerEmitter final : public ad::Emitter {
  public:
-  explicit EagerEmitter(EagerRuntimePtr rt) : rt_(std::move(rt)) {}
+  explicit EagerEmitter(EagerRuntimePtr rt) : rt_(std::move(rt)) {
+    values_.reserve(8);  // one rule's residuals, cotangents and results
+  }
   ad::Val add_value(EagerTensor t);
   const EagerTensor& get(ad::Val v) const;
   std::vector<ad::Val> emit(const OpPtr& op, std::span<const ad::Val> inputs) override;
+  ad::Val emit1(const OpPtr& op, std::span<const ad::Val> inputs) override;
   TensorMeta meta(ad::Val v) const override;
 
  private:

@@ -75,13 +75,22 @@ namespace detail {
 
 GradNode::~GradNode() {
   std::vector<std::shared_ptr<GradNode>> pending;
+  // A child that others still own only loses a reference here: just that.
+  // One this node owns alone would be destroyed, so it is queued instead.
+  // (Most children are leaves or nodes kept by live tensors: no queue, no
+  // allocation.)
+  auto take = [&](std::shared_ptr<GradNode>& child) {
+    if (!child) return;
+    if (child.use_count() == 1) {
+      pending.push_back(std::move(child));
+    } else {
+      child.reset();
+    }
+  };
   auto take_children = [&](GradNode& n) {
-    for (auto& e : n.inputs)
-      if (e.node) pending.push_back(std::move(e.node));
-    for (auto& s : n.saved_inputs)
-      if (s.node) pending.push_back(std::move(s.node));
-    for (auto& s : n.saved_outputs)
-      if (s.node) pending.push_back(std::move(s.node));
+    for (auto& e : n.inputs) take(e.node);
+    for (auto& s : n.saved_inputs) take(s.node);
+    for (auto& s : n.saved_outputs) take(s.node);
   };
   take_children(*this);
   while (!pending.empty()) {
@@ -318,19 +327,18 @@ void record_outputs(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const 
   node->op = op;
   node->runtime = rt;
   node->inputs.resize(inputs.size());
-  node->input_metas.reserve(inputs.size());
-  node->output_metas.reserve(outputs.size());
+  node->metas.reserve(inputs.size() + outputs.size());
   if (saves_inputs) node->saved_inputs.resize(inputs.size());
   if (saves_outputs) node->saved_outputs.resize(outputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = *inputs[i].impl();
     node->inputs[i] = Edge{in.node, in.output_index};
-    node->input_metas.push_back(TensorMeta{in.value.dtype(), to_sym_shape(in.value.shape())});
+    node->metas.push_back(TensorMeta{in.value.dtype(), to_sym_shape(in.value.shape())});
     if (residuals.input(i))
       node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
   }
   for (std::size_t j = 0; j < outputs.size(); ++j) {
-    node->output_metas.push_back(TensorMeta{outputs[j].dtype(), to_sym_shape(outputs[j].shape())});
+    node->metas.push_back(TensorMeta{outputs[j].dtype(), to_sym_shape(outputs[j].shape())});
     auto impl = std::make_shared<EagerImpl>();
     impl->rt = rt;
     impl->requires_grad = is_inexact(outputs[j].dtype());
@@ -455,6 +463,15 @@ std::vector<ad::Val> EagerEmitter::emit(const OpPtr& op, std::span<const ad::Val
   }
   for (auto& t : eager_dispatch(rt_, op, in)) out.push_back(add_value(std::move(t)));
   return out;
+}
+
+ad::Val EagerEmitter::emit1(const OpPtr& op, std::span<const ad::Val> inputs) {
+  constexpr std::size_t kInline = 4;
+  if (op->is_extension() || op->output_count() != 1 || inputs.size() > kInline)
+    return Emitter::emit1(op, inputs);
+  EagerTensor in[kInline];
+  for (std::size_t i = 0; i < inputs.size(); ++i) in[i] = get(inputs[i]);
+  return add_value(eager_dispatch1(rt_, op, std::span<const EagerTensor>(in, inputs.size())));
 }
 
 TensorMeta EagerEmitter::meta(ad::Val v) const {

@@ -57,28 +57,6 @@ void require_constant(const EagerTensor&, const SymShape& shape, const char* op)
 }
 void require_constant(const TracedTensor&, const SymShape&, const char*) {}
 
-// ---- cached elementwise ops --------------------------------------------------------------
-
-// Elementwise ops are immutable values: build each once instead of per call.
-const OpPtr& cached_unary(UnaryOp op) {
-  static const std::vector<OpPtr> table = [] {
-    std::vector<OpPtr> t;
-    for (int i = 0; i < kUnaryOpCount; ++i)
-      t.push_back(make_primitive(prim::Unary{static_cast<UnaryOp>(i)}));
-    return t;
-  }();
-  return table[static_cast<std::size_t>(op)];
-}
-const OpPtr& cached_binary(BinaryOp op) {
-  static const std::vector<OpPtr> table = [] {
-    std::vector<OpPtr> t;
-    for (int i = 0; i < kBinaryOpCount; ++i)
-      t.push_back(make_primitive(prim::Binary{static_cast<BinaryOp>(i)}));
-    return t;
-  }();
-  return table[static_cast<std::size_t>(op)];
-}
-
 // Resolves one -1 extent against x's size; checks for other negative constants.
 template <AdTensor T>
 SymShape resolve_reshape(const T& x, SymShape shape) {
@@ -193,13 +171,13 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
 template <AdTensor T>
 T unary(UnaryOp op, const T& x) {
   const T in[1] = {x};
-  return run_one(cached_unary(op), in);
+  return run_one(elementwise_primitive(op), in);
 }
 
 template <AdTensor T>
 T binary(BinaryOp op, const T& a, const T& b) {
   const T in[2] = {a, b};
-  return run_one(cached_binary(op), in);
+  return run_one(elementwise_primitive(op), in);
 }
 
 template <AdTensor T>

@@ -17,12 +17,12 @@ Val Emitter::emit1(const OpPtr& op, std::span<const Val> inputs) {
 
 Val Emitter::unary(UnaryOp op, Val x) {
   const Val in[1] = {x};
-  return emit1(prim_op(prim::Unary{op}), in);
+  return emit1(elementwise_primitive(op), in);
 }
 
 Val Emitter::binary(BinaryOp op, Val a, Val b) {
   const Val in[2] = {a, b};
-  return emit1(prim_op(prim::Binary{op}), in);
+  return emit1(elementwise_primitive(op), in);
 }
 
 Val Emitter::scalar(Scalar value, DType dtype) {
