@@ -456,14 +456,23 @@ RuleSet clamp_rule() {
 }  // namespace
 
 RuleSet scaled(Coef coef, Residuals r, bool divide) {
-  return jvp_rule(
-      [coef = std::move(coef), divide](const RuleArgs& a, Tangents t) -> Out {
+  RuleSet rules = jvp_rule(
+      [coef, divide](const RuleArgs& a, Tangents t) -> Out {
         if (!t[0]) return {std::nullopt};
         Emitter& e = a.emitter;
         const Val c = coef(e, x_of(a), y_of(a));
         return {divide ? e.div(*t[0], c) : e.mul(*t[0], c)};
       },
       r);
+  // The transpose of t -> t * c (t / c) is ct -> ct * conj(c) (ct / conj(c)):
+  // the linearised path's result, without building and transposing a tape.
+  rules.vjp = [coef = std::move(coef), divide](const RuleArgs& a, Tangents ct) -> Out {
+    if (!ct[0]) return {std::nullopt};
+    Emitter& e = a.emitter;
+    const Val c = conj_c(e, coef(e, x_of(a), y_of(a)));
+    return {divide ? e.div(*ct[0], c) : e.mul(*ct[0], c)};
+  };
+  return rules;
 }
 
 RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
