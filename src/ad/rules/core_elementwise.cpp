@@ -476,8 +476,8 @@ RuleSet scaled(Coef coef, Residuals r, bool divide) {
 }
 
 RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
-  return jvp_rule(
-      [ca = std::move(ca), cb = std::move(cb)](const RuleArgs& a, Tangents t) -> Out {
+  RuleSet rules = jvp_rule(
+      [ca, cb](const RuleArgs& a, Tangents t) -> Out {
         Emitter& e = a.emitter;
         MaybeVal out;
         if (t[0]) out = ca ? e.mul(*t[0], ca(e, a)) : *t[0];
@@ -485,6 +485,24 @@ RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
         return {out};
       },
       r);
+  // The transpose of (ta, tb) -> ta * ca + tb * cb, each input's share summed
+  // back over the extents it was broadcast along: the linearised path's
+  // result without building and transposing a tape.
+  rules.vjp = [ca = std::move(ca), cb = std::move(cb)](const RuleArgs& a, Tangents ct) -> Out {
+    Out out(2);
+    if (!ct[0]) return out;
+    Emitter& e = a.emitter;
+    auto share = [&](std::size_t i, const BinCoef& c) -> MaybeVal {
+      const TensorMeta& m = in_meta(a, i);
+      if (!is_inexact(m.dtype)) return std::nullopt;
+      const Val v = c ? e.mul(*ct[0], conj_c(e, c(e, a))) : *ct[0];
+      return e.meta(v).shape == m.shape ? v : e.sum_to(v, m.shape);
+    };
+    out[0] = share(0, ca);
+    if (cb) out[1] = share(1, cb);
+    return out;
+  };
+  return rules;
 }
 
 void register_elementwise_rules(AdContext& ctx) {
