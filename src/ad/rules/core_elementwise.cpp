@@ -245,6 +245,13 @@ Val Y(const RuleArgs& a) {
   return a.outputs[0];
 }
 
+// A cotangent of the output shape as input i's: summed over the extents the
+// input was broadcast along.
+Val sum_back(const RuleArgs& a, std::size_t i, Val v) {
+  const SymShape& shape = in_meta(a, i).shape;
+  return a.emitter.meta(v).shape == shape ? v : a.emitter.sum_to(v, shape);
+}
+
 // Even split at ties (JAX): weight of a is 1 where a wins, 1/2 at a tie.
 Val win_weight(Emitter& e, const RuleArgs& a, BinaryOp wins) {
   const DType dt = out_meta(a).dtype;
@@ -309,9 +316,9 @@ RuleSet binary_rules(BinaryOp op) {
             return {std::nullopt, e.mul(conj_c(e, A(a)), *ct[0])};
           },
           kAB);
-    case B_::Div:
+    case B_::Div: {
       // d(a/b) = ta / b - tb * y / b; linear in the numerator.
-      return linear_rule(
+      RuleSet rules = linear_rule(
           [](const RuleArgs& a, Tangents t) -> Out {
             Emitter& e = a.emitter;
             MaybeVal out;
@@ -325,6 +332,19 @@ RuleSet binary_rules(BinaryOp op) {
             return {a.emitter.div(*ct[0], conj_c(a.emitter, B(a))), std::nullopt};
           },
           Residuals::of({1}, {0}));
+      // Reverse directly: ct / conj(b) and -ct * conj(y / b).
+      rules.vjp = [](const RuleArgs& a, Tangents ct) -> Out {
+        Out out(2);
+        if (!ct[0]) return out;
+        Emitter& e = a.emitter;
+        if (is_inexact(in_meta(a, 0).dtype))
+          out[0] = sum_back(a, 0, e.div(*ct[0], conj_c(e, B(a))));
+        if (is_inexact(in_meta(a, 1).dtype))
+          out[1] = sum_back(a, 1, e.mul(*ct[0], conj_c(e, e.neg(e.div(Y(a), B(a))))));
+        return out;
+      };
+      return rules;
+    }
     case B_::Pow:
       // PyTorch: the base derivative is 0 where the exponent is 0; the
       // exponent derivative is 0 where the base is 0 and Re(exponent) >= 0.
@@ -493,10 +513,8 @@ RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
     if (!ct[0]) return out;
     Emitter& e = a.emitter;
     auto share = [&](std::size_t i, const BinCoef& c) -> MaybeVal {
-      const TensorMeta& m = in_meta(a, i);
-      if (!is_inexact(m.dtype)) return std::nullopt;
-      const Val v = c ? e.mul(*ct[0], conj_c(e, c(e, a))) : *ct[0];
-      return e.meta(v).shape == m.shape ? v : e.sum_to(v, m.shape);
+      if (!is_inexact(in_meta(a, i).dtype)) return std::nullopt;
+      return sum_back(a, i, c ? e.mul(*ct[0], conj_c(e, c(e, a))) : *ct[0]);
     };
     out[0] = share(0, ca);
     if (cb) out[1] = share(1, cb);
