@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -71,7 +72,7 @@ void batch_offsets(const Shape& batch_shape, const GemmOperand& a, const GemmOpe
 template <class T>
 void blas_batched(CpuBackend& backend, std::int64_t m, std::int64_t n, std::int64_t k,
                   const GemmOperand& a, const GemmOperand& b, T* c,
-                  const std::vector<std::int64_t>& a_off, const std::vector<std::int64_t>& b_off) {
+                  std::span<const std::int64_t> a_off, std::span<const std::int64_t> b_off) {
   const blasint bm = to_blasint(m, "m"), bn = to_blasint(n, "n"), bk = to_blasint(k, "k");
   const blasint lda = to_blasint(a.ld, "lda"), ldb = to_blasint(b.ld, "ldb");
   const CBLAS_TRANSPOSE ta = a.trans ? CblasTrans : CblasNoTrans;
@@ -100,7 +101,7 @@ void blas_batched(CpuBackend& backend, std::int64_t m, std::int64_t n, std::int6
 template <class T>
 void int_batched(CpuBackend& backend, std::int64_t m, std::int64_t n, std::int64_t k,
                  const GemmOperand& a, const GemmOperand& b, T* c,
-                 const std::vector<std::int64_t>& a_off, const std::vector<std::int64_t>& b_off) {
+                 std::span<const std::int64_t> a_off, std::span<const std::int64_t> b_off) {
   using U = std::make_unsigned_t<T>;
   const T* pa = static_cast<const T*>(a.data);
   const T* pb = static_cast<const T*>(b.data);
@@ -142,8 +143,15 @@ void gemm_batched(CpuBackend& backend, DType dtype, std::int64_t m, std::int64_t
   if (m <= 0 || n <= 0 || k <= 0) {
     throw Error(ErrorKind::Internal, "dot_general", "gemm_batched needs positive m, n, k");
   }
-  std::vector<std::int64_t> a_off, b_off;
-  batch_offsets(batch_shape, a, b, a_off, b_off);
+  // One matrix (no batch axes), the common case, needs no offset lists.
+  static constexpr std::int64_t kOrigin[1] = {0};
+  std::vector<std::int64_t> a_list, b_list;
+  std::span<const std::int64_t> a_off(kOrigin), b_off(kOrigin);
+  if (!batch_shape.empty() || !a.batch_strides.empty() || !b.batch_strides.empty()) {
+    batch_offsets(batch_shape, a, b, a_list, b_list);  // checks the batch ranks
+    a_off = a_list;
+    b_off = b_list;
+  }
   detail::dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
