@@ -1,7 +1,8 @@
 // Core AD rules of the elementwise primitives (unary, binary, select, clamp):
-// jvp vs finite differences, adjoint consistency of linearise-then-transpose,
-// declared residuals only, in f64 and c128; boundary conventions (ties, abs
-// at 0, clamp bounds, pow at 0) and non-differentiable ops.
+// jvp vs finite differences, adjoint consistency of the reverse rule (the
+// direct vjp where the op has one, else linearise-then-transpose), declared
+// residuals only, in f64 and c128; boundary conventions (ties, abs at 0,
+// clamp bounds, pow at 0) and non-differentiable ops.
 
 #include "ad/eval_emitter.hpp"
 #include "test_util.hpp"
