@@ -107,6 +107,10 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   }
 
   std::unordered_map<const GradNode*, EagerTensor> results;
+  // One emitter and operand lists for every node: cleared, not reallocated.
+  EagerEmitter em(rt);
+  std::vector<ad::Val> ins, outs;
+  std::vector<ad::MaybeVal> ct_vals;
   for (std::size_t k = count; k-- > 0;) {
     GradNode* n = nodes[k];
     if (cts[k].empty() || !needed[k]) continue;
@@ -134,13 +138,14 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
       }
       continue;
     }
-    EagerEmitter em(rt);
-    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas().size());
+    em.clear();
+    ins.assign(n->inputs.size(), ad::Val{});
+    outs.assign(n->output_metas().size(), ad::Val{});
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
       if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
-    std::vector<ad::MaybeVal> ct_vals(n->op->output_count());
+    ct_vals.assign(n->op->output_count(), std::nullopt);
     for (std::size_t j = 0; j < out_ct.size() && j < ct_vals.size(); ++j)
       if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
     std::vector<ad::MaybeVal> in_ct = ad::backward_op(rt->ad(), em, *n->op, n->input_metas(), ins,
@@ -150,6 +155,7 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
       if (!in_ct[i] || !e.node || !is_needed(needed, e.node.get())) continue;
       deliver(e.node.get(), e.index, em.get(*in_ct[i]));
     }
+    em.clear();  // the rule's temporaries are not held past its node
   }
   return results;
 }

@@ -99,6 +99,8 @@ class EagerEmitter final : public ad::Emitter {
     values_.reserve(8);  // one rule's residuals, cotangents and results
   }
   ad::Val add_value(EagerTensor t);
+  /// Forgets every value (keeping the list's capacity) for the next rule.
+  void clear() { values_.clear(); }
   const EagerTensor& get(ad::Val v) const;
   std::vector<ad::Val> emit(const OpPtr& op, std::span<const ad::Val> inputs) override;
   ad::Val emit1(const OpPtr& op, std::span<const ad::Val> inputs) override;
