@@ -258,7 +258,7 @@ std::vector<MaybeVal> det_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   const Val tr = e.sum(diag(e, X), {0});
   const Val ddet = e.mul(a.outputs[0], tr);
   const Val dlog = e.real(tr);
-  if (!is_complex(e.meta(tr).dtype)) return {ddet, std::nullopt, dlog};
+  if (!is_complex(e.dtype_of(tr))) return {ddet, std::nullopt, dlog};
   const Val iim = e.scale(e.sub(tr, e.conj(tr)), 0.5);  // i Im t
   return {ddet, e.mul(a.outputs[1], iim), dlog};
 }

@@ -163,7 +163,7 @@ std::pair<Val, Val> qr_square_jvp(Emitter& e, Val Q, Val R, Val dA) {
   const Val C = mm(e, mH(e, Q), dX);
   const Val Cl = tril(e, C, -1);
   Val omega = e.sub(Cl, mH(e, Cl));
-  if (is_complex(e.meta(C).dtype)) {
+  if (is_complex(e.dtype_of(C))) {
     const Val d = diag_embed(e, diag(e, C));
     omega = e.add(omega, e.scale(e.sub(d, e.conj(d)), 0.5));
   }

@@ -216,7 +216,7 @@ Val mT(Emitter& e, Val x) {
 
 Val mH(Emitter& e, Val x) {
   const Val t = mT(e, x);
-  return is_complex(e.meta(x).dtype) ? e.conj(t) : t;
+  return is_complex(e.dtype_of(x)) ? e.conj(t) : t;
 }
 
 Val tril(Emitter& e, Val x, std::int64_t k) {
@@ -240,7 +240,7 @@ Val diag_embed(Emitter& e, Val d) {
 }
 
 Val real_part_same(Emitter& e, Val x) {
-  const DType dt = e.meta(x).dtype;
+  const DType dt = e.dtype_of(x);
   if (!is_complex(dt)) return x;
   return e.convert(e.real(x), dt);
 }

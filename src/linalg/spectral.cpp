@@ -277,7 +277,7 @@ Val pad_axis(Emitter& e, Val x, std::int64_t axis, std::int64_t extra) {
 
 // sum over axis 0 of |d|^2 as a real [batch...] value, broadcast to [k, k, batch...].
 Val scale2(Emitter& e, Val d, const SymShape& square) {
-  const Val a2 = is_complex(e.meta(d).dtype) ? e.real(e.mul(e.conj(d), d)) : e.mul(d, d);
+  const Val a2 = is_complex(e.dtype_of(d)) ? e.real(e.mul(e.conj(d), d)) : e.mul(d, d);
   const Val s = e.sum(a2, Axes{0});
   Axes dims;
   for (std::size_t i = 2; i < square.size(); ++i) dims.push_back(static_cast<std::int64_t>(i));
@@ -308,7 +308,7 @@ Val bcast_col(Emitter& e, Val v, std::optional<Val> like) {
 }
 
 Val as_dtype(Emitter& e, Val x, DType dtype) {
-  return e.meta(x).dtype == dtype ? x : e.convert(x, dtype);
+  return e.dtype_of(x) == dtype ? x : e.convert(x, dtype);
 }
 
 Val sym2(Emitter& e, Val x) {
@@ -326,13 +326,13 @@ Val imag_diag(Emitter& e, Val x) {
 
 namespace {
 Val abs2(Emitter& e, Val x) {
-  return is_complex(e.meta(x).dtype) ? e.real(e.mul(e.conj(x), x)) : e.mul(x, x);
+  return is_complex(e.dtype_of(x)) ? e.real(e.mul(e.conj(x), x)) : e.mul(x, x);
 }
 }  // namespace
 
 GapFactors gap_factors(Emitter& e, Val d, const AdParams& ad, std::optional<Val> reported,
                        bool sums) {
-  const DType dt = e.meta(d).dtype;
+  const DType dt = e.dtype_of(d);
   const DType rt = real_of(dt);
   // D(i, j) = d(j) - d(i), or d(j) + d(i) for `sums`
   const Val D =
@@ -358,8 +358,7 @@ GapFactors gap_factors(Emitter& e, Val d, const AdParams& ad, std::optional<Val>
                std::nullopt};
   const Val r = reported ? *reported : d;
   const Val R = e.sub(bcast_row(e, r), bcast_col(e, r));
-  g.gap =
-      is_complex(e.meta(R).dtype) ? e.unary(UnaryOp::Sqrt, abs2(e, R)) : e.unary(UnaryOp::Abs, R);
+  g.gap = is_complex(e.dtype_of(R)) ? e.unary(UnaryOp::Sqrt, abs2(e, R)) : e.unary(UnaryOp::Abs, R);
   return g;
 }
 
@@ -381,15 +380,15 @@ Val check_degenerate(Emitter& e, GaugeOwner owner, bool tangent, Val x,
   const Val masked = e.select(*g.degenerate, *c2, e.zeros_like(*c2));
   Val all = *c2;
   for (const Val r : references) all = e.add(all, abs2(e, r));
-  const double eps = e.meta(*c2).dtype == DType::F32 ? std::numeric_limits<float>::epsilon()
-                                                     : std::numeric_limits<double>::epsilon();
+  const double eps = e.dtype_of(*c2) == DType::F32 ? std::numeric_limits<float>::epsilon()
+                                                   : std::numeric_limits<double>::epsilon();
   const double tol = std::max(ad.component_tolerance, std::sqrt(eps));
   return emit(e, degeneracy_check_op(owner, tol, tangent), {x, masked, *g.gap, all})[0];
 }
 
 GapFactors inverse_factors(Emitter& e, Val s, const AdParams& ad) {
   if (ad.regularised) return {safe_inverse(e, s, ad), std::nullopt, std::nullopt};
-  const DType rt = e.meta(s).dtype;
+  const DType rt = e.dtype_of(s);
   const double eps = rt == DType::F32 ? std::numeric_limits<float>::epsilon()
                                       : std::numeric_limits<double>::epsilon();
   const double tol = std::max(ad.degeneracy_tolerance, 100.0 * eps);
@@ -415,7 +414,7 @@ Val safe_inverse(Emitter& e, Val s, const AdParams& ad) {
   Axes dims;
   for (std::size_t i = 1; i < vs.size(); ++i) dims.push_back(static_cast<std::int64_t>(i - 1));
   const Val eta2 = e.add(e.scale(e.broadcast_in_dim(t, vs, dims), ad.eta * ad.eta),
-                         e.full(vs, 1e-30, e.meta(s).dtype));
+                         e.full(vs, 1e-30, e.dtype_of(s)));
   return e.div(s, e.add(e.mul(s, s), eta2));
 }
 

@@ -204,7 +204,7 @@ std::vector<MaybeVal> eig_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
     f = emit(e, eig_op(true), {a.inputs[0]});
   }
   const Val L = f[0], V = f[1];
-  const DType dt = e.meta(V).dtype;
+  const DType dt = e.dtype_of(V);
   const Val dA = as_dtype(e, *t[0], dt);
   const Val dP = emit(e, solve_op(false), {V, mm(e, dA, V)})[0];
   const Val dL = diag(e, dP);

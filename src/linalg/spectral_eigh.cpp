@@ -128,7 +128,7 @@ std::vector<MaybeVal> eigh_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
     return {e.real(diag(e, mm(e, mH(e, V), mm(e, dA, V))))};
   }
   const Val L = a.outputs[0], V = a.outputs[1];
-  const DType dt = e.meta(V).dtype;
+  const DType dt = e.dtype_of(V);
   const Val dP = mm(e, mH(e, V), mm(e, dA, V));
   const Val dL = e.real(diag(e, dP));
   const GapFactors g = gap_factors(e, L, p.ad);
@@ -143,7 +143,7 @@ std::vector<MaybeVal> eigh_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) 
   const MaybeVal gV = p.vectors ? ct[1] : std::nullopt;
   if (!gL && !gV) return {std::nullopt};
   const Val V = p.vectors ? a.outputs[1] : emit(e, eigh_op(p.lower, true), {a.inputs[0]})[1];
-  const DType dt = e.meta(V).dtype;
+  const DType dt = e.dtype_of(V);
   if (!gV) {
     const Val G = mm(e, e.mul(V, bcast_row(e, as_dtype(e, *gL, dt))), mH(e, V));
     return {hermitian_adjoint(e, G, p.lower)};

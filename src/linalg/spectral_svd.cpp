@@ -175,7 +175,7 @@ std::vector<MaybeVal> svd_jvp(const RuleArgs& a, std::span<const MaybeVal> t) {
   if (!t[0]) return {std::nullopt, std::nullopt, std::nullopt};
   const bool full = p.mode == SvdMode::Full;
   const Factors f = leading(a, full);
-  const DType dt = e.meta(f.U).dtype;
+  const DType dt = e.dtype_of(f.U);
   const bool cplx = is_complex(dt);
   const Val dA = *t[0];
   const Val V = mH(e, f.Vh);
@@ -243,7 +243,7 @@ std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   if (p.mode == SvdMode::Values) {
     if (!ct[0]) return {std::nullopt};
     const auto f = emit(e, svd_op(SvdMode::Reduced), {a.inputs[0]});
-    const DType dt = e.meta(f[0]).dtype;
+    const DType dt = e.dtype_of(f[0]);
     return {mm(e, e.mul(f[0], bcast_row(e, as_dtype(e, *ct[0], dt), f[0])), f[2])};
   }
   MaybeVal gU = ct[0], gS = ct[1], gVh = ct[2];
@@ -252,7 +252,7 @@ std::vector<MaybeVal> svd_vjp(const RuleArgs& a, std::span<const MaybeVal> ct) {
   const Factors f = leading(a, full);
   if (full && gU && f.m > f.k) gU = first_cols(e, *gU, f.k);
   if (full && gVh && f.n > f.k) gVh = first_rows(e, *gVh, f.k);
-  const DType dt = e.meta(f.U).dtype;
+  const DType dt = e.dtype_of(f.U);
   const bool cplx = is_complex(dt);
   if (!gU && !gVh) return {mm(e, e.mul(f.U, bcast_row(e, as_dtype(e, *gS, dt), f.U)), f.Vh)};
   const Val Sc = as_dtype(e, f.S, dt);

@@ -31,6 +31,8 @@ class Emitter {
   virtual std::vector<Val> emit(const OpPtr& op, std::span<const Val> inputs) = 0;
   /// dtype and (possibly symbolic) shape of a value.
   virtual TensorMeta meta(Val v) const = 0;
+  /// The dtype alone (meta(v).dtype; emitters override it to skip the shape).
+  virtual DType dtype_of(Val v) const { return meta(v).dtype; }
 
   // ---- conveniences over emit() (all build core primitives) ----------------
   /// emit() of a one-output op (Internal error otherwise). Virtual so an

@@ -105,6 +105,7 @@ class EagerEmitter final : public ad::Emitter {
   std::vector<ad::Val> emit(const OpPtr& op, std::span<const ad::Val> inputs) override;
   ad::Val emit1(const OpPtr& op, std::span<const ad::Val> inputs) override;
   TensorMeta meta(ad::Val v) const override;
+  DType dtype_of(ad::Val v) const override { return get(v).value().dtype(); }
 
  private:
   EagerRuntimePtr rt_;

@@ -42,7 +42,7 @@ inline const TensorMeta& out_meta(const RuleArgs& a, std::size_t j = 0) {
 
 /// conj for complex values, x itself otherwise (conj(x) of a real primal is a no-op).
 inline Val conj_c(Emitter& e, Val x) {
-  return is_complex(e.meta(x).dtype) ? e.conj(x) : x;
+  return is_complex(e.dtype_of(x)) ? e.conj(x) : x;
 }
 
 /// a + b with symbolic zeros.
@@ -54,7 +54,7 @@ inline MaybeVal add_maybe(Emitter& e, MaybeVal a, MaybeVal b) {
 
 /// A rank-0 constant in the (real or complex) dtype of `like`.
 inline Val constant_like(Emitter& e, Val like, double value) {
-  return e.scalar(value, e.meta(like).dtype);
+  return e.scalar(value, e.dtype_of(like));
 }
 
 /// Static extent of a dimension, or Unsupported naming the op and what needs it.

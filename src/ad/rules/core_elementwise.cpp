@@ -63,8 +63,8 @@ RuleSet sgn_rule() {
         const Val s = un(e, UnaryOp::Sgn, z), r = un(e, UnaryOp::Abs, z);
         const Val at0 = is_zero(e, r);
         const Val r_safe = e.select(at0, one(e, r), r);
-        const Val radial = e.mul(e.convert(e.real(e.mul(*t[0], e.conj(s))), e.meta(z).dtype), s);
-        const Val d = e.div(e.sub(*t[0], radial), e.convert(r_safe, e.meta(z).dtype));
+        const Val radial = e.mul(e.convert(e.real(e.mul(*t[0], e.conj(s))), e.dtype_of(z)), s);
+        const Val d = e.div(e.sub(*t[0], radial), e.convert(r_safe, e.dtype_of(z)));
         return {e.select(at0, zero(e, d), d)};
       },
       kX);
@@ -115,7 +115,7 @@ RuleSet unary_linear(UnaryOp op) {
     default:  // Imag: <c, Im t> = Re(conj(i c) t), so the transpose is i c.
       return linear_rule(
           [](const RuleArgs& a, Tangents t) -> Out {
-            if (!t[0] || !is_complex(a.emitter.meta(*t[0]).dtype)) return {std::nullopt};
+            if (!t[0] || !is_complex(a.emitter.dtype_of(*t[0]))) return {std::nullopt};
             return {a.emitter.unary(UnaryOp::Imag, *t[0])};
           },
           [](const RuleArgs& a, std::span<const bool>, Tangents ct) -> Out {
@@ -274,7 +274,7 @@ RuleSet extremum_rule(BinaryOp wins) {
 // integer operand promoted by the op).
 Val in_out_dtype(Emitter& e, const RuleArgs& a, Val v) {
   const DType out = out_meta(a).dtype;
-  return e.meta(v).dtype == out ? v : e.convert(v, out, /*lossy=*/true);  // as the op promotes
+  return e.dtype_of(v) == out ? v : e.convert(v, out, /*lossy=*/true);  // as the op promotes
 }
 
 RuleSet binary_rules(BinaryOp op) {
@@ -352,7 +352,7 @@ RuleSet binary_rules(BinaryOp op) {
           [](Emitter& e, const RuleArgs& a) {
             // b - 1 in the result's dtype: a bool exponent has no subtraction.
             Val b = B(a);
-            if (e.meta(b).dtype == DType::Bool) b = e.convert(b, out_meta(a).dtype);
+            if (e.dtype_of(b) == DType::Bool) b = e.convert(b, out_meta(a).dtype);
             const Val c = e.mul(b, e.binary(B_::Pow, A(a), e.sub(b, one(e, b))));
             return e.select(is_zero(e, b), zero(e, c), c);
           },

@@ -22,7 +22,7 @@ Axes axes_of(const RuleArgs& a, std::span<const std::int64_t> axes) {
 }
 
 Val scalar_like(Emitter& e, Val like, double v) {
-  return e.scalar(v, e.meta(like).dtype);
+  return e.scalar(v, e.dtype_of(like));
 }
 
 // sum(t * coef) over the reduced axes, for a coefficient of x's shape.
@@ -46,7 +46,7 @@ RuleSet sum_rule(ReduceOp op) {
         const Axes axes = axes_of(a, p.axes);
         const SymShape& shape = in_meta(a, 0).shape;
         Val g = unreduce(e, *ct[0], shape, axes, p.keepdim);
-        if (op == ReduceOp::Mean) g = e.div(g, reduced_count(e, shape, axes, e.meta(g).dtype));
+        if (op == ReduceOp::Mean) g = e.div(g, reduced_count(e, shape, axes, e.dtype_of(g)));
         return {g};
       });
 }
@@ -65,7 +65,7 @@ RuleSet prod_rule() {
         const Val x = a.inputs[0];
         const Val zero = scalar_like(e, x, 0.0), one = scalar_like(e, x, 1.0);
         const Val is0 = e.binary(BinaryOp::Eq, x, zero);
-        const DType rdt = real_dtype(e.meta(x).dtype);
+        const DType rdt = real_dtype(e.dtype_of(x));
         const Val zeros =
             reduce(e, ReduceOp::Sum, e.select(is0, e.scalar(1.0, rdt), e.scalar(0.0, rdt)), axes,
                    /*keepdim=*/true);

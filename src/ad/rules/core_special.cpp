@@ -138,7 +138,7 @@ RuleSet special_unary_rules(UnaryOp op) {
     case U::FrexpMantissa:  // 2^(-exponent), piecewise constant
       return scaled(
           [](Emitter& e, Val x, Val) {
-            const Val ex = e.convert(un(e, U::FrexpExponent, x), e.meta(x).dtype, true);
+            const Val ex = e.convert(un(e, U::FrexpExponent, x), e.dtype_of(x), true);
             return un(e, U::Exp2, e.neg(ex));
           },
           kX);

@@ -195,7 +195,7 @@ RuleSet gather_rule(bool index_is_1d) {
         const std::int64_t axis = norm_axis(params<P>(a).axis, x.rank());
         Val index = a.inputs[1];
         if (index_is_1d) index = e.broadcast_in_dim(index, e.meta(*ct[0]).shape, {axis});
-        const Val z = zeros_of(e, x.shape, e.meta(*ct[0]).dtype);
+        const Val z = zeros_of(e, x.shape, e.dtype_of(*ct[0]));
         return {emit_prim(e, prim::ScatterAdd{axis}, {z, index, *ct[0]}), std::nullopt};
       },
       Residuals::of({1}, {}));

@@ -34,7 +34,7 @@ Val Emitter::full(const SymShape& shape, Scalar value, DType dtype) {
 }
 
 Val Emitter::scale(Val x, Scalar value) {
-  return mul(x, scalar(value, meta(x).dtype));
+  return mul(x, scalar(value, dtype_of(x)));
 }
 
 Val Emitter::zeros_like(Val x) {
@@ -53,7 +53,7 @@ Val Emitter::select(Val cond, Val a, Val b) {
 }
 
 Val Emitter::convert(Val x, DType dtype, bool lossy) {
-  if (meta(x).dtype == dtype) return x;
+  if (dtype_of(x) == dtype) return x;
   const Val in[1] = {x};
   return emit1(prim_op(prim::Convert{dtype, lossy}), in);
 }
@@ -117,7 +117,7 @@ Val Emitter::dot_general(Val a, Val b, DotDims dims) {
 }
 
 Val Emitter::real(Val x) {
-  if (!is_complex(meta(x).dtype)) return x;
+  if (!is_complex(dtype_of(x))) return x;
   return unary(UnaryOp::Real, x);
 }
 
@@ -126,7 +126,7 @@ Val Emitter::complex(Val re, Val im) {
 }
 
 Val Emitter::to_dtype(Val x, DType dtype) {
-  const DType have = meta(x).dtype;
+  const DType have = dtype_of(x);
   if (have == dtype) return x;
   if (is_complex(have) && !is_complex(dtype)) return convert(real(x), dtype, /*lossy=*/true);
   return convert(x, dtype, /*lossy=*/!is_lossless_conversion(have, dtype));
