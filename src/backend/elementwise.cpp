@@ -195,18 +195,29 @@ Tensor as_dtype(CpuBackend& cpu, const Tensor& t, DType d) {
   return converted;
 }
 
+// `t` in dtype `d` and broadcast to `shape`: t itself when it already is
+// (the common case: no handle copy), else a view or converted copy kept in
+// `holder`. Converting before broadcasting converts a small operand once.
+const Tensor& operand(CpuBackend& cpu, const Tensor& t, DType d, const Shape& shape,
+                      Tensor& holder) {
+  if (t.dtype() == d && t.shape() == shape) return t;
+  holder = as_dtype(cpu, t, d).broadcast_to(shape);
+  return holder;
+}
+
 void run_unary(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out) {
   ScopedCpuSession session(cpu);
-  cpu::unary_kernel(cpu, op, as_dtype(cpu, x, unary_compute_dtype(op, x.dtype())), out);
+  Tensor holder;
+  cpu::unary_kernel(cpu, op, operand(cpu, x, unary_compute_dtype(op, x.dtype()), x.shape(), holder),
+                    out);
 }
 
 void run_binary(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   ScopedCpuSession session(cpu);
   const DType c = binary_compute_dtype(op, a.dtype(), b.dtype());
-  // Convert before broadcasting so that a small operand is converted only once.
-  const Tensor ac = as_dtype(cpu, a, c).broadcast_to(out.shape());
-  const Tensor bc = as_dtype(cpu, b, c).broadcast_to(out.shape());
-  cpu::binary_kernel(cpu, op, ac, bc, out);
+  Tensor ha, hb;
+  cpu::binary_kernel(cpu, op, operand(cpu, a, c, out.shape(), ha),
+                     operand(cpu, b, c, out.shape(), hb), out);
 }
 
 Shape binary_shape(BinaryOp op, const Tensor& a, const Tensor& b) {
