@@ -111,6 +111,7 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   EagerEmitter em(rt);
   std::vector<ad::Val> ins, outs;
   std::vector<ad::MaybeVal> ct_vals;
+  std::vector<TensorMeta> metas;
   for (std::size_t k = count; k-- > 0;) {
     GradNode* n = nodes[k];
     if (cts[k].empty() || !needed[k]) continue;
@@ -140,7 +141,7 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     }
     em.clear();
     ins.assign(n->inputs.size(), ad::Val{});
-    outs.assign(n->output_metas().size(), ad::Val{});
+    outs.assign(n->recorded_outputs(), ad::Val{});
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
@@ -148,8 +149,11 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     ct_vals.assign(n->op->output_count(), std::nullopt);
     for (std::size_t j = 0; j < out_ct.size() && j < ct_vals.size(); ++j)
       if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
-    std::vector<ad::MaybeVal> in_ct = ad::backward_op(rt->ad(), em, *n->op, n->input_metas(), ins,
-                                                      outs, ct_vals, transform, n->output_metas());
+    n->symbolic_metas(metas);
+    const std::span<const TensorMeta> all(metas);
+    std::vector<ad::MaybeVal> in_ct =
+        ad::backward_op(rt->ad(), em, *n->op, all.first(n->inputs.size()), ins, outs, ct_vals,
+                        transform, all.subspan(n->inputs.size()));
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       const Edge& e = n->inputs[i];
       if (!in_ct[i] || !e.node || !is_needed(needed, e.node.get())) continue;
@@ -191,13 +195,16 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       }
     }
     if (!any) continue;
-    std::vector<ad::Val> ins(n->inputs.size()), outs(n->output_metas().size());
+    std::vector<TensorMeta> metas;
+    n->symbolic_metas(metas);
+    std::vector<ad::Val> ins(n->inputs.size()), outs(n->recorded_outputs());
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
       if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
     std::vector<ad::MaybeVal> tout =
-        ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform, n->input_metas());
+        ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform,
+                       std::span<const TensorMeta>(metas).first(n->inputs.size()));
     auto& slot = tangents[n];
     slot.resize(tout.size());
     for (std::size_t j = 0; j < tout.size(); ++j)

@@ -28,6 +28,12 @@ struct SavedValue {
 
 enum class NodeKind : unsigned char { Op, Leaf, Alias };
 
+/// A recorded value's dtype and concrete shape.
+struct RecordedMeta {
+  DType dtype;
+  Shape shape;
+};
+
 struct GradNode {
   GradNode() = default;
   GradNode(const GradNode&) = delete;
@@ -40,16 +46,20 @@ struct GradNode {
   std::uint64_t seq = 0;
   OpPtr op;
   std::vector<Edge> inputs;
-  /// Op nodes: the inputs' metadata, then the outputs' (one allocation per
-  /// node). Leaf and alias nodes have none.
-  std::vector<TensorMeta> metas;
-  std::span<const TensorMeta> input_metas() const {
-    return metas.size() < inputs.size() ? std::span<const TensorMeta>()
-                                        : std::span(metas).first(inputs.size());
+  /// Op nodes: the inputs' dtypes and shapes, then the outputs' (inline
+  /// shapes: one allocation per node). Leaf and alias nodes have none.
+  std::vector<RecordedMeta> metas;
+  std::size_t recorded_outputs() const {
+    return metas.size() < inputs.size() ? 0 : metas.size() - inputs.size();
   }
-  std::span<const TensorMeta> output_metas() const {
-    return metas.size() < inputs.size() ? std::span<const TensorMeta>()
-                                        : std::span(metas).subspan(inputs.size());
+  /// The rules' symbolic metadata, built when a rule runs (a forward pass
+  /// that is never differentiated builds none): inputs, then outputs.
+  void symbolic_metas(std::vector<TensorMeta>& out) const {
+    if (metas.size() < inputs.size()) {
+      fail(ErrorKind::Internal, "autodiff", "a recorded op node has no metadata for its inputs");
+    }
+    out.clear();
+    for (const RecordedMeta& m : metas) out.push_back(TensorMeta{m.dtype, to_sym_shape(m.shape)});
   }
   std::vector<SavedValue> saved_inputs;
   std::vector<SavedValue> saved_outputs;

@@ -333,12 +333,12 @@ void record_outputs(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const 
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = *inputs[i].impl();
     node->inputs[i] = Edge{in.node, in.output_index};
-    node->metas.push_back(TensorMeta{in.value.dtype(), to_sym_shape(in.value.shape())});
+    node->metas.push_back(RecordedMeta{in.value.dtype(), in.value.shape()});
     if (residuals.input(i))
       node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
   }
   for (std::size_t j = 0; j < outputs.size(); ++j) {
-    node->metas.push_back(TensorMeta{outputs[j].dtype(), to_sym_shape(outputs[j].shape())});
+    node->metas.push_back(RecordedMeta{outputs[j].dtype(), outputs[j].shape()});
     auto impl = std::make_shared<EagerImpl>();
     impl->rt = rt;
     impl->requires_grad = is_inexact(outputs[j].dtype());
