@@ -436,24 +436,25 @@ std::shared_ptr<const PrimitiveOp> make_primitive(prim::Params params) {
   return std::make_shared<const PrimitiveOp>(std::move(params));
 }
 
-const OpPtr& elementwise_primitive(UnaryOp op) {
-  static const std::vector<OpPtr> table = [] {
+namespace {
+// The shared primitives of one elementwise kind, one per enumerator, built on
+// first use.
+template <class Param, class Enum>
+const OpPtr& shared_primitive(Enum op, int count) {
+  static const std::vector<OpPtr> table = [count] {
     std::vector<OpPtr> t;
-    for (int i = 0; i < kUnaryOpCount; ++i)
-      t.push_back(make_primitive(prim::Unary{static_cast<UnaryOp>(i)}));
+    for (int i = 0; i < count; ++i) t.push_back(make_primitive(Param{static_cast<Enum>(i)}));
     return t;
   }();
   return table.at(static_cast<std::size_t>(op));
 }
+}  // namespace
 
+const OpPtr& elementwise_primitive(UnaryOp op) {
+  return shared_primitive<prim::Unary>(op, kUnaryOpCount);
+}
 const OpPtr& elementwise_primitive(BinaryOp op) {
-  static const std::vector<OpPtr> table = [] {
-    std::vector<OpPtr> t;
-    for (int i = 0; i < kBinaryOpCount; ++i)
-      t.push_back(make_primitive(prim::Binary{static_cast<BinaryOp>(i)}));
-    return t;
-  }();
-  return table.at(static_cast<std::size_t>(op));
+  return shared_primitive<prim::Binary>(op, kBinaryOpCount);
 }
 
 }  // namespace tenferro

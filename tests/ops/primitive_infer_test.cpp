@@ -167,6 +167,23 @@ TEST(PrimitiveIdentity, EqualityAndHash) {
   EXPECT_EQ(set.size(), 3u);
 }
 
+TEST(PrimitiveIdentity, SharedElementwisePrimitives) {
+  // One instance per op, equal to a freshly made primitive of the same op.
+  for (int i = 0; i < kUnaryOpCount; ++i) {
+    const auto op = static_cast<UnaryOp>(i);
+    const OpPtr& shared = elementwise_primitive(op);
+    EXPECT_EQ(shared.get(), elementwise_primitive(op).get());
+    EXPECT_TRUE(shared->equals(*make_primitive(prim::Unary{op}))) << name(op);
+  }
+  for (int i = 0; i < kBinaryOpCount; ++i) {
+    const auto op = static_cast<BinaryOp>(i);
+    const OpPtr& shared = elementwise_primitive(op);
+    EXPECT_EQ(shared.get(), elementwise_primitive(op).get());
+    EXPECT_TRUE(shared->equals(*make_primitive(prim::Binary{op}))) << name(op);
+  }
+  EXPECT_NE(elementwise_primitive(UnaryOp::Exp).get(), elementwise_primitive(UnaryOp::Log).get());
+}
+
 TEST(PrimitiveIdentity, ConstantIsIdentityOfTheTensor) {
   const Tensor t = zeros({2, 3});
   const Tensor same = t;
