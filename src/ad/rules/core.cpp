@@ -85,9 +85,7 @@ RuleSet linear_rule(JvpRule jvp, TransposeRule transpose, Residuals residuals) {
         continue;
       }
       const TensorMeta& m = in_meta(a, i);
-      Val c = *out[i];
-      if (!(a.emitter.meta(c).shape == m.shape)) c = a.emitter.sum_to(c, m.shape);
-      out[i] = a.emitter.to_dtype(c, m.dtype);
+      out[i] = a.emitter.to_dtype(a.emitter.sum_to(*out[i], m.shape), m.dtype);
     }
     return out;
   };

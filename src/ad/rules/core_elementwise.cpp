@@ -245,13 +245,6 @@ Val Y(const RuleArgs& a) {
   return a.outputs[0];
 }
 
-// A cotangent of the output shape as input i's: summed over the extents the
-// input was broadcast along.
-Val sum_back(const RuleArgs& a, std::size_t i, Val v) {
-  const SymShape& shape = in_meta(a, i).shape;
-  return a.emitter.meta(v).shape == shape ? v : a.emitter.sum_to(v, shape);
-}
-
 // Even split at ties (JAX): weight of a is 1 where a wins, 1/2 at a tie.
 Val win_weight(Emitter& e, const RuleArgs& a, BinaryOp wins) {
   const DType dt = out_meta(a).dtype;
@@ -332,15 +325,17 @@ RuleSet binary_rules(BinaryOp op) {
             return {a.emitter.div(*ct[0], conj_c(a.emitter, B(a))), std::nullopt};
           },
           Residuals::of({1}, {0}));
-      // Reverse directly: ct / conj(b) and -ct * conj(y / b).
+      // Reverse directly: ct / conj(b) and -ct * conj(y / b), each summed
+      // back over its input's broadcast extents.
       rules.vjp = [](const RuleArgs& a, Tangents ct) -> Out {
         Out out(2);
         if (!ct[0]) return out;
         Emitter& e = a.emitter;
         if (is_inexact(in_meta(a, 0).dtype))
-          out[0] = sum_back(a, 0, e.div(*ct[0], conj_c(e, B(a))));
+          out[0] = e.sum_to(e.div(*ct[0], conj_c(e, B(a))), in_meta(a, 0).shape);
         if (is_inexact(in_meta(a, 1).dtype))
-          out[1] = sum_back(a, 1, e.mul(*ct[0], conj_c(e, e.neg(e.div(Y(a), B(a))))));
+          out[1] =
+              e.sum_to(e.mul(*ct[0], conj_c(e, e.neg(e.div(Y(a), B(a))))), in_meta(a, 1).shape);
         return out;
       };
       return rules;
@@ -514,7 +509,8 @@ RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
     Emitter& e = a.emitter;
     auto share = [&](std::size_t i, const BinCoef& c) -> MaybeVal {
       if (!is_inexact(in_meta(a, i).dtype)) return std::nullopt;
-      return sum_back(a, i, c ? e.mul(*ct[0], conj_c(e, c(e, a))) : *ct[0]);
+      // sum_to: summed back over the extents input i was broadcast along.
+      return e.sum_to(c ? e.mul(*ct[0], conj_c(e, c(e, a))) : *ct[0], in_meta(a, i).shape);
     };
     out[0] = share(0, ca);
     if (cb) out[1] = share(1, cb);
