@@ -41,6 +41,7 @@ CASES = []
 for n in ("256", "1024"):
     CASES += [("matmul", n, "", 1, "1 matmul"), ("matmul", n, "", 2, "1 matmul")]
 CASES += [("einsum_abcd_dbef_acef", "32", "", t, "2 einsum") for t in (1, 2)]
+CASES += [("einsum_sliced_abc_cde_efa_bdf", "20", "", t, "2 einsum") for t in (1, 2)]
 CASES += [("batched_matmul", s, "", 1, "3 batched matmul") for s in ("4x4x1024", "16x16x256")]
 for t in (1, 2):
     for lg in ("2^20", "2^22"):
@@ -120,7 +121,8 @@ PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager"),
 # Cases of the issue not measured at all yet (no tenferro side, peers skipped).
 PENDING_ALL = []
 TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
-               ("einsum_abcd_dbef_acef", "32"): 2 * 32**6}
+               ("einsum_abcd_dbef_acef", "32"): 2 * 32**6,
+               ("einsum_sliced_abc_cde_efa_bdf", "20"): 4 * 20**5}
 # Implementations whose records are floors (a vendor library called directly
 # by our binary): never checked, shown in the floor column.
 FLOOR_IMPLS = ("lapack", "fftw", "stream")

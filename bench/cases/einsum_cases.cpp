@@ -224,6 +224,38 @@ void run_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) {
         });
   }
   {
+    // Memory-limited: the peers' "abc,cde,efa->bdf" (ours "cba,edc,afe->fdb")
+    // holds an n^4 intermediate unsliced; a limit of two n^3 intermediates
+    // slices one summed label and runs two slices at once (2 threads; the
+    // steps of a slice are below the size BLAS threads itself).
+    const std::int64_t n = 20;
+    const Tensor a = make_input({n, n, n}, 1), b = make_input({n, n, n}, 2),
+                 c = make_input({n, n, n}, 3);
+    const auto av = input_vector(n * n * n, 1), bv = input_vector(n * n * n, 2),
+               cv = input_vector(n * n * n, 3);
+    EinsumOptions limited;
+    limited.memory_limit = 2.0 * static_cast<double>(n * n * n) * 8.0;
+    run(
+        "einsum_sliced_abc_cde_efa_bdf", "20", "",
+        [&] {
+          return einsum("cba,edc,afe->fdb", {a, b, c}, cpu, limited);
+        },
+        [&](std::int64_t q) {
+          const std::int64_t f = q % n, d = q / n % n, bb = q / (n * n);
+          double s = 0;
+          for (std::int64_t aa = 0; aa < n; ++aa) {
+            for (std::int64_t cc = 0; cc < n; ++cc) {
+              for (std::int64_t e = 0; e < n; ++e) {
+                s += av[static_cast<std::size_t>(cc + n * (bb + n * aa))] *
+                     bv[static_cast<std::size_t>(e + n * (d + n * cc))] *
+                     cv[static_cast<std::size_t>(aa + n * (f + n * e))];
+              }
+            }
+          }
+          return s;
+        });
+  }
+  {
     // Eager, warm: the plan comes from the runtime's cache.
     auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o.threads});
     const EagerTensor a = rt->tensor(make_input({2, 2}, 1)), b = rt->tensor(make_input({2, 2}, 2));

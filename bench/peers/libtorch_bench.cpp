@@ -102,6 +102,13 @@ class Suite {
         return torch::einsum("abcd,dbef->acef", {a, b});
       });
     }
+    {
+      auto a = make_input({20, 20, 20}, 1), b = make_input({20, 20, 20}, 2),
+           c = make_input({20, 20, 20}, 3);
+      run("einsum_sliced_abc_cde_efa_bdf", "20", "", [&] {
+        return torch::einsum("abc,cde,efa->bdf", {a, b, c});
+      });
+    }
     for (int lg : {20, 22}) {
       const std::int64_t n = std::int64_t{1} << lg;
       const std::string size = "2^" + std::to_string(lg);

@@ -144,6 +144,15 @@ class Suite:
                 return np.einsum(spec, x, y, optimize=True)
         a, b = self.arr([32] * 4, 1), self.arr([32] * 4, 2)
         self.run("einsum_abcd_dbef_acef", "32", "", lambda: es("abcd,dbef->acef", a, b))
+        # Unsliced on the peers (an n^4 intermediate); ours runs memory-limited.
+        x, y, z = self.arr([20] * 3, 1), self.arr([20] * 3, 2), self.arr([20] * 3, 3)
+        if self.impl == "torch":
+            def es3():
+                return self.torch.einsum("abc,cde,efa->bdf", x, y, z)
+        else:
+            def es3():
+                return np.einsum("abc,cde,efa->bdf", x, y, z, optimize=True)
+        self.run("einsum_sliced_abc_cde_efa_bdf", "20", "", es3)
 
     # Group 8: must match bench/cases/einsum_cases.cpp (instances, input scale).
     NETWORKS = [("str_matrix_chain_multiplication_100", 1.0),

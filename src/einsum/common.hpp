@@ -23,6 +23,7 @@ struct Spec {
   std::vector<std::vector<std::int64_t>> inputs;
   std::vector<std::int64_t> output;
   bool from_string = false;
+  friend bool operator==(const Spec&, const Spec&) = default;
   /// The label as the user wrote it ('j', "7" in the integer form, "ellipsis
   /// axis (1 from the end)"); messages put "label " before it.
   std::string label_name(std::int64_t id) const;

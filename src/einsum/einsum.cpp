@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "einsum/op.hpp"
 #include "einsum/program.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
@@ -123,10 +124,8 @@ T run_ad(const Program& p, const std::vector<T>& xs) {
         bool cut = false;
         for (std::int64_t q = 0; q < v.rank(); ++q) {
           const auto e = extent(v, static_cast<std::size_t>(q));
-          if (!e) {
-            fail(ErrorKind::InvalidArgument, kOp,
-                 "memory_limit slices an operand with a symbolic extent; bind the extents "
-                 "first or drop the limit");
+          if (!e) {  // symbolic extents take the einsum node (op.hpp)
+            fail(ErrorKind::Internal, kOp, "recorded slicing met a symbolic extent");
           }
           limit.push_back(*e);
         }
@@ -247,7 +246,15 @@ template <AdTensor T>
 T traced(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& options) {
   check_dtypes(xs);
   std::vector<Dims> dims;
-  for (const T& x : xs) dims.push_back(dims_of(x));
+  bool symbolic = false;
+  for (const T& x : xs) {
+    dims.push_back(dims_of(x));
+    for (const auto& e : dims.back()) symbolic = symbolic || !e;
+  }
+  // Symbolic extents: one node that plans when they bind. Constant ones:
+  // plan now and record the pairwise steps (their reverse pass follows the
+  // same tree, one pass for every operand's cotangent).
+  if (symbolic) return apply_traced(spec, xs, options);
   return run_ad(build_program(spec, dims, options, kOp, xs.empty() ? DType::F64 : xs[0].dtype()),
                 xs);
 }
@@ -352,6 +359,7 @@ EinsumPlan einsum_path(const EinsumLabels& labels, const std::vector<Shape>& sha
 EinsumPlan::EinsumPlan(std::shared_ptr<const einsum_detail::Program> program)
     : EinsumPlan(program->cost) {
   program_ = std::move(program);
+  concurrent_slices = program_->concurrent_slices;
   peak_bytes = static_cast<std::int64_t>(program_->peak_elements *
                                          static_cast<double>(itemsize(program_->dtype)));
 }

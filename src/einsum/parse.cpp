@@ -147,7 +147,8 @@ void check_count(std::size_t terms, std::size_t operands) {
 std::string Spec::label_name(std::int64_t id) const {
   // Integer labels are any int64, negative ones included (negating INT64_MIN
   // for an "ellipsis axis" was undefined behaviour, found by fuzz_einsum_labels).
-  if (!from_string) return std::to_string(id);
+  // Labels past Unicode are the rules' fresh labels (op.cpp).
+  if (!from_string || id > 0x10FFFF) return std::to_string(id);
   std::string s;
   if (id < 0) {
     s.append("ellipsis axis (").append(std::to_string(-id)).append(" from the end)");

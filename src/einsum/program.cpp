@@ -3,10 +3,12 @@
 #include "einsum/program.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
 #include "tenferro/backend/contract.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
 #include "tenferro/backend/structural.hpp"
@@ -273,10 +275,9 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
   }
   for (std::int64_t d : p.cost.sliced_labels) {
     const auto e = a.extent[static_cast<std::size_t>(d)];
-    if (!e) {
-      fail(ErrorKind::InvalidArgument, op, "memory_limit slices label ",
-           a.ids[static_cast<std::size_t>(d)],
-           " whose extent is symbolic; bind the extents first or drop the limit");
+    if (!e) {  // programs are built for constant extents (op.hpp plans at binding)
+      fail(ErrorKind::Internal, op, "memory_limit slices label ",
+           a.ids[static_cast<std::size_t>(d)], " whose extent is symbolic");
     }
     p.sliced_extents.push_back(*e);
     live_extents[static_cast<std::size_t>(d)] = 1;
@@ -296,8 +297,14 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
     }
     // Reported as the caller's labels (a letter's code point, an integer label).
     for (std::int64_t& l : p.cost.sliced_labels) l = a.ids[static_cast<std::size_t>(l)];
+    const double fit =
+        std::floor(*planning.memory_limit / (std::max(1.0, p.cost.sliced_largest_intermediate) *
+                                             static_cast<double>(planning.element_bytes)));
+    p.concurrent_slices =
+        static_cast<std::int64_t>(std::clamp(fit, 1.0, std::min(p.cost.slices, 4096.0)));
   }
   p.peak_elements = live;
+  double largest_step = 0;  // multiply-adds of one slice's largest pairwise step
   const std::vector<bool> swaps = choose_swaps(a, extents, p.cost.path, list_labels(list));
   for (std::size_t s = 0; s < p.cost.path.size(); ++s) {
     const auto [i, j] = p.cost.path[s];
@@ -308,6 +315,12 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
     PairShape ps =
         swaps[s] ? pair(rhs.labels, lhs.labels, kept) : pair(lhs.labels, rhs.labels, kept);
     const double result = elements(ps.labels, live_extents);
+    std::vector<std::int64_t> both = lhs.labels;
+    for (std::int64_t d : rhs.labels) {
+      if (index_of(lhs.labels, d) == static_cast<std::int64_t>(lhs.labels.size()))
+        both.push_back(d);
+    }
+    largest_step = std::max(largest_step, elements(both, live_extents));
     p.peak_elements = std::max(p.peak_elements, live + result);
     live += result;
     if (lhs.owned) live -= elements(lhs.labels, live_extents);
@@ -316,6 +329,11 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
     list.push_back({std::move(ps.labels), true});
   }
 
+  // OpenBLAS threads a GEMM from about 64^3 multiply-adds on: slices with
+  // such steps run one after another, each step on all of BLAS's threads
+  // (concurrent threaded GEMMs contend and measured slower).
+  constexpr double kThreadedGemmWork = 64.0 * 64.0 * 64.0;
+  if (largest_step >= kThreadedGemmWork) p.concurrent_slices = 1;
   if (!p.sliced_extents.empty()) {  // the running sum of the slices
     p.peak_elements += elements(list.front().labels, extents);
     live = elements(list.front().labels, extents);
@@ -388,21 +406,52 @@ Tensor run_direct(const Program& p, std::vector<Tensor> xs, Backend& backend) {
   if (p.sliced_extents.empty()) {
     x = contract(std::move(list));
   } else {
-    // Every slice on views of the operands (no copies), the results added.
-    for_each_slice(p, [&](const std::vector<std::int64_t>& index) {
-      std::vector<Tensor> part;
-      part.reserve(list.size());
-      for (std::size_t k = 0; k < list.size(); ++k) {
-        Tensor v = list[k];
-        for (std::size_t q = 0; q < index.size(); ++q) {
-          const std::int64_t axis = p.sliced_axes[k][q];
-          if (axis >= 0) v = v.slice(axis, index[q], index[q] + 1);
+    // Every slice on views of the operands (no copies), the results added:
+    // slices [begin, end) into one partial sum.
+    auto run_slices = [&](std::int64_t begin, std::int64_t end) {
+      Tensor acc;
+      for_each_slice(
+          p,
+          [&](const std::vector<std::int64_t>& index) {
+            std::vector<Tensor> part;
+            part.reserve(list.size());
+            for (std::size_t k = 0; k < list.size(); ++k) {
+              Tensor v = list[k];
+              for (std::size_t q = 0; q < index.size(); ++q) {
+                const std::int64_t axis = p.sliced_axes[k][q];
+                if (axis >= 0) v = v.slice(axis, index[q], index[q] + 1);
+              }
+              part.push_back(std::move(v));
+            }
+            Tensor r = contract(std::move(part));
+            acc = acc.defined() ? add(acc, r, backend) : std::move(r);
+          },
+          begin, end);
+      return acc;
+    };
+    std::int64_t slices = 1;
+    for (const std::int64_t e : p.sliced_extents) slices *= e;
+    auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+    const std::int64_t workers = cpu == nullptr
+                                     ? 1
+                                     : std::min({p.concurrent_slices, slices,
+                                                 static_cast<std::int64_t>(cpu->num_threads())});
+    if (workers <= 1) {
+      x = run_slices(0, slices);
+    } else {
+      // The slices in `workers` fixed contiguous ranges on the backend's
+      // threads, each range's partial sum kept apart and the partials added
+      // in range order: the result does not depend on the scheduling.
+      std::vector<Tensor> partial(static_cast<std::size_t>(workers));
+      cpu->parallel_for(workers, 1, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t w = begin; w < end; ++w) {
+          partial[static_cast<std::size_t>(w)] =
+              run_slices(slices * w / workers, slices * (w + 1) / workers);
         }
-        part.push_back(std::move(v));
-      }
-      Tensor r = contract(std::move(part));
-      x = x.defined() ? add(x, r, backend) : std::move(r);
-    });
+      });
+      x = std::move(partial[0]);
+      for (std::size_t w = 1; w < partial.size(); ++w) x = add(x, partial[w], backend);
+    }
   }
   list.clear();
   if (!identity(p.out_perm)) x = permute(x, p.out_perm, backend);

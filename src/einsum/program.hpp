@@ -53,6 +53,12 @@ struct Program {
   /// the operands and the results add up.
   std::vector<std::int64_t> sliced_extents;
   std::vector<std::vector<std::int64_t>> sliced_axes;
+  /// How many slices may run at once (each holds its own intermediates and
+  /// partial sum): as many sliced largest intermediates as fit the memory
+  /// limit, at least 1, and 1 when a slice's largest step is a GEMM that
+  /// BLAS threads itself; run_direct takes the smaller of this and the
+  /// backend's threads.
+  std::int64_t concurrent_slices = 1;
 
   /// Set for prepared plans: the checked signature.
   DType dtype = DType::F64;
@@ -64,12 +70,18 @@ struct Program {
 Program build_program(const Spec& spec, const std::vector<Dims>& dims, const EinsumOptions& options,
                       const char* op, DType dtype);
 
-/// Calls f(index) for every slice index of `p` (one entry per sliced label,
-/// the first label fastest); once with an empty index when nothing is sliced.
+/// Calls f(index) for slices [begin, end) of `p` in order (default: all;
+/// one entry per sliced label, the first label fastest); once with an empty
+/// index when nothing is sliced.
 template <class F>
-void for_each_slice(const Program& p, F&& f) {
+void for_each_slice(const Program& p, F&& f, std::int64_t begin = 0, std::int64_t end = -1) {
   std::vector<std::int64_t> index(p.sliced_extents.size(), 0);
-  for (;;) {
+  std::int64_t rest = begin;
+  for (std::size_t k = 0; k < index.size(); ++k) {
+    index[k] = rest % p.sliced_extents[k];
+    rest /= p.sliced_extents[k];
+  }
+  for (std::int64_t s = begin; end < 0 || s < end; ++s) {
     f(index);
     std::size_t k = 0;
     while (k < index.size() && ++index[k] == p.sliced_extents[k]) index[k++] = 0;

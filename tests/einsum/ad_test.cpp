@@ -114,3 +114,159 @@ TEST(EinsumAd, SecondOrderThroughAQuadraticForm) {
   const auto out = run_compiled(*runtime()->runtime(), p, {x, a, v});
   expect_close(host(out[0]), want_h, 1e-12, "traced hvp");
 }
+
+// ---- symbolic extents: one node that plans when the dimensions bind ------------------
+
+namespace {
+
+// `shape` with every extent other than 1 a named size ("d2", "d3", ...):
+// labels of equal extent share a name, so the program binds them together.
+SymShape symbolic(const Shape& shape) {
+  SymShape s;
+  for (const std::int64_t e : shape.span()) {
+    std::string size_name = "d";
+    size_name.append(std::to_string(e));
+    s.push_back(e == 1 ? SymDim(1) : SymDim::var(size_name));
+  }
+  return s;
+}
+
+std::uint64_t prepares() {
+  return runtime()->runtime()->cache_stats().plans.prepares;
+}
+
+}  // namespace
+
+TEST(EinsumSymbolic, ValuesGradientsAndTangentsMatchEager) {
+  int checked = 0;
+  for (const auto& [eq, shapes] : equations()) {
+    for (DType dt : {f64, c128}) {
+      std::vector<Tensor> in;
+      std::vector<TracedTensor> ph, tangents;
+      std::vector<EagerTensor> ev;
+      for (std::size_t k = 0; k < shapes.size(); ++k) {
+        in.push_back(make(shapes[k], dt, k + 11));
+        ph.push_back(placeholder(dt, symbolic(shapes[k])));
+        ev.push_back(runtime()->tensor(in.back()));
+      }
+      for (std::size_t k = 0; k < shapes.size(); ++k) {
+        in.push_back(make(shapes[k], dt, k + 31));  // the tangents
+        tangents.push_back(placeholder(dt, symbolic(shapes[k])));
+      }
+      const TracedTensor y = einsum(eq, ph);
+      const TracedTensor loss = is_complex(dt) ? sum(real(y)) : sum(y);
+      const auto g = grad_many(loss, ph);
+      const auto t = jvp_many({y}, ph, tangents);
+      std::vector<TracedTensor> outs{y, *t[0]};
+      for (const auto& gi : g) outs.push_back(*gi);
+      std::vector<TracedTensor> all = ph;
+      all.insert(all.end(), tangents.begin(), tangents.end());
+      const Program p = compile(outs, std::span<const TracedTensor>(all));
+      const auto got = run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(in));
+      expect_close(host(got[0]), host(einsum(eq, ev)), 1e-12, eq + " value");
+      // The tangent: the sum over k of einsum with operand k replaced by its tangent.
+      std::vector<cd> want_t(host(got[0]).size());
+      for (std::size_t k = 0; k < shapes.size(); ++k) {
+        std::vector<EagerTensor> sub = ev;
+        sub[k] = runtime()->tensor(in[shapes.size() + k]);
+        const auto part = host(einsum(eq, sub));
+        for (std::size_t i = 0; i < part.size(); ++i) want_t[i] += part[i];
+      }
+      expect_close(host(got[1]), want_t, 1e-12, eq + " tangent");
+      const auto eg = grad_many(
+          [&](std::span<const EagerTensor> z) {
+            const EagerTensor v = einsum(eq, std::vector<EagerTensor>(z.begin(), z.end()));
+            return is_complex(v.dtype()) ? sum(real(v)) : sum(v);
+          },
+          ev);
+      for (std::size_t k = 0; k < shapes.size(); ++k) {
+        ASSERT_TRUE(eg[k].has_value());
+        expect_close(host(got[2 + k]), host(*eg[k]), 1e-12, eq + " gradient");
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, static_cast<int>(2 * equations().size()));
+}
+
+TEST(EinsumSymbolic, PreparedOncePerShapeAndPlannedForTheBoundExtents) {
+  // (a b) c costs n^2 (m + k) and a (b c) costs m k (n + n): the order
+  // depends on the bound extents, so each shape gets its own plan.
+  const SymDim n = SymDim::var("n"), m = SymDim::var("m");
+  const TracedTensor a = placeholder(f64, {n, m}), b = placeholder(f64, {m, n}),
+                     c = placeholder(f64, {n, 2});
+  const Program p = compile({einsum("ij,jk,kl->il", {a, b, c})}, {a, b, c});
+  int checked = 0;
+  for (const auto& [nv, mv] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 40}, {40, 2}}) {
+    const std::vector<Tensor> ops = {make({nv, mv}, f64, 1), make({mv, nv}, f64, 2),
+                                     make({nv, 2}, f64, 3)};
+    const auto want = naive({letters("ij"), letters("jk"), letters("kl")}, ops, letters("il"));
+    const std::uint64_t before = prepares();
+    const auto first = run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(ops));
+    EXPECT_EQ(prepares(), before + 1) << "n = " << nv;  // planned when the extents bound
+    const auto again = run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(ops));
+    EXPECT_EQ(prepares(), before + 1) << "n = " << nv;  // and not again
+    expect_close(host(first[0]), want, 1e-12, "first run");
+    expect_close(host(again[0]), want, 1e-12, "second run");
+    // The bound plan is the eager one for these shapes: the same order.
+    const EinsumPlan bound = einsum_path("ij,jk,kl->il", {{nv, mv}, {mv, nv}, {nv, 2}});
+    EXPECT_EQ(bound.path, (nv < mv ? EinsumPath{{0, 1}, {0, 1}} : EinsumPath{{1, 2}, {0, 1}}));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+TEST(EinsumSymbolic, HessianVectorProductsInBothModes) {
+  const Tensor a = make({3, 3}, f64, 1), x = make({3}, f64, 2), v = make({3}, f64, 3);
+  const auto av = a.to_vector<double>(), vv = v.to_vector<double>();
+  std::vector<cd> want(3);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) want[i] += (av[i + 3 * j] + av[j + 3 * i]) * vv[j];
+  }
+  const SymDim n = SymDim::var("n");
+  int checked = 0;
+  for (HvpMode mode : {HvpMode::ForwardOverReverse, HvpMode::ReverseOverReverse}) {
+    const TracedTensor tx = placeholder(f64, {n}), tv = placeholder(f64, {n});
+    const TracedTensor ta = placeholder(f64, {n, n});
+    const TracedTensor hv = hvp(einsum("i,ij,j->", {tx, ta, tx}), tx, tv, mode);
+    const Program p = compile({hv}, {tx, ta, tv});
+    const auto out = run_compiled(*runtime()->runtime(), p, {x, a, v});
+    expect_close(host(out[0]), want, 1e-12, "hvp");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+TEST(EinsumSymbolic, MemoryLimitSlicesWhenTheExtentsBind) {
+  // The trace of a product of four: every pairwise result is n x n; at
+  // n = 6 a limit of 18 elements slices a label.
+  const SymDim n = SymDim::var("n");
+  std::vector<TracedTensor> ph;
+  for (int k = 0; k < 4; ++k) ph.push_back(placeholder(f64, {n, n}));
+  EinsumOptions o;
+  o.memory_limit = 8.0 * 18;
+  const Program p = compile({einsum("ij,jk,kl,li->", ph, o)}, ph);
+  std::vector<Tensor> ops;
+  for (int k = 0; k < 4; ++k) ops.push_back(make({6, 6}, f64, k + 1));
+  EXPECT_GT(einsum_path("ij,jk,kl,li->", {{6, 6}, {6, 6}, {6, 6}, {6, 6}}, o).slices, 1.0);
+  const auto got = run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(ops));
+  expect_close(host(got[0]),
+               naive({letters("ij"), letters("jk"), letters("kl"), letters("li")}, ops, {}), 1e-12,
+               "sliced");
+}
+
+TEST(EinsumSymbolic, ExtentsThatDisagreeWhenBoundAreShapeMismatch) {
+  const TracedTensor a = placeholder(f64, {SymDim::var("n"), SymDim::var("m")});
+  const TracedTensor b = placeholder(f64, {SymDim::var("k"), 3});
+  const Program p = compile({einsum("ij,jk->ik", {a, b})}, {a, b});
+  const std::vector<Tensor> good = {make({2, 4}, f64, 1), make({4, 3}, f64, 2)};
+  EXPECT_EQ(run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(good))[0].numel(), 6);
+  const std::vector<Tensor> bad = {make({2, 4}, f64, 1), make({5, 3}, f64, 2)};
+  EXPECT_TF_ERROR(run_compiled(*runtime()->runtime(), p, std::span<const Tensor>(bad)),
+                  ErrorKind::ShapeMismatch);
+  // Options are checked when the node is traced, not at the first run.
+  EinsumOptions o;
+  o.path = EinsumPath{{0, 5}};
+  EXPECT_TF_ERROR(einsum("ij,jk->ik", {a, b}, o), ErrorKind::InvalidArgument);
+}

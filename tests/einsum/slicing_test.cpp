@@ -90,3 +90,45 @@ TEST(EinsumSlicing, AnUnreachableLimitIsATypedError) {
   EXPECT_TF_ERROR(run_eager("ij,jk->ik", ops, limited(4, f64)), ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(run_eager("ij,jk->ik", ops, limited(0, f64)), ErrorKind::InvalidArgument);
 }
+
+TEST(EinsumSlicing, SlicesRunInParallelWithinTheLimit) {
+  // Unsliced, the largest intermediate has 81 elements; slicing one label
+  // leaves 27, and a limit of 54 elements holds two of those.
+  const EinsumPlan plan = EinsumPlan::prepare(kLoop, f64, kLoopShapes, limited(54, f64));
+  ASSERT_GT(plan.slices, 1.0);
+  ASSERT_GT(plan.sliced_largest_intermediate, 0.0);
+  EXPECT_LE(plan.sliced_largest_intermediate, 27.0);
+  EXPECT_EQ(plan.concurrent_slices,
+            static_cast<std::int64_t>(
+                std::min(plan.slices, std::floor(54.0 / plan.sliced_largest_intermediate))));
+  EXPECT_GE(plan.concurrent_slices, 2);
+  // Slices whose steps reach 64^3 multiply-adds run one after another (BLAS
+  // threads each step): one label of 20 or 40 sliced from a 3-cycle leaves
+  // steps of 20^4 (below) and 40^4 (above) multiply-adds.
+  for (const std::int64_t n : {20, 40}) {
+    EinsumOptions o;
+    o.memory_limit = 2.0 * static_cast<double>(n * n * n) * 8.0;
+    const EinsumPlan q =
+        EinsumPlan::prepare("cba,edc,afe->fdb", f64, {{n, n, n}, {n, n, n}, {n, n, n}}, o);
+    EXPECT_EQ(q.slices, static_cast<double>(n));
+    EXPECT_EQ(q.concurrent_slices, n == 20 ? 2 : 1) << n;
+  }
+  // Unsliced, the limit has no effect on concurrency.
+  EXPECT_EQ(EinsumPlan::prepare(kLoop, f64, kLoopShapes).concurrent_slices, 1);
+  std::vector<Tensor> ops;
+  for (std::size_t k = 0; k < kLoopShapes.size(); ++k)
+    ops.push_back(make(kLoopShapes[k], f64, k + 21));
+  const auto want =
+      naive({letters("abc"), letters("cde"), letters("efa"), letters("bdf")}, ops, {});
+  CpuBackend two(CpuBackendOptions{.num_threads = 2});
+  const Tensor first = plan.run(ops, two);
+  expect_close(host(first), want, 1e-12, "two threads");
+  // Fixed ranges and an ordered sum of the partials: the same bits every run.
+  int same = 0;
+  for (int run = 0; run < 5; ++run) {
+    same += plan.run(ops, two).to_vector<double>() == first.to_vector<double>() ? 1 : 0;
+  }
+  EXPECT_EQ(same, 5);
+  CpuBackend& one = dynamic_cast<CpuBackend&>(runtime()->backend());
+  expect_close(host(plan.run(ops, one)), want, 1e-12, "one thread");
+}

@@ -194,7 +194,7 @@ TEST(EinsumValues, IntegerLabelsNegativeAndRepeated) {
 }
 
 TEST(EinsumValues, TracedWithSymbolicExtents) {
-  // One program for every n: planning treats a symbolic extent as 2.
+  // One program for every n: one einsum node, planned when n binds.
   const TracedTensor a = placeholder(f64, {SymDim::var("n"), 3});
   const TracedTensor b = placeholder(f64, {3, SymDim::var("n")});
   const TracedTensor y = einsum("ij,jk,kl->il", {a, b, a});

@@ -56,8 +56,10 @@ struct Residuals {
   static Residuals none() { return {0, 0}; }
   static Residuals all() { return {}; }
   static Residuals of(std::initializer_list<int> in, std::initializer_list<int> out);
-  bool input(std::size_t i) const { return (inputs >> i) & 1u; }
-  bool output(std::size_t j) const { return (outputs >> j) & 1u; }
+  /// Bit 63 stands for every position from 63 on (ops with more operands,
+  /// such as einsum over a network, read all or none of those).
+  bool input(std::size_t i) const { return (inputs >> (i < 63 ? i : 63)) & 1u; }
+  bool output(std::size_t j) const { return (outputs >> (j < 63 ? j : 63)) & 1u; }
 };
 
 struct RuleSet {

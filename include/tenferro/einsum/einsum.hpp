@@ -8,7 +8,9 @@
 //   Tensor       c = einsum("ij,jk->ik", {a, b}, cpu);   // direct, on a backend
 // Labels address OUR axes: label i of an operand names its axis i
 // (column-major, batch axes last). AD (jvp, vjp, higher order) comes from the
-// composed ops (diagonal, sum, dot_general, permute, diag_embed).
+// composed ops (diagonal, sum, dot_general, permute, diag_embed); a traced
+// call with symbolic extents is one node that plans when they bind and
+// carries einsum's own rules (docs/einsum.md).
 
 #include <cstdint>
 #include <initializer_list>
@@ -107,6 +109,13 @@ struct EinsumPlan {
   double sliced_flops = 0;
   /// Elements of the largest pairwise result of one slice.
   double sliced_largest_intermediate = 0;
+  /// Slices that may run at once (set by prepare(); 1 otherwise): as many
+  /// sliced largest intermediates as fit the memory limit, and 1 when a
+  /// slice's largest pairwise step has 64^3 multiply-adds or more (BLAS
+  /// then threads each step itself). The direct tier
+  /// and untracked eager calls run up to this many slices in parallel on
+  /// the backend's threads, each with its own partial sum.
+  std::int64_t concurrent_slices = 1;
   /// Bytes of the intermediates alive at once at the worst point of a run
   /// (operands excluded; copies GEMM makes of operands whose strides it
   /// cannot read are not counted). Set by prepare(); 0 otherwise.
