@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/workspace.hpp"
 #include "tenferro/ad/eager_extension.hpp"
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
@@ -40,8 +41,10 @@ class LinalgOpBase : public ExtensionOp, public SelfInstallingOp, public ad::Rul
     return module_for_engine(engine);
   }
   /// Runs the op on concrete inputs (already checked by infer()). Outputs
-  /// come from `backend.empty`; inputs may be strided.
-  virtual std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> inputs) const = 0;
+  /// come from `backend.empty`; inputs may be strided. LAPACK workspaces
+  /// come from `workspaces` (the runtime's, see workspace.hpp).
+  virtual std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> inputs,
+                                      Workspaces& workspaces) const = 0;
 };
 
 template <class Derived, class Params>
@@ -67,7 +70,7 @@ class LinalgOp : public LinalgOpBase {
 /// then the empty outputs are made without running the kernel (its batch
 /// loop could count up to a huge batch of empty matrices).
 std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
-                               std::span<const Tensor> inputs);
+                               std::span<const Tensor> inputs, ExtensionCaches& caches);
 
 /// Registers ops' kernels into the module and collects their rules.
 struct Registry {
@@ -76,9 +79,8 @@ struct Registry {
   template <class OpT>
   void add() {
     module.family<OpT>(
-        [](const OpT& op, ExecutionScope& scope, ExtensionCaches&, std::span<const Tensor> in) {
-          return run_kernel(op, scope.backend(), in);
-        });
+        [](const OpT& op, ExecutionScope& scope, ExtensionCaches& caches,
+           std::span<const Tensor> in) { return run_kernel(op, scope.backend(), in, caches); });
     rules.emplace_back(FamilyId(std::string(OpT::kFamily)), OpT::rules());
   }
 };

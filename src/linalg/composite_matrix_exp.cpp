@@ -35,7 +35,8 @@ class MatrixExp final : public LinalgOp<MatrixExp, ExpParams> {
     require_square("matrix_exp", in[0], cs, "A");
     return {{in[0]}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -117,7 +118,8 @@ void expm_one(T* a, std::int64_t n, std::int64_t batch) {
   }
 }
 
-std::vector<Tensor> MatrixExp::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> MatrixExp::execute(Backend& backend, std::span<const Tensor> in,
+                                       Workspaces&) const {
   Tensor x = compact_copy(in[0], backend);
   const std::int64_t n = x.shape()[0];
   const std::int64_t batches = batch_count(x.shape());

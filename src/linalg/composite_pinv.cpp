@@ -64,7 +64,8 @@ class Pinv final : public LinalgOp<Pinv, PinvParams> {
     std::swap(out.shape[0], out.shape[1]);
     return {{out}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -81,7 +82,7 @@ T cj(T x) {
 // P (n x m) = sum over kept l of v_l w_l u_l^H for one compact m x n matrix.
 template <class T>
 void pinv_one(const PinvParams& p, const T* a_in, T* out, std::int64_t m, std::int64_t n,
-              std::int64_t batch) {
+              std::int64_t batch, lapack::LapackWorkspace<T>& ws) {
   using R = lapack::real_t<T>;
   const std::size_t mn = static_cast<std::size_t>(m * n);
   std::fill(out, out + mn, T(0));
@@ -94,7 +95,7 @@ void pinv_one(const PinvParams& p, const T* a_in, T* out, std::int64_t m, std::i
   const auto fm = static_cast<lapack::fint>(m), fn = static_cast<lapack::fint>(n);
   if (p.hermitian) {  // m == n: A = V diag(w) V^H
     std::vector<R> w(static_cast<std::size_t>(n));
-    const lapack::fint info = lapack::heevd('V', 'L', fn, a.data(), w.data());
+    const lapack::fint info = lapack::heevd(ws, 'V', 'L', fn, a.data(), w.data());
     if (info != 0) {
       numerical_failure(ErrorKind::NoConvergence, "pinv", batch,
                         "the Hermitian eigensolver did not converge");
@@ -117,8 +118,8 @@ void pinv_one(const PinvParams& p, const T* a_in, T* out, std::int64_t m, std::i
   const std::int64_t k = std::min(m, n);
   std::vector<R> s(static_cast<std::size_t>(k));
   std::vector<T> u(static_cast<std::size_t>(m * k)), vt(static_cast<std::size_t>(k * n));
-  const lapack::fint info = lapack::gesdd('S', fm, fn, a.data(), s.data(), u.data(), fm, vt.data(),
-                                          static_cast<lapack::fint>(k));
+  const lapack::fint info = lapack::gesdd(ws, 'S', fm, fn, a.data(), s.data(), u.data(), fm,
+                                          vt.data(), static_cast<lapack::fint>(k));
   if (info != 0) {
     numerical_failure(ErrorKind::NoConvergence, "pinv", batch, "the SVD did not converge");
   }
@@ -137,7 +138,8 @@ void pinv_one(const PinvParams& p, const T* a_in, T* out, std::int64_t m, std::i
   }
 }
 
-std::vector<Tensor> Pinv::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> Pinv::execute(Backend& backend, std::span<const Tensor> in,
+                                  Workspaces& workspaces) const {
   const Tensor a = in[0].is_contiguous() ? in[0] : compact_copy(in[0], backend);
   const Shape& s = a.shape();
   Shape os = s;
@@ -147,9 +149,12 @@ std::vector<Tensor> Pinv::execute(Backend& backend, std::span<const Tensor> in) 
   dispatch_floating(a.dtype(), [&]<class T>() {
     const T* A = a.data<T>();
     T* P = static_cast<T*>(out.raw_data());
-    for_each_batch(
-        backend, batches, 10 * m * n * std::max<std::int64_t>(1, std::min(m, n)),
-        [&](std::int64_t b) { pinv_one<T>(params(), A + b * m * n, P + b * m * n, m, n, b); });
+    const auto pool = workspaces.pool<lapack::LapackWorkspace<T>>();
+    for_each_batch(backend, batches, 10 * m * n * std::max<std::int64_t>(1, std::min(m, n)),
+                   [&](std::int64_t b) {
+                     const auto ws = pool->lease();
+                     pinv_one<T>(params(), A + b * m * n, P + b * m * n, m, n, b, *ws);
+                   });
   });
   return {out};
 }

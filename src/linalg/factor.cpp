@@ -110,7 +110,8 @@ class LuFactor final : public LinalgOp<LuFactor, LuParams> {
              TensorMeta{in[0].dtype, p}},
             std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -169,7 +170,8 @@ std::vector<Tensor> factorise(const LuParams& p, const Tensor& a, Backend& backe
   return {lu, piv, info, perm};
 }
 
-std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> in,
+                                      Workspaces&) const {
   return factorise(params(), in[0], backend);
 }
 
@@ -289,7 +291,8 @@ class LuSolve final : public LinalgOp<LuSolve, Flag> {
         ShapeConstraint::dims_equal(in[0].shape[0], in[2].shape[0], "B has as many rows as LU"));
     return {{in[2]}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -312,7 +315,8 @@ void getrs_batches(bool adjoint, const Tensor& lu, const Tensor& piv, Tensor& x,
   });
 }
 
-std::vector<Tensor> LuSolve::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> LuSolve::execute(Backend& backend, std::span<const Tensor> in,
+                                     Workspaces&) const {
   const Tensor lu = in[0].is_contiguous() ? in[0] : compact_copy(in[0], backend);
   const Tensor piv = in[1].is_contiguous() ? in[1] : compact_copy(in[1], backend);
   Tensor x = compact_copy(in[2], backend);
@@ -417,12 +421,14 @@ class Solve final : public LinalgOp<Solve, LuParams> {
     return {{in[1], TensorMeta{DType::I32, batch}, in[0], TensorMeta{in[0].dtype, p}},
             std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
 
-std::vector<Tensor> Solve::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> Solve::execute(Backend& backend, std::span<const Tensor> in,
+                                   Workspaces&) const {
   const std::vector<Tensor> f = factorise(params(), in[0], backend);  // LU, piv, info, P
   Tensor x = compact_copy(in[1], backend);
   dispatch_floating(x.dtype(), [&]<class T>() { getrs_batches<T>(false, f[0], f[1], x, backend); });

@@ -44,7 +44,8 @@ class Det final : public LinalgOp<Det, DetParams> {
     return {{TensorMeta{d, batch}, TensorMeta{d, batch}, TensorMeta{real_of(d), batch}},
             std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -92,7 +93,7 @@ void det_batches(Tensor& lu, Tensor& det, Tensor& sign, Tensor& logabs, Backend&
   });
 }
 
-std::vector<Tensor> Det::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> Det::execute(Backend& backend, std::span<const Tensor> in, Workspaces&) const {
   Tensor lu = compact_copy(in[0], backend);
   const Shape batch(lu.shape().begin() + 2, lu.shape().end());
   Tensor det = backend.empty(batch, lu.dtype());
@@ -119,7 +120,8 @@ class Adjugate final : public LinalgOp<Adjugate, NoParams> {
     require_square("det", in[0], cs, "A");
     return {{in[0]}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -136,7 +138,7 @@ T lu_det(const T* lu, const lapack::fint* piv, std::int64_t n) {
 }
 
 template <class T>
-void adjugate_batches(const Tensor& a, Tensor& out, Backend& backend) {
+void adjugate_batches(const Tensor& a, Tensor& out, Backend& backend, Workspaces& workspaces) {
   using R = lapack::real_t<T>;
   using lapack::fint;
   const std::int64_t n = a.shape()[0];
@@ -144,6 +146,7 @@ void adjugate_batches(const Tensor& a, Tensor& out, Backend& backend) {
   const std::int64_t batches = batch_count(a.shape());
   const T* A = static_cast<const T*>(a.raw_data());
   T* O = static_cast<T*>(out.raw_data());
+  const auto pool = workspaces.pool<lapack::LapackWorkspace<T>>();
   for_each_batch(backend, batches, n * n * n, [&](std::int64_t b) {
     if (n == 0) return;
     const T* Ab = A + b * n * n;
@@ -163,7 +166,8 @@ void adjugate_batches(const Tensor& a, Tensor& out, Backend& backend) {
     std::vector<T> c(Ab, Ab + n * n), u(n * n), vt(n * n);
     std::vector<R> s(static_cast<std::size_t>(n));
     if (!lapack::all_finite(Ab, n * n) ||
-        lapack::gesdd('A', nf, nf, c.data(), s.data(), u.data(), nf, vt.data(), nf) != 0) {
+        lapack::gesdd(*pool->lease(), 'A', nf, nf, c.data(), s.data(), u.data(), nf, vt.data(),
+                      nf) != 0) {
       numerical_failure(ErrorKind::NoConvergence, "det", b,
                         "the SVD for the derivative at a singular matrix did not converge");
     }
@@ -204,10 +208,12 @@ void adjugate_batches(const Tensor& a, Tensor& out, Backend& backend) {
   });
 }
 
-std::vector<Tensor> Adjugate::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> Adjugate::execute(Backend& backend, std::span<const Tensor> in,
+                                      Workspaces& workspaces) const {
   const Tensor a = compact_copy(in[0], backend);
   Tensor out = backend.empty(a.shape(), a.dtype());
-  dispatch_floating(a.dtype(), [&]<class T>() { adjugate_batches<T>(a, out, backend); });
+  dispatch_floating(a.dtype(),
+                    [&]<class T>() { adjugate_batches<T>(a, out, backend, workspaces); });
   return {out};
 }
 

@@ -40,7 +40,8 @@ class Qr final : public LinalgOp<Qr, QrParams> {
     r[0] = SymDim(mode == 1 ? *m : k);
     return {{TensorMeta{in[0].dtype, q}, TensorMeta{in[0].dtype, r}}, {}};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -50,24 +51,21 @@ void check_info(lapack::fint info, const char* what) {
   if (info < 0) fail(ErrorKind::Internal, "qr", "LAPACK ", what, " rejected argument ", -info);
 }
 
-// Per-thread workspace of the batched QR: the optimal lwork of geqrf and
-// orgqr is queried once per shape and thread (not per matrix), and the
-// buffers are reused across matrices (released when large).
+// Workspace of the batched QR, leased from the runtime-owned pool
+// (workspace.hpp): the optimal lwork of geqrf and orgqr is queried once per
+// shape and workspace (not per matrix), and the buffers are reused across
+// matrices (released when large).
 template <class T>
 struct QrWork {
   lapack::fint qm = -1, qn = -1, qlwork = 1;           // geqrf (m, n)
   lapack::fint om = -1, oc = -1, ok = -1, olwork = 1;  // orgqr (m, cols, k)
   std::vector<T> work, tau;
-  static QrWork& get() {
-    thread_local QrWork w;
-    return w;
-  }
   T* buffer(lapack::fint n) {
     if (work.size() < static_cast<std::size_t>(n)) work.resize(static_cast<std::size_t>(n));
     return work.data();
   }
   void trim() {
-    if ((work.capacity() + tau.capacity()) * sizeof(T) > (std::size_t{4} << 20)) {
+    if ((work.capacity() + tau.capacity()) * sizeof(T) > kKeepBytes) {
       work = {};
       tau = {};
     }
@@ -76,12 +74,11 @@ struct QrWork {
 
 // Q from reflectors already in Qb's first k columns (m x cols, leading m).
 template <class T>
-void form_q(T* Qb, std::int64_t m, std::int64_t cols, std::int64_t k, const T* tau) {
+void form_q(QrWork<T>& w, T* Qb, std::int64_t m, std::int64_t cols, std::int64_t k, const T* tau) {
   if (m == 0 || cols == 0) return;
   const auto fm = static_cast<lapack::fint>(m), fc = static_cast<lapack::fint>(cols),
              fk = static_cast<lapack::fint>(k);
   lapack::fint info = 0;
-  auto& w = QrWork<T>::get();
   if (w.om != fm || w.oc != fc || w.ok != fk) {
     T wq(0);
     lapack::orgqr(fm, fc, fk, Qb, fm, tau, &wq, -1, &info);
@@ -96,16 +93,19 @@ void form_q(T* Qb, std::int64_t m, std::int64_t cols, std::int64_t k, const T* t
 }
 
 template <class T>
-void qr_batches(int mode, Tensor& a, Tensor& q, Tensor& r, Backend& backend) {
+void qr_batches(int mode, Tensor& a, Tensor& q, Tensor& r, Backend& backend,
+                Workspaces& workspaces) {
   const std::int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
   const std::int64_t batches = batch_count(a.shape());
   const std::int64_t qc = q.shape()[1], rr = r.shape()[0];
   T* A = static_cast<T*>(a.raw_data());
   T* Q = static_cast<T*>(q.raw_data());
   T* R = static_cast<T*>(r.raw_data());
+  const auto pool = workspaces.pool<QrWork<T>>();
   for_each_batch(backend, batches, m * n * k, [&](std::int64_t b) {
     T* Ab = A + b * m * n;
-    auto& w = QrWork<T>::get();
+    const auto lease = pool->lease();
+    QrWork<T>& w = *lease;
     std::vector<T>& tau = w.tau;
     tau.assign(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)), T(0));
     if (k > 0) {
@@ -126,18 +126,17 @@ void qr_batches(int mode, Tensor& a, Tensor& q, Tensor& r, Backend& backend) {
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t i = 0; i < rr; ++i) Rb[i + j * rr] = i <= j && i < m ? Ab[i + j * m] : T(0);
     if (mode == 2) {
-      w.trim();
       return;
     }
     T* Qb = Q + b * m * qc;
     for (std::int64_t j = 0; j < qc; ++j)
       for (std::int64_t i = 0; i < m; ++i) Qb[i + j * m] = j < k ? Ab[i + j * m] : T(0);
-    form_q(Qb, m, qc, k, tau.data());
-    w.trim();
+    form_q(w, Qb, m, qc, k, tau.data());
   });
 }
 
-std::vector<Tensor> Qr::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> Qr::execute(Backend& backend, std::span<const Tensor> in,
+                                Workspaces& workspaces) const {
   Tensor a = compact_copy(in[0], backend);
   const Shape& s = a.shape();
   const std::int64_t m = s[0], n = s[1], k = std::min(m, n);
@@ -148,7 +147,8 @@ std::vector<Tensor> Qr::execute(Backend& backend, std::span<const Tensor> in) co
   rs[0] = mode == 1 ? m : k;
   Tensor q = backend.empty(qs, a.dtype());
   Tensor r = backend.empty(rs, a.dtype());
-  dispatch_floating(a.dtype(), [&]<class T>() { qr_batches<T>(mode, a, q, r, backend); });
+  dispatch_floating(a.dtype(),
+                    [&]<class T>() { qr_batches<T>(mode, a, q, r, backend, workspaces); });
   return {q, r};
 }
 
@@ -248,7 +248,8 @@ class Householder final : public LinalgOp<Householder, NoParams> {
     }
     return {{in[0]}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces& workspaces) const override {
     Tensor q = compact_copy(in[0], backend);
     const Tensor tau = compact_copy(in[1], backend);
     const std::int64_t m = q.shape()[0], n = q.shape()[1], k = tau.shape()[0];
@@ -256,8 +257,11 @@ class Householder final : public LinalgOp<Householder, NoParams> {
     dispatch_floating(q.dtype(), [&]<class T>() {
       T* Q = static_cast<T*>(q.raw_data());
       const T* tp = tau.data<T>();
-      for_each_batch(backend, batches, m * n * k,
-                     [&](std::int64_t b) { form_q(Q + b * m * n, m, n, k, tp + b * k); });
+      const auto pool = workspaces.pool<QrWork<T>>();
+      for_each_batch(backend, batches, m * n * k, [&](std::int64_t b) {
+        const auto lease = pool->lease();
+        form_q(*lease, Q + b * m * n, m, n, k, tp + b * k);
+      });
     });
     return {q};
   }

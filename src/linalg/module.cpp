@@ -65,11 +65,13 @@ std::vector<Tensor> apply_direct(const LinalgOpBase& op, ListRef<Tensor> inputs,
   check_constraints(name, inferred.constraints, shapes);
   CpuBackend& cpu = require_cpu(backend, name.c_str());
   ScopedCpuSession session(cpu);
-  return run_kernel(op, backend, std::span<const Tensor>(inputs.begin(), inputs.size()));
+  // The backend's attached runtime owns the workspaces of direct calls.
+  ExtensionCaches caches(EagerRuntime::attached(backend)->runtime()->extension_caches(), name);
+  return run_kernel(op, backend, std::span<const Tensor>(inputs.begin(), inputs.size()), caches);
 }
 
 std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
-                               std::span<const Tensor> inputs) {
+                               std::span<const Tensor> inputs, ExtensionCaches& caches) {
   const bool any_empty =
       std::any_of(inputs.begin(), inputs.end(), [](const Tensor& x) { return x.numel() == 0; });
   if (any_empty) {
@@ -89,7 +91,8 @@ std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
       return outs;
     }
   }
-  return op.execute(backend, inputs);
+  Workspaces workspaces(caches);
+  return op.execute(backend, inputs, workspaces);
 }
 
 // ---- checks --------------------------------------------------------------------------

@@ -84,7 +84,8 @@ class GaugeCheck final : public LinalgOp<GaugeCheck, GaugeParams> {
     }
     return {{in[0]}, {}};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override {
     double worst = 0.0;
     std::int64_t where = 0, at = 0;
     const auto scan = [&](const auto& v) {
@@ -174,7 +175,8 @@ class DegeneracyCheck final : public LinalgOp<DegeneracyCheck, DegeneracyParams>
     }
     return {{in[0]}, {}};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override {
     const auto& p = params();
     const std::vector<double> c2 = as_doubles(in[1]), all = as_doubles(in[3]);
     const std::int64_t k = in[1].rank() > 0 ? std::max<std::int64_t>(1, in[1].shape()[0]) : 1;

@@ -39,7 +39,8 @@ class Solve final : public LinalgOp<Solve, SolveParams> {
     }
     return {{in[1]}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override {
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override {
     Tensor lu = compact_copy(in[0], backend);
     Tensor x = compact_copy(in[1], backend);
     const std::int64_t n = lu.shape()[0], r = x.shape()[1];
@@ -132,7 +133,8 @@ class EigOp final : public LinalgOp<EigOp<ValuesOnly>, EigParams> {
     if (ValuesOnly) return {{values}, std::move(cs)};
     return {{values, TensorMeta{c, in[0].shape}}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules() { return eig_rules(ValuesOnly); }
 };
@@ -172,7 +174,8 @@ void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v,
 }
 
 template <bool ValuesOnly>
-std::vector<Tensor> EigOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> EigOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in,
+                                               Workspaces&) const {
   Tensor a = compact_copy(in[0], backend);
   const DType c = complex_of(a.dtype());
   Tensor w = backend.empty(Shape(a.shape().begin() + 1, a.shape().end()), c);

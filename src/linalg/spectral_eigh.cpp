@@ -39,7 +39,8 @@ class EighOp final : public LinalgOp<EighOp<ValuesOnly>, EighParams> {
     if (ValuesOnly) return {{values}, std::move(cs)};
     return {{values, in[0]}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules() { return eigh_rules(ValuesOnly); }
 };
@@ -52,13 +53,15 @@ const EighParams& params_of(const Op& op) {
 }
 
 template <class T>
-void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Backend& backend) {
+void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Backend& backend,
+                   Workspaces& workspaces) {
   using R = lapack::real_t<T>;
   const std::int64_t n = a.shape()[0];
   const std::int64_t batches = batch_count(a.shape());
   if (n == 0) return;
   T* A = static_cast<T*>(a.raw_data());
   R* W = static_cast<R*>(w.raw_data());
+  const auto pool = workspaces.pool<lapack::LapackWorkspace<T>>();
   for_each_batch(backend, batches, n * n * n, [&](std::int64_t b) {
     T* Ab = A + b * n * n;
     // Only the used triangle must be finite (the other one is never read).
@@ -72,7 +75,8 @@ void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Ba
         }
       }
     }
-    const lapack::fint info = lapack::heevd<T>(p.vectors ? 'V' : 'N', p.lower ? 'L' : 'U',
+    const auto ws = pool->lease();
+    const lapack::fint info = lapack::heevd<T>(*ws, p.vectors ? 'V' : 'N', p.lower ? 'L' : 'U',
                                                static_cast<lapack::fint>(n), Ab, W + b * n);
     if (info < 0) fail(ErrorKind::Internal, op, "LAPACK syevd/heevd rejected argument ", -info);
     if (info > 0) {
@@ -84,13 +88,14 @@ void heevd_batches(const EighParams& p, const char* op, Tensor& a, Tensor& w, Ba
 }
 
 template <bool ValuesOnly>
-std::vector<Tensor> EighOp<ValuesOnly>::execute(Backend& backend,
-                                                std::span<const Tensor> in) const {
+std::vector<Tensor> EighOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in,
+                                                Workspaces& workspaces) const {
   Tensor a = compact_copy(in[0], backend);
   const Shape w_shape(a.shape().begin() + 1, a.shape().end());
   Tensor w = backend.empty(w_shape, real_of(a.dtype()));
-  dispatch_floating(a.dtype(),
-                    [&]<class T>() { heevd_batches<T>(params(), op_name(), a, w, backend); });
+  dispatch_floating(a.dtype(), [&]<class T>() {
+    heevd_batches<T>(params(), op_name(), a, w, backend, workspaces);
+  });
   if (!params().vectors) return {w};
   return {w, a};
 }

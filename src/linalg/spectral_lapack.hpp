@@ -1,8 +1,8 @@
 #pragma once
 // Uniform wrappers over the SVD and eigensolver drivers (whose real and
 // complex argument lists differ): gesdd and heevd query the workspace once
-// per shape and thread (ThreadWorkspace) and return LAPACK's info. Private
-// to src/linalg/.
+// per shape and LapackWorkspace (leased from the runtime-owned pool of
+// workspace.hpp) and return LAPACK's info. Private to src/linalg/.
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "linalg/lapack.hpp"
+#include "linalg/workspace.hpp"
 
 namespace tenferro::linalg::lapack {
 
@@ -42,15 +43,11 @@ bool all_finite(const T* a, std::int64_t count) {
   return true;
 }
 
-// Per-thread reusable workspace of the batched drivers: a batch of small
-// matrices runs one workspace query per (driver, shape) and thread, not per
-// matrix, and no allocation per matrix. Buffers above kKeepBytes are
-// released after the call, so a large decomposition does not pin memory in
-// the backend's threads.
-inline constexpr std::size_t kKeepBytes = std::size_t{4} << 20;
-
+// Reusable workspace of the SVD and eigensolver drivers: a batch of small
+// matrices runs one workspace query per (driver, shape) and workspace, not
+// per matrix, and no allocation per matrix.
 template <class T>
-struct ThreadWorkspace {
+struct LapackWorkspace {
   struct Key {
     char job = 0, uplo = 0;
     fint m = -1, n = -1;
@@ -62,10 +59,6 @@ struct ThreadWorkspace {
   std::vector<real_t<T>> rwork;
   std::vector<fint> iwork;
 
-  static ThreadWorkspace& get() {
-    thread_local ThreadWorkspace ws;
-    return ws;
-  }
   void reserve() {
     if (work.size() < static_cast<std::size_t>(lwork)) work.resize(static_cast<std::size_t>(lwork));
     if (rwork.size() < static_cast<std::size_t>(lrwork)) {
@@ -78,7 +71,7 @@ struct ThreadWorkspace {
   void trim() {
     const std::size_t bytes = work.capacity() * sizeof(T) + rwork.capacity() * sizeof(real_t<T>) +
                               iwork.capacity() * sizeof(fint);
-    if (bytes > kKeepBytes) {
+    if (bytes > detail::kKeepBytes) {
       work = {};
       rwork = {};
       iwork = {};
@@ -96,11 +89,11 @@ inline void gesdd_raw(const char* j, const fint* m, const fint* n, c128* a, cons
 /// SVD of the compact m x n matrix a (destroyed): s (min(m, n)), u and vt as
 /// for jobz ('N', 'S' or 'A'). m, n > 0.
 template <class T>
-fint gesdd(char jobz, fint m, fint n, T* a, real_t<T>* s, T* u, fint ldu, T* vt, fint ldvt) {
+fint gesdd(LapackWorkspace<T>& ws, char jobz, fint m, fint n, T* a, real_t<T>* s, T* u, fint ldu,
+           T* vt, fint ldvt) {
   const fint mn = std::min(m, n), mx = std::max(m, n);
-  auto& ws = ThreadWorkspace<T>::get();
   fint info = 0;
-  const typename ThreadWorkspace<T>::Key key{jobz, 0, m, n};
+  const typename LapackWorkspace<T>::Key key{jobz, 0, m, n};
   if (!(ws.key == key)) {
     ws.key = {};
     ws.liwork = 8 * mn;
@@ -127,16 +120,14 @@ fint gesdd(char jobz, fint m, fint n, T* a, real_t<T>* s, T* u, fint ldu, T* vt,
   fint lwork = ws.lwork;
   gesdd_raw(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, ws.work.data(), &lwork, ws.rwork.data(),
             ws.iwork.data(), &info);
-  ws.trim();
   return info;
 }
 
 /// Eigenvalues (ascending) and, for jobz 'V', eigenvectors (in a) of the
 /// Hermitian n x n matrix a, reading the `uplo` triangle. n > 0.
 template <class T>
-fint heevd(char jobz, char uplo, fint n, T* a, real_t<T>* w) {
+fint heevd(LapackWorkspace<T>& ws, char jobz, char uplo, fint n, T* a, real_t<T>* w) {
   using R = real_t<T>;
-  auto& ws = ThreadWorkspace<T>::get();
   fint info = 0, lwork = -1, liwork = -1, lrwork = -1;
   const auto call = [&](T* work, R* rwork, fint* iwork) {
     if constexpr (std::is_same_v<T, float>) {
@@ -151,7 +142,7 @@ fint heevd(char jobz, char uplo, fint n, T* a, real_t<T>* w) {
               1);
     }
   };
-  const typename ThreadWorkspace<T>::Key key{jobz, uplo, n, n};
+  const typename LapackWorkspace<T>::Key key{jobz, uplo, n, n};
   if (!(ws.key == key)) {
     ws.key = {};
     T q{};
@@ -169,7 +160,6 @@ fint heevd(char jobz, char uplo, fint n, T* a, real_t<T>* w) {
   liwork = ws.liwork;
   lrwork = ws.lrwork;
   call(ws.work.data(), ws.rwork.data(), ws.iwork.data());
-  ws.trim();
   return info;
 }
 

@@ -33,7 +33,8 @@ class SvdOp final : public LinalgOp<SvdOp<ValuesOnly>, SvdParams> {
   std::size_t input_count() const override { return 1; }
   std::size_t output_count() const override { return ValuesOnly ? 1 : 3; }
   InferenceResult infer(std::span<const TensorMeta> in) const override;
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules() { return svd_rules(ValuesOnly); }
   const char* op_name() const { return op_name_of(params().mode); }
@@ -67,7 +68,7 @@ InferenceResult SvdOp<ValuesOnly>::infer(std::span<const TensorMeta> in) const {
 
 template <class T>
 void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* vh,
-                   Backend& backend) {
+                   Backend& backend, Workspaces& workspaces) {
   using R = lapack::real_t<T>;
   const std::int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
   const std::int64_t batches = batch_count(a.shape());
@@ -78,6 +79,7 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
   T* U = vectors ? static_cast<T*>(u->raw_data()) : nullptr;
   T* V = vectors ? static_cast<T*>(vh->raw_data()) : nullptr;
   const char jobz = mode == SvdMode::Values ? 'N' : (full ? 'A' : 'S');
+  const auto pool = workspaces.pool<lapack::LapackWorkspace<T>>();
   for_each_batch(backend, batches, m * n * k, [&](std::int64_t b) {
     T* Ab = A + b * m * n;
     if (k == 0) {
@@ -95,8 +97,9 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
                         "them first");
     }
     T dummy{};
+    const auto ws = pool->lease();
     const lapack::fint info = lapack::gesdd<T>(
-        jobz, static_cast<lapack::fint>(m), static_cast<lapack::fint>(n), Ab, S + b * k,
+        *ws, jobz, static_cast<lapack::fint>(m), static_cast<lapack::fint>(n), Ab, S + b * k,
         vectors ? U + b * m * ucols : &dummy, static_cast<lapack::fint>(vectors ? m : 1),
         vectors ? V + b * vrows * n : &dummy, static_cast<lapack::fint>(vectors ? vrows : 1));
     if (info < 0)
@@ -110,7 +113,8 @@ void gesdd_batches(SvdMode mode, const Tensor& a, Tensor& s, Tensor* u, Tensor* 
 }
 
 template <bool ValuesOnly>
-std::vector<Tensor> SvdOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> SvdOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in,
+                                               Workspaces& workspaces) const {
   const InferenceResult r =
       infer(std::vector<TensorMeta>{TensorMeta{in[0].dtype(), to_sym_shape(in[0].shape().span())}});
   const auto concrete = [](const TensorMeta& t) { return *try_concrete(t.shape); };
@@ -121,7 +125,7 @@ std::vector<Tensor> SvdOp<ValuesOnly>::execute(Backend& backend, std::span<const
   Tensor& s = vectors ? out[1] : out[0];
   dispatch_floating(a.dtype(), [&]<class T>() {
     gesdd_batches<T>(params().mode, a, s, vectors ? &out[0] : nullptr, vectors ? &out[2] : nullptr,
-                     backend);
+                     backend, workspaces);
   });
   return out;
 }

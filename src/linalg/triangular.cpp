@@ -46,7 +46,8 @@ class SolveTriangular final : public LinalgOp<SolveTriangular, TriParams> {
                       ", adjoint=", p.adjoint, ")");
   }
   InferenceResult infer(std::span<const TensorMeta> in) const override;
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 
@@ -112,7 +113,8 @@ void trsm_batches(const TriParams& p, const Tensor& a, Tensor& x, Backend& backe
   });
 }
 
-std::vector<Tensor> SolveTriangular::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> SolveTriangular::execute(Backend& backend, std::span<const Tensor> in,
+                                             Workspaces&) const {
   const Tensor a = in[0].is_contiguous() ? in[0] : compact_copy(in[0], backend);
   Tensor x = compact_copy(in[1], backend);
   dispatch_floating(x.dtype(), [&]<class T>() { trsm_batches<T>(params(), a, x, backend); });
@@ -189,7 +191,8 @@ class Cholesky final : public LinalgOp<Cholesky, CholParams> {
     SymShape batch(in[0].shape.begin() + 2, in[0].shape.end());
     return {{in[0], TensorMeta{DType::I32, batch}}, std::move(cs)};
   }
-  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in) const override;
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules();
 };
@@ -238,7 +241,8 @@ void potrf_batches(const CholParams& p, Tensor& l, Tensor& info, Backend& backen
   });
 }
 
-std::vector<Tensor> Cholesky::execute(Backend& backend, std::span<const Tensor> in) const {
+std::vector<Tensor> Cholesky::execute(Backend& backend, std::span<const Tensor> in,
+                                      Workspaces&) const {
   Tensor l = compact_copy(in[0], backend);
   const Shape batch(l.shape().begin() + 2, l.shape().end());
   Tensor info = backend.empty(batch, DType::I32);

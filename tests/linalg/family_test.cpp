@@ -135,3 +135,38 @@ TEST(LinalgFamily, AHugeBatchOfEmptyMatricesDoesNoPerMatrixWork) {
   EXPECT_EQ(la::det(zeros({0, 0, 3}, f64), cpu).to_vector<double>(),
             (std::vector<double>{1, 1, 1}));
 }
+
+TEST(LinalgFamily, LapackWorkspacesLiveInTheRuntimeCaches) {
+  // A batch of 16 matrices on two threads: every matrix leases a workspace
+  // from one pool per (family, dtype) in the runtime's extension cache;
+  // nothing stays behind in the backend's threads.
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 2});
+  std::vector<double> v(6 * 5 * 16);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i) + 1.0);
+  const Tensor x = Tensor::from_col_major({6, 5, 16}, v);
+  auto pools = [&](const char* family) {
+    return rt->runtime()->extension_caches().stats(
+        ExtensionCacheSelector::named(family, "workspaces"));
+  };
+  const auto first = la::svdvals(rt->tensor(x)).value().to_vector<double>();
+  EXPECT_EQ(pools("tenferro.linalg_svdvals.v1").entries, 1u);
+  (void)la::qr(rt->tensor(x));
+  EXPECT_EQ(pools("tenferro.linalg_qr.v1").entries, 1u);
+  // The same values from a reused (and later a fresh) workspace.
+  EXPECT_EQ(la::svdvals(rt->tensor(x)).value().to_vector<double>(), first);
+  EXPECT_EQ(pools("tenferro.linalg_svdvals.v1").entries, 1u);
+  rt->runtime()->clear_caches(
+      ExtensionCacheSelector::named("tenferro.linalg_svdvals.v1", "workspaces"));
+  EXPECT_EQ(pools("tenferro.linalg_svdvals.v1").entries, 0u);
+  EXPECT_EQ(pools("tenferro.linalg_qr.v1").entries, 1u);
+  EXPECT_EQ(la::svdvals(rt->tensor(x)).value().to_vector<double>(), first);
+  // The direct tier keeps its pools in the backend's attached runtime.
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 2});
+  EXPECT_EQ(la::svdvals(x, cpu).to_vector<double>(), first);
+  EXPECT_EQ(EagerRuntime::attached(cpu)
+                ->runtime()
+                ->extension_caches()
+                .stats(ExtensionCacheSelector::named("tenferro.linalg_svdvals.v1", "workspaces"))
+                .entries,
+            1u);
+}
