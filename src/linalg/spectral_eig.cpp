@@ -147,7 +147,8 @@ const EigParams& params_of(const Op& op) {
 }
 
 template <class T>
-void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v, Backend& backend) {
+void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v, Backend& backend,
+                  Workspaces& workspaces) {
   using C = std::complex<lapack::real_t<T>>;
   const std::int64_t n = a.shape()[0];
   const std::int64_t batches = batch_count(a.shape());
@@ -155,6 +156,7 @@ void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v,
   T* A = static_cast<T*>(a.raw_data());
   C* W = static_cast<C*>(w.raw_data());
   C* V = vectors ? static_cast<C*>(v->raw_data()) : nullptr;
+  const auto pool = workspaces.pool<lapack::LapackWorkspace<T>>();
   for_each_batch(backend, batches, 10 * n * n * n, [&](std::int64_t b) {
     T* Ab = A + b * n * n;
     if (!lapack::all_finite(Ab, n * n)) {
@@ -162,8 +164,9 @@ void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v,
                         "the input contains NaN or Inf, for which the eigendecomposition is not "
                         "defined; remove them first");
     }
-    const lapack::fint info = lapack::geev<T>(vectors, static_cast<lapack::fint>(n), Ab, W + b * n,
-                                              vectors ? V + b * n * n : nullptr);
+    const auto ws = pool->lease();
+    const lapack::fint info = lapack::geev<T>(*ws, vectors, static_cast<lapack::fint>(n), Ab,
+                                              W + b * n, vectors ? V + b * n * n : nullptr);
     if (info < 0) fail(ErrorKind::Internal, op, "LAPACK geev rejected argument ", -info);
     if (info > 0) {
       numerical_failure(ErrorKind::NoConvergence, op, b,
@@ -175,14 +178,15 @@ void geev_batches(const char* op, bool vectors, Tensor& a, Tensor& w, Tensor* v,
 
 template <bool ValuesOnly>
 std::vector<Tensor> EigOp<ValuesOnly>::execute(Backend& backend, std::span<const Tensor> in,
-                                               Workspaces&) const {
+                                               Workspaces& workspaces) const {
   Tensor a = compact_copy(in[0], backend);
   const DType c = complex_of(a.dtype());
   Tensor w = backend.empty(Shape(a.shape().begin() + 1, a.shape().end()), c);
   Tensor v;
   if (params().vectors) v = backend.empty(a.shape(), c);
   dispatch_floating(a.dtype(), [&]<class T>() {
-    geev_batches<T>(op_name(), params().vectors, a, w, params().vectors ? &v : nullptr, backend);
+    geev_batches<T>(op_name(), params().vectors, a, w, params().vectors ? &v : nullptr, backend,
+                    workspaces);
   });
   if (!params().vectors) return {w};
   return {w, v};

@@ -165,56 +165,62 @@ fint heevd(LapackWorkspace<T>& ws, char jobz, char uplo, fint n, T* a, real_t<T>
 
 /// Eigenvalues w (complex, n) and, when `vectors`, right eigenvectors v
 /// (complex n x n, unit 2-norm, largest component real) of the general n x n
-/// matrix a (destroyed). n > 0.
+/// matrix a (destroyed). n > 0. The real drivers' wr, wi and packed vectors
+/// live in ws.rwork.
 template <class T>
-fint geev(bool vectors, fint n, T* a, std::complex<real_t<T>>* w, std::complex<real_t<T>>* v) {
+fint geev(LapackWorkspace<T>& ws, bool vectors, fint n, T* a, std::complex<real_t<T>>* w,
+          std::complex<real_t<T>>* v) {
   using R = real_t<T>;
   using C = std::complex<R>;
   const char jl = 'N', jr = vectors ? 'V' : 'N';
   fint info = 0, lwork = -1, one = 1;
   const fint ldvr = vectors ? n : 1;
-  T q{}, dummy{};
-  if constexpr (is_complex_v<T>) {
-    std::vector<R> rwork(static_cast<std::size_t>(2 * n));
-    T* vr = vectors ? v : &dummy;
-    const auto call = [&](T* work) {
-      if constexpr (std::is_same_v<T, c64>) {
-        cgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, vr, &ldvr, work, &lwork, rwork.data(), &info,
-               1, 1);
-      } else {
-        zgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, vr, &ldvr, work, &lwork, rwork.data(), &info,
-               1, 1);
-      }
-    };
+  T dummy{};
+  R* wr = nullptr;
+  R* wi = nullptr;
+  R* vr = nullptr;
+  const auto call = [&](T* work) {
+    if constexpr (std::is_same_v<T, c64>) {
+      cgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, vectors ? v : &dummy, &ldvr, work, &lwork,
+             ws.rwork.data(), &info, 1, 1);
+    } else if constexpr (std::is_same_v<T, c128>) {
+      zgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, vectors ? v : &dummy, &ldvr, work, &lwork,
+             ws.rwork.data(), &info, 1, 1);
+    } else if constexpr (std::is_same_v<T, float>) {
+      sgeev_(&jl, &jr, &n, a, &n, wr, wi, &dummy, &one, vr, &ldvr, work, &lwork, &info, 1, 1);
+    } else {
+      dgeev_(&jl, &jr, &n, a, &n, wr, wi, &dummy, &one, vr, &ldvr, work, &lwork, &info, 1, 1);
+    }
+  };
+  const typename LapackWorkspace<T>::Key key{jr, 'E', n, n};
+  if (!(ws.key == key)) {
+    ws.key = {};
+    ws.lwork = 0;
+    ws.liwork = 0;
+    ws.lrwork = is_complex_v<T> ? 2 * n : 2 * n + (vectors ? n * n : 1);
+    ws.reserve();
+    if constexpr (!is_complex_v<T>) {
+      wr = ws.rwork.data(), wi = wr + n, vr = wi + n;
+    }
+    T q{};
     call(&q);
     if (info != 0) return info;
-    lwork = work_size(q);
-    std::vector<T> work(static_cast<std::size_t>(lwork));
-    call(work.data());
-    return info;
-  } else {
-    std::vector<R> wr(static_cast<std::size_t>(n)), wi(static_cast<std::size_t>(n));
-    std::vector<R> vr(vectors ? static_cast<std::size_t>(n) * n : 1);
-    const auto call = [&](T* work) {
-      if constexpr (std::is_same_v<T, float>) {
-        sgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), &dummy, &one, vr.data(), &ldvr, work,
-               &lwork, &info, 1, 1);
-      } else {
-        dgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), &dummy, &one, vr.data(), &ldvr, work,
-               &lwork, &info, 1, 1);
-      }
-    };
-    call(&q);
-    if (info != 0) return info;
-    lwork = work_size(q);
-    std::vector<T> work(static_cast<std::size_t>(lwork));
-    call(work.data());
+    ws.lwork = work_size(q);
+    ws.key = key;
+  }
+  ws.reserve();
+  if constexpr (!is_complex_v<T>) {
+    wr = ws.rwork.data(), wi = wr + n, vr = wi + n;
+  }
+  lwork = ws.lwork;
+  call(ws.work.data());
+  if constexpr (!is_complex_v<T>) {
     if (info != 0) return info;
     for (fint j = 0; j < n; ++j) w[j] = C(wr[j], wi[j]);
     if (vectors) {
       // Real geev packs a complex pair (wi(j) > 0) as columns j (real) and j+1 (imaginary).
       for (fint j = 0; j < n; ++j) {
-        const R* c = vr.data() + static_cast<std::size_t>(j) * n;
+        const R* c = vr + static_cast<std::size_t>(j) * n;
         C* o = v + static_cast<std::size_t>(j) * n;
         if (wi[j] == R(0) || j + 1 == n) {
           for (fint i = 0; i < n; ++i) o[i] = C(c[i], 0);
@@ -229,8 +235,8 @@ fint geev(bool vectors, fint n, T* a, std::complex<real_t<T>>* w, std::complex<r
         }
       }
     }
-    return info;
   }
+  return info;
 }
 
 }  // namespace tenferro::linalg::lapack

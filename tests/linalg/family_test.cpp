@@ -152,6 +152,13 @@ TEST(LinalgFamily, LapackWorkspacesLiveInTheRuntimeCaches) {
   EXPECT_EQ(pools("tenferro.linalg_svdvals.v1").entries, 1u);
   (void)la::qr(rt->tensor(x));
   EXPECT_EQ(pools("tenferro.linalg_qr.v1").entries, 1u);
+  // General eigenvalues of the leading 5 x 5 blocks, twice: equal bits.
+  const Tensor sq = x.slice(0, 0, 5);
+  const auto ev = la::eigvals(rt->tensor(sq)).value();
+  EXPECT_EQ(pools("tenferro.linalg_eigvals.v1").entries, 1u);
+  EXPECT_EQ(la::eigvals(rt->tensor(sq)).value().to_vector<std::complex<double>>(),
+            ev.to_vector<std::complex<double>>());
+  EXPECT_EQ(ev.numel(), 5 * 16);
   // The same values from a reused (and later a fresh) workspace.
   EXPECT_EQ(la::svdvals(rt->tensor(x)).value().to_vector<double>(), first);
   EXPECT_EQ(pools("tenferro.linalg_svdvals.v1").entries, 1u);
