@@ -13,6 +13,7 @@
 #include <memory>
 #include <numbers>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "einsum_cases.hpp"
@@ -654,6 +655,12 @@ int main(int argc, char** argv) {
   const Options o = bench::parse_options(argc, argv);
   try {
     Suite suite(o);
+    // OpenBLAS starts its worker threads when the library loads and they
+    // spin (yielding) for about 0.1 s (its THREAD_TIMEOUT, 2^28 cycles)
+    // before they sleep; measured in that window, our pool's threads share
+    // cores with them. The peers' start-up (Python, libtorch) outlasts it;
+    // wait it out too, so every side is measured in steady state.
+    if (o.threads > 1 && !o.smoke) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     suite.matmul_cases();
     suite.elementwise_cases();
     suite.traced_cases();
