@@ -2,7 +2,10 @@
 // `block` elements runs every step through the CPU elementwise kernels (the
 // ones behind the direct ops), so values match the unfused ops exactly.
 // Externals that are compact and of the full shape are read in place, scalars
-// are splatted once per thread, anything else is gathered per block.
+// are splatted once per thread, anything else is gathered per block. A pass
+// of unary and binary steps over such externals runs on raw pointers (the
+// kernels' compact forms: no tensor per step and block); any other pass goes
+// through tensor views of the blocks.
 
 #include "tenferro/backend/fused.hpp"
 
@@ -13,6 +16,7 @@
 
 #include "backend/cpu/elementwise_kernels.hpp"
 #include "backend/cpu/kernels.hpp"
+#include "backend/cpu/special_kernels.hpp"
 
 namespace tenferro {
 
@@ -262,6 +266,99 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
   return out;
 }
 
+// Whether `pass` runs on raw pointers: unary and binary steps with compact
+// kernels only (not the special functions, which have their own; not
+// fmod/remainder, whose integer form checks the whole divisor first), and
+// every external compact of the pass shape or a single value.
+bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, const Shape& shape) {
+  for (const FusedElementwise::Step& st : pass.steps) {
+    if (st.kind == Kind::Unary) {
+      if (cpu::is_special_op(st.unary)) return false;
+    } else if (st.kind == Kind::Binary) {
+      if (cpu::is_special_op(st.binary) || st.binary == BinaryOp::Fmod ||
+          st.binary == BinaryOp::Remainder)
+        return false;
+    } else {
+      return false;
+    }
+  }
+  for (const Tensor& t : externals) {
+    if (t.numel() != 1 && !(t.shape() == shape && t.is_contiguous())) return false;
+  }
+  return true;
+}
+
+// run_cpu for a pass that runs_raw: the same blocks, scratch layout and
+// kernels' element functions, on raw pointers.
+Tensor run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
+                   const Shape& shape, std::int64_t block) {
+  const std::int64_t total = shape_numel(shape);
+  Tensor out = cpu.empty(shape, pass.steps.back().dtype);
+  if (total == 0) return out;
+  block = std::min(block, total);
+  const auto& steps = pass.steps;
+  const std::size_t n_ext = externals.size();
+  const auto base = static_cast<std::size_t>(pass.buffer_count);  // first splat slot
+  const std::size_t slots = base + n_ext;
+  const std::int64_t blocks = (total + block - 1) / block;
+  const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
+  auto dtype_of = [&](const FusedElementwise::Operand& o) {
+    return o.external ? externals[o.index].dtype() : steps[o.index].dtype;
+  };
+  std::byte* const out_base = static_cast<std::byte*>(out.raw_data());
+  const auto out_size = static_cast<std::int64_t>(itemsize(out.dtype()));
+
+  cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
+    // As in run_cpu: 16-byte cells, slots a cache line more than a block
+    // apart; small passes keep their scratch on the stack.
+    struct alignas(16) Cell {
+      unsigned char bytes[16];
+    };
+    constexpr std::size_t kStackCells = 256;
+    const auto stride = static_cast<std::size_t>(block) + 4;
+    std::array<Cell, kStackCells> stack;
+    std::unique_ptr<Cell[]> heap;
+    Cell* scratch = stack.data();
+    if (slots * stride > kStackCells) {
+      heap = std::make_unique_for_overwrite<Cell[]>(slots * stride);
+      scratch = heap.get();
+    }
+    auto slot = [&](std::size_t s) { return reinterpret_cast<std::byte*>(scratch + s * stride); };
+    for (std::size_t e = 0; e < n_ext; ++e) {  // single values, splatted once
+      if (externals[e].numel() != 1) continue;
+      const std::size_t size = itemsize(externals[e].dtype());
+      const auto* v = static_cast<const std::byte*>(externals[e].raw_data());
+      std::byte* d = slot(base + e);
+      for (std::int64_t i = 0; i < block; ++i) std::memcpy(d + i * size, v, size);
+    }
+    for (std::int64_t blk = b0; blk < b1; ++blk) {
+      const std::int64_t s = blk * block;
+      const std::int64_t len = std::min(block, total - s);
+      auto read = [&](const FusedElementwise::Operand& o) -> const void* {
+        if (!o.external) return slot(static_cast<std::size_t>(steps[o.index].buffer));
+        const Tensor& t = externals[o.index];
+        if (t.numel() == 1) return slot(base + o.index);
+        return static_cast<const std::byte*>(t.raw_data()) +
+               s * static_cast<std::int64_t>(itemsize(t.dtype()));
+      };
+      for (std::size_t m = 0; m < steps.size(); ++m) {
+        const FusedElementwise::Step& st = steps[m];
+        void* dst = m + 1 == steps.size()
+                        ? static_cast<void*>(out_base + s * out_size)
+                        : static_cast<void*>(slot(static_cast<std::size_t>(st.buffer)));
+        const DType in = dtype_of(st.operands[0]);
+        const bool done = st.kind == Kind::Unary
+                              ? cpu::unary_contiguous(st.unary, in, read(st.operands[0]), dst, len)
+                              : cpu::binary_contiguous(st.binary, in, read(st.operands[0]),
+                                                       read(st.operands[1]), dst, len);
+        if (!done)
+          fail(ErrorKind::Internal, "fused_elementwise", "step ", m, " has no compact kernel");
+      }
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
@@ -285,6 +382,8 @@ Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> e
   }
   CpuBackend& cpu = require_cpu(backend, op);
   ScopedCpuSession session(cpu);
+  if (runs_raw(pass, externals, out_shape))
+    return run_cpu_raw(cpu, pass, externals, out_shape, block);
   return run_cpu(cpu, pass, externals, out_shape, block);
 }
 

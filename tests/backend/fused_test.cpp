@@ -85,6 +85,68 @@ TEST(FusedElementwise, MatchesTheDirectOpsForEveryExternalKind) {
   }
 }
 
+// Unary and binary steps over compact and single-value externals run on raw
+// pointers (the kernels' compact forms): the same bits as the direct ops, with
+// a step writing the buffer it reads (in place), partial last blocks, two
+// threads, bool results and real, complex and integer dtypes.
+TEST(FusedElementwise, RawPointerPassesMatchTheDirectOps) {
+  Generator gen(11);
+  auto step_of = [](Kind k, UnaryOp u, BinaryOp b, std::vector<FusedElementwise::Operand> ops,
+                    DType dt, int buffer) {
+    FusedElementwise::Step s;
+    s.kind = k, s.unary = u, s.binary = b, s.operands = std::move(ops), s.dtype = dt;
+    s.buffer = buffer;
+    return s;
+  };
+  int compared = 0;
+  for (DType dt : {f64, f32, c128, i64}) {
+    // y = (f(x) * k - x) != x  and  z = f(x) * k - x, with f = tanh (exp for
+    // complex, x + x for integers, compared with >) and k a single value. Steps 0 and 1 share
+    // buffer 0: step 1 overwrites the value it reads.
+    const bool integer = dt == i64;
+    const UnaryOp f = is_complex(dt) ? UnaryOp::Exp : UnaryOp::Tanh;
+    FusedElementwise pass;
+    // (Fused unary steps take floating and complex operands only: integers
+    // start with x + x instead.)
+    pass.steps.push_back(integer ? step_of(Kind::Binary, f, BinaryOp::Add, {ext(0), ext(0)}, dt, 0)
+                                 : step_of(Kind::Unary, f, BinaryOp::Add, {ext(0)}, dt, 0));
+    pass.steps.push_back(step_of(Kind::Binary, f, BinaryOp::Mul, {step(0), ext(1)}, dt, 0));
+    pass.steps.push_back(step_of(Kind::Binary, f, BinaryOp::Sub, {step(1), ext(0)}, dt, -1));
+    pass.buffer_count = 1;
+    FusedElementwise cmp = pass;
+    cmp.steps.back().buffer = 1;
+    cmp.steps.push_back(step_of(Kind::Binary, f, integer ? BinaryOp::Gt : BinaryOp::Ne,
+                                {step(2), ext(0)}, bool_, -1));
+    cmp.buffer_count = 2;
+    for (int threads : {1, 2}) {
+      CpuBackend cpu({.num_threads = threads});
+      for (std::int64_t n : {1, 5, 3001}) {
+        const Tensor x =
+            integer ? cast(mul(rand({n}, f64, gen), full({}, Scalar(1e6), f64), cpu), i64, cpu)
+                    : cast(rand({n}, is_complex(dt) ? c128 : f64, gen), dt, cpu);
+        const Tensor k = cast(full({}, Scalar(integer ? 3.0 : 0.75), f64), dt, cpu);
+        // Exactly equal: every value is exact in c128.
+        auto same = [&](const Tensor& a, const Tensor& b) {
+          return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+                 allclose(cast(a, c128, cpu), cast(b, c128, cpu), 0.0, 0.0);
+        };
+        const Tensor fx = integer ? binary(BinaryOp::Add, x, x, cpu) : unary(f, x, cpu);
+        const Tensor z = binary(BinaryOp::Sub, binary(BinaryOp::Mul, fx, k, cpu), x, cpu);
+        const Tensor y = binary(integer ? BinaryOp::Gt : BinaryOp::Ne, z, x, cpu);
+        const Tensor in[2] = {x, k};
+        for (std::int64_t block : {1, 7, 2048}) {
+          const Tensor got = fused_elementwise(pass, in, Shape{n}.span(), cpu, block);
+          const Tensor got_cmp = fused_elementwise(cmp, in, Shape{n}.span(), cpu, block);
+          EXPECT_TRUE(same(got, z)) << name(dt) << " n=" << n << " block=" << block;
+          EXPECT_TRUE(same(got_cmp, y)) << name(dt) << " n=" << n << " block=" << block;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 4 * 2 * 3 * 3);
+}
+
 TEST(FusedElementwise, ZeroSizeAndStridedExternals) {
   CpuBackend cpu({.num_threads = 1});
   Generator gen(3);

@@ -129,23 +129,63 @@ void require_nonzero_divisor(BinaryOp op, const Tensor& b) {
   }
 }
 
-template <class T>
-void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b,
-                  const Tensor& out) {
+// Where a binary op's elementwise function runs: over tensors (any strides,
+// split across the pool) or over compact raw arrays (the fused executor's
+// blocks). Both get the same function, so both compute the same values.
+struct TensorSink {
+  CpuBackend& cpu;
+  const Tensor& a;
+  const Tensor& b;
+  const Tensor& out;
+  template <class Out, class T, class F>
+  void elements(const F& f) const {
+    map_elements<Out, T, T>(cpu, out, f, a, b);
+  }
+  template <class T>
+  void require_nonzero(BinaryOp op) const {
+    require_nonzero_divisor<T>(op, b);
+  }
+};
+struct RawSink {
+  const void* a;
+  const void* b;
+  void* out;
+  std::int64_t n;
+  template <class Out, class T, class F>
+  void elements(const F& f) const {
+    const T* pa = static_cast<const T*>(a);  // a, b may alias out (in place)
+    const T* pb = static_cast<const T*>(b);
+    Out* o = static_cast<Out*>(out);
+    for (std::int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+  }
+  template <class T>
+  void require_nonzero(BinaryOp op) const {
+    const T* pb = static_cast<const T*>(b);
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (pb[i] == T(0)) {
+        fail(ErrorKind::InvalidArgument, std::string(name(op)),
+             "integer division by zero; convert to a floating dtype for inf/nan results");
+      }
+    }
+  }
+};
+
+template <class T, class Sink>
+void binary_typed(BinaryOp op, DType dtype, const Sink& sink) {
   constexpr bool cplx = tenferro::detail::is_complex_v<T>;
   constexpr bool is_bool = std::is_same_v<T, bool>;
   constexpr bool real = !cplx;
 
   auto run = [&](auto f) {
     using Out = decltype(f(std::declval<T>(), std::declval<T>()));
-    map_elements<Out, T, T>(cpu, out, f, a, b);
+    sink.template elements<Out, T>(f);
   };
   // Runs f only where `ok` holds for T; elsewhere the dtype rules forbid the pair.
   auto run_if = [&](auto ok, auto f) {
     if constexpr (decltype(ok)::value) {
       run(f);
     } else {
-      unreachable_dtype(op, a.dtype());
+      unreachable_dtype(op, dtype);
     }
   };
   using RealT = std::bool_constant<real>;
@@ -199,7 +239,7 @@ void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b
       return run_if(FloatT{}, [](auto x, auto y) { return std::copysign(x, y); });
     case BinaryOp::Fmod:
     case BinaryOp::Remainder:
-      if constexpr (is_int_v<T>) require_nonzero_divisor<T>(op, b);
+      if constexpr (is_int_v<T>) sink.template require_nonzero<T>(op);
       if (op == BinaryOp::Fmod) {
         return run_if(RealNotBoolT{}, [](auto x, auto y) { return c_fmod(x, y); });
       }
@@ -226,7 +266,7 @@ void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b
     default:  // special functions: routed to special_binary_kernel before dispatch
       break;
   }
-  unreachable_dtype(op, a.dtype());
+  unreachable_dtype(op, dtype);
 }
 
 }  // namespace
@@ -234,9 +274,19 @@ void binary_typed(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b
 void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   if (is_special_op(op)) return special_binary_kernel(backend, op, a, b, out);
+  const TensorSink sink{backend, a, b, out};
   tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
-    binary_typed<typename decltype(tag)::type>(backend, op, a, b, out);
+    binary_typed<typename decltype(tag)::type>(op, a.dtype(), sink);
   });
+}
+
+bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
+                       std::int64_t n) {
+  if (is_special_op(op)) return false;
+  const RawSink sink{a, b, out, n};
+  tenferro::detail::dispatch_dtype(
+      dtype, [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, dtype, sink); });
+  return true;
 }
 
 void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, const Tensor& b,

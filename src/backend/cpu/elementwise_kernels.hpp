@@ -21,6 +21,15 @@ void unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor
 /// out = op(a, b); a and b have the compute dtype and out's shape.
 void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out);
+/// The compact forms, for the fused executor's blocks: out[i] = op(x[i]) for
+/// n elements of raw arrays (x of the op's compute dtype `dtype`, out of its
+/// result dtype), with the same element functions as unary_kernel, so the
+/// same values; on the calling thread. False (nothing written) for the
+/// special functions, which have their own kernels.
+bool unary_contiguous(UnaryOp op, DType dtype, const void* x, void* out, std::int64_t n);
+/// out[i] = op(a[i], b[i]) likewise (a and b of the compute dtype `dtype`).
+bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
+                       std::int64_t n);
 /// out = cond ? a : b; cond is bool, a, b and out share one dtype.
 void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, const Tensor& b,
                   const Tensor& out);

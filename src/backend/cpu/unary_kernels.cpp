@@ -118,8 +118,40 @@ vmath::ArrayFn<T> sleef_kernel(UnaryOp op) {
        "; the dtype rules should have rejected or converted it");
 }
 
-template <class T>
-void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out) {
+// Where a unary op's elementwise function runs: over tensors (any strides,
+// split across the pool) or over compact raw arrays (the fused executor's
+// blocks). Both get the same function, so both compute the same values.
+struct TensorSink {
+  CpuBackend& cpu;
+  const Tensor& x;
+  const Tensor& out;
+  template <class Out, class T, class F>
+  void elements(const F& f) const {
+    map_elements<Out, T>(cpu, out, f, x);
+  }
+  template <class T>
+  void array(void (*vf)(const T*, T*, std::int64_t)) const {
+    map_array<T>(cpu, x, out, vf);
+  }
+};
+struct RawSink {
+  const void* x;
+  void* out;
+  std::int64_t n;
+  template <class Out, class T, class F>
+  void elements(const F& f) const {
+    const T* p = static_cast<const T*>(x);  // may alias out (in place)
+    Out* o = static_cast<Out*>(out);
+    for (std::int64_t i = 0; i < n; ++i) o[i] = f(p[i]);
+  }
+  template <class T>
+  void array(void (*vf)(const T*, T*, std::int64_t)) const {
+    vf(static_cast<const T*>(x), static_cast<T*>(out), n);
+  }
+};
+
+template <class T, class Sink>
+void unary_typed(UnaryOp op, DType dtype, const Sink& sink) {
   using R = tenferro::detail::real_of_t<T>;
   constexpr bool cplx = tenferro::detail::is_complex_v<T>;
   constexpr bool inexact = cplx || is_float_v<T>;
@@ -127,21 +159,21 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
   // Runs f elementwise; the output element type is what f returns.
   auto run = [&](auto f) {
     using Out = decltype(f(std::declval<T>()));
-    map_elements<Out, T>(cpu, out, f, x);
+    sink.template elements<Out, T>(f);
   };
   // Float and complex only: integers and bool were converted to f64 upstream.
   auto run_inexact = [&](auto f) {
     if constexpr (inexact) {
       run(f);
     } else {
-      unreachable_dtype(op, x.dtype());
+      unreachable_dtype(op, dtype);
     }
   };
   auto run_real_float = [&](auto f) {
     if constexpr (is_float_v<T>) {
       run(f);
     } else {
-      unreachable_dtype(op, x.dtype());
+      unreachable_dtype(op, dtype);
     }
   };
   auto identity = [](T v) { return v; };
@@ -152,7 +184,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
     } else if constexpr (!cplx) {
       run(identity);
     } else {
-      unreachable_dtype(op, x.dtype());
+      unreachable_dtype(op, dtype);
     }
   };
   // Sign for real, integer and bool values (NaN stays NaN, zero keeps its sign).
@@ -168,7 +200,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
   // Real transcendental functions: SLEEF's vector forms where the CPU has
   // them (within 1 ulp, erfc 1.5; sleef_kernels.hpp), std:: otherwise.
   if constexpr (is_float_v<T>) {
-    if (const auto f = sleef_kernel<T>(op)) return map_array<T>(cpu, x, out, f);
+    if (const auto f = sleef_kernel<T>(op)) return sink.template array<T>(f);
   }
 
   switch (op) {
@@ -204,7 +236,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
     // few ulp of std::, see vector_math.hpp); complex keeps std::.
     case UnaryOp::Exp:
       if constexpr (is_float_v<T>) {
-        return map_array<T>(cpu, x, out, vmath::vexp);
+        return sink.template array<T>(vmath::vexp);
       } else {
         return run_inexact([](auto v) { return std::exp(v); });
       }
@@ -260,7 +292,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
       return run_inexact([](auto v) { return std::cosh(v); });
     case UnaryOp::Tanh:
       if constexpr (is_float_v<T>) {
-        return map_array<T>(cpu, x, out, vmath::vtanh);
+        return sink.template array<T>(vmath::vtanh);
       } else {
         return run_inexact([](auto v) { return std::tanh(v); });
       }
@@ -272,7 +304,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
       return run_inexact([](auto v) { return std::atanh(v); });
     case UnaryOp::Sigmoid:
       if constexpr (is_float_v<T>) {
-        return map_array<T>(cpu, x, out, vmath::vsigmoid);
+        return sink.template array<T>(vmath::vsigmoid);
       } else {
         return run_inexact([](auto v) {
           using V = decltype(v);
@@ -285,7 +317,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
       return run_real_float([](auto v) { return std::erfc(v); });
     case UnaryOp::Sign:
       if constexpr (cplx) {
-        unreachable_dtype(op, x.dtype());
+        unreachable_dtype(op, dtype);
       } else {
         return run(real_sign);
       }
@@ -347,7 +379,7 @@ void unary_typed(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out
     default:  // special functions: routed to special_unary_kernel before dispatch
       break;
   }
-  unreachable_dtype(op, x.dtype());
+  unreachable_dtype(op, dtype);
 }
 
 // Bounds for an integer x: fractional bounds round inwards (x >= 2.5 means
@@ -375,8 +407,17 @@ T integer_bound(const Scalar& s, bool is_lower) {
 
 void unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out) {
   if (is_special_op(op)) return special_unary_kernel(backend, op, x, out);
+  const TensorSink sink{backend, x, out};
   tenferro::detail::dispatch_dtype(
-      x.dtype(), [&](auto tag) { unary_typed<typename decltype(tag)::type>(backend, op, x, out); });
+      x.dtype(), [&](auto tag) { unary_typed<typename decltype(tag)::type>(op, x.dtype(), sink); });
+}
+
+bool unary_contiguous(UnaryOp op, DType dtype, const void* x, void* out, std::int64_t n) {
+  if (is_special_op(op)) return false;
+  const RawSink sink{x, out, n};
+  tenferro::detail::dispatch_dtype(
+      dtype, [&](auto tag) { unary_typed<typename decltype(tag)::type>(op, dtype, sink); });
+  return true;
 }
 
 void clamp_kernel(CpuBackend& backend, const Tensor& x, std::optional<Scalar> lo,
