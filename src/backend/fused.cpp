@@ -133,6 +133,18 @@ void gather(const StridedPlan<1>& plan, std::size_t itemsize, const void* src, v
   }
 }
 
+// Scratch: one 16-byte cell per element covers every dtype, 16-byte
+// alignment every type; uninitialised (every slot is written before it is
+// read), as c128_t's constructor would zero it. Slots are kSlotPad elements
+// (64 bytes, a cache line) more than a block apart: at exactly 2^k bytes
+// apart, a step reading one slot and writing another hits the same 4 KiB
+// page offsets, and the CPU's store-to-load disambiguation stalls on them
+// (4K aliasing).
+struct alignas(16) Cell {
+  unsigned char bytes[16];
+};
+constexpr std::size_t kSlotPad = 4;
+
 enum class Mode : unsigned char { Direct, Scalar, Gather };
 
 struct External {
@@ -195,17 +207,8 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
   const auto& steps = pass.steps;
 
   cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
-    // 16 bytes per element covers every dtype, 16-byte alignment every type.
-    // Slots are 4 elements (64 bytes, a cache line) more than a block apart:
-    // at exactly 2^k bytes apart, a step reading one slot and writing another
-    // hits the same 4 KiB page offsets, and the CPU's store-to-load
-    // disambiguation stalls on them (4K aliasing).
-    // Uninitialised (every slot is written before it is read): raw 16-byte
-    // cells, as c128_t's constructor would zero them.
-    struct alignas(16) Cell {
-      unsigned char bytes[16];
-    };
-    const auto stride = static_cast<std::size_t>(block) + 4;
+    // One Cell per element, slots kSlotPad elements more than a block apart.
+    const auto stride = static_cast<std::size_t>(block) + kSlotPad;
     const auto scratch = std::make_unique_for_overwrite<Cell[]>(slots * stride);
     const Shape block_shape{block};
     auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.get() + s * stride); };
@@ -309,13 +312,9 @@ Tensor run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<cons
   const auto out_size = static_cast<std::int64_t>(itemsize(out.dtype()));
 
   cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
-    // As in run_cpu: 16-byte cells, slots a cache line more than a block
-    // apart; small passes keep their scratch on the stack.
-    struct alignas(16) Cell {
-      unsigned char bytes[16];
-    };
+    // Scratch as in run_cpu (Cell); small passes keep it on the stack.
     constexpr std::size_t kStackCells = 256;
-    const auto stride = static_cast<std::size_t>(block) + 4;
+    const auto stride = static_cast<std::size_t>(block) + kSlotPad;
     std::array<Cell, kStackCells> stack;
     std::unique_ptr<Cell[]> heap;
     Cell* scratch = stack.data();
