@@ -221,6 +221,36 @@ TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation
   return out;
 }
 
+TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
+                                           char uplo, const SpectralOptions& options) {
+  check_truncation(truncation, "eigh_truncated");
+  if (truncation.cutoff > 0 || truncation.max_discarded_weight > 0) {
+    fail(ErrorKind::Unsupported, "eigh_truncated",
+         "in a traced program the kept rank must be known when the graph is built: set only "
+         "max_rank (a cutoff or a discarded-weight bound depends on the values; use the eager "
+         "tier for them)");
+  }
+  const EigResult<TracedTensor> f = eigh(a, uplo, options);
+  const Shape ws = concrete(f.eigenvalues.shape(), "eigh_truncated");
+  const std::int64_t n = ws[0];
+  const std::int64_t r = truncation.max_rank < 0 ? n : std::min(n, truncation.max_rank);
+  // The eigenvalue order by descending magnitude, stable as in the eager
+  // tier; the same order for the vectors' columns.
+  const TracedTensor order = argsort(abs(f.eigenvalues), 0, true);
+  Shape row = ws;
+  row.insert(row.begin(), 1);  // [1, n, batch...]
+  Shape vs = ws;
+  vs.insert(vs.begin(), n);  // [n, n, batch...]
+  const TracedTensor w = take_along_axis(f.eigenvalues, order, 0);
+  const TracedTensor v = take_along_axis(f.eigenvectors, broadcast_to(reshape(order, row), vs), 1);
+  TruncatedEigh<TracedTensor> out;
+  out.rank = r;
+  out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
+  out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
+  out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
+  return out;
+}
+
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
                                      Backend& backend) {
   check_truncation(truncation, "eigh_truncated");

@@ -104,3 +104,42 @@ TEST(LinalgTruncation, EighKeepsLargestMagnitudes) {
   EXPECT_NEAR(dw[0], 0.01 / 26.01, 1e-14);
   EXPECT_NEAR(dw[1], 1.0 / 14.0, 1e-14);
 }
+
+TEST(LinalgTruncation, TracedEighMatchesEagerWithAFixedRank) {
+  // Two symmetric 4 x 4 matrices with eigenvalues of mixed signs: the kept
+  // pairs (largest |w|) follow the values inside the graph.
+  std::vector<double> a(32);
+  for (int b = 0; b < 2; ++b)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i)
+        a[b * 16 + i + 4 * j] =
+            std::sin(1.0 + i + j + 3.0 * b) + (i == j ? (b ? -2.0 : 1.5) * j : 0);
+  const Tensor x = Tensor::from_col_major({4, 4, 2}, a);
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const auto want = la::eigh_truncated(rt->tensor(x), {.max_rank = 2});
+  auto ph = placeholder(f64, {4, 4, 2}, "a");
+  const auto t = la::eigh_truncated(ph, {.max_rank = 2});
+  EXPECT_EQ(t.rank, 2);
+  // A gauge-invariant loss: sum of w_k^2 + the projector onto the kept vectors.
+  auto loss = [](const auto& e) {
+    return add(sum(mul(e.eigenvalues, e.eigenvalues)),
+               sum(matmul(e.eigenvectors, transpose(e.eigenvectors, 0, 1))));
+  };
+  const TracedTensor l = loss(t);
+  const Program p = compile({t.eigenvalues, t.discarded_weight, l, grad(l, ph)}, {ph});
+  const auto out = run_compiled(*rt->runtime(), p, {x});
+  const auto wv = out[0].to_vector<double>(), ww = want.eigenvalues.value().to_vector<double>();
+  ASSERT_EQ(wv.size(), 4u);
+  for (std::size_t i = 0; i < wv.size(); ++i) EXPECT_NEAR(wv[i], ww[i], 1e-12) << i;
+  const auto dv = out[1].to_vector<double>(),
+             dw = want.discarded_weight.value().to_vector<double>();
+  for (std::size_t i = 0; i < dv.size(); ++i) EXPECT_NEAR(dv[i], dw[i], 1e-12) << i;
+  const EagerTensor xv = rt->variable(x);
+  const EagerTensor el = loss(la::eigh_truncated(xv, {.max_rank = 2}));
+  EXPECT_NEAR(out[2].item<double>(), el.value().item<double>(), 1e-12);
+  el.backward();
+  const auto gt = out[3].to_vector<double>(), ge = xv.grad().value().to_vector<double>();
+  ASSERT_EQ(gt.size(), ge.size());
+  for (std::size_t i = 0; i < gt.size(); ++i) EXPECT_NEAR(gt[i], ge[i], 1e-10) << i;
+  EXPECT_TF_ERROR(la::eigh_truncated(ph, {.cutoff = 0.1}), ErrorKind::Unsupported);
+}

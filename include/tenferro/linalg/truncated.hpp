@@ -73,10 +73,14 @@ struct TruncatedEigh {
 
 /// Truncated eigh of a Hermitian A [n, n, batch...] (reads the `uplo`
 /// triangle): eigh(a, uplo, options), then the r eigenpairs of largest
-/// |eigenvalue| (the Truncation criteria apply to |w|). Eager and direct
-/// tiers (the kept set depends on the values).
+/// |eigenvalue| (the Truncation criteria apply to |w|; equal magnitudes keep
+/// eigh's ascending order). In a traced program, as for svd_truncated, only
+/// `max_rank` may be set (the pairs are picked in the graph by an argsort of
+/// |w|, so which pairs are kept still follows the values).
 TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation& truncation,
                                           char uplo = 'L', const SpectralOptions& options = {});
+TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
+                                           char uplo = 'L', const SpectralOptions& options = {});
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
                                      Backend& backend);
 
