@@ -236,6 +236,23 @@ TEST(EagerAd, MissingRuleIsUnsupportedAdRule) {
   EXPECT_TF_ERROR(ctx->register_rules("bad..id", rs), ErrorKind::InvalidArgument);
 }
 
+TEST(EagerAd, ResidualMasksCoverOperandsPastSixtyFour) {
+  // Bit 63 stands for every position from 63 on (einsum over a network has
+  // hundreds of operands); no shift past the mask's width.
+  const ad::Residuals all = ad::Residuals::all(), none = ad::Residuals::none();
+  const ad::Residuals low{std::uint64_t{1} << 5, 0}, high{std::uint64_t{1} << 63, 0};
+  int checked = 0;
+  for (std::size_t i : {std::size_t{0}, std::size_t{5}, std::size_t{62}, std::size_t{63},
+                        std::size_t{64}, std::size_t{200}}) {
+    EXPECT_TRUE(all.input(i) && all.output(i)) << i;
+    EXPECT_FALSE(none.input(i) || none.output(i)) << i;
+    EXPECT_EQ(low.input(i), i == 5) << i;
+    EXPECT_EQ(high.input(i), i >= 63) << i;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
 TEST(EagerAd, OnlyDeclaredResidualsStayAlive) {
   auto rt = make_rt();
   auto x = rt->variable(vec({1, 2, 3}));
