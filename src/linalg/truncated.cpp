@@ -134,6 +134,32 @@ std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
 // ---- svd -------------------------------------------------------------------------------
 
 namespace {
+// A traced call keeps a rank known when the graph is built: max_rank is the
+// only criterion a graph can hold (a cutoff or a weight bound depends on the
+// values).
+void require_fixed_rank(const Truncation& t, const char* op) {
+  if (t.cutoff > 0 || t.max_discarded_weight > 0) {
+    fail(ErrorKind::Unsupported, op,
+         "in a traced program the kept rank must be known when the graph is built: set only "
+         "max_rank (a cutoff or a discarded-weight bound depends on the values; use the eager "
+         "tier for them)");
+  }
+}
+std::int64_t fixed_rank(const Truncation& t, std::int64_t k) {
+  return t.max_rank < 0 ? k : std::min(k, t.max_rank);
+}
+
+// The leading r pairs of eigenvalues w and vectors v already in the kept order.
+template <class T>
+TruncatedEigh<T> keep_eigh(const T& w, const T& v, std::int64_t r) {
+  TruncatedEigh<T> out;
+  out.rank = r;
+  out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
+  out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
+  out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
+  return out;
+}
+
 template <class T>
 TruncatedSvd<T> keep_svd(const SvdResult<T>& f, std::int64_t r, const char* op) {
   TruncatedSvd<T> out;
@@ -158,16 +184,10 @@ TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& 
 TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation& truncation,
                                          const SpectralOptions& options) {
   check_truncation(truncation, "svd_truncated");
-  if (truncation.cutoff > 0 || truncation.max_discarded_weight > 0) {
-    fail(ErrorKind::Unsupported, "svd_truncated",
-         "in a traced program the kept rank must be known when the graph is built: set only "
-         "max_rank (a cutoff or a discarded-weight bound depends on the values; use the eager "
-         "tier for them)");
-  }
+  require_fixed_rank(truncation, "svd_truncated");
   const SvdResult<TracedTensor> f = svd(a, false, options);
   const std::int64_t k = concrete(f.S.shape(), "svd_truncated")[0];
-  const std::int64_t r = truncation.max_rank < 0 ? k : std::min(k, truncation.max_rank);
-  return keep_svd(f, r, "svd_truncated");
+  return keep_svd(f, fixed_rank(truncation, k), "svd_truncated");
 }
 
 TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation,
@@ -213,27 +233,16 @@ TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation
   const EagerTensor vidx = rt.tensor(Tensor::from_col_major(vshape, vi));
   const EagerTensor w = take_along_axis(f.eigenvalues, widx, 0);
   const EagerTensor v = take_along_axis(f.eigenvectors, vidx, 1);
-  TruncatedEigh<EagerTensor> out;
-  out.rank = r;
-  out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
-  out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
-  out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
-  return out;
+  return keep_eigh(w, v, r);
 }
 
 TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
                                            char uplo, const SpectralOptions& options) {
   check_truncation(truncation, "eigh_truncated");
-  if (truncation.cutoff > 0 || truncation.max_discarded_weight > 0) {
-    fail(ErrorKind::Unsupported, "eigh_truncated",
-         "in a traced program the kept rank must be known when the graph is built: set only "
-         "max_rank (a cutoff or a discarded-weight bound depends on the values; use the eager "
-         "tier for them)");
-  }
+  require_fixed_rank(truncation, "eigh_truncated");
   const EigResult<TracedTensor> f = eigh(a, uplo, options);
   const Shape ws = concrete(f.eigenvalues.shape(), "eigh_truncated");
   const std::int64_t n = ws[0];
-  const std::int64_t r = truncation.max_rank < 0 ? n : std::min(n, truncation.max_rank);
   // The eigenvalue order by descending magnitude, stable as in the eager
   // tier; the same order for the vectors' columns.
   const TracedTensor order = argsort(abs(f.eigenvalues), 0, true);
@@ -243,12 +252,7 @@ TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncati
   vs.insert(vs.begin(), n);  // [n, n, batch...]
   const TracedTensor w = take_along_axis(f.eigenvalues, order, 0);
   const TracedTensor v = take_along_axis(f.eigenvectors, broadcast_to(reshape(order, row), vs), 1);
-  TruncatedEigh<TracedTensor> out;
-  out.rank = r;
-  out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
-  out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
-  out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
-  return out;
+  return keep_eigh(w, v, fixed_rank(truncation, n));
 }
 
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
