@@ -178,13 +178,10 @@ Tensor flat_view(const Tensor& t, std::int64_t n) {
   return Tensor::from_storage(t.storage(), t.dtype(), Shape{n}, Strides{1}, t.offset());
 }
 
-Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
-               const Shape& shape, std::int64_t block) {
-  const std::int64_t total = shape_numel(shape);
-  Tensor out = cpu.empty(shape, pass.steps.back().dtype);
-  if (total == 0) return out;
-  // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
-  block = std::min(block, total);
+// The executors write every element of `out` (compact, of the pass shape,
+// `total` > 0 elements) in blocks of `block` <= total elements.
+void run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
+             const Shape& shape, std::int64_t total, std::int64_t block, const Tensor& out) {
   std::vector<External> ext(externals.size());
   for (std::size_t e = 0; e < externals.size(); ++e) {
     const Tensor& t = externals[e];
@@ -266,7 +263,6 @@ Tensor run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Te
       }
     }
   });
-  return out;
 }
 
 // Whether `pass` runs on raw pointers: unary and binary steps with compact
@@ -293,12 +289,8 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, c
 
 // run_cpu for a pass that runs_raw: the same blocks, scratch layout and
 // kernels' element functions, on raw pointers.
-Tensor run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
-                   const Shape& shape, std::int64_t block) {
-  const std::int64_t total = shape_numel(shape);
-  Tensor out = cpu.empty(shape, pass.steps.back().dtype);
-  if (total == 0) return out;
-  block = std::min(block, total);
+void run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
+                 std::int64_t total, std::int64_t block, const Tensor& out) {
   const auto& steps = pass.steps;
   const std::size_t n_ext = externals.size();
   const auto base = static_cast<std::size_t>(pass.buffer_count);  // first splat slot
@@ -355,7 +347,6 @@ Tensor run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<cons
       }
     }
   });
-  return out;
 }
 
 }  // namespace
@@ -381,9 +372,17 @@ Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> e
   }
   CpuBackend& cpu = require_cpu(backend, op);
   ScopedCpuSession session(cpu);
-  if (runs_raw(pass, externals, out_shape))
-    return run_cpu_raw(cpu, pass, externals, out_shape, block);
-  return run_cpu(cpu, pass, externals, out_shape, block);
+  const std::int64_t total = shape_numel(out_shape);
+  Tensor out = cpu.empty(out_shape, pass.steps.back().dtype);
+  if (total == 0) return out;
+  // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
+  block = std::min(block, total);
+  if (runs_raw(pass, externals, out_shape)) {
+    run_cpu_raw(cpu, pass, externals, total, block, out);
+  } else {
+    run_cpu(cpu, pass, externals, out_shape, total, block, out);
+  }
+  return out;
 }
 
 }  // namespace tenferro

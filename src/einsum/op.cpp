@@ -242,14 +242,13 @@ std::vector<ad::Val> conjugated(const ad::RuleArgs& a, std::span<const bool> lin
 // over the label's extent). A label of term k with no full-extent
 // occurrence in the output or another term comes from a vector of ones of
 // its extent (a repeated one then embeds the diagonal, as the adjoint of
-// taking it).
+// taking it). `ext`: label_extents of the op's inputs, computed once per rule.
 ad::Val cotangent(const ad::RuleArgs& a, ad::Val ct, std::size_t k,
-                  const std::vector<ad::Val>& others) {
+                  const std::vector<ad::Val>& others, const std::map<std::int64_t, SymDim>& ext) {
   const auto& op = static_cast<const EinsumOp&>(a.op);
   const Spec& s = op.spec();
   ad::Emitter& e = a.emitter;
   const DType dtype = a.input_metas[k].dtype;
-  const auto ext = label_extents(s, a.input_metas);
   Spec g;
   g.from_string = s.from_string;
   std::vector<ad::Val> ins;
@@ -311,8 +310,9 @@ std::vector<ad::MaybeVal> einsum_transpose(const ad::RuleArgs& a, std::span<cons
   }
   if (!ct[0]) return r;
   const std::vector<ad::Val> others = conjugated(a, linear);
+  const auto ext = label_extents(static_cast<const EinsumOp&>(a.op).spec(), a.input_metas);
   for (std::size_t k = 0; k < linear.size(); ++k) {
-    if (linear[k]) r[k] = cotangent(a, *ct[0], k, others);
+    if (linear[k]) r[k] = cotangent(a, *ct[0], k, others, ext);
   }
   return r;
 }
@@ -321,7 +321,8 @@ std::vector<ad::MaybeVal> einsum_vjp(const ad::RuleArgs& a, std::span<const ad::
   std::vector<ad::MaybeVal> r(a.inputs.size());
   if (!ct[0]) return r;
   const std::vector<ad::Val> others = conjugated(a, {});
-  for (std::size_t k = 0; k < r.size(); ++k) r[k] = cotangent(a, *ct[0], k, others);
+  const auto ext = label_extents(static_cast<const EinsumOp&>(a.op).spec(), a.input_metas);
+  for (std::size_t k = 0; k < r.size(); ++k) r[k] = cotangent(a, *ct[0], k, others, ext);
   return r;
 }
 
