@@ -171,6 +171,16 @@ void CpuBackend::set_num_threads(int n) {
 
 void CpuBackend::apply_blas_threads() {
   const int n = impl_->num_threads.load();
+  if (openblas_get_num_threads() == n) return;
+  // OpenBLAS's thread count is process-wide and openblas_set_num_threads is
+  // not thread-safe (it starts and retires its server threads): sessions
+  // entered at once on several threads, or by backends of different sizes,
+  // must not call it concurrently (the likely cause of a hang at process
+  // exit, after the test had passed, seen once in
+  // Hardening.ResizingThePoolWhileOtherThreadsRunOps, whose user threads
+  // enter sessions while the pool is resized).
+  static std::mutex blas_threads_mutex;
+  std::lock_guard<std::mutex> lock(blas_threads_mutex);
   if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
 }
 
