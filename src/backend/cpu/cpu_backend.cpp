@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cpu/thread_pool.hpp"
+#include "internal/host_alloc.hpp"
 
 namespace tenferro {
 
@@ -41,12 +42,7 @@ std::size_t size_class(std::size_t nbytes) {
 }
 
 void* heap_alloc(std::size_t cls) {
-  void* p = std::aligned_alloc(64, cls);
-  if (p == nullptr) {
-    fail(ErrorKind::OutOfMemory, "empty", "could not allocate ", cls,
-         " bytes of host memory; free tensors or use smaller shapes");
-  }
-  return p;
+  return detail::host_alloc(cls, "empty");
 }
 
 class PooledStorage final : public Storage {

@@ -1,0 +1,13 @@
+#pragma once
+// Host memory blocks for tensor storage and the CPU backend's buffer pool
+// (tensor/storage.cpp): 64-byte aligned; blocks of 4 MiB and more are whole
+// 2 MiB transparent huge pages. Release with std::free. Not installed.
+
+#include <cstddef>
+
+namespace tenferro::detail {
+
+/// At least `nbytes` bytes (a 64-byte block for 0); OutOfMemory names `op`.
+void* host_alloc(std::size_t nbytes, const char* op);
+
+}  // namespace tenferro::detail
