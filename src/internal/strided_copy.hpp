@@ -16,6 +16,7 @@
 
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
+#include "internal/transpose_tile.hpp"
 #include "tenferro/tensor/tensor.hpp"
 
 namespace tenferro::detail {
@@ -207,6 +208,63 @@ void blocked_copy(const ParallelFor& parallel_for, std::int64_t threshold, const
   });
 }
 
+// The permuted copy whose destination-fastest axis (plan axis 0) and
+// source-fastest axis both have unit stride and at least 8 elements: tiles
+// of transpose_tile over those two axes, every other axis outer. Returns
+// false (nothing copied) for other layouts.
+template <class ParallelFor>
+bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, const Plan& plan,
+                     const void* s, void* d, std::size_t item) {
+  const std::size_t rank = plan.shape.size();
+  std::size_t q = 0;  // the source's fastest axis
+  for (std::size_t ax = 1; ax < rank; ++ax) {
+    if (std::llabs(plan.strides[0][ax]) < std::llabs(plan.strides[0][q])) q = ax;
+  }
+  if (q == 0 || plan.strides[1][0] != 1 || plan.strides[0][q] != 1 || plan.shape[0] < 8 ||
+      plan.shape[q] < 8) {
+    return false;
+  }
+  const std::int64_t rows = plan.shape[0], cols = plan.shape[q];
+  const std::int64_t sld = plan.strides[0][0], dld = plan.strides[1][q];
+  // Square tiles of 256 bytes a side (32 x 32 doubles: 16 KiB in, 16 KiB out).
+  const std::int64_t tile = std::max<std::int64_t>(8, 256 / static_cast<std::int64_t>(item));
+  const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + tile - 1) / tile;
+  SmallVector<std::size_t, 8> outer;
+  std::int64_t outer_count = 1;
+  for (std::size_t ax = 1; ax < rank; ++ax) {
+    if (ax != q) {
+      outer.push_back(ax);
+      outer_count *= plan.shape[ax];
+    }
+  }
+  const bool streaming = static_cast<std::size_t>(plan.numel) * item >= kStreamingBytes;
+  const auto* sb = static_cast<const unsigned char*>(s);
+  auto* db = static_cast<unsigned char*>(d);
+  const auto bytes = static_cast<std::int64_t>(item);
+  const std::int64_t tasks = row_tiles * col_tiles * outer_count;
+  const std::int64_t grain = std::max<std::int64_t>(1, threshold / (tile * tile));
+  parallel_for(tasks, grain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t task = lo; task < hi; ++task) {
+      std::int64_t t = task;
+      const std::int64_t tr = t % row_tiles;
+      t /= row_tiles;
+      const std::int64_t tc = t % col_tiles;
+      t /= col_tiles;
+      std::int64_t so = tr * tile * sld + tc * tile, dof = tr * tile + tc * tile * dld;
+      for (const std::size_t ax : outer) {
+        const std::int64_t i = t % plan.shape[ax];
+        t /= plan.shape[ax];
+        so += i * plan.strides[0][ax];
+        dof += i * plan.strides[1][ax];
+      }
+      transpose_tile(sb + so * bytes, sld, db + dof * bytes, dld, std::min(tile, rows - tr * tile),
+                     std::min(tile, cols - tc * tile), item, streaming);
+    }
+    if (streaming) transpose_fence();  // this thread's streaming stores, before the join
+  });
+  return true;
+}
+
 template <class ParallelFor>
 void memcpy_copy(const ParallelFor& parallel_for, std::int64_t threshold, const void* s, void* d,
                  std::int64_t numel, std::size_t item) {
@@ -238,6 +296,10 @@ void strided_copy_into(const Tensor& src, const Tensor& dst, const ParallelFor& 
     bool permuted = false;
     for (std::size_t ax = 1; ax < plan.shape.size(); ++ax) {
       permuted = permuted || std::llabs(plan.strides[0][ax]) < std::llabs(plan.strides[0][0]);
+    }
+    if (permuted && tiled_transpose(parallel_for, threshold, plan, src.raw_data(), dst.raw_data(),
+                                    itemsize(src.dtype()))) {
+      return;
     }
     dispatch_dtype(src.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

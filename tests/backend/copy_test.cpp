@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "../../src/backend/cpu/kernels.hpp"
+#include "../../src/internal/transpose_tile.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -125,6 +126,86 @@ TEST(Copy, Rank3PermutationsAndSmallExtents) {
   const Tensor cube = random(shape, c128, 5);
   check_copy(cpu, cube.permute(reversed_axes(9)), c128);
   check_copy(cpu, cube.permute({4, 0, 8, 1, 7, 2, 6, 3, 5}), c128);
+}
+
+// The register-blocked tiles (internal/transpose_tile.hpp): 4- and 8-byte
+// elements, edges that are no multiple of the 8 x 8 / 16 x 8 blocks, outer
+// axes, row strides that are not the row extent (a slice) or negative, an
+// unaligned destination, two threads, and an output above the streaming-store
+// size.
+TEST(Copy, TiledTransposeLayouts) {
+  CpuBackend one({.num_threads = 1}), two({.num_threads = 2});
+  for (DType dt : {f32, f64, i32, i64, c64}) {
+    SCOPED_TRACE(std::string(name(dt)));
+    check_copy(one, random({37, 53}, dt, 10).transpose(), dt);
+    check_copy(one, random({9, 8, 3}, dt, 11).permute({1, 0, 2}), dt);
+    check_copy(one, random({40, 3, 70}, dt, 12).permute({2, 1, 0}), dt);
+    check_copy(two, random({131, 260}, dt, 13).transpose(), dt);
+    // Every other column of a wider tensor, then rows read backwards.
+    const Tensor wide = random({50, 90}, dt, 14);
+    check_copy(one, wide.slice(1, 0, std::nullopt, 2).transpose(), dt);
+    check_copy(one, wide.slice(0, std::nullopt, std::nullopt, -1).transpose(), dt);
+    // A destination one element into its buffer: not 64-byte aligned.
+    const Tensor src = random({33, 47}, dt, 15);
+    Tensor buffer = zeros({33 * 47 + 1}, dt);
+    Tensor dst = buffer.slice(0, 1, std::nullopt, 1).reshape(std::vector<std::int64_t>{47, 33});
+    cpu::copy(one, src.transpose(), dst);
+    EXPECT_EQ(max_abs_diff(dst, check_copy(one, src.transpose(), dt)), 0.0);
+  }
+  // 2.2 M doubles (17.6 MB): streaming stores, on one and on two threads.
+  const Tensor big = random({1100, 2000}, f64, 16);
+  const Tensor want = check_copy(one, big.transpose(), f64);
+  Tensor got = two.empty(want.shape(), f64);
+  cpu::copy(two, big.transpose(), got);
+  EXPECT_EQ(max_abs_diff(got, want), 0.0);
+}
+
+// Every kernel set the machine supports, on every element size, against the
+// scalar definition d[i + j * dld] = s[i * sld + j]; aligned streaming
+// destinations included. Padding around each row must stay untouched.
+TEST(Copy, TransposeTileKernelsOfEverySupportedIsa) {
+  using detail::TransposeIsa;
+  std::vector<TransposeIsa> isas{TransposeIsa::Scalar};
+  if (detail::best_transpose_isa() != TransposeIsa::Scalar) isas.push_back(TransposeIsa::Avx2);
+  if (detail::best_transpose_isa() == TransposeIsa::Avx512) isas.push_back(TransposeIsa::Avx512);
+  std::int64_t checked = 0;
+  for (const TransposeIsa isa : isas) {
+    for (const std::size_t item : {1u, 2u, 4u, 8u, 16u}) {
+      for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+               {8, 8}, {16, 8}, {32, 32}, {19, 13}, {40, 7}, {3, 29}}) {
+        for (const bool streaming : {false, true}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "isa " << static_cast<int>(isa) << " item " << item << " " << rows << "x"
+                       << cols << " streaming " << streaming);
+          // Source rows padded by 3 elements, destination rows by 64 bytes.
+          const std::int64_t sld = cols + 3, dld = rows + 64 / static_cast<std::int64_t>(item);
+          std::vector<unsigned char> src(static_cast<std::size_t>(rows * sld) * item);
+          for (std::size_t b = 0; b < src.size(); ++b)
+            src[b] = static_cast<unsigned char>(b * 7 + 1);
+          // 64-byte aligned destination (streaming stores need it).
+          std::vector<unsigned char> raw(static_cast<std::size_t>(cols * dld) * item + 64, 0xAB);
+          unsigned char* dst =
+              raw.data() + (64 - reinterpret_cast<std::uintptr_t>(raw.data()) % 64) % 64;
+          detail::transpose_tile_with(isa, src.data(), sld, dst, dld, rows, cols, item, streaming);
+          detail::transpose_fence();
+          std::int64_t wrong = 0;
+          for (std::int64_t j = 0; j < cols; ++j) {
+            for (std::int64_t i = 0; i < dld; ++i) {
+              const unsigned char* got = dst + (i + j * dld) * static_cast<std::int64_t>(item);
+              for (std::size_t b = 0; b < item; ++b) {
+                const unsigned char want =
+                    i < rows ? src[static_cast<std::size_t>(i * sld + j) * item + b] : 0xAB;
+                wrong += got[b] != want;
+              }
+            }
+          }
+          EXPECT_EQ(wrong, 0);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, static_cast<std::int64_t>(isas.size()) * 5 * 6 * 2);
 }
 
 TEST(Copy, NegativeStridesBroadcastAndStridedDestinations) {
