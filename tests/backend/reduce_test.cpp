@@ -279,6 +279,48 @@ TEST(Reduce, ZeroSizeUsesEachIdentity) {
   EXPECT_TF_ERROR(reduce(ReduceOp::Min, x, AxisList{0, 1}, cpu), ErrorKind::InvalidArgument);
 }
 
+// The single-pass float kernel of contiguous max/min: lengths around its
+// 4-vector blocks, extremes at the first, a middle and the last position,
+// infinities, and a NaN anywhere (the result is that NaN, sign and payload).
+template <class T>
+void check_contiguous_extremes(CpuBackend& cpu) {
+  const T inf = std::numeric_limits<T>::infinity();
+  std::int64_t checked = 0;
+  for (std::int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000, 4099}) {
+    for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
+      std::vector<T> v(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(i)] = T(((i * 37) % 101) - 50);
+      v[static_cast<std::size_t>(at)] = T(500);
+      const Tensor hi = Tensor::from_col_major({n}, v);
+      EXPECT_EQ(max(hi, cpu).item().real(), 500.0) << n << " " << at;
+      v[static_cast<std::size_t>(at)] = T(-500);
+      const Tensor lo = Tensor::from_col_major({n}, v);
+      EXPECT_EQ(min(lo, cpu).item().real(), -500.0) << n << " " << at;
+      v[static_cast<std::size_t>(at)] = -std::numeric_limits<T>::quiet_NaN();
+      const Tensor nan = Tensor::from_col_major({n}, v);
+      const T got_max = max(nan, cpu).template item<T>(),
+              got_min = min(nan, cpu).template item<T>();
+      EXPECT_TRUE(std::isnan(got_max) && std::signbit(got_max)) << n << " " << at;
+      EXPECT_TRUE(std::isnan(got_min) && std::signbit(got_min)) << n << " " << at;
+      ++checked;
+    }
+    const Tensor infs =
+        Tensor::from_col_major({n}, std::vector<T>(static_cast<std::size_t>(n), -inf));
+    EXPECT_EQ(max(infs, cpu).item().real(), -static_cast<double>(inf));
+    const Tensor pinfs =
+        Tensor::from_col_major({n}, std::vector<T>(static_cast<std::size_t>(n), inf));
+    EXPECT_EQ(min(pinfs, cpu).item().real(), static_cast<double>(inf));
+  }
+  EXPECT_EQ(checked, 13 * 3);
+}
+
+TEST(Reduce, ContiguousFloatExtremesInOnePass) {
+  CpuBackend cpu({.num_threads = 1});
+  check_contiguous_extremes<float>(cpu);
+  check_contiguous_extremes<double>(cpu);
+}
+
 TEST(Reduce, MaxMinPropagateNaN) {
   CpuBackend cpu({.num_threads = 1});
   // Long contiguous runs (the pairwise path) and short strided rows.

@@ -188,6 +188,9 @@ void for_each_chunk(CpuBackend& cpu, const Layout& l, std::int64_t rows, Body&& 
 template <class Op>
 typename Op::Acc reduce_contiguous(const typename Op::In* p, std::int64_t n, typename Op::Shift s) {
   using Acc = typename Op::Acc;
+  if constexpr (requires { Op::contiguous(p, n); }) {
+    return Op::contiguous(p, n);  // the op's own single-pass kernel
+  }
   if (n > kPairwiseLeaf) {
     const std::int64_t half = (n / 2 + kLanes - 1) / kLanes * kLanes;
     Acc a = reduce_contiguous<Op>(p, half, s);

@@ -1,10 +1,75 @@
 // Max, min, all, any, argmax and argmin on the CPU.
+#include <cstring>
+
 #include "backend/cpu/reduce_engine.hpp"
+#include "backend/cpu/target_clones.hpp"
 
 namespace tenferro::cpu {
 namespace {
 
 using namespace reduce_engine;
+
+// ---- max / min of a contiguous float run --------------------------------------------
+
+// Four 32-byte vectors of running extremes (a compare and a select each: one
+// vmaxpd/vminpd) and four of NaN masks, so the loop streams at memory speed;
+// a NaN anywhere makes the result the first NaN in memory order. Ties between
+// +0 and -0 may resolve to either.
+template <class T, bool kMax>
+[[gnu::always_inline]] inline T extremum_run(const T* p, std::int64_t n) {
+  using I = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
+  using V [[gnu::vector_size(32)]] = T;
+  using M [[gnu::vector_size(32)]] = I;
+  constexpr std::int64_t kW = 32 / sizeof(T);
+  const T id = kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  V acc[4];
+  M nan[4] = {};
+  for (auto& a : acc)
+    for (std::int64_t j = 0; j < kW; ++j) a[j] = id;
+  std::int64_t i = 0;
+  for (; i + 4 * kW <= n; i += 4 * kW) {
+    for (int k = 0; k < 4; ++k) {
+      V x;
+      std::memcpy(&x, p + i + k * kW, sizeof x);
+      if constexpr (kMax) {
+        acc[k] = x > acc[k] ? x : acc[k];
+      } else {
+        acc[k] = x < acc[k] ? x : acc[k];
+      }
+      nan[k] |= x != x;
+    }
+  }
+  T best = id;
+  I any = 0;
+  for (int k = 0; k < 4; ++k) {
+    for (std::int64_t j = 0; j < kW; ++j) {
+      best = (kMax ? acc[k][j] > best : acc[k][j] < best) ? acc[k][j] : best;
+      any |= nan[k][j];
+    }
+  }
+  for (; i < n; ++i) {
+    best = (kMax ? p[i] > best : p[i] < best) ? p[i] : best;
+    any |= p[i] != p[i] ? I{1} : I{0};
+  }
+  if (any != 0) {
+    for (std::int64_t k = 0;; ++k)
+      if (p[k] != p[k]) return p[k];
+  }
+  return best;
+}
+
+TENFERRO_TARGET_CLONES double max_run(const double* p, std::int64_t n) {
+  return extremum_run<double, true>(p, n);
+}
+TENFERRO_TARGET_CLONES double min_run(const double* p, std::int64_t n) {
+  return extremum_run<double, false>(p, n);
+}
+TENFERRO_TARGET_CLONES float max_run(const float* p, std::int64_t n) {
+  return extremum_run<float, true>(p, n);
+}
+TENFERRO_TARGET_CLONES float min_run(const float* p, std::int64_t n) {
+  return extremum_run<float, false>(p, n);
+}
 
 template <class T, bool kMax>
 struct ExtremumOp {
@@ -27,6 +92,10 @@ struct ExtremumOp {
   static void combine(Acc& a, Acc b) {
     a = (kMax ? b > a : b < a) ? b : a;
     a = is_nan(b) ? b : a;
+  }
+  // Contiguous float runs (reduce_contiguous) in one vectorised pass.
+  static Acc contiguous(const T* p, std::int64_t n) requires std::is_floating_point_v<T> {
+    return kMax ? max_run(p, n) : min_run(p, n);
   }
 };
 

@@ -15,16 +15,7 @@
 #include <cstring>
 
 #include "backend/cpu/sleef_kernels.hpp"
-
-// ThreadSanitizer instruments the ifunc resolvers, which run during relocation
-// before its runtime is up (the process dies at load), so TSan builds keep the
-// baseline loop only.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(__SANITIZE_THREAD__)
-#define TENFERRO_VMATH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TENFERRO_VMATH_CLONES
-#endif
+#include "backend/cpu/target_clones.hpp"
 
 namespace tenferro::cpu::vmath {
 
@@ -37,22 +28,22 @@ inline void map_array(const T* x, T* y, std::int64_t n, F f) {
 
 }  // namespace
 
-TENFERRO_VMATH_CLONES void vexp(const double* x, double* y, std::int64_t n) {
+TENFERRO_TARGET_CLONES void vexp(const double* x, double* y, std::int64_t n) {
   map_array(x, y, n, [](double v) { return detail::exp1(v); });
 }
-TENFERRO_VMATH_CLONES void vexp(const float* x, float* y, std::int64_t n) {
+TENFERRO_TARGET_CLONES void vexp(const float* x, float* y, std::int64_t n) {
   map_array(x, y, n, [](float v) { return detail::exp1(v); });
 }
-TENFERRO_VMATH_CLONES void vtanh(const double* x, double* y, std::int64_t n) {
+TENFERRO_TARGET_CLONES void vtanh(const double* x, double* y, std::int64_t n) {
   map_array(x, y, n, [](double v) { return detail::tanh1(v); });
 }
-TENFERRO_VMATH_CLONES void vtanh(const float* x, float* y, std::int64_t n) {
+TENFERRO_TARGET_CLONES void vtanh(const float* x, float* y, std::int64_t n) {
   map_array(x, y, n, [](float v) { return detail::tanh1(v); });
 }
-TENFERRO_VMATH_CLONES void vsigmoid(const double* x, double* y, std::int64_t n) {
+TENFERRO_TARGET_CLONES void vsigmoid(const double* x, double* y, std::int64_t n) {
   map_array(x, y, n, [](double v) { return detail::sigmoid1(v); });
 }
-TENFERRO_VMATH_CLONES void vsigmoid(const float* x, float* y, std::int64_t n) {
+TENFERRO_TARGET_CLONES void vsigmoid(const float* x, float* y, std::int64_t n) {
   map_array(x, y, n, [](float v) { return detail::sigmoid1(v); });
 }
 
