@@ -205,6 +205,34 @@ TEST(DotGeneral, ManySmallBatchesAndLargeMatricesAcrossThreads) {
   expect_matches(dot_general(big_a, big_b, dims({1}, {0}), two), big_a, big_b, dims({1}, {0}));
 }
 
+// Real GEMMs with every side up to 16 take the register kernel instead of
+// BLAS: every m (each its own compiled width), n and k across that bound,
+// both transposes, batched and broadcast, f32 and f64, one and two threads.
+TEST(DotGeneral, SmallRealProductsAcrossTheKernelBound) {
+  CpuBackend one({.num_threads = 1}), two({.num_threads = 2});
+  std::int64_t checked = 0;
+  for (DType dt : {f64, f32}) {
+    SCOPED_TRACE(std::string(name(dt)));
+    for (std::int64_t m = 1; m <= 17; ++m) {
+      const std::int64_t n = 1 + (m * 5) % 17, k = 1 + (m * 11) % 17;
+      const Tensor a = make({m, k, 3}, dt, static_cast<std::uint64_t>(m)),
+                   b = make({k, n, 3}, dt, static_cast<std::uint64_t>(m + 100));
+      const DotDims batched = dims({1}, {0}, {2}, {2});
+      expect_matches(dot_general(a, b, batched, one), a, b, batched);
+      expect_matches(dot_general(a, b, batched, two), a, b, batched);
+      // op(A) = A^T (strided rows) and op(B) = B^T.
+      const Tensor at = make({k, m}, dt, 7), bt = make({n, k}, dt, 8);
+      expect_matches(dot_general(at, bt, dims({0}, {1}), one), at, bt, dims({0}, {1}));
+      // One operand broadcast over a batch of 40 (batch stride 0).
+      const Tensor wide = make({k, n}, dt, 9).unsqueeze(2).broadcast_to(Shape{k, n, 40});
+      const Tensor many = make({m, k, 40}, dt, 10);
+      expect_matches(dot_general(many, wide, batched, two), many, wide, batched);
+      checked += 4;
+    }
+  }
+  EXPECT_EQ(checked, 2 * 17 * 4);
+}
+
 TEST(DotGeneral, PromotesDTypes) {
   CpuBackend cpu({.num_threads = 1});
   const Tensor a = make({3, 4}, f32, 31), b = make({4, 2}, f64, 32);

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "backend/cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
 
@@ -67,6 +70,125 @@ void batch_offsets(const Shape& batch_shape, const GemmOperand& a, const GemmOpe
       b_off[pos] = off[1] + i * inc[1];
     }
   });
+}
+
+// ---- small real matrices --------------------------------------------------------
+
+// Real GEMMs with every side at most kSmallSide skip BLAS: its per-call cost
+// (argument checks, packing, dispatch; about 150 ns) dwarfs the work, and a
+// batch of 1024 4 x 4 products spent 90% of its time there. The loop below
+// keeps a column of C in registers and adds op(A)'s columns scaled by op(B)'s
+// entries (vectorised along m), in order of p (as fused multiply-adds where
+// the instruction set has them).
+constexpr std::int64_t kSmallSide = 16;
+
+template <class T>
+struct SmallGemm {
+  std::int64_t m, n, k;
+  const T* a;
+  std::int64_t a_rs, a_cs;  // element (i, p) of op(A) at i * a_rs + p * a_cs
+  const T* b;
+  std::int64_t b_rs, b_cs;  // element (p, j) of op(B) at p * b_rs + j * b_cs
+  T* c;
+  const std::int64_t* a_off;
+  const std::int64_t* b_off;
+};
+
+// op(A) has M rows (a compile-time count, so each column of C lives in
+// registers): C[:, j] = sum over p of op(A)[:, p] * op(B)[p, j]. With
+// op(A)'s columns contiguous the column is 32-byte vectors, a 16-byte one and
+// scalars (whole loads only: a partial one would stall store forwarding);
+// otherwise scalars.
+template <class T, int M>
+[[gnu::always_inline]] inline void small_gemm_fixed(const SmallGemm<T>& g, std::int64_t lo,
+                                                    std::int64_t hi) {
+  using V [[gnu::vector_size(32)]] = T;
+  using V2 [[gnu::vector_size(16)]] = T;
+  constexpr int kW = 32 / sizeof(T), kW2 = 16 / sizeof(T);
+  constexpr int kNV = M / kW, kN2 = (M % kW) / kW2, kN1 = M % kW2;
+  for (std::int64_t batch = lo; batch < hi; ++batch) {
+    const T* __restrict a = g.a + g.a_off[batch];
+    const T* __restrict b = g.b + g.b_off[batch];
+    T* __restrict c = g.c + batch * M * g.n;
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      if (g.a_rs == 1) {
+        // 32-byte vectors, then at most one 16-byte vector, then scalars.
+        V acc[kNV + 1] = {};
+        V2 acc2 = {};
+        T acc1[kN1 + 1] = {};
+        for (std::int64_t p = 0; p < g.k; ++p) {
+          const T bpj = b[p * g.b_rs + j * g.b_cs];
+          const T* ap = a + p * g.a_cs;
+          for (int v = 0; v < kNV; ++v) {
+            V x;
+            std::memcpy(&x, ap + v * kW, sizeof x);
+            acc[v] += x * (V{} + bpj);
+          }
+          if constexpr (kN2 == 1) {
+            V2 x;
+            std::memcpy(&x, ap + kNV * kW, sizeof x);
+            acc2 += x * (V2{} + bpj);
+          }
+          for (int i = 0; i < kN1; ++i) acc1[i] += ap[kNV * kW + kN2 * kW2 + i] * bpj;
+        }
+        T* cj = c + j * M;
+        for (int v = 0; v < kNV; ++v) std::memcpy(cj + v * kW, &acc[v], sizeof(V));
+        if constexpr (kN2 == 1) std::memcpy(cj + kNV * kW, &acc2, sizeof(V2));
+        for (int i = 0; i < kN1; ++i) cj[kNV * kW + kN2 * kW2 + i] = acc1[i];
+      } else {
+        T acc[M] = {};
+        for (std::int64_t p = 0; p < g.k; ++p) {
+          const T bpj = b[p * g.b_rs + j * g.b_cs];
+          const T* ap = a + p * g.a_cs;
+          for (int i = 0; i < M; ++i) acc[i] += ap[i * g.a_rs] * bpj;
+        }
+        for (int i = 0; i < M; ++i) c[j * M + i] = acc[i];
+      }
+    }
+  }
+}
+
+template <class T, int... Ms>
+[[gnu::always_inline]] inline void small_gemm_range(const SmallGemm<T>& g, std::int64_t lo,
+                                                    std::int64_t hi,
+                                                    std::integer_sequence<int, Ms...>) {
+  // M = 1 .. kSmallSide: the case whose M is g.m.
+  (void)((g.m == Ms + 1 ? (small_gemm_fixed<T, Ms + 1>(g, lo, hi), true) : false) || ...);
+}
+
+TENFERRO_TARGET_CLONES void small_gemm_run(const SmallGemm<float>& g, std::int64_t lo,
+                                           std::int64_t hi) {
+  small_gemm_range(g, lo, hi, std::make_integer_sequence<int, kSmallSide>{});
+}
+TENFERRO_TARGET_CLONES void small_gemm_run(const SmallGemm<double>& g, std::int64_t lo,
+                                           std::int64_t hi) {
+  small_gemm_range(g, lo, hi, std::make_integer_sequence<int, kSmallSide>{});
+}
+
+template <class T>
+void small_batched(CpuBackend& backend, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const GemmOperand& a, const GemmOperand& b, T* c,
+                   std::span<const std::int64_t> a_off, std::span<const std::int64_t> b_off) {
+  const SmallGemm<T> g{m,
+                       n,
+                       k,
+                       static_cast<const T*>(a.data),
+                       a.trans ? a.ld : 1,
+                       a.trans ? 1 : a.ld,
+                       static_cast<const T*>(b.data),
+                       b.trans ? b.ld : 1,
+                       b.trans ? 1 : b.ld,
+                       c,
+                       a_off.data(),
+                       b_off.data()};
+  const std::int64_t batches = static_cast<std::int64_t>(a_off.size());
+  const std::int64_t grain = std::max<std::int64_t>(1, backend.parallel_threshold() / (m * n * k));
+  if (batches <= grain) {
+    small_gemm_run(g, 0, batches);
+  } else {
+    backend.parallel_for(batches, grain,
+                         [&](std::int64_t lo, std::int64_t hi) { small_gemm_run(g, lo, hi); });
+  }
 }
 
 template <class T>
@@ -158,6 +280,12 @@ void gemm_batched(CpuBackend& backend, DType dtype, std::int64_t m, std::int64_t
       throw Error(ErrorKind::Internal, "dot_general", "gemm_batched called with bool");
     } else if constexpr (std::is_integral_v<T>) {
       int_batched<T>(backend, m, n, k, a, b, static_cast<T*>(c), a_off, b_off);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (m <= kSmallSide && n <= kSmallSide && k <= kSmallSide) {
+        small_batched<T>(backend, m, n, k, a, b, static_cast<T*>(c), a_off, b_off);
+      } else {
+        blas_batched<T>(backend, m, n, k, a, b, static_cast<T*>(c), a_off, b_off);
+      }
     } else {
       blas_batched<T>(backend, m, n, k, a, b, static_cast<T*>(c), a_off, b_off);
     }
