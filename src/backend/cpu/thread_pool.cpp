@@ -1,7 +1,12 @@
 #include "backend/cpu/thread_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <system_error>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
 
 #include "tenferro/core/error.hpp"
 
@@ -39,6 +44,7 @@ void ThreadPool::stop_and_join() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
+    published_.fetch_add(1, std::memory_order_release);  // ends any spin
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
@@ -60,11 +66,27 @@ void ThreadPool::drain(const std::function<void(std::int64_t)>& chunk) {
   }
 }
 
+namespace {
+void cpu_relax() {
+#if defined(__x86_64__) || defined(_M_X64)
+  _mm_pause();
+#endif
+}
+}  // namespace
+
 void ThreadPool::worker_loop() {
   t_inside_task = true;
   std::uint64_t seen = 0;
   for (;;) {
     const std::function<void(std::int64_t)>* job = nullptr;
+    // Back-to-back jobs (a chain of parallel ops) find the worker still
+    // awake: it watches for the next job for a short while before sleeping
+    // on the condition variable, whose wake-up costs tens of microseconds.
+    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    while (published_.load(std::memory_order_acquire) == seen &&
+           std::chrono::steady_clock::now() < spin_until) {
+      for (int k = 0; k < 64; ++k) cpu_relax();
+    }
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -95,6 +117,7 @@ void ThreadPool::run(std::int64_t num_chunks, const std::function<void(std::int6
     pending_ = num_chunks;
     error_ = nullptr;
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   t_inside_task = true;

@@ -4,6 +4,7 @@
 // calling thread (one level of parallelism).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -41,6 +42,9 @@ class ThreadPool {
   std::condition_variable done_;
   const std::function<void(std::int64_t)>* job_ = nullptr;
   std::uint64_t generation_ = 0;
+  // generation_ for the lock-free spin of idle workers (changes with it, and on stop).
+  std::atomic<std::uint64_t> published_{0};
+  static constexpr std::chrono::microseconds kSpin{200};
   std::int64_t total_ = 0;
   std::atomic<std::int64_t> next_{0};
   std::int64_t pending_ = 0;
