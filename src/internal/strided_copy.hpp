@@ -265,6 +265,89 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
   return true;
 }
 
+// The permuted copy whose destination-fastest axes (plan axes 0, 1, ...)
+// form a compact run of `rows` elements in the destination and whose
+// source-fastest other axes form a compact run of `cols` elements in the
+// source, each group of at most kGroup elements (many small extents, such as
+// a 3^15 tensor with its axes reversed): tiles of rows x cols with a table of
+// source offsets per row and destination offsets per column, every other
+// axis outer. Returns false (nothing copied) for other layouts.
+constexpr std::int64_t kGroup = 128;
+
+template <class T, class ParallelFor>
+bool grouped_transpose(const ParallelFor& parallel_for, std::int64_t threshold, const Plan& plan,
+                       const T* s, T* d) {
+  const std::size_t rank = plan.shape.size();
+  if (rank < 3 || plan.strides[1][0] != 1) return false;
+  SmallVector<bool, 8> taken(rank, false);
+  SmallVector<std::size_t, 8> row_axes{0}, col_axes;
+  taken[0] = true;
+  std::int64_t rows = plan.shape[0];
+  for (std::size_t ax = 1; ax < rank; ++ax) {
+    if (plan.strides[1][ax] != rows || rows * plan.shape[ax] > kGroup) break;
+    row_axes.push_back(ax);
+    taken[ax] = true;
+    rows *= plan.shape[ax];
+  }
+  SmallVector<std::size_t, 8> order;
+  for (std::size_t ax = 0; ax < rank; ++ax)
+    if (!taken[ax]) order.push_back(ax);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::llabs(plan.strides[0][a]) < std::llabs(plan.strides[0][b]);
+  });
+  if (order.empty() || plan.strides[0][order[0]] != 1) return false;
+  std::int64_t cols = 1;
+  for (const std::size_t ax : order) {
+    if (plan.strides[0][ax] != cols || (cols > 1 && cols * plan.shape[ax] > kGroup)) break;
+    col_axes.push_back(ax);
+    taken[ax] = true;
+    cols *= plan.shape[ax];
+  }
+  if (rows < 4 || cols < 4 || rows > kGroup || cols > kGroup) return false;
+  // Source offset of each row index and destination offset of each column
+  // index (column-major over the group's axes).
+  std::int64_t row_src[kGroup], col_dst[kGroup];
+  const auto offsets = [&](const SmallVector<std::size_t, 8>& axes, int operand,
+                           std::int64_t* out) {
+    out[0] = 0;
+    std::int64_t n = 1;
+    for (const std::size_t ax : axes) {
+      for (std::int64_t i = 1; i < plan.shape[ax]; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          out[i * n + j] = out[j] + i * plan.strides[operand][ax];
+      n *= plan.shape[ax];
+    }
+  };
+  offsets(row_axes, 0, row_src);
+  offsets(col_axes, 1, col_dst);
+  SmallVector<std::size_t, 8> outer;
+  std::int64_t outer_count = 1;
+  for (std::size_t ax = 0; ax < rank; ++ax) {
+    if (!taken[ax]) {
+      outer.push_back(ax);
+      outer_count *= plan.shape[ax];
+    }
+  }
+  const std::int64_t grain = std::max<std::int64_t>(1, threshold / (rows * cols));
+  parallel_for(outer_count, grain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t task = lo; task < hi; ++task) {
+      std::int64_t t = task, so = 0, dof = 0;
+      for (const std::size_t ax : outer) {
+        const std::int64_t i = t % plan.shape[ax];
+        t /= plan.shape[ax];
+        so += i * plan.strides[0][ax];
+        dof += i * plan.strides[1][ax];
+      }
+      for (std::int64_t c = 0; c < cols; ++c) {
+        T* dp = d + dof + col_dst[c];
+        const T* sp = s + so + c;
+        for (std::int64_t r = 0; r < rows; ++r) dp[r] = sp[row_src[r]];
+      }
+    }
+  });
+  return true;
+}
+
 template <class ParallelFor>
 void memcpy_copy(const ParallelFor& parallel_for, std::int64_t threshold, const void* s, void* d,
                  std::int64_t numel, std::size_t item) {
@@ -306,6 +389,7 @@ void strided_copy_into(const Tensor& src, const Tensor& dst, const ParallelFor& 
       const T* s = static_cast<const T*>(src.raw_data());
       T* d = static_cast<T*>(dst.raw_data());
       if (permuted) {
+        if (grouped_transpose<T>(parallel_for, threshold, plan, s, d)) return;
         blocked_copy<T>(parallel_for, threshold, plan, s, d);
       } else {
         strided_copy<T, T>(parallel_for, threshold, plan, s, d);

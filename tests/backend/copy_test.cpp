@@ -132,7 +132,7 @@ TEST(Copy, Rank3PermutationsAndSmallExtents) {
 // elements, edges that are no multiple of the 8 x 8 / 16 x 8 blocks, outer
 // axes, row strides that are not the row extent (a slice) or negative, an
 // unaligned destination, two threads, and an output above the streaming-store
-// size.
+// size; then the grouped tiles of many small axes.
 TEST(Copy, TiledTransposeLayouts) {
   CpuBackend one({.num_threads = 1}), two({.num_threads = 2});
   for (DType dt : {f32, f64, i32, i64, c64}) {
@@ -151,6 +151,17 @@ TEST(Copy, TiledTransposeLayouts) {
     Tensor dst = buffer.slice(0, 1, std::nullopt, 1).reshape(std::vector<std::int64_t>{47, 33});
     cpu::copy(one, src.transpose(), dst);
     EXPECT_EQ(max_abs_diff(dst, check_copy(one, src.transpose(), dt)), 0.0);
+  }
+  // Groups of small axes on each side (tables of row and column offsets).
+  const std::vector<std::int64_t> cube(9, 3);
+  for (DType dt : {bool_, i32, f64, c128}) {
+    SCOPED_TRACE(std::string(name(dt)));
+    check_copy(one, random(cube, dt, 17).permute(reversed_axes(9)), dt);
+    check_copy(two, random(cube, dt, 18).permute({5, 6, 7, 8, 0, 1, 2, 3, 4}), dt);
+    check_copy(one, random({4, 5, 6, 7}, dt, 19).permute({3, 2, 1, 0}), dt);
+    check_copy(one, random({2, 3, 4, 5, 6}, dt, 20).permute(reversed_axes(5)), dt);
+    // A strided source inside the column group: not a compact run.
+    check_copy(one, tftest::strided_copy(random({4, 5, 6}, dt, 21)).permute({2, 1, 0}), dt);
   }
   // 2.2 M doubles (17.6 MB): streaming stores, on one and on two threads.
   const Tensor big = random({1100, 2000}, f64, 16);
