@@ -157,9 +157,15 @@ inline Stats measure(const Options& o, const std::function<void()>& fn) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - t0).count());
   const std::int64_t batch =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(target_ns / std::max(one, 1.0)));
-  // More warm-up for fast calls (a slow one was already warmed up above).
-  if (batch > 1) {
-    for (std::int64_t b = 0; b < std::min<std::int64_t>(batch, 64); ++b) fn();
+  // More warm-up: calls until 30 ms (100 ms without --quick) have passed (at most 64 calls), so
+  // slow cases too run on memory the process has touched before (freshly
+  // mapped pages stay slow for the first few passes on some virtual machines).
+  const double warmup_ns = o.quick ? 30e6 : 100e6;
+  auto w0 = clock::now();
+  for (int c = 0; c < 64; ++c) {
+    const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - w0);
+    if (static_cast<double>(spent.count()) >= warmup_ns) break;
+    fn();
   }
   std::vector<double> per_call;
   for (int s = 0; s < samples; ++s) {

@@ -75,9 +75,13 @@ def measure(opts, fn):
     fn()
     one = max(time.perf_counter_ns() - t0, 1)
     batch = max(1, int(target / one))
-    if batch > 1:  # a slow call was already warmed up by the one above
-        for _ in range(min(batch, 64)):
-            fn()
+    # warm-up calls for 30 ms (100 ms without --quick), at most 64 calls
+    warmup = 30e6 if opts.quick else 100e6
+    w0 = time.perf_counter_ns()
+    for _ in range(64):
+        if time.perf_counter_ns() - w0 >= warmup:
+            break
+        fn()
     per_call = []
     for _ in range(samples):
         t0 = time.perf_counter_ns()
