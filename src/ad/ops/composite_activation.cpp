@@ -3,11 +3,19 @@
 // tier. Kinks are placed with where() conditions so that the derivative there
 // equals PyTorch's; branches that could overflow get a safe input, so the
 // unselected branch never turns a zero cotangent into NaN (inf * 0).
+//
+// Untracked eager calls on large f32/f64 inputs run as one fused pass over
+// memory instead of one pass per primitive (see fused_or below).
 
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
 
 #include "ad/ops/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
+#include "tenferro/ad/program.hpp"
 #include "tenferro/core/report_as.hpp"
 
 namespace tenferro {
@@ -218,76 +226,172 @@ T prelu_impl(const T& x, const T& weight) {
   return where(gt(x, zero(x)), x, weight * x);
 }
 
+// ---- fused eager passes ------------------------------------------------------
+
+// Elements from which an untracked eager composite runs fused (below, the few
+// microseconds of program lookup would outweigh the passes saved).
+constexpr std::int64_t kFusedFrom = std::int64_t{1} << 15;
+constexpr const char* kFusedFamily = "tenferro.composites.v1";
+
+bool fusable(const EagerTensor& x) {
+  return x.defined() && (x.dtype() == DType::F64 || x.dtype() == DType::F32) &&
+         x.numel() >= kFusedFrom && !capture_active() &&
+         !(grad_recording_enabled() && x.requires_grad());
+}
+
+// The composite `f` traced once per (name and parameters, dtype, rank) on a
+// placeholder with named sizes, compiled, and kept in the runtime's extension
+// caches (family "tenferro.composites.v1", cache "programs"); run_compiled
+// prepares it once (its elementwise chain becomes one blockwise pass) and
+// keeps that preparation in its own cache. The values are those of the
+// op-by-op composite: the fused pass runs the same kernels block by block.
+template <class F>
+EagerTensor run_fused(const EagerTensor& x, const char* op, std::initializer_list<double> params,
+                      F f) {
+  std::string key = op;
+  for (const double p : params) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "|%a", p);
+    key += buf;
+  }
+  key += '|';
+  key += name(x.dtype());
+  key += '|';
+  key += std::to_string(x.rank());
+  Runtime& runtime = *x.runtime()->runtime();
+  ExtensionCaches caches(runtime.extension_caches(), kFusedFamily);
+  const auto program = caches.get_or_put<Program>("programs", key, 4096, [&] {
+    SymShape dims;
+    for (std::int64_t d = 0; d < x.rank(); ++d) {
+      std::string dim = "d";
+      dim += std::to_string(d);
+      dims.push_back(SymDim::var(std::move(dim)));
+    }
+    const TracedTensor t = placeholder(x.dtype(), std::move(dims));
+    return std::make_shared<const Program>(compile({f(t)}, {t}));
+  });
+  std::vector<Tensor> out = run_compiled(runtime, *program, {x.value()});
+  return x.runtime()->tensor(std::move(out[0]));
+}
+
+// f(x), fused (run_fused) for an untracked eager x of at least kFusedFrom
+// f32/f64 elements, outside capture scopes; op by op otherwise. `f` is
+// generic over the tensor type. Invalid parameters fail before anything
+// is cached (the traced f validates them as the eager one does).
+template <class T, class F>
+T fused_or(const T& x, const char* op, std::initializer_list<double> params, F f) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (fusable(x)) return run_fused(x, op, params, f);
+  }
+  return f(x);
+}
+
 }  // namespace
 
 // The public templates (composite.hpp) forward to the implementations above.
 template <AdTensor T>
 T relu(const T& x) {
-  return report_as("relu", [&] { return relu_impl(x); });
+  return report_as(
+      "relu", [&] { return fused_or(x, "relu", {}, [&](const auto& v) { return relu_impl(v); }); });
 }
 template <AdTensor T>
 T relu6(const T& x) {
-  return report_as("relu6", [&] { return relu6_impl(x); });
+  return report_as("relu6", [&] {
+    return fused_or(x, "relu6", {}, [&](const auto& v) { return relu6_impl(v); });
+  });
 }
 template <AdTensor T>
 T leaky_relu(const T& x, double negative_slope) {
-  return report_as("leaky_relu", [&] { return leaky_relu_impl(x, negative_slope); });
+  return report_as("leaky_relu", [&] {
+    return fused_or(x, "leaky_relu", {negative_slope},
+                    [&](const auto& v) { return leaky_relu_impl(v, negative_slope); });
+  });
 }
 template <AdTensor T>
 T elu(const T& x, double alpha) {
-  return report_as("elu", [&] { return elu_impl(x, alpha); });
+  return report_as("elu", [&] {
+    return fused_or(x, "elu", {alpha}, [&](const auto& v) { return elu_impl(v, alpha); });
+  });
 }
 template <AdTensor T>
 T celu(const T& x, double alpha) {
-  return report_as("celu", [&] { return celu_impl(x, alpha); });
+  return report_as("celu", [&] {
+    return fused_or(x, "celu", {alpha}, [&](const auto& v) { return celu_impl(v, alpha); });
+  });
 }
 template <AdTensor T>
 T selu(const T& x) {
-  return report_as("selu", [&] { return selu_impl(x); });
+  return report_as(
+      "selu", [&] { return fused_or(x, "selu", {}, [&](const auto& v) { return selu_impl(v); }); });
 }
 template <AdTensor T>
 T silu(const T& x) {
-  return report_as("silu", [&] { return silu_impl(x); });
+  return report_as(
+      "silu", [&] { return fused_or(x, "silu", {}, [&](const auto& v) { return silu_impl(v); }); });
 }
 template <AdTensor T>
 T mish(const T& x) {
-  return report_as("mish", [&] { return mish_impl(x); });
+  return report_as(
+      "mish", [&] { return fused_or(x, "mish", {}, [&](const auto& v) { return mish_impl(v); }); });
 }
 template <AdTensor T>
 T softplus(const T& x, double beta, double threshold) {
-  return report_as("softplus", [&] { return softplus_impl(x, beta, threshold); });
+  return report_as("softplus", [&] {
+    return fused_or(x, "softplus", {beta, threshold},
+                    [&](const auto& v) { return softplus_impl(v, beta, threshold); });
+  });
 }
 template <AdTensor T>
 T hardtanh(const T& x, double min_val, double max_val) {
-  return report_as("hardtanh", [&] { return hardtanh_impl(x, min_val, max_val); });
+  return report_as("hardtanh", [&] {
+    return fused_or(x, "hardtanh", {min_val, max_val},
+                    [&](const auto& v) { return hardtanh_impl(v, min_val, max_val); });
+  });
 }
 template <AdTensor T>
 T hardsigmoid(const T& x) {
-  return report_as("hardsigmoid", [&] { return hardsigmoid_impl(x); });
+  return report_as("hardsigmoid", [&] {
+    return fused_or(x, "hardsigmoid", {}, [&](const auto& v) { return hardsigmoid_impl(v); });
+  });
 }
 template <AdTensor T>
 T hardshrink(const T& x, double lambd) {
-  return report_as("hardshrink", [&] { return hardshrink_impl(x, lambd); });
+  return report_as("hardshrink", [&] {
+    return fused_or(x, "hardshrink", {lambd},
+                    [&](const auto& v) { return hardshrink_impl(v, lambd); });
+  });
 }
 template <AdTensor T>
 T softshrink(const T& x, double lambd) {
-  return report_as("softshrink", [&] { return softshrink_impl(x, lambd); });
+  return report_as("softshrink", [&] {
+    return fused_or(x, "softshrink", {lambd},
+                    [&](const auto& v) { return softshrink_impl(v, lambd); });
+  });
 }
 template <AdTensor T>
 T softsign(const T& x) {
-  return report_as("softsign", [&] { return softsign_impl(x); });
+  return report_as("softsign", [&] {
+    return fused_or(x, "softsign", {}, [&](const auto& v) { return softsign_impl(v); });
+  });
 }
 template <AdTensor T>
 T tanhshrink(const T& x) {
-  return report_as("tanhshrink", [&] { return tanhshrink_impl(x); });
+  return report_as("tanhshrink", [&] {
+    return fused_or(x, "tanhshrink", {}, [&](const auto& v) { return tanhshrink_impl(v); });
+  });
 }
 template <AdTensor T>
 T logsigmoid(const T& x) {
-  return report_as("logsigmoid", [&] { return logsigmoid_impl(x); });
+  return report_as("logsigmoid", [&] {
+    return fused_or(x, "logsigmoid", {}, [&](const auto& v) { return logsigmoid_impl(v); });
+  });
 }
 template <AdTensor T>
 T threshold(const T& x, double threshold, double value) {
-  return report_as("threshold", [&] { return threshold_impl(x, threshold, value); });
+  return report_as("threshold", [&] {
+    return fused_or(x, "threshold", {threshold, value},
+                    [&](const auto& v) { return threshold_impl(v, threshold, value); });
+  });
 }
 template <AdTensor T>
 T prelu(const T& x, const T& weight) {
@@ -295,7 +399,10 @@ T prelu(const T& x, const T& weight) {
 }
 template <AdTensor T>
 T rrelu(const T& x, double lower, double upper) {
-  return report_as("rrelu", [&] { return rrelu_impl(x, lower, upper); });
+  return report_as("rrelu", [&] {
+    return fused_or(x, "rrelu", {lower, upper},
+                    [&](const auto& v) { return rrelu_impl(v, lower, upper); });
+  });
 }
 
 // Both tiers.
