@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -420,6 +421,53 @@ TEST(ElementwiseBinary, Where) {
   const Tensor t = convert(Tensor::scalar(std::int32_t{1}), bool_);
   EXPECT_EQ(where(t, Tensor::scalar(2.0), Tensor::scalar(3.0), cpu).item().real(), 2.0);
   EXPECT_EQ(where(zeros({0, 1}, bool_), a, b, cpu).shape(), Shape({0, 4}));
+}
+
+// The flat select: each of cond, a, b compact or one broadcast value, every
+// dtype, lengths across the vector widths, NaN and -0 passed through bit for
+// bit, one and two threads.
+TEST(ElementwiseBinary, WhereOverCompactAndSingleValueOperands) {
+  CpuBackend one({.num_threads = 1}), two({.num_threads = 2});
+  std::int64_t checked = 0;
+  for (const std::int64_t n :
+       {std::int64_t{1}, std::int64_t{7}, std::int64_t{33}, std::int64_t{70001}}) {
+    std::vector<std::int32_t> bits(static_cast<std::size_t>(n));
+    std::vector<double> av(static_cast<std::size_t>(n)), bv(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      bits[u] = static_cast<std::int32_t>((i * 7 + i / 3) % 3 == 0);
+      av[u] = i % 5 == 0 ? std::nan("") : 0.5 * static_cast<double>(i);
+      bv[u] = i % 4 == 0 ? -0.0 : -1.0 - static_cast<double>(i);
+    }
+    const Tensor cond = convert(Tensor::from_col_major({n}, bits), bool_);
+    for (const DType dt : {f64, f32, c128, i64, bool_}) {
+      const Tensor a = convert(Tensor::from_col_major({n}, av), dt);
+      const Tensor b = convert(Tensor::from_col_major({n}, bv), dt);
+      for (int mask = 0; mask < 8; ++mask) {
+        const Tensor c_in =
+            (mask & 1) ? cond : cond.slice(0, 0, 1, 1).reshape({}).broadcast_to(Shape{n});
+        const Tensor a_in =
+            (mask & 2) ? a : a.slice(0, n - 1, n, 1).reshape({}).broadcast_to(Shape{n});
+        const Tensor b_in =
+            (mask & 4) ? b : b.slice(0, 1 % n, 1 % n + 1, 1).reshape({}).broadcast_to(Shape{n});
+        const Tensor got = where(c_in, a_in, b_in, n > 1000 ? two : one);
+        const auto cv = convert(c_in, i32).contiguous().to_vector<std::int32_t>();
+        const auto a128 = convert(a_in, c128).contiguous().to_vector<C>();
+        const auto b128 = convert(b_in, c128).contiguous().to_vector<C>();
+        const auto g128 = convert(got, c128).to_vector<C>();
+        std::int64_t wrong = 0;
+        for (std::size_t i = 0; i < g128.size(); ++i) {
+          const C want = cv[i] != 0 ? a128[i] : b128[i];
+          const bool same = std::memcmp(&want, &g128[i], sizeof(C)) == 0 ||
+                            (std::isnan(want.real()) && std::isnan(g128[i].real()));
+          wrong += !same;
+        }
+        EXPECT_EQ(wrong, 0) << "n " << n << " dtype " << name(dt) << " mask " << mask;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * 5 * 8);
 }
 
 TEST(ElementwiseBinary, LargeParallelMatchesSerial) {

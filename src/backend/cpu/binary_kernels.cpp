@@ -2,12 +2,15 @@
 // compute dtype switches on the op; cases that the dtype rules of
 // elementwise.cpp never route to a dtype compile to an Internal error.
 
+#include <bit>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <type_traits>
 
 #include "backend/cpu/elementwise_kernels.hpp"
 #include "backend/cpu/special_kernels.hpp"
+#include "backend/cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
 
 namespace tenferro::cpu {
@@ -289,10 +292,90 @@ bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, v
   return true;
 }
 
+namespace {
+
+// ---- where on compact and single-value operands ---------------------------------
+
+// o[i] = c[i * cs] ? a[i * as] : b[i * bs] with each stride 0 (one value
+// broadcast, such as the constant branch of an activation) or 1: one loop
+// per combination, so each vectorises.
+template <class T>
+[[gnu::always_inline]] inline void select_loop(const bool* __restrict c, bool c_unit,
+                                               const T* __restrict a, bool a_unit,
+                                               const T* __restrict b, bool b_unit, T* __restrict o,
+                                               std::int64_t n) {
+  const auto run = [&](auto cu, auto au, auto bu) {
+    constexpr std::int64_t kC = decltype(cu)::value, kA = decltype(au)::value,
+                           kB = decltype(bu)::value;
+    if constexpr (std::is_floating_point_v<T>) {
+      // Floats choose by bit masks: no branch (a data-dependent one
+      // mispredicts on mixed conditions), and the loop vectorises.
+      using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+      const auto* cb = reinterpret_cast<const std::uint8_t*>(c);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const U m = U{0} - static_cast<U>(cb[i * kC] & 1u);
+        const U x = std::bit_cast<U>(a[i * kA]), y = std::bit_cast<U>(b[i * kB]);
+        o[i] = std::bit_cast<T>((x & m) | (y & ~m));
+      }
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) o[i] = c[i * kC] ? a[i * kA] : b[i * kB];
+    }
+  };
+  using One = std::integral_constant<std::int64_t, 1>;
+  using Zero = std::integral_constant<std::int64_t, 0>;
+  const auto with_b = [&](auto cu, auto au) { b_unit ? run(cu, au, One{}) : run(cu, au, Zero{}); };
+  const auto with_a = [&](auto cu) { a_unit ? with_b(cu, One{}) : with_b(cu, Zero{}); };
+  c_unit ? with_a(One{}) : with_a(Zero{});
+}
+
+TENFERRO_TARGET_CLONES void select_run(const bool* c, bool cu, const double* a, bool au,
+                                       const double* b, bool bu, double* o, std::int64_t n) {
+  select_loop(c, cu, a, au, b, bu, o, n);
+}
+TENFERRO_TARGET_CLONES void select_run(const bool* c, bool cu, const float* a, bool au,
+                                       const float* b, bool bu, float* o, std::int64_t n) {
+  select_loop(c, cu, a, au, b, bu, o, n);
+}
+template <class T>
+void select_run(const bool* c, bool cu, const T* a, bool au, const T* b, bool bu, T* o,
+                std::int64_t n) {
+  select_loop(c, cu, a, au, b, bu, o, n);
+}
+
+// An operand the flat select reads: laid out like the compact output, or one
+// value broadcast (every stride 0).
+bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
+  if (t.strides() == out.strides()) {
+    unit = true;
+    return true;
+  }
+  for (const std::int64_t st : t.strides())
+    if (st != 0) return false;
+  unit = false;
+  return true;
+}
+
+}  // namespace
+
 void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, const Tensor& b,
                   const Tensor& out) {
+  bool cu = false, au = false, bu = false;
+  const bool flat = out.is_contiguous() && flat_operand(cond, out, cu) &&
+                    flat_operand(a, out, au) && flat_operand(b, out, bu);
   tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if (flat) {
+      const bool* c = static_cast<const bool*>(cond.raw_data());
+      const T* pa = static_cast<const T*>(a.raw_data());
+      const T* pb = static_cast<const T*>(b.raw_data());
+      T* o = static_cast<T*>(out.raw_data());
+      backend.parallel_for(out.numel(), backend.parallel_threshold(),
+                           [&](std::int64_t lo, std::int64_t hi) {
+                             select_run(c + (cu ? lo : 0), cu, pa + (au ? lo : 0), au,
+                                        pb + (bu ? lo : 0), bu, o + lo, hi - lo);
+                           });
+      return;
+    }
     map_elements<T, bool, T, T>(
         backend, out, [](bool c, T x, T y) { return c ? x : y; }, cond, a, b);
   });
