@@ -1,7 +1,7 @@
 #pragma once
 // Host memory blocks for tensor storage and the CPU backend's buffer pool
-// (tensor/storage.cpp): 64-byte aligned; blocks of 4 MiB and more are
-// advised for transparent huge pages. Release with std::free. Not installed.
+// (tensor/storage.cpp): 64-byte aligned. Release with std::free. Not
+// installed.
 
 #include <cstddef>
 

@@ -3,13 +3,8 @@
 #include "internal/host_alloc.hpp"
 #include "tenferro/core/error.hpp"
 
-#include <cstdint>
 #include <cstdlib>
 #include <new>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace tenferro {
 
@@ -19,18 +14,11 @@ std::string to_string(const Placement& p) {
 
 namespace detail {
 
-// Blocks of at least kHugeFrom bytes are advised for transparent huge pages
-// (as NumPy does for its large arrays): touching a fresh 32 MiB block then
-// takes a few dozen page faults instead of 8192, and streaming kernels miss
-// the TLB far less often (most costly under a hypervisor's nested page
-// tables); the kernel maps huge pages on the 2 MiB-aligned stretches inside
-// the block. The blocks are not aligned to 2 MiB themselves: operands that
-// all start at the same offset of a huge page contend for the same cache
-// sets (a 1024^2 GEMM ran 15-25% slower with A, B and C so aligned). Where
-// the kernel's THP mode is `never` the advice is a no-op.
-constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
-constexpr std::uintptr_t kPage = 4096;
-
+// Large blocks get no transparent-huge-page advice (NumPy gives it): on the
+// project's virtual machine, blocks advised with MADV_HUGEPAGE made the
+// benchmark suite slower (add of 2^22 doubles 4.0-4.4 -> 6.5 ms, a 1024^2
+// GEMM 138-154 -> 239 ms in the same process), and 2 MiB alignment put GEMM
+// operands on the same cache sets.
 void* host_alloc(std::size_t nbytes, const char* op) {
   const std::size_t rounded = (nbytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
@@ -38,13 +26,6 @@ void* host_alloc(std::size_t nbytes, const char* op) {
     fail(ErrorKind::OutOfMemory, op, "could not allocate ", nbytes,
          " bytes of host memory; free tensors or use smaller shapes");
   }
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (rounded >= kHugeFrom) {
-    const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kPage - 1) / kPage * kPage;
-    const auto end = (reinterpret_cast<std::uintptr_t>(p) + rounded) / kPage * kPage;
-    (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-  }
-#endif
   return p;
 }
 
