@@ -203,7 +203,10 @@ void CpuBackend::parallel_for_pool(std::int64_t n, std::int64_t grain,
     return;
   }
   const std::shared_ptr<detail::ThreadPool> threads = impl_->current_threads();
-  const std::int64_t chunks = std::min<std::int64_t>(max_chunks, threads->size());
+  // Up to four chunks per thread, taken in turn: a thread that starts late
+  // (woken from sleep) leaves its share to the others instead of holding up
+  // the join (2T sum of 2048^2 doubles: 750-830 -> 645-705 us).
+  const std::int64_t chunks = std::min<std::int64_t>(max_chunks, threads->size() * 4);
   if (chunks <= 1) {
     body(0, n);
     return;
