@@ -134,6 +134,31 @@ inline std::int64_t block_offsets(const Plan& plan, const Block& block, std::int
   return n;
 }
 
+// The axes a kernel iterates outside its tiles (those not `taken`), and the
+// source and destination offsets of one index over them.
+struct OuterAxes {
+  SmallVector<std::size_t, 8> axes;
+  std::int64_t count = 1;
+
+  OuterAxes(const Plan& plan, const SmallVector<bool, 8>& taken) {
+    for (std::size_t ax = 0; ax < plan.shape.size(); ++ax) {
+      if (!taken[ax]) {
+        axes.push_back(ax);
+        count *= plan.shape[ax];
+      }
+    }
+  }
+  // Adds the offsets of outer index t (column-major over `axes`) to so and dof.
+  void add_offsets(const Plan& plan, std::int64_t t, std::int64_t& so, std::int64_t& dof) const {
+    for (const std::size_t ax : axes) {
+      const std::int64_t i = t % plan.shape[ax];
+      t /= plan.shape[ax];
+      so += i * plan.strides[0][ax];
+      dof += i * plan.strides[1][ax];
+    }
+  }
+};
+
 // Cache-blocked copy for layouts whose fastest source and destination axes
 // differ: block A runs along destination memory (inner loop), block B along
 // source memory, so each tile reads and writes whole cache lines.
@@ -159,15 +184,8 @@ void blocked_copy(const ParallelFor& parallel_for, std::int64_t threshold, const
   for (const std::size_t ax : a.axes) taken[ax] = true;
   const Block b = make_block(plan, plan.strides[0], taken, kTile);
   for (const std::size_t ax : b.axes) taken[ax] = true;
-  SmallVector<std::size_t, 8> outer;
-  std::int64_t outer_count = 1;
-  for (std::size_t ax = 0; ax < rank; ++ax) {
-    if (!taken[ax]) {
-      outer.push_back(ax);
-      outer_count *= plan.shape[ax];
-    }
-  }
-  const std::int64_t tasks = a.tiles * b.tiles * outer_count;
+  const OuterAxes outer(plan, taken);
+  const std::int64_t tasks = a.tiles * b.tiles * outer.count;
   const std::int64_t grain = std::max<std::int64_t>(1, threshold / (kLine * kTile));
   const bool a_single = a.axes.size() == 1;
   const std::int64_t a_ss = plan.strides[0][a.axes[0]], a_ds = plan.strides[1][a.axes[0]];
@@ -180,12 +198,7 @@ void blocked_copy(const ParallelFor& parallel_for, std::int64_t threshold, const
       const std::int64_t tb = t % b.tiles;
       t /= b.tiles;
       std::int64_t so = 0, dof = 0;
-      for (const std::size_t ax : outer) {
-        const std::int64_t i = t % plan.shape[ax];
-        t /= plan.shape[ax];
-        so += i * plan.strides[0][ax];
-        dof += i * plan.strides[1][ax];
-      }
+      outer.add_offsets(plan, t, so, dof);
       const std::int64_t na = block_offsets(plan, a, ta, as, ad);
       const std::int64_t nb = block_offsets(plan, b, tb, bs, bd);
       for (std::int64_t j = 0; j < nb; ++j) {
@@ -229,19 +242,14 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
   // Square tiles of 256 bytes a side (32 x 32 doubles: 16 KiB in, 16 KiB out).
   const std::int64_t tile = std::max<std::int64_t>(8, 256 / static_cast<std::int64_t>(item));
   const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + tile - 1) / tile;
-  SmallVector<std::size_t, 8> outer;
-  std::int64_t outer_count = 1;
-  for (std::size_t ax = 1; ax < rank; ++ax) {
-    if (ax != q) {
-      outer.push_back(ax);
-      outer_count *= plan.shape[ax];
-    }
-  }
+  SmallVector<bool, 8> taken(rank, false);
+  taken[0] = taken[q] = true;
+  const OuterAxes outer(plan, taken);
   const bool streaming = static_cast<std::size_t>(plan.numel) * item >= kStreamingBytes;
   const auto* sb = static_cast<const unsigned char*>(s);
   auto* db = static_cast<unsigned char*>(d);
   const auto bytes = static_cast<std::int64_t>(item);
-  const std::int64_t tasks = row_tiles * col_tiles * outer_count;
+  const std::int64_t tasks = row_tiles * col_tiles * outer.count;
   const std::int64_t grain = std::max<std::int64_t>(1, threshold / (tile * tile));
   parallel_for(tasks, grain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t task = lo; task < hi; ++task) {
@@ -251,12 +259,7 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
       const std::int64_t tc = t % col_tiles;
       t /= col_tiles;
       std::int64_t so = tr * tile * sld + tc * tile, dof = tr * tile + tc * tile * dld;
-      for (const std::size_t ax : outer) {
-        const std::int64_t i = t % plan.shape[ax];
-        t /= plan.shape[ax];
-        so += i * plan.strides[0][ax];
-        dof += i * plan.strides[1][ax];
-      }
+      outer.add_offsets(plan, t, so, dof);
       transpose_tile(sb + so * bytes, sld, db + dof * bytes, dld, std::min(tile, rows - tr * tile),
                      std::min(tile, cols - tc * tile), item, streaming);
     }
@@ -320,24 +323,12 @@ bool grouped_transpose(const ParallelFor& parallel_for, std::int64_t threshold, 
   };
   offsets(row_axes, 0, row_src);
   offsets(col_axes, 1, col_dst);
-  SmallVector<std::size_t, 8> outer;
-  std::int64_t outer_count = 1;
-  for (std::size_t ax = 0; ax < rank; ++ax) {
-    if (!taken[ax]) {
-      outer.push_back(ax);
-      outer_count *= plan.shape[ax];
-    }
-  }
+  const OuterAxes outer(plan, taken);
   const std::int64_t grain = std::max<std::int64_t>(1, threshold / (rows * cols));
-  parallel_for(outer_count, grain, [&](std::int64_t lo, std::int64_t hi) {
+  parallel_for(outer.count, grain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t task = lo; task < hi; ++task) {
       std::int64_t t = task, so = 0, dof = 0;
-      for (const std::size_t ax : outer) {
-        const std::int64_t i = t % plan.shape[ax];
-        t /= plan.shape[ax];
-        so += i * plan.strides[0][ax];
-        dof += i * plan.strides[1][ax];
-      }
+      outer.add_offsets(plan, t, so, dof);
       for (std::int64_t c = 0; c < cols; ++c) {
         T* dp = d + dof + col_dst[c];
         const T* sp = s + so + c;
