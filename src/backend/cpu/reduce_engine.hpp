@@ -186,15 +186,13 @@ void for_each_chunk(CpuBackend& cpu, const Layout& l, std::int64_t rows, Body&& 
 // ---- the reduction engine -------------------------------------------------------
 
 template <class Op>
-typename Op::Acc reduce_contiguous(const typename Op::In* p, std::int64_t n, typename Op::Shift s) {
+typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
+                                     typename Op::Shift s) {
   using Acc = typename Op::Acc;
-  if constexpr (requires { Op::contiguous(p, n); }) {
-    return Op::contiguous(p, n);  // the op's own single-pass kernel
-  }
   if (n > kPairwiseLeaf) {
     const std::int64_t half = (n / 2 + kLanes - 1) / kLanes * kLanes;
-    Acc a = reduce_contiguous<Op>(p, half, s);
-    Op::combine(a, reduce_contiguous<Op>(p + half, n - half, s));
+    Acc a = pairwise_contiguous<Op>(p, half, s);
+    Op::combine(a, pairwise_contiguous<Op>(p + half, n - half, s));
     return a;
   }
   Acc lane[kLanes];
@@ -208,6 +206,18 @@ typename Op::Acc reduce_contiguous(const typename Op::In* p, std::int64_t n, typ
     for (std::int64_t j = 0; j < w; ++j) Op::combine(lane[j], lane[j + w]);
   }
   return lane[0];
+}
+
+// One contiguous run: the op's own single-pass kernel where it has one
+// (Op::contiguous, e.g. max/min of floats), else the pairwise lanes above.
+template <class Op>
+typename Op::Acc reduce_contiguous(const typename Op::In* p, std::int64_t n, typename Op::Shift s) {
+  if constexpr (requires { Op::contiguous(p, n); }) {
+    (void)s;
+    return Op::contiguous(p, n);
+  } else {
+    return pairwise_contiguous<Op>(p, n, s);
+  }
 }
 
 template <class Op>
