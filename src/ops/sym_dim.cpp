@@ -10,8 +10,9 @@ namespace tenferro {
 
 struct SymDim::Node {
   Kind kind;
-  std::string name;  // Var only
-  SymDim lhs, rhs;   // binary kinds only
+  std::string name;      // Var and Dynamic
+  SymDim lhs, rhs;       // binary kinds; lhs is the upper bound of a Dynamic
+  bool dynamic = false;  // this node or one below it is Dynamic
   std::size_t hash = 0;
 };
 
@@ -84,6 +85,44 @@ SymDim SymDim::var(std::string name) {
   return d;
 }
 
+SymDim SymDim::dynamic(std::string name, SymDim upper_bound) {
+  if (name.empty())
+    fail(ErrorKind::InvalidArgument, "sym_dim", "a dynamic size needs a non-empty name");
+  if (auto c = upper_bound.try_constant(); c && *c < 0) {
+    fail(ErrorKind::InvalidArgument, "sym_dim", "dynamic size '", name, "' has upper bound ", *c,
+         "; bounds must be >= 0");
+  }
+  SymDim d;
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::Dynamic;
+  node->hash = (std::hash<std::string>{}(name) ^ 0x27d4eb2f) * 31 + upper_bound.hash();
+  node->name = std::move(name);
+  node->lhs = std::move(upper_bound);
+  node->dynamic = true;
+  d.node_ = std::move(node);
+  return d;
+}
+
+bool SymDim::depends_on_dynamic() const {
+  return node_ != nullptr && node_->dynamic;
+}
+
+const std::string& SymDim::name() const {
+  if (!node_ || (node_->kind != Kind::Var && node_->kind != Kind::Dynamic)) {
+    fail(ErrorKind::InvalidArgument, "sym_dim", "dimension ", to_string(),
+         " is not a named or dynamic size and has no name");
+  }
+  return node_->name;
+}
+
+const SymDim& SymDim::upper_bound() const {
+  if (!is_dynamic()) {
+    fail(ErrorKind::InvalidArgument, "sym_dim", "dimension ", to_string(),
+         " is not a dynamic size and has no upper bound");
+  }
+  return node_->lhs;
+}
+
 SymDim::Kind SymDim::kind() const {
   return node_ ? node_->kind : Kind::Const;
 }
@@ -132,6 +171,7 @@ SymDim SymDim::make(Kind kind, const SymDim& a, const SymDim& b) {
   node->lhs = a;
   node->rhs = b;
   node->hash = (static_cast<std::size_t>(kind) * 0x100000001b3ULL) ^ (a.hash() * 31 + b.hash());
+  node->dynamic = a.depends_on_dynamic() || b.depends_on_dynamic();
   d.node_ = std::move(node);
   return d;
 }
@@ -146,6 +186,15 @@ std::int64_t SymDim::evaluate(const DimBindings& bindings) const {
     }
     return it->second;
   }
+  if (node_->kind == Kind::Dynamic) {
+    auto it = bindings.find(node_->name);
+    if (it == bindings.end()) {
+      fail(ErrorKind::InvalidArgument, "bind", "dynamic size '", node_->name,
+           "' is not bound yet: the op that declares it fixes it when the program runs, and "
+           "only ops after it can use it");
+    }
+    return it->second;
+  }
   return apply(node_->kind, node_->lhs.evaluate(bindings), node_->rhs.evaluate(bindings));
 }
 
@@ -155,6 +204,9 @@ std::vector<std::string> SymDim::free_names() const {
     if (!d.node_) return;
     if (d.node_->kind == Kind::Var) {
       names.insert(d.node_->name);
+    } else if (d.node_->kind == Kind::Dynamic) {
+      names.insert(d.node_->name);
+      walk(d.node_->lhs);
     } else {
       walk(d.node_->lhs);
       walk(d.node_->rhs);
@@ -167,7 +219,7 @@ std::vector<std::string> SymDim::free_names() const {
 std::string SymDim::to_string() const {
   if (!node_) return std::to_string(value_);
   const Kind k = node_->kind;
-  if (k == Kind::Var) return node_->name;
+  if (k == Kind::Var || k == Kind::Dynamic) return node_->name;
   std::string out;
   if (k == Kind::Min || k == Kind::Max) {
     out.append(symbol(k)).append("(").append(node_->lhs.to_string()).append(", ");
@@ -190,6 +242,8 @@ bool operator==(const SymDim& a, const SymDim& b) {
   if (a.node_ == b.node_) return true;
   if (a.node_->kind != b.node_->kind || a.node_->hash != b.node_->hash) return false;
   if (a.node_->kind == SymDim::Kind::Var) return a.node_->name == b.node_->name;
+  if (a.node_->kind == SymDim::Kind::Dynamic)
+    return a.node_->name == b.node_->name && a.node_->lhs == b.node_->lhs;
   return a.node_->lhs == b.node_->lhs && a.node_->rhs == b.node_->rhs;
 }
 
@@ -238,6 +292,12 @@ std::string to_string(const SymShape& shape) {
     s += shape[i].to_string();
   }
   return s + "]";
+}
+
+bool depends_on_dynamic(const SymShape& shape) {
+  for (const auto& d : shape)
+    if (d.depends_on_dynamic()) return true;
+  return false;
 }
 
 SymDim numel(const SymShape& shape) {

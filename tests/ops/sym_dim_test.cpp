@@ -157,3 +157,30 @@ TEST(ShapeConstraints, DimsEqual) {
   EXPECT_TF_ERROR(check_constraints("myop", cs, {}, {{"n", 3}}), ErrorKind::InvalidArgument);
   EXPECT_NO_THROW(check_constraints("myop", {}, {}));
 }
+
+TEST(SymDim, DynamicSizes) {
+  const SymDim r = SymDim::dynamic("r", min(n, SymDim(8)));
+  EXPECT_EQ(r.kind(), SymDim::Kind::Dynamic);
+  EXPECT_TRUE(r.is_dynamic());
+  EXPECT_TRUE(r.depends_on_dynamic());
+  EXPECT_TRUE((r + 1).depends_on_dynamic());
+  EXPECT_FALSE((r + 1).is_dynamic());
+  EXPECT_FALSE((n + 1).depends_on_dynamic());
+  EXPECT_EQ(r.name(), "r");
+  EXPECT_EQ(r.upper_bound(), min(n, SymDim(8)));
+  EXPECT_EQ(r.to_string(), "r");
+  EXPECT_EQ((n - r).free_names(), (std::vector<std::string>{"n", "r"}));
+  EXPECT_EQ(r, SymDim::dynamic("r", min(n, SymDim(8))));
+  EXPECT_FALSE(r == SymDim::var("r"));  // a named size is not a dynamic one
+  EXPECT_FALSE(r == SymDim::dynamic("s", min(n, SymDim(8))));
+  EXPECT_EQ((n - r).evaluate({{"n", 10}, {"r", 3}}), 7);
+  EXPECT_EQ(r - r, SymDim(0));
+  EXPECT_TRUE(depends_on_dynamic(SymShape{4, r}));
+  EXPECT_FALSE(depends_on_dynamic(SymShape{4, n}));
+  EXPECT_TF_ERROR(r.evaluate({{"n", 10}}), ErrorKind::InvalidArgument);  // not bound yet
+  EXPECT_TF_ERROR(SymDim::dynamic("", 3), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(SymDim::dynamic("r", -1), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(n.upper_bound(), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR((n + 1).name(), ErrorKind::InvalidArgument);
+  EXPECT_EQ(n.name(), "n");
+}

@@ -26,6 +26,11 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& graph, std::vector<int>& 
 
 struct Step {
   bool fused = false;
+  /// The node declares a dynamic size in an output: bind it from the result.
+  bool binds_dynamic = false;
+  /// Nodes whose shape constraints use a dynamic size: checked just before
+  /// this step runs (prepare() and the run's entry check only the others).
+  std::vector<std::uint32_t> late_checks;
   std::uint32_t index = 0;           // node index, or fused group index
   std::vector<std::uint32_t> frees;  // value ids whose last use is this step
 };
@@ -38,7 +43,7 @@ struct PreparedState {
   std::vector<Step> steps;
   std::vector<FusedPlan> groups;
   std::vector<std::uint32_t> value_base;       // first value id of each node
-  std::vector<std::uint32_t> constrained;      // nodes with shape constraints
+  std::vector<std::uint32_t> constrained;      // nodes with shape constraints (no dynamic size)
   std::vector<std::uint32_t> dead_on_arrival;  // values never read (freed at once)
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
@@ -63,8 +68,10 @@ struct LiveCounter {
   }
 };
 
+/// Runs the steps. `bindings` holds the named sizes and gains the dynamic
+/// sizes the steps fix.
 std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
-                                  std::span<const Tensor> inputs, const DimBindings& bindings,
+                                  std::span<const Tensor> inputs, DimBindings& bindings,
                                   LiveCounter& counter, RunStats* stats);
 
 /// Checks inputs against the program's metadata and binds named sizes.

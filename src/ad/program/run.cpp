@@ -15,8 +15,49 @@ std::uint32_t value_id(const PreparedState& s, ValueRef v) {
   return s.value_base[v.node] + v.output;
 }
 
-std::string size_name(const SymDim& d) {
-  return d.free_names().at(0);
+bool uses_dynamic_size(const ProgramGraph& g, const ProgramNode& node) {
+  for (ValueRef v : node.inputs)
+    if (depends_on_dynamic(g.meta(v).shape)) return true;
+  for (const ShapeConstraint& c : node.constraints)
+    if (c.lhs_dim.depends_on_dynamic() || c.rhs_dim.depends_on_dynamic()) return true;
+  return false;
+}
+
+void check_node_constraints(const ProgramGraph& g, std::uint32_t idx, const DimBindings& bindings) {
+  const ProgramNode& n = g.nodes[idx];
+  std::vector<Shape> shapes;
+  for (ValueRef v : n.inputs) shapes.push_back(evaluate(g.meta(v).shape, bindings));
+  check_constraints(n.op->name(), n.constraints, shapes, bindings);
+}
+
+// Binds the dynamic sizes an extension op declares in its outputs from what
+// it returned: each at most its upper bound, and equal to an earlier binding
+// of the same name.
+void bind_dynamic_sizes(const ProgramNode& n, std::span<const Tensor> outs, DimBindings& bindings) {
+  for (std::size_t j = 0; j < outs.size() && j < n.outputs.size(); ++j) {
+    const SymShape& declared = n.outputs[j].shape;
+    const Shape& got = outs[j].shape();
+    if (got.size() != declared.size()) continue;  // the contract check below names it
+    for (std::size_t d = 0; d < got.size(); ++d) {
+      const SymDim& sd = declared[d];
+      if (!sd.is_dynamic()) continue;
+      const std::int64_t bound = sd.upper_bound().evaluate(bindings);
+      if (got[d] > bound) {
+        fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(n.op->name()),
+                "output ", j, " axis ", d, " has extent ", got[d], " but dynamic size '", sd.name(),
+                "' is declared at most ", sd.upper_bound().to_string(), " = ", bound,
+                "; the family's engine and infer() disagree");
+      }
+      auto [it, fresh] = bindings.emplace(sd.name(), got[d]);
+      if (!fresh && it->second != got[d]) {
+        fail_in(ErrorPhase::Execute, ErrorKind::ShapeMismatch, std::string(n.op->name()),
+                "dynamic size '", sd.name(), "' was fixed to ", it->second,
+                " earlier (by an input or an earlier op) but this op produced ", got[d],
+                "; inputs with that extent must match the op's result, and different "
+                "data-dependent sizes need different names");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -48,8 +89,10 @@ DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes
           fail(ErrorKind::ShapeMismatch, what, "input ", i, " has shape ",
                shape_to_string(shapes[i]), " but the program expects ", to_string(m.shape));
         }
-      } else if (sd.kind() == SymDim::Kind::Var) {
-        auto [it, fresh] = bindings.emplace(size_name(sd), actual);
+      } else if (sd.kind() == SymDim::Kind::Var || sd.is_dynamic()) {
+        // A dynamic extent of an input (the cotangent of a truncated factor
+        // in a vjp program) binds here; the op that declares it must agree.
+        auto [it, fresh] = bindings.emplace(sd.name(), actual);
         if (!fresh && it->second != actual) {
           fail(ErrorKind::ShapeMismatch, what, "size '", it->first, "' is ", it->second,
                " from an earlier input but ", actual, " from input ", i, " axis ", d,
@@ -73,12 +116,7 @@ DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes
 
 void check_program_constraints(const PreparedState& state, const DimBindings& bindings) {
   const ProgramGraph& g = *state.program.graph();
-  for (std::uint32_t idx : state.constrained) {
-    const ProgramNode& n = g.nodes[idx];
-    std::vector<Shape> shapes;
-    for (ValueRef v : n.inputs) shapes.push_back(evaluate(g.meta(v).shape, bindings));
-    check_constraints(n.op->name(), n.constraints, shapes, bindings);
-  }
+  for (std::uint32_t idx : state.constrained) check_node_constraints(g, idx, bindings);
   for (const auto& r : state.regions)
     if (r) check_program_constraints(*r, bindings);
 }
@@ -116,13 +154,22 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   s->regions.resize(n);
   for (const auto& grp : s->groups) s->fused_ops += grp.nodes.size();
 
-  // Steps in node order; a fused group runs where its root is.
+  // Steps in node order; a fused group runs where its root is. Constraints
+  // over dynamic sizes are checked by the first step from their node on (the
+  // ops that fix those sizes come earlier in node order).
   std::vector<std::vector<ValueRef>> reads;
   std::vector<std::uint32_t> producer_step(count, UINT32_MAX);
+  std::vector<std::uint32_t> pending_late;
   for (std::uint32_t i = 0; i < n; ++i) {
     const ProgramNode& node = g.nodes[i];
     if (node.kind != ProgramNode::Kind::Op) continue;
-    if (!node.constraints.empty()) s->constrained.push_back(i);
+    if (!node.constraints.empty()) {
+      if (uses_dynamic_size(g, node)) {
+        pending_late.push_back(i);
+      } else {
+        s->constrained.push_back(i);
+      }
+    }
     if (auto* region = dynamic_cast<const RegionOp*>(node.op.get())) {
       s->regions[i] = prepare_state(runtime, region->body(), options);
     }
@@ -136,7 +183,13 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
     } else {
       step.index = i;
       reads.push_back(node.inputs);
+      if (node.op->is_extension() && s->regions[i] == nullptr) {
+        for (const TensorMeta& m : node.outputs)
+          for (const SymDim& d : m.shape) step.binds_dynamic |= d.is_dynamic();
+      }
     }
+    step.late_checks = std::move(pending_late);
+    pending_late.clear();
     for (std::uint32_t j = 0; j < node.outputs.size(); ++j)
       producer_step[s->value_base[i] + j] = static_cast<std::uint32_t>(s->steps.size());
     s->steps.push_back(std::move(step));
@@ -161,7 +214,7 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
 }
 
 std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
-                                  std::span<const Tensor> inputs, const DimBindings& bindings,
+                                  std::span<const Tensor> inputs, DimBindings& bindings,
                                   LiveCounter& counter, RunStats* stats) {
   const ProgramGraph& g = *state.program.graph();
   const auto& constants = state.program.constants();
@@ -186,6 +239,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
   for (std::uint32_t v : state.dead_on_arrival) release(v);
   Backend& backend = runtime.backend();
   for (const Step& step : state.steps) {
+    for (std::uint32_t idx : step.late_checks) check_node_constraints(g, idx, bindings);
     if (step.fused) {
       const FusedPlan& plan = state.groups[step.index];
       ext.clear();
@@ -210,6 +264,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
           fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(n.op->name()),
                   "returned ", outs.size(), " outputs but the family declares ", n.outputs.size());
         }
+        if (step.binds_dynamic) bind_dynamic_sizes(n, outs, bindings);
         for (std::size_t j = 0; j < outs.size(); ++j) {
           const Shape want = evaluate(n.outputs[j].shape, bindings);
           if (outs[j].dtype() != n.outputs[j].dtype || outs[j].shape() != want) {
