@@ -90,6 +90,7 @@ void register_triangular(Registry& r);
 void register_spectral(Registry& r);
 void register_factor(Registry& r);
 void register_composite(Registry& r);
+void register_truncated(Registry& r);
 
 /// The solve_triangular op (triangular.cpp), for rules of other op files:
 /// op(T) X = B (left) or X op(T) = B, op = ^H when `adjoint`.

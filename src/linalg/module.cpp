@@ -17,6 +17,7 @@ ExtensionModulePtr build_module() {
   register_spectral(registry);
   register_factor(registry);
   register_composite(registry);
+  register_truncated(registry);
   return ad::with_rules(module, std::move(rules));
 }
 }  // namespace

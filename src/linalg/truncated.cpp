@@ -6,6 +6,7 @@
 #include "tenferro/linalg/truncated.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <numeric>
@@ -13,6 +14,82 @@
 #include "linalg/common.hpp"
 
 namespace tenferro::linalg {
+
+// ---- the kept-index op (dynamic rank) -----------------------------------------------
+
+namespace detail {
+namespace {
+
+// Every criterion of a Truncation plus the name of the rank it declares.
+struct KeepParams {
+  Truncation t;
+  bool operator==(const KeepParams& o) const {
+    return t.max_rank == o.t.max_rank && t.cutoff == o.t.cutoff &&
+           t.relative_cutoff == o.t.relative_cutoff &&
+           t.max_discarded_weight == o.t.max_discarded_weight && t.rank_name == o.t.rank_name;
+  }
+};
+std::size_t hash_value(const KeepParams& p) {
+  std::size_t h = std::hash<std::string>{}(p.t.rank_name);
+  h = hash_combine(h, std::hash<std::int64_t>{}(p.t.max_rank));
+  h = hash_combine(h, std::hash<double>{}(p.t.cutoff));
+  h = hash_combine(h, std::hash<double>{}(p.t.max_discarded_weight));
+  return hash_combine(h, p.t.relative_cutoff ? 1u : 0u);
+}
+
+// magnitudes [k, batch...] (real, descending per matrix) -> {keep [r], drop
+// [k - r]} as i64 indices 0..r-1 and r..k-1, with r the rank the Truncation
+// keeps (the largest any matrix of the batch needs): a dynamic size, at most
+// min(k, max_rank), fixed when the op runs. Integer outputs: no derivative.
+class TruncationKeep final : public LinalgOp<TruncationKeep, KeepParams> {
+ public:
+  static constexpr std::string_view kFamily = "tenferro.linalg_truncation_keep.v1";
+  using LinalgOp::LinalgOp;
+  std::size_t input_count() const override { return 1; }
+  std::size_t output_count() const override { return 2; }
+  std::string describe() const override {
+    const Truncation& t = params().t;
+    return tenferro::detail::cat("truncation_keep(", t.rank_name, ", max_rank=", t.max_rank,
+                                 ", cutoff=", t.cutoff,
+                                 t.relative_cutoff ? " relative" : " absolute",
+                                 ", max_discarded_weight=", t.max_discarded_weight, ")");
+  }
+  InferenceResult infer(std::span<const TensorMeta> in) const override {
+    const TensorMeta& m = in[0];
+    if (m.dtype != DType::F32 && m.dtype != DType::F64) {
+      fail(ErrorKind::DTypeMismatch, "truncation_keep", "magnitudes must be f32 or f64, got ",
+           tenferro::name(m.dtype));
+    }
+    if (m.rank() < 1) {
+      fail(ErrorKind::RankMismatch, "truncation_keep",
+           "magnitudes must be [k, batch...], got a scalar");
+    }
+    const SymDim k = m.shape[0];
+    const Truncation& t = params().t;
+    const SymDim bound = t.max_rank > 0 ? min(k, SymDim(t.max_rank)) : k;
+    const SymDim r = SymDim::dynamic(t.rank_name, bound);
+    return {{TensorMeta{DType::I64, SymShape{r}}, TensorMeta{DType::I64, SymShape{k - r}}}, {}};
+  }
+  std::vector<Tensor> execute(Backend& backend, std::span<const Tensor> in,
+                              Workspaces&) const override;
+  const RuleSet& ad_rules() const override { return rules(); }
+  static const RuleSet& rules() {
+    static const RuleSet r = [] {
+      RuleSet s;
+      s.non_differentiable = true;
+      return s;
+    }();
+    return r;
+  }
+};
+
+}  // namespace
+
+void register_truncated(Registry& r) {
+  r.add<TruncationKeep>();
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -103,6 +180,19 @@ std::int64_t common_rank(const std::vector<std::vector<double>>& mags, std::int6
 
 }  // namespace
 
+std::vector<Tensor> detail::TruncationKeep::execute(Backend& backend, std::span<const Tensor> in,
+                                                    Workspaces&) const {
+  const std::int64_t k = in[0].rank() == 0 ? 1 : in[0].shape()[0];
+  const std::int64_t r = std::min(k, common_rank(magnitudes(in[0]), k, params().t));
+  Tensor keep = backend.empty(Shape{r}.span(), DType::I64);
+  Tensor drop = backend.empty(Shape{k - r}.span(), DType::I64);
+  std::int64_t* kp = keep.mutable_data<std::int64_t>();
+  std::int64_t* dp = drop.mutable_data<std::int64_t>();
+  for (std::int64_t i = 0; i < r; ++i) kp[i] = i;
+  for (std::int64_t i = r; i < k; ++i) dp[i - r] = i;
+  return {keep, drop};
+}
+
 std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
   check_truncation(t, "truncation_rank");
   const auto n = static_cast<std::int64_t>(m.size());
@@ -134,19 +224,36 @@ std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
 // ---- svd -------------------------------------------------------------------------------
 
 namespace {
-// A traced call keeps a rank known when the graph is built: max_rank is the
-// only criterion a graph can hold (a cutoff or a weight bound depends on the
-// values).
-void require_fixed_rank(const Truncation& t, const char* op) {
-  if (t.cutoff > 0 || t.max_discarded_weight > 0) {
-    fail(ErrorKind::Unsupported, op,
-         "in a traced program the kept rank must be known when the graph is built: set only "
-         "max_rank (a cutoff or a discarded-weight bound depends on the values; use the eager "
-         "tier for them)");
-  }
+// A traced call keeps a constant rank when only max_rank is set and the
+// extents are constant; otherwise the rank is a dynamic size.
+bool constant_rank(const Truncation& t, const SymShape& a) {
+  return t.cutoff == 0 && t.max_discarded_weight == 0 && try_concrete(a).has_value();
 }
 std::int64_t fixed_rank(const Truncation& t, std::int64_t k) {
   return t.max_rank < 0 ? k : std::min(k, t.max_rank);
+}
+
+// {keep, drop}: the indices the truncation keeps (a dynamic extent r) and
+// those it drops (k - r), from descending magnitudes [k, batch...].
+std::pair<TracedTensor, TracedTensor> kept_indices(const TracedTensor& magnitudes, Truncation t) {
+  if (t.rank_name.empty()) {
+    // Fresh per call: two truncations in one program never share a rank.
+    static std::atomic<std::uint64_t> next{0};
+    t.rank_name = "rank_" + std::to_string(next.fetch_add(1) + 1);
+  }
+  auto op = std::make_shared<const detail::TruncationKeep>(detail::KeepParams{std::move(t)});
+  const auto out = detail::apply(op, {magnitudes});
+  return {out[0], out[1]};
+}
+
+// The discarded weight from the dropped indices (dynamic-rank form).
+TracedTensor discarded_weight_at(const TracedTensor& values, const TracedTensor& drop) {
+  const TracedTensor sq =
+      is_complex(values.dtype()) ? real(mul(conj(values), values)) : mul(values, values);
+  const TracedTensor total = sum(sq, {0});
+  const TracedTensor tail = sum(index_select(sq, 0, drop), {0});
+  const TracedTensor positive = gt(total, zeros_like(total));
+  return where(positive, div(tail, where(positive, total, ones_like(total))), zeros_like(total));
 }
 
 // The leading r pairs of eigenvalues w and vectors v already in the kept order.
@@ -184,10 +291,18 @@ TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& 
 TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation& truncation,
                                          const SpectralOptions& options) {
   check_truncation(truncation, "svd_truncated");
-  require_fixed_rank(truncation, "svd_truncated");
   const SvdResult<TracedTensor> f = svd(a, false, options);
-  const std::int64_t k = concrete(f.S.shape(), "svd_truncated")[0];
-  return keep_svd(f, fixed_rank(truncation, k), "svd_truncated");
+  const SymDim& k = f.S.shape()[0];
+  if (constant_rank(truncation, a.shape()))
+    return keep_svd(f, fixed_rank(truncation, k.constant()), "svd_truncated");
+  const auto [keep, drop] = kept_indices(f.S, truncation);
+  TruncatedSvd<TracedTensor> out;
+  out.rank = -1;
+  out.U = index_select(f.U, 1, keep);
+  out.S = index_select(f.S, 0, keep);
+  out.Vh = index_select(f.Vh, 0, keep);
+  out.discarded_weight = discarded_weight_at(f.S, drop);
+  return out;
 }
 
 TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation,
@@ -239,20 +354,27 @@ TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation
 TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
                                            char uplo, const SpectralOptions& options) {
   check_truncation(truncation, "eigh_truncated");
-  require_fixed_rank(truncation, "eigh_truncated");
   const EigResult<TracedTensor> f = eigh(a, uplo, options);
-  const Shape ws = concrete(f.eigenvalues.shape(), "eigh_truncated");
-  const std::int64_t n = ws[0];
+  const SymShape& ws = f.eigenvalues.shape();
+  const SymDim n = ws[0];
   // The eigenvalue order by descending magnitude, stable as in the eager
   // tier; the same order for the vectors' columns.
   const TracedTensor order = argsort(abs(f.eigenvalues), 0, true);
-  Shape row = ws;
-  row.insert(row.begin(), 1);  // [1, n, batch...]
-  Shape vs = ws;
+  SymShape row = ws;
+  row.insert(row.begin(), SymDim(1));  // [1, n, batch...]
+  SymShape vs = ws;
   vs.insert(vs.begin(), n);  // [n, n, batch...]
   const TracedTensor w = take_along_axis(f.eigenvalues, order, 0);
   const TracedTensor v = take_along_axis(f.eigenvectors, broadcast_to(reshape(order, row), vs), 1);
-  return keep_eigh(w, v, fixed_rank(truncation, n));
+  if (constant_rank(truncation, a.shape()))
+    return keep_eigh(w, v, fixed_rank(truncation, n.constant()));
+  const auto [keep, drop] = kept_indices(abs(w), truncation);
+  TruncatedEigh<TracedTensor> out;
+  out.rank = -1;
+  out.eigenvalues = index_select(w, 0, keep);
+  out.eigenvectors = index_select(v, 1, keep);
+  out.discarded_weight = discarded_weight_at(w, drop);
+  return out;
 }
 
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,

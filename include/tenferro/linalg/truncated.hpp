@@ -5,6 +5,7 @@
 // and reports the weight it discarded.
 
 #include <cstdint>
+#include <string>
 
 #include "tenferro/linalg/spectral.hpp"
 
@@ -24,6 +25,11 @@ struct Truncation {
   /// Drop the smallest values while the discarded weight (the sum of their
   /// squares over the sum of all squares) stays <= this bound. 0: none.
   double max_discarded_weight = 0.0;
+  /// Traced tier only: the name of the kept rank when it is a dynamic size
+  /// (see below). Empty: a fresh name ("rank_1", "rank_2", ...). Naming it
+  /// makes programs readable and their fingerprints (hence run_compiled's
+  /// cache) stable across re-tracing; names must be unique per program.
+  std::string rank_name = {};
 };
 
 /// A truncated SVD: A ~ U diag(S) Vh with U [m, r, batch...], S [r,
@@ -34,7 +40,8 @@ struct TruncatedSvd {
   T S;
   T Vh;
   /// The kept rank r (one rank for the whole batch: the largest any matrix
-  /// of the batch needs).
+  /// of the batch needs). -1 in a traced program whose rank is a dynamic
+  /// size: it is S.shape()[0] there, fixed when the program runs.
   std::int64_t rank = 0;
   /// Per matrix, the discarded weight sum_{i >= r} s_i^2 / sum_i s_i^2
   /// (real, [batch...]; 0 for an all-zero matrix). Differentiable.
@@ -47,10 +54,13 @@ struct TruncatedSvd {
 /// with the gauge and degeneracy policy of `options`.
 ///
 /// The kept rank depends on the values, so it is fixed when the eager or the
-/// direct call runs. In a traced program the rank must be known when the
-/// graph is built: only `max_rank` may be set there (a cutoff or a weight
-/// bound is Unsupported, naming the option); the discarded weight is then a
-/// graph value like the factors.
+/// direct call runs. In a traced program with only `max_rank` set and
+/// constant extents the rank is a constant. Otherwise (a cutoff, a weight
+/// bound, or a symbolic extent) it is a dynamic size (SymDim::dynamic) with
+/// upper bound min(m, n, max_rank): U is [m, r], S [r], Vh [r, n] with r
+/// fixed each time the program runs, without re-preparing it; the factors
+/// are gathers of the full ones, so their AD is the decomposition's followed
+/// by the gather's. The discarded weight is a graph value like the factors.
 /// Errors: a negative cutoff or weight bound, or a weight bound >= 1, is
 /// InvalidArgument; otherwise as svd.
 TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& truncation,
@@ -74,9 +84,9 @@ struct TruncatedEigh {
 /// Truncated eigh of a Hermitian A [n, n, batch...] (reads the `uplo`
 /// triangle): eigh(a, uplo, options), then the r eigenpairs of largest
 /// |eigenvalue| (the Truncation criteria apply to |w|; equal magnitudes keep
-/// eigh's ascending order). In a traced program, as for svd_truncated, only
-/// `max_rank` may be set (the pairs are picked in the graph by an argsort of
-/// |w|, so which pairs are kept still follows the values).
+/// eigh's ascending order). In a traced program the pairs are picked in the
+/// graph by an argsort of |w| (so which pairs are kept follows the values),
+/// and the rank is a constant or a dynamic size as for svd_truncated.
 TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation& truncation,
                                           char uplo = 'L', const SpectralOptions& options = {});
 TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
