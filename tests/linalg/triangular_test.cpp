@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
@@ -148,4 +149,26 @@ TEST(LinalgCholesky, GradientsMatchFiniteDifferences) {
         {X});
     EXPECT_TRUE(r.ok) << r.detail << " upper=" << upper;
   }
+}
+
+TEST(LinalgCholesky, NonFiniteEntriesOfTheReadTriangleOnly) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // [[4, x], [y, 9]]: lower reads y (entry 1), upper reads x (entry 2).
+  auto mat = [](double below, double above) {
+    return Tensor::from_col_major({2, 2}, std::vector<double>{4, below, above, 9});
+  };
+  EXPECT_EQ(la::cholesky(mat(1, nan), false, cpu).to_vector<double>(),
+            (std::vector<double>{2, 0.5, 0, std::sqrt(9 - 0.25)}));
+  EXPECT_TF_ERROR(la::cholesky(mat(inf, 1), false, cpu), ErrorKind::Singular);
+  EXPECT_TF_ERROR(la::cholesky(mat(1, -inf), true, cpu), ErrorKind::Singular);
+  EXPECT_EQ(la::cholesky(mat(nan, 1), true, cpu).to_vector<double>()[2], 0.5);
+  // f32 and complex parts (the imaginary part of an off-diagonal entry).
+  EXPECT_TF_ERROR(
+      la::cholesky(Tensor::from_col_major({2, 2}, std::vector<float>{4, NAN, 0, 9}), false, cpu),
+      ErrorKind::Singular);
+  const std::vector<c128_t> z = {{4, 0}, {1, inf}, {1, 0}, {9, 0}};
+  EXPECT_TF_ERROR(la::cholesky(Tensor::from_col_major({2, 2}, z), false, cpu), ErrorKind::Singular);
+  EXPECT_NO_THROW(la::cholesky(Tensor::from_col_major({2, 2}, z), true, cpu));
 }
