@@ -30,6 +30,15 @@ class EighOp final : public LinalgOp<EighOp<ValuesOnly>, EighParams> {
   std::size_t input_count() const override { return 1; }
   std::size_t output_count() const override { return ValuesOnly ? 1 : 2; }
   const char* op_name() const { return ValuesOnly ? "eigvalsh" : "eigh"; }
+  // eigvalsh is eigh's w (same triangle, same AD policy).
+  std::optional<std::vector<std::size_t>> outputs_within(const Op& other) const override {
+    if constexpr (ValuesOnly) {
+      const auto* o = dynamic_cast<const EighOp<false>*>(&other);
+      if (o != nullptr && o->params().lower == params().lower && o->params().ad == params().ad)
+        return std::vector<std::size_t>{0};
+    }
+    return std::nullopt;
+  }
   InferenceResult infer(std::span<const TensorMeta> in) const override {
     std::vector<ShapeConstraint> cs;
     require_floating(op_name(), in[0]);

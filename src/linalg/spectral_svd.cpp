@@ -38,6 +38,14 @@ class SvdOp final : public LinalgOp<SvdOp<ValuesOnly>, SvdParams> {
   const RuleSet& ad_rules() const override { return rules(); }
   static const RuleSet& rules() { return svd_rules(ValuesOnly); }
   const char* op_name() const { return op_name_of(params().mode); }
+  // svdvals is svd's S (reduced or full) under the same AD policy.
+  std::optional<std::vector<std::size_t>> outputs_within(const Op& other) const override {
+    if constexpr (ValuesOnly) {
+      const auto* o = dynamic_cast<const SvdOp<false>*>(&other);
+      if (o != nullptr && o->params().ad == params().ad) return std::vector<std::size_t>{1};
+    }
+    return std::nullopt;
+  }
 };
 using Svd = SvdOp<false>;
 using SvdVals = SvdOp<true>;

@@ -257,6 +257,39 @@ TEST(LinalgSvd, RecordedValuesOnlyCallsComputeTheirVectorsOnce) {
   }
 }
 
+TEST(LinalgSvd, TracedGradientsComputeTheDecompositionOnce) {
+  // The reverse rules of svdvals and eigvalsh recompute the vectors; compile
+  // merges the values-only forward op into that decomposition (one LAPACK
+  // call per matrix, as the eager tier records it).
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  auto a = placeholder(f64, {4, 3}, "a");
+  auto h = placeholder(f64, {3, 3}, "h");
+  const TracedTensor s = la::svdvals(a);
+  const TracedTensor w = la::eigvalsh(h);
+  const TracedTensor loss = sum(s * s * s) + sum(w * w * w);
+  const Program p = compile({s, w, loss, grad(loss, a), grad(loss, h)}, {a, h});
+  EXPECT_EQ(p.count_ops("tenferro.linalg_svdvals.v1"), 0u);
+  EXPECT_EQ(p.count_ops("tenferro.linalg_svd.v1"), 1u);
+  EXPECT_EQ(p.count_ops("tenferro.linalg_eigvalsh.v1"), 0u);
+  EXPECT_EQ(p.count_ops("tenferro.linalg_eigh.v1"), 1u);
+  // Without merging (CompileOptions::merge_common off) both ops stay.
+  const Program unmerged = compile({s, w, loss, grad(loss, a), grad(loss, h)}, {a, h},
+                                   CompileOptions{.merge_common = false});
+  EXPECT_EQ(unmerged.count_ops("tenferro.linalg_svdvals.v1"), 1u);
+  EXPECT_GE(unmerged.count_ops("tenferro.linalg_svd.v1"), 1u);
+  // A values-only program keeps the values-only op.
+  EXPECT_EQ(compile({s}, {a}).count_ops("tenferro.linalg_svdvals.v1"), 1u);
+  const Tensor av = make(DType::F64, Shape{4, 3}, 0.9);
+  const Tensor hv = add(av.reshape({3, 4}).slice(1, 0, 3),
+                        av.reshape({3, 4}).slice(1, 0, 3).permute({1, 0}), rt->backend());
+  const auto got = run_compiled(*rt->runtime(), p, {av, hv});
+  const auto want = run_compiled(*rt->runtime(), unmerged, {av, hv});
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_TRUE(allclose(got[i], want[i], 1e-12, 1e-12)) << i;
+  EXPECT_TRUE(allclose(got[0], la::svdvals(av, rt->backend()), 1e-12, 1e-12));
+}
+
 TEST(LinalgSvd, PhaseDependentLossIsGaugeIllDefinedInEagerAndTraced) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
   const Tensor A = make(DType::C128, {3, 3});

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,16 @@ class Op {
   virtual InferenceResult infer(std::span<const TensorMeta> inputs) const = 0;
   /// Human-readable parameters, e.g. "axes=[0, 1], keepdim=false".
   virtual std::string describe() const { return std::string(name()); }
+  /// When `other`, applied to the same inputs, also computes every output of
+  /// this op with the same values and derivatives (svdvals within svd,
+  /// eigvalsh within eigh): the index of each of this op's outputs among
+  /// other's. Compiling a program then runs one op for both (a gradient
+  /// graph recomputing the vectors of a values-only forward op is the common
+  /// case). nullopt (the default): no such relation.
+  virtual std::optional<std::vector<std::size_t>> outputs_within(const Op& other) const {
+    (void)other;
+    return std::nullopt;
+  }
 };
 
 using OpPtr = std::shared_ptr<const Op>;

@@ -196,6 +196,53 @@ class GraphBuilder {
   std::unordered_map<std::size_t, ValueRef> constant_nodes_;
 };
 
+// Extension ops on the same inputs where one computes the other's outputs
+// (Op::outputs_within) run once: the earlier node becomes the larger op and
+// the uses of both point at it; the later node is left unused (remove_dead
+// drops it). The earlier position keeps the order topological, since both
+// read the same inputs.
+void merge_subsumed(ProgramGraph& g) {
+  std::vector<std::uint32_t> ext;
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == ProgramNode::Kind::Op && g.nodes[i].op->is_extension()) ext.push_back(i);
+  if (ext.size() < 2) return;
+  auto redirect = [&g](std::uint32_t from, std::uint32_t to, const std::vector<std::size_t>* map) {
+    auto move = [&](ValueRef& v) {
+      if (v.node != from) return;
+      v = ValueRef{to, map ? static_cast<std::uint32_t>((*map)[v.output]) : v.output};
+    };
+    for (ProgramNode& n : g.nodes)
+      for (ValueRef& v : n.inputs) move(v);
+    for (ValueRef& v : g.outputs) move(v);
+  };
+  // The relation holds only where the metadata agree too.
+  auto fits = [&g](std::uint32_t small, std::uint32_t big, const std::vector<std::size_t>& m) {
+    const ProgramNode &s = g.nodes[small], &l = g.nodes[big];
+    if (m.size() != s.outputs.size()) return false;
+    for (std::size_t k = 0; k < m.size(); ++k)
+      if (m[k] >= l.outputs.size() || !(s.outputs[k] == l.outputs[m[k]])) return false;
+    return true;
+  };
+  std::vector<char> gone(g.nodes.size(), 0);
+  for (std::size_t x = 0; x < ext.size(); ++x) {
+    for (std::size_t y = x + 1; y < ext.size(); ++y) {
+      const std::uint32_t a = ext[x], b = ext[y];
+      if (gone[a] || gone[b] || g.nodes[a].inputs != g.nodes[b].inputs) continue;
+      if (auto m = g.nodes[b].op->outputs_within(*g.nodes[a].op); m && fits(b, a, *m)) {
+        redirect(b, a, &*m);
+        gone[b] = 1;
+      } else if (auto m2 = g.nodes[a].op->outputs_within(*g.nodes[b].op); m2 && fits(a, b, *m2)) {
+        redirect(a, a, &*m2);
+        g.nodes[a].op = g.nodes[b].op;
+        g.nodes[a].outputs = g.nodes[b].outputs;
+        g.nodes[a].constraints = g.nodes[b].constraints;
+        redirect(b, a, nullptr);
+        gone[b] = 1;
+      }
+    }
+  }
+}
+
 // Drops nodes no output reaches (inputs stay) and renumbers.
 void remove_dead(ProgramGraph& g) {
   std::vector<char> live(g.nodes.size(), 0);
@@ -329,6 +376,7 @@ Program compile_graph(std::span<const TracedTensor> outputs, std::span<const Tra
   }
   for (const TracedTensor& t : outputs)
     b.graph.outputs.push_back(mapped.at(t.node().get())[t.index()]);
+  if (options.merge_common) merge_subsumed(b.graph);
   remove_dead(b.graph);
   std::shared_ptr<const std::vector<Tensor>> constants = base;
   if (!b.new_constants.empty() || !base) {
