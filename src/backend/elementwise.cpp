@@ -16,104 +16,43 @@
 
 namespace tenferro {
 
-// Indexed by the enumerator value; the order follows the enum declarations.
-constexpr std::string_view kUnaryNames[] = {
-    "abs", "neg", "conj", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-    "square", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "sign", "sgn", "floor", "ceil", "round",
-    "trunc", "real", "imag", "angle", "isfinite", "isnan", "logical_not",
-    // special functions
-    "erfinv", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "erfcx", "ndtr", "ndtri", "log_ndtr",
-    "entr", "logit", "frac", "sinc", "frexp_mantissa", "frexp_exponent"};
-constexpr std::string_view kBinaryNames[] = {
-    "add",   "sub",      "mul",         "div",        "pow",   "maximum", "minimum",   "atan2",
-    "hypot", "copysign", "fmod",        "remainder",  "eq",    "ne",      "lt",        "le",
-    "gt",    "ge",       "logical_and", "logical_or", "xlogy", "xlog1py", "logaddexp", "complex"};
-static_assert(std::size(kUnaryNames) == static_cast<std::size_t>(kUnaryOpCount));
-static_assert(std::size(kBinaryNames) == static_cast<std::size_t>(kBinaryOpCount));
-
 std::string_view name(UnaryOp op) {
   const auto i = static_cast<std::size_t>(op);
-  return i < std::size(kUnaryNames) ? kUnaryNames[i] : "unary";
+  return i < std::size(kUnaryOps) ? kUnaryOps[i].name : "unary";
 }
 
 std::string_view name(BinaryOp op) {
   const auto i = static_cast<std::size_t>(op);
-  return i < std::size(kBinaryNames) ? kBinaryNames[i] : "binary";
+  return i < std::size(kBinaryOps) ? kBinaryOps[i].name : "binary";
+}
+
+std::optional<UnaryOp> unary_op_named(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kUnaryOps); ++i)
+    if (kUnaryOps[i].name == name) return static_cast<UnaryOp>(i);
+  return std::nullopt;
+}
+
+std::optional<BinaryOp> binary_op_named(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kBinaryOps); ++i)
+    if (kBinaryOps[i].name == name) return static_cast<BinaryOp>(i);
+  return std::nullopt;
 }
 
 namespace {
 
-// Ops whose result is inexact: integer and bool inputs compute in f64.
-bool computes_inexact(UnaryOp op) {
-  if (cpu::is_special_op(op)) return true;
-  switch (op) {
-    case UnaryOp::Exp:
-    case UnaryOp::Exp2:
-    case UnaryOp::Expm1:
-    case UnaryOp::Log:
-    case UnaryOp::Log2:
-    case UnaryOp::Log10:
-    case UnaryOp::Log1p:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Rsqrt:
-    case UnaryOp::Reciprocal:
-    case UnaryOp::Sin:
-    case UnaryOp::Cos:
-    case UnaryOp::Tan:
-    case UnaryOp::Asin:
-    case UnaryOp::Acos:
-    case UnaryOp::Atan:
-    case UnaryOp::Sinh:
-    case UnaryOp::Cosh:
-    case UnaryOp::Tanh:
-    case UnaryOp::Asinh:
-    case UnaryOp::Acosh:
-    case UnaryOp::Atanh:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Erf:
-    case UnaryOp::Erfc:
-    case UnaryOp::Angle:
-      return true;
-    default:
-      return false;
-  }
-}
-
+// The dtype a unary op computes in, from its descriptor.
 DType unary_compute_dtype(UnaryOp op, DType x) {
-  // The special functions are real functions; sinc also takes complex values.
-  if (cpu::is_special_op(op) && op != UnaryOp::Sinc && is_complex(x)) {
-    fail(ErrorKind::DTypeMismatch, std::string(name(op)), "not defined for complex dtype ", name(x),
-         "; it is a real function: apply it to a real tensor (e.g. real() or abs())");
+  const ElementwiseDescriptor& d = descriptor(op);
+  if (is_complex(x) && !d.complex_advice.empty()) {
+    fail(ErrorKind::DTypeMismatch, std::string(d.name), "not defined for complex dtype ", name(x),
+         "; ", d.complex_advice);
   }
-  switch (op) {
-    case UnaryOp::Neg:
-      if (is_bool(x)) {
-        fail(ErrorKind::DTypeMismatch, std::string(name(op)),
-             "negation of a bool tensor is not defined; use logical_not, or convert to an "
-             "integer dtype first");
-      }
-      break;
-    case UnaryOp::Erf:
-    case UnaryOp::Erfc:
-    case UnaryOp::Sign:
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Round:
-    case UnaryOp::Trunc:
-      if (is_complex(x)) {
-        fail(ErrorKind::DTypeMismatch, std::string(name(op)), "not defined for complex dtype ",
-             name(x), "; apply it to real() and imag() separately",
-             op == UnaryOp::Sign ? " (sgn is the complex sign)" : "");
-      }
-      break;
-    default:
-      break;
-  }
-  return computes_inexact(op) ? inexact_dtype(x) : x;
+  if (is_bool(x) && !d.bool_advice.empty())
+    fail(ErrorKind::DTypeMismatch, std::string(d.name), d.bool_advice);
+  return d.compute == ComputeRule::Inexact ? inexact_dtype(x) : x;
 }
 
-[[noreturn]] void reject_binary(BinaryOp op, DType a, DType b, const char* what) {
+[[noreturn]] void reject_binary(BinaryOp op, DType a, DType b, std::string_view what) {
   fail(ErrorKind::DTypeMismatch, std::string(name(op)), "not defined for dtypes ", name(a), " and ",
        name(b), ": ", what);
 }
@@ -228,23 +167,26 @@ Shape binary_shape(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 // ---- dtype rules -----------------------------------------------------------------
 
-DType unary_result_dtype(UnaryOp op, DType x) {
-  const DType c = unary_compute_dtype(op, x);
-  switch (op) {
-    case UnaryOp::Abs:
-    case UnaryOp::Real:
-    case UnaryOp::Imag:
-    case UnaryOp::Angle:
-      return real_dtype(c);
-    case UnaryOp::IsFinite:
-    case UnaryOp::IsNan:
-    case UnaryOp::LogicalNot:
+namespace {
+DType result_of(ResultRule rule, DType compute) {
+  switch (rule) {
+    case ResultRule::Compute:
+      return compute;
+    case ResultRule::Real:
+      return real_dtype(compute);
+    case ResultRule::Bool:
       return DType::Bool;
-    case UnaryOp::FrexpExponent:
+    case ResultRule::I32:
       return DType::I32;
-    default:
-      return c;
+    case ResultRule::ComplexOf:
+      return complex_dtype(compute);
   }
+  return compute;
+}
+}  // namespace
+
+DType unary_result_dtype(UnaryOp op, DType x) {
+  return result_of(descriptor(op).result, unary_compute_dtype(op, x));
 }
 
 DType polygamma_result_dtype(DType x) {
@@ -256,79 +198,23 @@ DType polygamma_result_dtype(DType x) {
 }
 
 DType binary_compute_dtype(BinaryOp op, DType a, DType b) {
+  const ElementwiseDescriptor& d = descriptor(op);
   const DType p = promote_types(a, b);
-  switch (op) {
-    case BinaryOp::Add:
-    case BinaryOp::Mul:
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
+  if (is_complex(p) && !d.complex_advice.empty()) reject_binary(op, a, b, d.complex_advice);
+  if (is_bool(p) && !d.bool_advice.empty()) reject_binary(op, a, b, d.bool_advice);
+  switch (d.compute) {
+    case ComputeRule::Keep:
       return p;
-    case BinaryOp::Sub:
-      if (is_bool(p))
-        reject_binary(op, a, b,
-                      "subtracting bools is undefined; use ne() for exclusive or, or convert "
-                      "to an integer dtype first");
-      return p;
-    case BinaryOp::Div:
+    case ComputeRule::Inexact:
       return inexact_dtype(p);
-    case BinaryOp::Pow:
-      if (is_bool(p)) reject_binary(op, a, b, "convert one operand to an integer dtype first");
-      return p;
-    case BinaryOp::Maximum:
-    case BinaryOp::Minimum:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-      if (is_complex(p))
-        reject_binary(op, a, b, "complex numbers are not ordered; compare abs() or real()");
-      return p;
-    case BinaryOp::Atan2:
-    case BinaryOp::Hypot:
-    case BinaryOp::Copysign:
-      if (is_complex(p)) reject_binary(op, a, b, "real dtypes only; apply it to real() and imag()");
-      return inexact_dtype(p);
-    case BinaryOp::Fmod:
-    case BinaryOp::Remainder:
-      if (is_complex(p)) reject_binary(op, a, b, "real and integer dtypes only");
-      if (is_bool(p)) reject_binary(op, a, b, "convert one operand to an integer dtype first");
-      return p;
-    case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr:
+    case ComputeRule::Bool:
       return DType::Bool;  // each operand becomes its truth value x != 0
-    case BinaryOp::Xlogy:
-    case BinaryOp::Xlog1py:
-      if (is_complex(p)) reject_binary(op, a, b, "real dtypes only; apply it to real() and imag()");
-      return inexact_dtype(p);
-    case BinaryOp::LogAddExp:
-      return inexact_dtype(p);
-    case BinaryOp::Complex:
-      if (is_complex(p))
-        reject_binary(op, a, b,
-                      "the real and imaginary parts must be real; take real() and imag() of a "
-                      "complex operand first");
-      return inexact_dtype(p);
   }
   return p;
 }
 
 DType binary_result_dtype(BinaryOp op, DType a, DType b) {
-  const DType c = binary_compute_dtype(op, a, b);
-  switch (op) {
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-    case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr:
-      return DType::Bool;
-    case BinaryOp::Complex:
-      return complex_dtype(c);
-    default:
-      return c;
-  }
+  return result_of(descriptor(op).result, binary_compute_dtype(op, a, b));
 }
 
 // ---- generic entry points ----------------------------------------------------------
@@ -387,67 +273,17 @@ void binary_into(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& ou
 
 // ---- named ops -------------------------------------------------------------------
 
-#define TENFERRO_UNARY(fn, op)                   \
+#define TENFERRO_DEFINE_UNARY(E, fn, compute, result, complex_advice, bool_advice, api) \
+  TENFERRO_DEFINE_UNARY_##api(E, fn)
+#define TENFERRO_DEFINE_UNARY_Api(E, fn)         \
   Tensor fn(const Tensor& x, Backend& backend) { \
-    return unary(UnaryOp::op, x, backend);       \
+    return unary(UnaryOp::E, x, backend);        \
   }
-TENFERRO_UNARY(abs, Abs)
-TENFERRO_UNARY(neg, Neg)
-TENFERRO_UNARY(conj, Conj)
-TENFERRO_UNARY(exp, Exp)
-TENFERRO_UNARY(exp2, Exp2)
-TENFERRO_UNARY(expm1, Expm1)
-TENFERRO_UNARY(log, Log)
-TENFERRO_UNARY(log2, Log2)
-TENFERRO_UNARY(log10, Log10)
-TENFERRO_UNARY(log1p, Log1p)
-TENFERRO_UNARY(sqrt, Sqrt)
-TENFERRO_UNARY(rsqrt, Rsqrt)
-TENFERRO_UNARY(square, Square)
-TENFERRO_UNARY(reciprocal, Reciprocal)
-TENFERRO_UNARY(sin, Sin)
-TENFERRO_UNARY(cos, Cos)
-TENFERRO_UNARY(tan, Tan)
-TENFERRO_UNARY(asin, Asin)
-TENFERRO_UNARY(acos, Acos)
-TENFERRO_UNARY(atan, Atan)
-TENFERRO_UNARY(sinh, Sinh)
-TENFERRO_UNARY(cosh, Cosh)
-TENFERRO_UNARY(tanh, Tanh)
-TENFERRO_UNARY(asinh, Asinh)
-TENFERRO_UNARY(acosh, Acosh)
-TENFERRO_UNARY(atanh, Atanh)
-TENFERRO_UNARY(sigmoid, Sigmoid)
-TENFERRO_UNARY(erf, Erf)
-TENFERRO_UNARY(erfc, Erfc)
-TENFERRO_UNARY(sign, Sign)
-TENFERRO_UNARY(sgn, Sgn)
-TENFERRO_UNARY(floor, Floor)
-TENFERRO_UNARY(ceil, Ceil)
-TENFERRO_UNARY(round, Round)
-TENFERRO_UNARY(trunc, Trunc)
-TENFERRO_UNARY(real, Real)
-TENFERRO_UNARY(imag, Imag)
-TENFERRO_UNARY(angle, Angle)
-TENFERRO_UNARY(isfinite, IsFinite)
-TENFERRO_UNARY(isnan, IsNan)
-TENFERRO_UNARY(logical_not, LogicalNot)
-TENFERRO_UNARY(erfinv, Erfinv)
-TENFERRO_UNARY(lgamma, Lgamma)
-TENFERRO_UNARY(digamma, Digamma)
-TENFERRO_UNARY(i0, I0)
-TENFERRO_UNARY(i0e, I0e)
-TENFERRO_UNARY(i1, I1)
-TENFERRO_UNARY(i1e, I1e)
-TENFERRO_UNARY(erfcx, Erfcx)
-TENFERRO_UNARY(ndtr, Ndtr)
-TENFERRO_UNARY(ndtri, Ndtri)
-TENFERRO_UNARY(log_ndtr, LogNdtr)
-TENFERRO_UNARY(entr, Entr)
-TENFERRO_UNARY(logit, Logit)
-TENFERRO_UNARY(frac, Frac)
-TENFERRO_UNARY(sinc, Sinc)
-#undef TENFERRO_UNARY
+#define TENFERRO_DEFINE_UNARY_Internal(E, fn)
+TENFERRO_UNARY_OPS(TENFERRO_DEFINE_UNARY)
+#undef TENFERRO_DEFINE_UNARY
+#undef TENFERRO_DEFINE_UNARY_Api
+#undef TENFERRO_DEFINE_UNARY_Internal
 
 std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend) {
   return {unary(UnaryOp::FrexpMantissa, x, backend), unary(UnaryOp::FrexpExponent, x, backend)};
@@ -468,35 +304,21 @@ Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
   return out;
 }
 
-#define TENFERRO_BINARY(fn, op)                                   \
+#define TENFERRO_DEFINE_BINARY(E, fn, compute, result, complex_advice, bool_advice, api) \
+  TENFERRO_DEFINE_BINARY_##api(E, fn)
+#define TENFERRO_DEFINE_BINARY_Api(E, fn)                         \
   Tensor fn(const Tensor& a, const Tensor& b, Backend& backend) { \
-    return binary(BinaryOp::op, a, b, backend);                   \
+    return binary(BinaryOp::E, a, b, backend);                    \
   }
-TENFERRO_BINARY(add, Add)
-TENFERRO_BINARY(sub, Sub)
-TENFERRO_BINARY(mul, Mul)
-TENFERRO_BINARY(div, Div)
-TENFERRO_BINARY(pow, Pow)
-TENFERRO_BINARY(maximum, Maximum)
-TENFERRO_BINARY(minimum, Minimum)
-TENFERRO_BINARY(atan2, Atan2)
-TENFERRO_BINARY(hypot, Hypot)
-TENFERRO_BINARY(copysign, Copysign)
-TENFERRO_BINARY(fmod, Fmod)
-TENFERRO_BINARY(remainder, Remainder)
-TENFERRO_BINARY(eq, Eq)
-TENFERRO_BINARY(ne, Ne)
-TENFERRO_BINARY(lt, Lt)
-TENFERRO_BINARY(le, Le)
-TENFERRO_BINARY(gt, Gt)
-TENFERRO_BINARY(ge, Ge)
-TENFERRO_BINARY(logical_and, LogicalAnd)
-TENFERRO_BINARY(logical_or, LogicalOr)
-TENFERRO_BINARY(xlogy, Xlogy)
-TENFERRO_BINARY(xlog1py, Xlog1py)
-TENFERRO_BINARY(logaddexp, LogAddExp)
-TENFERRO_BINARY(complex, Complex)
-#undef TENFERRO_BINARY
+#define TENFERRO_DEFINE_BINARY_Internal(E, fn)
+TENFERRO_BINARY_OPS(TENFERRO_DEFINE_BINARY)
+#undef TENFERRO_DEFINE_BINARY
+#undef TENFERRO_DEFINE_BINARY_Api
+#undef TENFERRO_DEFINE_BINARY_Internal
+
+Tensor complex(const Tensor& re, const Tensor& im, Backend& backend) {
+  return binary(BinaryOp::Complex, re, im, backend);
+}
 
 // ---- where and clamp ---------------------------------------------------------------
 

@@ -17,46 +17,10 @@ using Un = std::function<T(const T&)>;
 
 template <class T>
 const std::map<std::string, Un<T>, std::less<>>& unary_table() {
+  // Aliases only: an op under its own name (backend/op_list.hpp) replays
+  // through the descriptor lookup of build_table.
   static const std::map<std::string, Un<T>, std::less<>> table = {
-      {"abs", [](const T& x) { return abs(x); }},
-      {"neg", [](const T& x) { return neg(x); }},
-      {"conj", [](const T& x) { return conj(x); }},
       {"conj_physical", [](const T& x) { return conj(x); }},
-      {"exp", [](const T& x) { return exp(x); }},
-      {"exp2", [](const T& x) { return unary(UnaryOp::Exp2, x); }},
-      {"expm1", [](const T& x) { return expm1(x); }},
-      {"log", [](const T& x) { return log(x); }},
-      {"log2", [](const T& x) { return unary(UnaryOp::Log2, x); }},
-      {"log10", [](const T& x) { return unary(UnaryOp::Log10, x); }},
-      {"log1p", [](const T& x) { return log1p(x); }},
-      {"sqrt", [](const T& x) { return sqrt(x); }},
-      {"rsqrt", [](const T& x) { return rsqrt(x); }},
-      {"square", [](const T& x) { return square(x); }},
-      {"reciprocal", [](const T& x) { return reciprocal(x); }},
-      {"sin", [](const T& x) { return sin(x); }},
-      {"cos", [](const T& x) { return cos(x); }},
-      {"tan", [](const T& x) { return tan(x); }},
-      {"asin", [](const T& x) { return asin(x); }},
-      {"acos", [](const T& x) { return acos(x); }},
-      {"atan", [](const T& x) { return atan(x); }},
-      {"sinh", [](const T& x) { return sinh(x); }},
-      {"cosh", [](const T& x) { return cosh(x); }},
-      {"tanh", [](const T& x) { return tanh(x); }},
-      {"asinh", [](const T& x) { return unary(UnaryOp::Asinh, x); }},
-      {"acosh", [](const T& x) { return unary(UnaryOp::Acosh, x); }},
-      {"atanh", [](const T& x) { return unary(UnaryOp::Atanh, x); }},
-      {"sigmoid", [](const T& x) { return sigmoid(x); }},
-      {"erf", [](const T& x) { return erf(x); }},
-      {"erfc", [](const T& x) { return unary(UnaryOp::Erfc, x); }},
-      {"sign", [](const T& x) { return sign(x); }},
-      {"sgn", [](const T& x) { return unary(UnaryOp::Sgn, x); }},
-      {"floor", [](const T& x) { return floor(x); }},
-      {"ceil", [](const T& x) { return unary(UnaryOp::Ceil, x); }},
-      {"round", [](const T& x) { return unary(UnaryOp::Round, x); }},
-      {"trunc", [](const T& x) { return unary(UnaryOp::Trunc, x); }},
-      {"real", [](const T& x) { return real(x); }},
-      {"imag", [](const T& x) { return imag(x); }},
-      {"angle", [](const T& x) { return unary(UnaryOp::Angle, x); }},
   };
   return table;
 }

@@ -274,6 +274,16 @@ OpFn<T> build_table(const Case& c) {
   if (auto f = build_special<T>(c)) return f;
   if (auto f = build_nn<T>(c)) return f;
   if (auto f = build_scan<T>(c)) return f;
+  // Every other elementwise op of backend/op_list.hpp under its own name (or
+  // with PyTorch's special_ prefix): a new op replays without a mapping.
+  std::string_view name = c.op;
+  if (name.starts_with("special_")) name.remove_prefix(8);
+  if (const auto u = unary_op_named(name); u && descriptor(*u).api == OpApi::Api) {
+    return unary_op<T>([op = *u](const T& x) { return unary(op, x); });
+  }
+  if (const auto b = binary_op_named(name); b && descriptor(*b).api == OpApi::Api) {
+    return binary_op<T>([op = *b](const T& x, const T& y) { return binary(op, x, y); });
+  }
   return {};
 }
 

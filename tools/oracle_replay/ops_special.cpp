@@ -15,20 +15,6 @@ OpFn<T> build_special(const Case& c) {
   const std::string& op = c.op;
   using U = T (*)(const T&);
   static const std::map<std::string, U, std::less<>> unary = {
-      {"erfinv", [](const T& x) { return erfinv(x); }},
-      {"lgamma", [](const T& x) { return lgamma(x); }},
-      {"digamma", [](const T& x) { return digamma(x); }},
-      {"i0", [](const T& x) { return i0(x); }},
-      {"special_i0e", [](const T& x) { return i0e(x); }},
-      {"special_i1", [](const T& x) { return i1(x); }},
-      {"special_i1e", [](const T& x) { return i1e(x); }},
-      {"special_erfcx", [](const T& x) { return erfcx(x); }},
-      {"special_ndtr", [](const T& x) { return ndtr(x); }},
-      {"special_ndtri", [](const T& x) { return ndtri(x); }},
-      {"special_log_ndtr", [](const T& x) { return log_ndtr(x); }},
-      {"special_entr", [](const T& x) { return entr(x); }},
-      {"frac", [](const T& x) { return frac(x); }},
-      {"sinc", [](const T& x) { return sinc(x); }},
       {"frexp", [](const T& x) { return frexp(x).first; }},  // output_0: the mantissa
   };
   if (auto it = unary.find(op); it != unary.end()) return unary_op<T>(it->second);

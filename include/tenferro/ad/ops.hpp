@@ -119,88 +119,34 @@ template <AdTensor T>
 T binary(BinaryOp op, const T& a, const T& b);
 
 // clang-format off
-template <AdTensor T> T abs(const T& x) { return unary(UnaryOp::Abs, x); }
-template <AdTensor T> T neg(const T& x) { return unary(UnaryOp::Neg, x); }
-template <AdTensor T> T conj(const T& x) { return unary(UnaryOp::Conj, x); }
-template <AdTensor T> T exp(const T& x) { return unary(UnaryOp::Exp, x); }
-template <AdTensor T> T exp2(const T& x) { return unary(UnaryOp::Exp2, x); }
-template <AdTensor T> T expm1(const T& x) { return unary(UnaryOp::Expm1, x); }
-template <AdTensor T> T log(const T& x) { return unary(UnaryOp::Log, x); }
-template <AdTensor T> T log2(const T& x) { return unary(UnaryOp::Log2, x); }
-template <AdTensor T> T log10(const T& x) { return unary(UnaryOp::Log10, x); }
-template <AdTensor T> T log1p(const T& x) { return unary(UnaryOp::Log1p, x); }
-template <AdTensor T> T sqrt(const T& x) { return unary(UnaryOp::Sqrt, x); }
-template <AdTensor T> T rsqrt(const T& x) { return unary(UnaryOp::Rsqrt, x); }
-template <AdTensor T> T square(const T& x) { return unary(UnaryOp::Square, x); }
-template <AdTensor T> T reciprocal(const T& x) { return unary(UnaryOp::Reciprocal, x); }
-template <AdTensor T> T sin(const T& x) { return unary(UnaryOp::Sin, x); }
-template <AdTensor T> T cos(const T& x) { return unary(UnaryOp::Cos, x); }
-template <AdTensor T> T tan(const T& x) { return unary(UnaryOp::Tan, x); }
-template <AdTensor T> T asin(const T& x) { return unary(UnaryOp::Asin, x); }
-template <AdTensor T> T acos(const T& x) { return unary(UnaryOp::Acos, x); }
-template <AdTensor T> T atan(const T& x) { return unary(UnaryOp::Atan, x); }
-template <AdTensor T> T sinh(const T& x) { return unary(UnaryOp::Sinh, x); }
-template <AdTensor T> T cosh(const T& x) { return unary(UnaryOp::Cosh, x); }
-template <AdTensor T> T tanh(const T& x) { return unary(UnaryOp::Tanh, x); }
-template <AdTensor T> T asinh(const T& x) { return unary(UnaryOp::Asinh, x); }
-template <AdTensor T> T acosh(const T& x) { return unary(UnaryOp::Acosh, x); }
-template <AdTensor T> T atanh(const T& x) { return unary(UnaryOp::Atanh, x); }
-template <AdTensor T> T sigmoid(const T& x) { return unary(UnaryOp::Sigmoid, x); }
-template <AdTensor T> T erf(const T& x) { return unary(UnaryOp::Erf, x); }
-template <AdTensor T> T erfc(const T& x) { return unary(UnaryOp::Erfc, x); }
-template <AdTensor T> T sign(const T& x) { return unary(UnaryOp::Sign, x); }
-template <AdTensor T> T sgn(const T& x) { return unary(UnaryOp::Sgn, x); }
-template <AdTensor T> T floor(const T& x) { return unary(UnaryOp::Floor, x); }
-template <AdTensor T> T ceil(const T& x) { return unary(UnaryOp::Ceil, x); }
-template <AdTensor T> T round(const T& x) { return unary(UnaryOp::Round, x); }
-template <AdTensor T> T trunc(const T& x) { return unary(UnaryOp::Trunc, x); }
-template <AdTensor T> T real(const T& x) { return unary(UnaryOp::Real, x); }
-template <AdTensor T> T imag(const T& x) { return unary(UnaryOp::Imag, x); }
-template <AdTensor T> T angle(const T& x) { return unary(UnaryOp::Angle, x); }
-template <AdTensor T> T isfinite(const T& x) { return unary(UnaryOp::IsFinite, x); }
-template <AdTensor T> T isnan(const T& x) { return unary(UnaryOp::IsNan, x); }
-template <AdTensor T> T logical_not(const T& x) { return unary(UnaryOp::LogicalNot, x); }
-// special functions (see backend/elementwise.hpp)
-template <AdTensor T> T erfinv(const T& x) { return unary(UnaryOp::Erfinv, x); }
-template <AdTensor T> T lgamma(const T& x) { return unary(UnaryOp::Lgamma, x); }
-template <AdTensor T> T digamma(const T& x) { return unary(UnaryOp::Digamma, x); }
-template <AdTensor T> T i0(const T& x) { return unary(UnaryOp::I0, x); }
-template <AdTensor T> T i0e(const T& x) { return unary(UnaryOp::I0e, x); }
-template <AdTensor T> T i1(const T& x) { return unary(UnaryOp::I1, x); }
-template <AdTensor T> T i1e(const T& x) { return unary(UnaryOp::I1e, x); }
-template <AdTensor T> T erfcx(const T& x) { return unary(UnaryOp::Erfcx, x); }
-template <AdTensor T> T ndtr(const T& x) { return unary(UnaryOp::Ndtr, x); }
-template <AdTensor T> T ndtri(const T& x) { return unary(UnaryOp::Ndtri, x); }
-template <AdTensor T> T log_ndtr(const T& x) { return unary(UnaryOp::LogNdtr, x); }
-template <AdTensor T> T entr(const T& x) { return unary(UnaryOp::Entr, x); }
-template <AdTensor T> T logit(const T& x) { return unary(UnaryOp::Logit, x); }
-template <AdTensor T> T frac(const T& x) { return unary(UnaryOp::Frac, x); }
-template <AdTensor T> T sinc(const T& x) { return unary(UnaryOp::Sinc, x); }
+// clang-format on
+// One function per Api entry of backend/op_list.hpp: `fn(x)` and `fn(a, b)`.
+#define TENFERRO_AD_UNARY(E, fn, compute, result, complex_advice, bool_advice, api) \
+  TENFERRO_AD_UNARY_##api(E, fn)
+#define TENFERRO_AD_UNARY_Api(E, fn) \
+  template <AdTensor T>              \
+  T fn(const T& x) {                 \
+    return unary(UnaryOp::E, x);     \
+  }
+#define TENFERRO_AD_UNARY_Internal(E, fn)
+TENFERRO_UNARY_OPS(TENFERRO_AD_UNARY)
+#undef TENFERRO_AD_UNARY
+#undef TENFERRO_AD_UNARY_Api
+#undef TENFERRO_AD_UNARY_Internal
+#define TENFERRO_AD_BINARY(E, fn, compute, result, complex_advice, bool_advice, api) \
+  TENFERRO_AD_BINARY_##api(E, fn)
+#define TENFERRO_AD_BINARY_Api(E, fn) \
+  template <AdTensor T>               \
+  T fn(const T& a, const T& b) {      \
+    return binary(BinaryOp::E, a, b); \
+  }
+#define TENFERRO_AD_BINARY_Internal(E, fn)
+TENFERRO_BINARY_OPS(TENFERRO_AD_BINARY)
+#undef TENFERRO_AD_BINARY
+#undef TENFERRO_AD_BINARY_Api
+#undef TENFERRO_AD_BINARY_Internal
 
-template <AdTensor T> T add(const T& a, const T& b) { return binary(BinaryOp::Add, a, b); }
-template <AdTensor T> T sub(const T& a, const T& b) { return binary(BinaryOp::Sub, a, b); }
-template <AdTensor T> T mul(const T& a, const T& b) { return binary(BinaryOp::Mul, a, b); }
-template <AdTensor T> T div(const T& a, const T& b) { return binary(BinaryOp::Div, a, b); }
-template <AdTensor T> T pow(const T& a, const T& b) { return binary(BinaryOp::Pow, a, b); }
-template <AdTensor T> T maximum(const T& a, const T& b) { return binary(BinaryOp::Maximum, a, b); }
-template <AdTensor T> T minimum(const T& a, const T& b) { return binary(BinaryOp::Minimum, a, b); }
-template <AdTensor T> T atan2(const T& a, const T& b) { return binary(BinaryOp::Atan2, a, b); }
-template <AdTensor T> T hypot(const T& a, const T& b) { return binary(BinaryOp::Hypot, a, b); }
-template <AdTensor T> T copysign(const T& a, const T& b) { return binary(BinaryOp::Copysign, a, b); }
-template <AdTensor T> T fmod(const T& a, const T& b) { return binary(BinaryOp::Fmod, a, b); }
-template <AdTensor T> T remainder(const T& a, const T& b) { return binary(BinaryOp::Remainder, a, b); }
-template <AdTensor T> T eq(const T& a, const T& b) { return binary(BinaryOp::Eq, a, b); }
-template <AdTensor T> T ne(const T& a, const T& b) { return binary(BinaryOp::Ne, a, b); }
-template <AdTensor T> T lt(const T& a, const T& b) { return binary(BinaryOp::Lt, a, b); }
-template <AdTensor T> T le(const T& a, const T& b) { return binary(BinaryOp::Le, a, b); }
-template <AdTensor T> T gt(const T& a, const T& b) { return binary(BinaryOp::Gt, a, b); }
-template <AdTensor T> T ge(const T& a, const T& b) { return binary(BinaryOp::Ge, a, b); }
-template <AdTensor T> T logical_and(const T& a, const T& b) { return binary(BinaryOp::LogicalAnd, a, b); }
-template <AdTensor T> T logical_or(const T& a, const T& b) { return binary(BinaryOp::LogicalOr, a, b); }
-template <AdTensor T> T xlogy(const T& a, const T& b) { return binary(BinaryOp::Xlogy, a, b); }
-template <AdTensor T> T xlog1py(const T& a, const T& b) { return binary(BinaryOp::Xlog1py, a, b); }
-template <AdTensor T> T logaddexp(const T& a, const T& b) { return binary(BinaryOp::LogAddExp, a, b); }
-
+// clang-format off
 template <AdTensor T> T operator+(const T& a, const T& b) { return add(a, b); }
 template <AdTensor T> T operator-(const T& a, const T& b) { return sub(a, b); }
 template <AdTensor T> T operator*(const T& a, const T& b) { return mul(a, b); }
