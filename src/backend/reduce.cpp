@@ -9,35 +9,6 @@
 namespace tenferro {
 namespace {
 
-// Every reduction the direct API offers; ReduceOp plus the statistics.
-enum class Reduction { Sum, Prod, Mean, Max, Min, All, Any, LogSumExp, Var, Std };
-
-const char* op_name(Reduction r) {
-  switch (r) {
-    case Reduction::Sum:
-      return "sum";
-    case Reduction::Prod:
-      return "prod";
-    case Reduction::Mean:
-      return "mean";
-    case Reduction::Max:
-      return "max";
-    case Reduction::Min:
-      return "min";
-    case Reduction::All:
-      return "all";
-    case Reduction::Any:
-      return "any";
-    case Reduction::LogSumExp:
-      return "logsumexp";
-    case Reduction::Var:
-      return "var";
-    case Reduction::Std:
-      return "std";
-  }
-  return "reduce";
-}
-
 using AxisMask = SmallVector<bool, 8>;
 
 void require_defined(const Tensor& x, const char* op) {
@@ -92,13 +63,6 @@ void require_nonempty(const Tensor& x, const AxisMask& mask, const char* op) {
   }
 }
 
-void reject_complex(const Tensor& x, const char* op, const char* hint) {
-  if (is_complex(x.dtype())) {
-    fail(ErrorKind::DTypeMismatch, op, "complex input (", name(x.dtype()), ") is not supported; ",
-         hint);
-  }
-}
-
 // x itself when it has `dtype`, otherwise a compact converted copy.
 Tensor as_dtype(CpuBackend& cpu, const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
@@ -107,120 +71,59 @@ Tensor as_dtype(CpuBackend& cpu, const Tensor& x, DType dtype) {
   return y;
 }
 
-// The dtype the kernel computes in and the result dtype.
-struct DTypes {
-  DType compute, result;
-};
-
-DTypes dtypes_of(Reduction r, const Tensor& x) {
-  const char* op = op_name(r);
-  const DType t = x.dtype();
-  switch (r) {
-    case Reduction::Sum:
-    case Reduction::Prod: {
-      const DType c = (is_bool(t) || is_integral(t)) ? DType::I64 : t;
-      return {c, c};
-    }
-    case Reduction::Mean:
-      return {inexact_dtype(t), inexact_dtype(t)};
-    case Reduction::Max:
-    case Reduction::Min:
-      reject_complex(x, op, "complex numbers have no order; reduce abs(x) or real(x) instead");
-      return {t, t};
-    case Reduction::All:
-    case Reduction::Any:
-      return {DType::Bool, DType::Bool};
-    case Reduction::LogSumExp:
-      reject_complex(x, op, "logsumexp is defined for real floating input; pass real(x) or abs(x)");
-      return {inexact_dtype(t), inexact_dtype(t)};
-    case Reduction::Var:
-    case Reduction::Std:
-      return {inexact_dtype(t), real_dtype(inexact_dtype(t))};
-  }
-  return {t, t};
-}
-
-Tensor reduce_impl(Reduction r, const Tensor& x, const AxisMask& mask, Backend& backend,
-                   bool keepdim, double correction = 0.0) {
-  const char* op = op_name(r);
-  CpuBackend& cpu = require_cpu(backend, op);
-  const DTypes types = dtypes_of(r, x);
-  if (r == Reduction::Max || r == Reduction::Min) require_nonempty(x, mask, op);
-  if ((r == Reduction::Var || r == Reduction::Std) && std::isnan(correction)) {
-    fail(ErrorKind::InvalidArgument, op, "correction is NaN; pass 1 (unbiased) or 0 (population)");
-  }
-
+// The ReduceOps: the descriptor's dtype (kernels compute in the result
+// dtype), its identity check, then the kernel.
+Tensor reduce_impl(ReduceOp op, const Tensor& x, const AxisMask& mask, Backend& backend,
+                   bool keepdim) {
+  const std::string nm(descriptor(op).name);
+  CpuBackend& cpu = require_cpu(backend, nm.c_str());
+  const DType rd = reduce_result_dtype(op, x.dtype());
+  if (!descriptor(op).has_identity) require_nonempty(x, mask, nm.c_str());
   ScopedCpuSession session(cpu);
-  const Tensor in = as_dtype(cpu, x, types.compute);
-  Tensor out = cpu.empty(result_shape(x, mask, keepdim), types.result);
+  const Tensor in = as_dtype(cpu, x, rd);
+  Tensor out = cpu.empty(result_shape(x, mask, keepdim), rd);
   const std::span<const bool> reduced = mask.span();
-  switch (r) {
-    case Reduction::Sum:
-      cpu::reduce_axes(cpu, cpu::ReduceKernel::Sum, in, reduced, out);
-      break;
-    case Reduction::Prod:
-      cpu::reduce_axes(cpu, cpu::ReduceKernel::Prod, in, reduced, out);
-      break;
-    case Reduction::Max:
-      cpu::reduce_axes(cpu, cpu::ReduceKernel::Max, in, reduced, out);
-      break;
-    case Reduction::Min:
-      cpu::reduce_axes(cpu, cpu::ReduceKernel::Min, in, reduced, out);
-      break;
-    case Reduction::All:
-      cpu::reduce_axes(cpu, cpu::ReduceKernel::All, in, reduced, out);
-      break;
-    case Reduction::Any:
-      cpu::reduce_axes(cpu, cpu::ReduceKernel::Any, in, reduced, out);
-      break;
-    case Reduction::Mean:
+  switch (op) {
+    case ReduceOp::Mean:
       cpu::mean_axes(cpu, in, reduced, out);
       break;
-    case Reduction::LogSumExp:
+    case ReduceOp::LogSumExp:
       cpu::logsumexp_axes(cpu, in, reduced, out);
       break;
-    case Reduction::Var:
-      cpu::var_axes(cpu, in, reduced, out, correction, false);
-      break;
-    case Reduction::Std:
-      cpu::var_axes(cpu, in, reduced, out, correction, true);
+    default:
+      cpu::reduce_axes(cpu, op, in, reduced, out);
       break;
   }
   return out;
 }
 
-Tensor reduce_axes(Reduction r, const Tensor& x, std::span<const std::int64_t> axes,
-                   Backend& backend, bool keepdim, double correction = 0.0) {
-  require_defined(x, op_name(r));
-  return reduce_impl(r, x, mask_of(x, axes, op_name(r)), backend, keepdim, correction);
+Tensor reduce_axes(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes,
+                   Backend& backend, bool keepdim) {
+  const std::string nm(descriptor(op).name);
+  require_defined(x, nm.c_str());
+  return reduce_impl(op, x, mask_of(x, axes, nm.c_str()), backend, keepdim);
 }
 
-Tensor reduce_all(Reduction r, const Tensor& x, Backend& backend) {
-  require_defined(x, op_name(r));
-  return reduce_impl(r, x, all_axes(x), backend, false);
+Tensor reduce_all(ReduceOp op, const Tensor& x, Backend& backend) {
+  require_defined(x, std::string(descriptor(op).name).c_str());
+  return reduce_impl(op, x, all_axes(x), backend, false);
 }
 
-Reduction reduction_of(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum:
-      return Reduction::Sum;
-    case ReduceOp::Prod:
-      return Reduction::Prod;
-    case ReduceOp::Mean:
-      return Reduction::Mean;
-    case ReduceOp::Max:
-      return Reduction::Max;
-    case ReduceOp::Min:
-      return Reduction::Min;
-    case ReduceOp::All:
-      return Reduction::All;
-    case ReduceOp::Any:
-      return Reduction::Any;
-    case ReduceOp::LogSumExp:
-      return Reduction::LogSumExp;
+// var (std_dev when `root`): computed in x's floating dtype, real result.
+Tensor variance(bool root, const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+                double correction, bool keepdim) {
+  const char* op = root ? "std" : "var";
+  require_defined(x, op);
+  const AxisMask mask = mask_of(x, axes, op);
+  CpuBackend& cpu = require_cpu(backend, op);
+  if (std::isnan(correction)) {
+    fail(ErrorKind::InvalidArgument, op, "correction is NaN; pass 1 (unbiased) or 0 (population)");
   }
-  fail(ErrorKind::InvalidArgument, "reduce", "unknown ReduceOp ", static_cast<int>(op),
-       "; use one of the ReduceOp enumerators");
+  ScopedCpuSession session(cpu);
+  const Tensor in = as_dtype(cpu, x, inexact_dtype(x.dtype()));
+  Tensor out = cpu.empty(result_shape(x, mask, keepdim), variance_result_dtype(x.dtype()));
+  cpu::var_axes(cpu, in, mask.span(), out, correction, root);
+  return out;
 }
 
 Tensor arg_extremum(bool is_max, const Tensor& x, std::int64_t axis, Backend& backend,
@@ -228,7 +131,10 @@ Tensor arg_extremum(bool is_max, const Tensor& x, std::int64_t axis, Backend& ba
   const char* op = is_max ? "argmax" : "argmin";
   require_defined(x, op);
   CpuBackend& cpu = require_cpu(backend, op);
-  reject_complex(x, op, "complex numbers have no order; pass abs(x) or real(x) instead");
+  if (is_complex(x.dtype())) {  // the message of prim::ArgReduce's inference
+    fail(ErrorKind::DTypeMismatch, op, "not defined for complex dtype ", name(x.dtype()),
+         "; complex numbers are not ordered; use abs() or real()");
+  }
   const std::int64_t a = normalize_axis(axis, x.rank(), op);
   AxisMask mask(static_cast<std::size_t>(x.rank()), false);
   mask[static_cast<std::size_t>(a)] = true;
@@ -243,64 +149,79 @@ Tensor arg_extremum(bool is_max, const Tensor& x, std::int64_t axis, Backend& ba
 }  // namespace
 
 std::string_view name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum:
-      return "sum";
-    case ReduceOp::Prod:
-      return "prod";
-    case ReduceOp::Mean:
-      return "mean";
-    case ReduceOp::Max:
-      return "max";
-    case ReduceOp::Min:
-      return "min";
-    case ReduceOp::All:
-      return "all";
-    case ReduceOp::Any:
-      return "any";
-    case ReduceOp::LogSumExp:
-      return "logsumexp";
+  const auto i = static_cast<std::size_t>(op);
+  return i < std::size(kReduceOps) ? kReduceOps[i].name : "reduce";
+}
+
+DType reduce_result_dtype(ReduceOp op, DType x) {
+  const auto i = static_cast<std::size_t>(op);
+  if (i >= std::size(kReduceOps)) {
+    fail(ErrorKind::InvalidArgument, "reduce", "unknown ReduceOp ", static_cast<int>(op),
+         "; use one of the ReduceOp enumerators");
   }
-  return "?";
+  const ReduceDescriptor& d = kReduceOps[i];
+  if (is_complex(x) && !d.complex_advice.empty()) {
+    fail(ErrorKind::DTypeMismatch, std::string(d.name), "not defined for complex dtype ", name(x),
+         "; ", d.complex_advice);
+  }
+  switch (d.result) {
+    case ReduceResult::Accumulate:
+      return is_bool(x) || is_integral(x) ? DType::I64 : x;
+    case ReduceResult::Inexact:
+      return inexact_dtype(x);
+    case ReduceResult::Same:
+      return x;
+    case ReduceResult::Bool:
+      return DType::Bool;
+  }
+  return x;
+}
+
+DType variance_result_dtype(DType x) {
+  return real_dtype(inexact_dtype(x));
 }
 
 Tensor reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
               bool keepdim) {
-  return reduce_axes(reduction_of(op), x, axes, backend, keepdim);
+  if (static_cast<std::size_t>(op) >= std::size(kReduceOps)) {
+    fail(ErrorKind::InvalidArgument, "reduce", "unknown ReduceOp ", static_cast<int>(op),
+         "; use one of the ReduceOp enumerators");
+  }
+  return reduce_axes(op, x, axes, backend, keepdim);
 }
 
 Tensor sum(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::Sum, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::Sum, x, axes, backend, keepdim);
 }
 Tensor prod(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::Prod, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::Prod, x, axes, backend, keepdim);
 }
 Tensor mean(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::Mean, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::Mean, x, axes, backend, keepdim);
 }
 Tensor max(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::Max, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::Max, x, axes, backend, keepdim);
 }
 Tensor min(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::Min, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::Min, x, axes, backend, keepdim);
 }
 Tensor all(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::All, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::All, x, axes, backend, keepdim);
 }
 Tensor any(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, bool keepdim) {
-  return reduce_axes(Reduction::Any, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::Any, x, axes, backend, keepdim);
 }
 Tensor logsumexp(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
                  bool keepdim) {
-  return reduce_axes(Reduction::LogSumExp, x, axes, backend, keepdim);
+  return reduce_axes(ReduceOp::LogSumExp, x, axes, backend, keepdim);
 }
 Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, double correction,
            bool keepdim) {
-  return reduce_axes(Reduction::Var, x, axes, backend, keepdim, correction);
+  return variance(false, x, axes, backend, correction, keepdim);
 }
 Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
                double correction, bool keepdim) {
-  return reduce_axes(Reduction::Std, x, axes, backend, keepdim, correction);
+  return variance(true, x, axes, backend, correction, keepdim);
 }
 Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim) {
   return arg_extremum(true, x, axis, backend, keepdim);
@@ -310,28 +231,28 @@ Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim
 }
 
 Tensor sum(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::Sum, x, backend);
+  return reduce_all(ReduceOp::Sum, x, backend);
 }
 Tensor prod(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::Prod, x, backend);
+  return reduce_all(ReduceOp::Prod, x, backend);
 }
 Tensor mean(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::Mean, x, backend);
+  return reduce_all(ReduceOp::Mean, x, backend);
 }
 Tensor max(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::Max, x, backend);
+  return reduce_all(ReduceOp::Max, x, backend);
 }
 Tensor min(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::Min, x, backend);
+  return reduce_all(ReduceOp::Min, x, backend);
 }
 Tensor all(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::All, x, backend);
+  return reduce_all(ReduceOp::All, x, backend);
 }
 Tensor any(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::Any, x, backend);
+  return reduce_all(ReduceOp::Any, x, backend);
 }
 Tensor logsumexp(const Tensor& x, Backend& backend) {
-  return reduce_all(Reduction::LogSumExp, x, backend);
+  return reduce_all(ReduceOp::LogSumExp, x, backend);
 }
 
 }  // namespace tenferro

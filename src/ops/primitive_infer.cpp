@@ -239,29 +239,8 @@ void infer_kind(const prim::Clamp& p, InferContext& ctx) {
 void infer_kind(const prim::Reduce& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   const Axes axes = normalize_axes_for(ctx, p.axes, x.rank());
-  DType dtype = x.dtype;
-  switch (p.op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Prod:
-      if (is_bool(x.dtype) || x.dtype == DType::I32) dtype = DType::I64;
-      break;
-    case ReduceOp::Mean:
-      dtype = inexact_dtype(x.dtype);
-      break;
-    case ReduceOp::LogSumExp:
-      require_no_complex(ctx, x.dtype, "logsumexp is defined for real input; pass real() or abs()");
-      dtype = inexact_dtype(x.dtype);
-      break;
-    case ReduceOp::Max:
-    case ReduceOp::Min:
-      require_no_complex(ctx, x.dtype, "complex numbers are not ordered; reduce abs() or real()");
-      require_nonempty(ctx, x.shape, axes);
-      break;
-    case ReduceOp::All:
-    case ReduceOp::Any:
-      dtype = DType::Bool;
-      break;
-  }
+  const DType dtype = reduce_result_dtype(p.op, x.dtype);  // the descriptor's rule
+  if (!descriptor(p.op).has_identity) require_nonempty(ctx, x.shape, axes);
   ctx.emit(dtype, reduced_shape(x.shape, axes, p.keepdim));
 }
 
@@ -272,7 +251,7 @@ void infer_kind(const prim::Variance& p, InferContext& ctx) {
     fail(ErrorKind::InvalidArgument, ctx.op,
          "correction is NaN; pass 1 (unbiased) or 0 (population)");
   }
-  ctx.emit(real_dtype(inexact_dtype(x.dtype)), reduced_shape(x.shape, axes, p.keepdim));
+  ctx.emit(variance_result_dtype(x.dtype), reduced_shape(x.shape, axes, p.keepdim));
 }
 
 void infer_kind(const prim::ArgReduce& p, InferContext& ctx) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tenferro/backend/reduce.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -231,4 +232,44 @@ TEST(OpValues, DescriptorsDriveTheDTypeRulesAndMessages) {
       EXPECT_EQ(binary_result_dtype(op, f32, f32), bool_) << d.name;
     }
   }
+}
+
+TEST(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
+  // The reduction of {1, 2, 0.5} (and, for all/any, of {1, 0, 2}).
+  const std::map<std::string, double, std::less<>> rows = {
+      {"sum", 3.5},      {"prod", 1.0},
+      {"mean", 3.5 / 3}, {"max", 2.0},
+      {"min", 0.5},      {"all", 0.0},
+      {"any", 1.0},      {"logsumexp", std::log(e + e * e + std::exp(0.5))},
+  };
+  CpuBackend cpu({.num_threads = 1});
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < std::size(kReduceOps); ++i) {
+    const auto op = static_cast<ReduceOp>(i);
+    const std::string nm(descriptor(op).name);
+    EXPECT_EQ(name(op), nm);
+    const auto it = rows.find(nm);
+    if (it == rows.end()) {
+      ADD_FAILURE() << "reduction '" << nm
+                    << "' has no value row in tests/backend/op_values_test.cpp";
+      continue;
+    }
+    const Tensor x =
+        descriptor(op).result == ReduceResult::Bool ? vec({1, 0, 2}) : vec({1, 2, 0.5});
+    const Tensor y = reduce(op, x, std::vector<std::int64_t>{0}, cpu);
+    EXPECT_EQ(y.dtype(), reduce_result_dtype(op, f64)) << nm;
+    Tensor c = zeros(y.shape(), f64);
+    Tensor::copy_into(y, c);
+    EXPECT_NEAR(c.item<double>(), it->second, 1e-14) << nm;
+    // The traced tier's inference reads the same rule.
+    EXPECT_EQ(reduce_result_dtype(op, i32), descriptor(op).result == ReduceResult::Accumulate ? i64
+                                            : descriptor(op).result == ReduceResult::Inexact  ? f64
+                                            : descriptor(op).result == ReduceResult::Bool ? bool_
+                                                                                          : i32)
+        << nm;
+    ++checked;
+  }
+  EXPECT_EQ(checked, rows.size());
+  EXPECT_TF_ERROR(reduce_result_dtype(ReduceOp::Max, c128), ErrorKind::DTypeMismatch);
+  EXPECT_EQ(variance_result_dtype(c64), f32);
 }

@@ -444,7 +444,7 @@ inline std::int64_t reduced_count(const Tensor& x, std::span<const bool> reduced
 }
 
 /// Max, min, all and any (reduce_order_kernels.cpp); reduce_axes forwards to it.
-void reduce_ordered_axes(CpuBackend& cpu, ReduceKernel kind, const Tensor& x,
+void reduce_ordered_axes(CpuBackend& cpu, ReduceOp kind, const Tensor& x,
                          std::span<const bool> reduced, const Tensor& out);
 
 }  // namespace tenferro::cpu::reduce_engine

@@ -88,9 +88,9 @@ constexpr bool kSummable = !std::is_same_v<T, bool> && !std::is_same_v<T, std::i
 
 }  // namespace
 
-void reduce_axes(CpuBackend& cpu, ReduceKernel kind, const Tensor& x, std::span<const bool> reduced,
+void reduce_axes(CpuBackend& cpu, ReduceOp kind, const Tensor& x, std::span<const bool> reduced,
                  const Tensor& out) {
-  if (kind != ReduceKernel::Sum && kind != ReduceKernel::Prod) {
+  if (kind != ReduceOp::Sum && kind != ReduceOp::Prod) {
     reduce_ordered_axes(cpu, kind, x, reduced, out);
     return;
   }
@@ -98,7 +98,7 @@ void reduce_axes(CpuBackend& cpu, ReduceKernel kind, const Tensor& x, std::span<
     using T = typename decltype(tag)::type;
     if constexpr (kSummable<T>) {
       T* o = static_cast<T*>(out.raw_data());
-      if (kind == ReduceKernel::Sum) {
+      if (kind == ReduceOp::Sum) {
         run_reduction<SumOp<T>>(cpu, x, reduced, o);
       } else {
         run_reduction<ProdOp<T>>(cpu, x, reduced, o);
@@ -152,7 +152,7 @@ void logsumexp_axes(CpuBackend& cpu, const Tensor& x, std::span<const bool> redu
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       const Tensor max = cpu.empty({out.numel()}, x.dtype());
-      reduce_ordered_axes(cpu, ReduceKernel::Max, x, reduced, max);
+      reduce_ordered_axes(cpu, ReduceOp::Max, x, reduced, max);
       const T* m = max.data<T>();
       T* o = static_cast<T*>(out.raw_data());
       run_reduction<ExpShiftedOp<T>>(cpu, x, reduced, o, m);

@@ -8,15 +8,15 @@
 #include <span>
 
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/backend/reduce.hpp"
 
 namespace tenferro::cpu {
 
-enum class ReduceKernel : unsigned char { Sum, Prod, Max, Min, All, Any };
-
-/// out = reduction of x; out has x's dtype. Sum/Prod: i64, f32, f64, c64, c128;
+/// out = reduction of x (Sum, Prod, Max, Min, All or Any; mean and logsumexp
+/// below); out has x's dtype. Sum/Prod: i64, f32, f64, c64, c128;
 /// Max/Min: bool, i32, i64, f32, f64 (NaN-propagating); All/Any: bool.
 /// An empty reduction writes the identity (Max/Min: the lowest/highest value).
-void reduce_axes(CpuBackend& cpu, ReduceKernel kind, const Tensor& x, std::span<const bool> reduced,
+void reduce_axes(CpuBackend& cpu, ReduceOp kind, const Tensor& x, std::span<const bool> reduced,
                  const Tensor& out);
 
 /// Sum divided by the reduced count (NaN for an empty reduction); x inexact.

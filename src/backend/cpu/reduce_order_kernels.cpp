@@ -181,23 +181,23 @@ constexpr bool kOrdered = !detail::is_complex_v<T>;
 
 }  // namespace
 
-void reduce_engine::reduce_ordered_axes(CpuBackend& cpu, ReduceKernel kind, const Tensor& x,
+void reduce_engine::reduce_ordered_axes(CpuBackend& cpu, ReduceOp kind, const Tensor& x,
                                         std::span<const bool> reduced, const Tensor& out) {
   detail::dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out.raw_data());
     switch (kind) {
-      case ReduceKernel::Max:
+      case ReduceOp::Max:
         if constexpr (kOrdered<T>) return run_reduction<ExtremumOp<T, true>>(cpu, x, reduced, o);
         break;
-      case ReduceKernel::Min:
+      case ReduceOp::Min:
         if constexpr (kOrdered<T>) return run_reduction<ExtremumOp<T, false>>(cpu, x, reduced, o);
         break;
-      case ReduceKernel::All:
+      case ReduceOp::All:
         if constexpr (std::is_same_v<T, bool>)
           return run_reduction<LogicalOp<true>>(cpu, x, reduced, o);
         break;
-      case ReduceKernel::Any:
+      case ReduceOp::Any:
         if constexpr (std::is_same_v<T, bool>)
           return run_reduction<LogicalOp<false>>(cpu, x, reduced, o);
         break;
