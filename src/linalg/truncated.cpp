@@ -6,9 +6,10 @@
 #include "tenferro/linalg/truncated.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <complex>
+#include <cstdint>
+#include <cstdio>
 #include <numeric>
 
 #include "linalg/common.hpp"
@@ -237,9 +238,14 @@ std::int64_t fixed_rank(const Truncation& t, std::int64_t k) {
 // those it drops (k - r), from descending magnitudes [k, batch...].
 std::pair<TracedTensor, TracedTensor> kept_indices(const TracedTensor& magnitudes, Truncation t) {
   if (t.rank_name.empty()) {
-    // Fresh per call: two truncations in one program never share a rank.
-    static std::atomic<std::uint64_t> next{0};
-    t.rank_name = "rank_" + std::to_string(next.fetch_add(1) + 1);
+    // Unique within a graph without process-wide state: the values' node
+    // (alive as long as the graph) and the criteria.
+    char buf[64];
+    std::snprintf(
+        buf, sizeof buf, "rank_%zx_%04zx",
+        static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(magnitudes.node().get())),
+        detail::hash_value(detail::KeepParams{t}) & 0xffff);
+    t.rank_name = buf;
   }
   auto op = std::make_shared<const detail::TruncationKeep>(detail::KeepParams{std::move(t)});
   const auto out = detail::apply(op, {magnitudes});

@@ -26,7 +26,7 @@ struct Truncation {
   /// squares over the sum of all squares) stays <= this bound. 0: none.
   double max_discarded_weight = 0.0;
   /// Traced tier only: the name of the kept rank when it is a dynamic size
-  /// (see below). Empty: a fresh name ("rank_1", "rank_2", ...). Naming it
+  /// (see below). Empty: a name unique within the graph ("rank_<id>"). Naming it
   /// makes programs readable and their fingerprints (hence run_compiled's
   /// cache) stable across re-tracing; names must be unique per program.
   std::string rank_name = {};
