@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
+#include <type_traits>
 
 #include "linalg/common.hpp"
 
@@ -222,94 +223,141 @@ std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
   return std::max<std::int64_t>(k, 1);
 }
 
-// ---- svd -------------------------------------------------------------------------------
+// ---- svd and eigh, one template for both AD tiers ---------------------------------------
 
 namespace {
-// A traced call keeps a constant rank when only max_rank is set and the
-// extents are constant; otherwise the rank is a dynamic size.
-bool constant_rank(const Truncation& t, const SymShape& a) {
-  return t.cutoff == 0 && t.max_discarded_weight == 0 && try_concrete(a).has_value();
+// A constant rank (slices) when only max_rank is set and the extents are
+// constant (always so in the eager tier); otherwise the truncation op picks
+// the kept indices from the values, a dynamic size in a traced program.
+template <class T>
+bool constant_rank(const Truncation& t, const T& a) {
+  if (t.cutoff != 0 || t.max_discarded_weight != 0) return false;
+  if constexpr (std::is_same_v<T, TracedTensor>) return try_concrete(a.shape()).has_value();
+  return true;
 }
 std::int64_t fixed_rank(const Truncation& t, std::int64_t k) {
   return t.max_rank < 0 ? k : std::min(k, t.max_rank);
 }
+// The constant extent of axis 0.
+template <class T>
+std::int64_t extent0(const T& x) {
+  if constexpr (std::is_same_v<T, TracedTensor>) {
+    return x.shape()[0].constant();
+  } else {
+    return x.shape()[0];
+  }
+}
 
-// {keep, drop}: the indices the truncation keeps (a dynamic extent r) and
-// those it drops (k - r), from descending magnitudes [k, batch...].
-std::pair<TracedTensor, TracedTensor> kept_indices(const TracedTensor& magnitudes, Truncation t) {
+// {keep, drop}: the indices the truncation keeps (r of them) and those it
+// drops (k - r), from descending magnitudes [k, batch...]. In a traced
+// program r is a dynamic size.
+template <class T>
+std::pair<T, T> kept_indices(const T& magnitudes, Truncation t) {
   if (t.rank_name.empty()) {
-    // Unique within a graph without process-wide state: the values' node
-    // (alive as long as the graph) and the criteria.
-    char buf[64];
-    std::snprintf(
-        buf, sizeof buf, "rank_%zx_%04zx",
-        static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(magnitudes.node().get())),
-        detail::hash_value(detail::KeepParams{t}) & 0xffff);
-    t.rank_name = buf;
+    if constexpr (std::is_same_v<T, TracedTensor>) {
+      // Unique within a graph without process-wide state: the values' node
+      // (alive as long as the graph) and the criteria.
+      char buf[64];
+      std::snprintf(
+          buf, sizeof buf, "rank_%zx_%04zx",
+          static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(magnitudes.node().get())),
+          detail::hash_value(detail::KeepParams{t}) & 0xffff);
+      t.rank_name = buf;
+    } else {
+      t.rank_name = "rank";  // an eager call binds nothing
+    }
   }
   auto op = std::make_shared<const detail::TruncationKeep>(detail::KeepParams{std::move(t)});
   const auto out = detail::apply(op, {magnitudes});
   return {out[0], out[1]};
 }
 
-// The discarded weight from the dropped indices (dynamic-rank form).
-TracedTensor discarded_weight_at(const TracedTensor& values, const TracedTensor& drop) {
-  const TracedTensor sq =
-      is_complex(values.dtype()) ? real(mul(conj(values), values)) : mul(values, values);
-  const TracedTensor total = sum(sq, {0});
-  const TracedTensor tail = sum(index_select(sq, 0, drop), {0});
-  const TracedTensor positive = gt(total, zeros_like(total));
+// The kept rank: a constant, or -1 for a dynamic size.
+template <class T>
+std::int64_t rank_of(const T& keep) {
+  if constexpr (std::is_same_v<T, TracedTensor>) {
+    return keep.shape()[0].try_constant().value_or(-1);
+  } else {
+    return keep.shape()[0];
+  }
+}
+
+// The discarded weight from the dropped indices.
+template <class T>
+T discarded_weight_at(const T& values, const T& drop) {
+  const T sq = is_complex(values.dtype()) ? real(mul(conj(values), values)) : mul(values, values);
+  const T total = sum(sq, {0});
+  const T tail = sum(index_select(sq, 0, drop), {0});
+  const T positive = gt(total, zeros_like(total));
   return where(positive, div(tail, where(positive, total, ones_like(total))), zeros_like(total));
-}
-
-// The leading r pairs of eigenvalues w and vectors v already in the kept order.
-template <class T>
-TruncatedEigh<T> keep_eigh(const T& w, const T& v, std::int64_t r) {
-  TruncatedEigh<T> out;
-  out.rank = r;
-  out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
-  out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
-  out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
-  return out;
-}
-
-template <class T>
-TruncatedSvd<T> keep_svd(const SvdResult<T>& f, std::int64_t r, const char* op) {
-  TruncatedSvd<T> out;
-  out.rank = r;
-  out.U = take_range(f.U, 1, 0, r, op);
-  out.S = take_range(f.S, 0, 0, r, op);
-  out.Vh = take_range(f.Vh, 0, 0, r, op);
-  out.discarded_weight = discarded_weight(f.S, r, op);
-  return out;
 }
 }  // namespace
 
-TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& truncation,
-                                        const SpectralOptions& options) {
+template <LinalgTensor T>
+TruncatedSvd<T> svd_truncated(const T& a, const Truncation& truncation,
+                              const SpectralOptions& options) {
   check_truncation(truncation, "svd_truncated");
-  const SvdResult<EagerTensor> f = svd(a, false, options);
-  const std::int64_t k = f.S.shape()[0];
-  const std::int64_t r = common_rank(magnitudes(f.S.value()), k, truncation);
-  return keep_svd(f, std::min(r, k), "svd_truncated");
-}
-
-TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation& truncation,
-                                         const SpectralOptions& options) {
-  check_truncation(truncation, "svd_truncated");
-  const SvdResult<TracedTensor> f = svd(a, false, options);
-  const SymDim& k = f.S.shape()[0];
-  if (constant_rank(truncation, a.shape()))
-    return keep_svd(f, fixed_rank(truncation, k.constant()), "svd_truncated");
+  const SvdResult<T> f = svd(a, false, options);
+  TruncatedSvd<T> out;
+  if (constant_rank(truncation, a)) {
+    const std::int64_t r = fixed_rank(truncation, extent0(f.S));
+    out.rank = r;
+    out.U = take_range(f.U, 1, 0, r, "svd_truncated");
+    out.S = take_range(f.S, 0, 0, r, "svd_truncated");
+    out.Vh = take_range(f.Vh, 0, 0, r, "svd_truncated");
+    out.discarded_weight = discarded_weight(f.S, r, "svd_truncated");
+    return out;
+  }
   const auto [keep, drop] = kept_indices(f.S, truncation);
-  TruncatedSvd<TracedTensor> out;
-  out.rank = -1;
+  out.rank = rank_of(keep);
   out.U = index_select(f.U, 1, keep);
   out.S = index_select(f.S, 0, keep);
   out.Vh = index_select(f.Vh, 0, keep);
   out.discarded_weight = discarded_weight_at(f.S, drop);
   return out;
 }
+
+template <LinalgTensor T>
+TruncatedEigh<T> eigh_truncated(const T& a, const Truncation& truncation, char uplo,
+                                const SpectralOptions& options) {
+  check_truncation(truncation, "eigh_truncated");
+  const EigResult<T> f = eigh(a, uplo, options);
+  // The eigenvalue order by descending magnitude (stable: equal magnitudes
+  // keep eigh's ascending order); the same order for the vectors' columns.
+  const auto ws = f.eigenvalues.shape();
+  const T order = argsort(abs(f.eigenvalues), 0, true);
+  auto row = ws;
+  row.insert(row.begin(), 1);  // [1, n, batch...]
+  auto vs = ws;
+  vs.insert(vs.begin(), ws[0]);  // [n, n, batch...]
+  const T w = take_along_axis(f.eigenvalues, order, 0);
+  const T v = take_along_axis(f.eigenvectors, broadcast_to(reshape(order, row), vs), 1);
+  TruncatedEigh<T> out;
+  if (constant_rank(truncation, a)) {
+    const std::int64_t r = fixed_rank(truncation, extent0(w));
+    out.rank = r;
+    out.eigenvalues = take_range(w, 0, 0, r, "eigh_truncated");
+    out.eigenvectors = take_range(v, 1, 0, r, "eigh_truncated");
+    out.discarded_weight = discarded_weight(w, r, "eigh_truncated");
+    return out;
+  }
+  const auto [keep, drop] = kept_indices(abs(w), truncation);
+  out.rank = rank_of(keep);
+  out.eigenvalues = index_select(w, 0, keep);
+  out.eigenvectors = index_select(v, 1, keep);
+  out.discarded_weight = discarded_weight_at(w, drop);
+  return out;
+}
+
+#define TENFERRO_TRUNCATED(T)                                                                     \
+  template TruncatedSvd<T> svd_truncated<T>(const T&, const Truncation&, const SpectralOptions&); \
+  template TruncatedEigh<T> eigh_truncated<T>(const T&, const Truncation&, char,                  \
+                                              const SpectralOptions&);
+TENFERRO_TRUNCATED(EagerTensor)
+TENFERRO_TRUNCATED(TracedTensor)
+#undef TENFERRO_TRUNCATED
+
+// ---- direct tier ---------------------------------------------------------------------
 
 TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation,
                                    Backend& backend) {
@@ -319,68 +367,6 @@ TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation
     return TruncatedSvd<Tensor>{t.U.value(), t.S.value(), t.Vh.value(), t.rank,
                                 t.discarded_weight.value()};
   });
-}
-
-// ---- eigh ------------------------------------------------------------------------------
-
-TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation& truncation,
-                                          char uplo, const SpectralOptions& options) {
-  check_truncation(truncation, "eigh_truncated");
-  const EigResult<EagerTensor> f = eigh(a, uplo, options);
-  const Shape ws = f.eigenvalues.value().shape();
-  const std::int64_t n = ws[0];
-  const auto mags = magnitudes(f.eigenvalues.value());
-  // Per matrix, the eigenvalue order by descending magnitude (stable).
-  std::vector<std::vector<double>> sorted(mags.size());
-  std::vector<std::vector<std::int64_t>> order(mags.size());
-  for (std::size_t b = 0; b < mags.size(); ++b) {
-    order[b].resize(static_cast<std::size_t>(n));
-    std::iota(order[b].begin(), order[b].end(), 0);
-    std::stable_sort(order[b].begin(), order[b].end(),
-                     [&](std::int64_t x, std::int64_t y) { return mags[b][x] > mags[b][y]; });
-    for (std::int64_t i : order[b]) sorted[b].push_back(mags[b][i]);
-  }
-  const std::int64_t r = std::min(n, common_rank(sorted, n, truncation));
-  // Gather indices: [n, batch...] for the values, [n, n, batch...] for the vectors.
-  Shape wshape = ws, vshape = f.eigenvectors.value().shape();
-  std::vector<std::int64_t> wi, vi;
-  for (std::size_t b = 0; b < order.size(); ++b)
-    for (std::int64_t j = 0; j < n; ++j) wi.push_back(order[b][j]);
-  for (std::size_t b = 0; b < order.size(); ++b)
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t i = 0; i < n; ++i) vi.push_back(order[b][j]);
-  EagerRuntime& rt = *a.runtime();
-  const EagerTensor widx = rt.tensor(Tensor::from_col_major(wshape, wi));
-  const EagerTensor vidx = rt.tensor(Tensor::from_col_major(vshape, vi));
-  const EagerTensor w = take_along_axis(f.eigenvalues, widx, 0);
-  const EagerTensor v = take_along_axis(f.eigenvectors, vidx, 1);
-  return keep_eigh(w, v, r);
-}
-
-TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
-                                           char uplo, const SpectralOptions& options) {
-  check_truncation(truncation, "eigh_truncated");
-  const EigResult<TracedTensor> f = eigh(a, uplo, options);
-  const SymShape& ws = f.eigenvalues.shape();
-  const SymDim n = ws[0];
-  // The eigenvalue order by descending magnitude, stable as in the eager
-  // tier; the same order for the vectors' columns.
-  const TracedTensor order = argsort(abs(f.eigenvalues), 0, true);
-  SymShape row = ws;
-  row.insert(row.begin(), SymDim(1));  // [1, n, batch...]
-  SymShape vs = ws;
-  vs.insert(vs.begin(), n);  // [n, n, batch...]
-  const TracedTensor w = take_along_axis(f.eigenvalues, order, 0);
-  const TracedTensor v = take_along_axis(f.eigenvectors, broadcast_to(reshape(order, row), vs), 1);
-  if (constant_rank(truncation, a.shape()))
-    return keep_eigh(w, v, fixed_rank(truncation, n.constant()));
-  const auto [keep, drop] = kept_indices(abs(w), truncation);
-  TruncatedEigh<TracedTensor> out;
-  out.rank = -1;
-  out.eigenvalues = index_select(w, 0, keep);
-  out.eigenvectors = index_select(v, 1, keep);
-  out.discarded_weight = discarded_weight_at(w, drop);
-  return out;
 }
 
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,

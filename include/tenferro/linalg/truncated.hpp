@@ -63,10 +63,9 @@ struct TruncatedSvd {
 /// by the gather's. The discarded weight is a graph value like the factors.
 /// Errors: a negative cutoff or weight bound, or a weight bound >= 1, is
 /// InvalidArgument; otherwise as svd.
-TruncatedSvd<EagerTensor> svd_truncated(const EagerTensor& a, const Truncation& truncation,
-                                        const SpectralOptions& options = {});
-TruncatedSvd<TracedTensor> svd_truncated(const TracedTensor& a, const Truncation& truncation,
-                                         const SpectralOptions& options = {});
+template <LinalgTensor T>
+TruncatedSvd<T> svd_truncated(const T& a, const Truncation& truncation,
+                              const SpectralOptions& options = {});
 TruncatedSvd<Tensor> svd_truncated(const Tensor& a, const Truncation& truncation, Backend& backend);
 
 /// A truncated Hermitian eigendecomposition: A ~ V diag(w) V^H with the
@@ -87,10 +86,9 @@ struct TruncatedEigh {
 /// eigh's ascending order). In a traced program the pairs are picked in the
 /// graph by an argsort of |w| (so which pairs are kept follows the values),
 /// and the rank is a constant or a dynamic size as for svd_truncated.
-TruncatedEigh<EagerTensor> eigh_truncated(const EagerTensor& a, const Truncation& truncation,
-                                          char uplo = 'L', const SpectralOptions& options = {});
-TruncatedEigh<TracedTensor> eigh_truncated(const TracedTensor& a, const Truncation& truncation,
-                                           char uplo = 'L', const SpectralOptions& options = {});
+template <LinalgTensor T>
+TruncatedEigh<T> eigh_truncated(const T& a, const Truncation& truncation, char uplo = 'L',
+                                const SpectralOptions& options = {});
 TruncatedEigh<Tensor> eigh_truncated(const Tensor& a, const Truncation& truncation, char uplo,
                                      Backend& backend);
 
