@@ -10,7 +10,6 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
-#include <numeric>
 #include <type_traits>
 
 #include "linalg/common.hpp"

@@ -147,49 +147,49 @@ void expect_row(const std::string& what, const Tensor& got, const Row& row) {
   }
 }
 
+// Every op of a descriptor table has a row in `rows`, and each row exists
+// for an op; check(op, name, row) runs the row.
+template <class Op, class Rows, class Check>
+void for_every_descriptor(const char* kind, std::size_t count, const Rows& rows, Check check) {
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto op = static_cast<Op>(i);
+    const std::string nm(descriptor(op).name);
+    const auto it = rows.find(nm);
+    if (it == rows.end()) {
+      ADD_FAILURE() << kind << " '" << nm
+                    << "' has no value row in tests/backend/op_values_test.cpp";
+      continue;
+    }
+    check(op, nm, it->second);
+    ++checked;
+  }
+  EXPECT_EQ(checked, rows.size());  // no row for an op that does not exist
+}
+
 }  // namespace
 
 TEST(OpValues, EveryUnaryDescriptorHasARowAndMatchesIt) {
   CpuBackend cpu({.num_threads = 1});
-  std::size_t checked = 0;
-  for (int i = 0; i < kUnaryOpCount; ++i) {
-    const auto op = static_cast<UnaryOp>(i);
-    const std::string nm(descriptor(op).name);
-    EXPECT_EQ(unary_op_named(nm), op) << nm;
-    const auto it = unary_rows().find(nm);
-    if (it == unary_rows().end()) {
-      ADD_FAILURE() << "unary op '" << nm
-                    << "' has no value row in tests/backend/op_values_test.cpp";
-      continue;
-    }
-    const Tensor y = unary(op, vec(it->second.a), cpu);
-    EXPECT_EQ(y.dtype(), unary_result_dtype(op, f64)) << nm;
-    expect_row(nm, y, it->second);
-    ++checked;
-  }
-  EXPECT_EQ(checked, unary_rows().size());  // no row for an op that does not exist
+  for_every_descriptor<UnaryOp>("unary op", kUnaryOpCount, unary_rows(),
+                                [&](UnaryOp op, const std::string& nm, const Row& row) {
+                                  EXPECT_EQ(unary_op_named(nm), op) << nm;
+                                  const Tensor y = unary(op, vec(row.a), cpu);
+                                  EXPECT_EQ(y.dtype(), unary_result_dtype(op, f64)) << nm;
+                                  expect_row(nm, y, row);
+                                });
   EXPECT_EQ(unary_op_named("no_such_op"), std::nullopt);
 }
 
 TEST(OpValues, EveryBinaryDescriptorHasARowAndMatchesIt) {
   CpuBackend cpu({.num_threads = 1});
-  std::size_t checked = 0;
-  for (int i = 0; i < kBinaryOpCount; ++i) {
-    const auto op = static_cast<BinaryOp>(i);
-    const std::string nm(descriptor(op).name);
-    EXPECT_EQ(binary_op_named(nm), op) << nm;
-    const auto it = binary_rows().find(nm);
-    if (it == binary_rows().end()) {
-      ADD_FAILURE() << "binary op '" << nm
-                    << "' has no value row in tests/backend/op_values_test.cpp";
-      continue;
-    }
-    const Tensor y = binary(op, vec(it->second.a), vec(it->second.b), cpu);
-    EXPECT_EQ(y.dtype(), binary_result_dtype(op, f64, f64)) << nm;
-    expect_row(nm, y, it->second);
-    ++checked;
-  }
-  EXPECT_EQ(checked, binary_rows().size());
+  for_every_descriptor<BinaryOp>("binary op", kBinaryOpCount, binary_rows(),
+                                 [&](BinaryOp op, const std::string& nm, const Row& row) {
+                                   EXPECT_EQ(binary_op_named(nm), op) << nm;
+                                   const Tensor y = binary(op, vec(row.a), vec(row.b), cpu);
+                                   EXPECT_EQ(y.dtype(), binary_result_dtype(op, f64, f64)) << nm;
+                                   expect_row(nm, y, row);
+                                 });
   EXPECT_EQ(binary_op_named("no_such_op"), std::nullopt);
 }
 
@@ -243,33 +243,25 @@ TEST(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
       {"any", 1.0},      {"logsumexp", std::log(e + e * e + std::exp(0.5))},
   };
   CpuBackend cpu({.num_threads = 1});
-  std::size_t checked = 0;
-  for (std::size_t i = 0; i < std::size(kReduceOps); ++i) {
-    const auto op = static_cast<ReduceOp>(i);
-    const std::string nm(descriptor(op).name);
-    EXPECT_EQ(name(op), nm);
-    const auto it = rows.find(nm);
-    if (it == rows.end()) {
-      ADD_FAILURE() << "reduction '" << nm
-                    << "' has no value row in tests/backend/op_values_test.cpp";
-      continue;
-    }
-    const Tensor x =
-        descriptor(op).result == ReduceResult::Bool ? vec({1, 0, 2}) : vec({1, 2, 0.5});
-    const Tensor y = reduce(op, x, std::vector<std::int64_t>{0}, cpu);
-    EXPECT_EQ(y.dtype(), reduce_result_dtype(op, f64)) << nm;
-    Tensor c = zeros(y.shape(), f64);
-    Tensor::copy_into(y, c);
-    EXPECT_NEAR(c.item<double>(), it->second, 1e-14) << nm;
-    // The traced tier's inference reads the same rule.
-    EXPECT_EQ(reduce_result_dtype(op, i32), descriptor(op).result == ReduceResult::Accumulate ? i64
-                                            : descriptor(op).result == ReduceResult::Inexact  ? f64
-                                            : descriptor(op).result == ReduceResult::Bool ? bool_
-                                                                                          : i32)
-        << nm;
-    ++checked;
-  }
-  EXPECT_EQ(checked, rows.size());
+  for_every_descriptor<ReduceOp>(
+      "reduction", std::size(kReduceOps), rows,
+      [&](ReduceOp op, const std::string& nm, double want) {
+        EXPECT_EQ(name(op), nm);
+        const bool logical = descriptor(op).result == ReduceResult::Bool;
+        const Tensor y = reduce(op, logical ? vec({1, 0, 2}) : vec({1, 2, 0.5}),
+                                std::vector<std::int64_t>{0}, cpu);
+        EXPECT_EQ(y.dtype(), reduce_result_dtype(op, f64)) << nm;
+        Tensor c = zeros(y.shape(), f64);
+        Tensor::copy_into(y, c);
+        EXPECT_NEAR(c.item<double>(), want, 1e-14) << nm;
+        // The traced tier's inference reads the same rule.
+        const ReduceResult r = descriptor(op).result;
+        EXPECT_EQ(reduce_result_dtype(op, i32), r == ReduceResult::Accumulate ? i64
+                                                : r == ReduceResult::Inexact  ? f64
+                                                : r == ReduceResult::Bool     ? bool_
+                                                                              : i32)
+            << nm;
+      });
   EXPECT_TF_ERROR(reduce_result_dtype(ReduceOp::Max, c128), ErrorKind::DTypeMismatch);
   EXPECT_EQ(variance_result_dtype(c64), f32);
 }
