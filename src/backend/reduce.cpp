@@ -153,13 +153,20 @@ std::string_view name(ReduceOp op) {
   return i < std::size(kReduceOps) ? kReduceOps[i].name : "reduce";
 }
 
-DType reduce_result_dtype(ReduceOp op, DType x) {
-  const auto i = static_cast<std::size_t>(op);
-  if (i >= std::size(kReduceOps)) {
+namespace {
+// The descriptor of a ReduceOp from outside the library (InvalidArgument for
+// a value that is no enumerator).
+const ReduceDescriptor& checked_descriptor(ReduceOp op) {
+  if (static_cast<std::size_t>(op) >= std::size(kReduceOps)) {
     fail(ErrorKind::InvalidArgument, "reduce", "unknown ReduceOp ", static_cast<int>(op),
          "; use one of the ReduceOp enumerators");
   }
-  const ReduceDescriptor& d = kReduceOps[i];
+  return descriptor(op);
+}
+}  // namespace
+
+DType reduce_result_dtype(ReduceOp op, DType x) {
+  const ReduceDescriptor& d = checked_descriptor(op);
   if (is_complex(x) && !d.complex_advice.empty()) {
     fail(ErrorKind::DTypeMismatch, std::string(d.name), "not defined for complex dtype ", name(x),
          "; ", d.complex_advice);
@@ -183,10 +190,7 @@ DType variance_result_dtype(DType x) {
 
 Tensor reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
               bool keepdim) {
-  if (static_cast<std::size_t>(op) >= std::size(kReduceOps)) {
-    fail(ErrorKind::InvalidArgument, "reduce", "unknown ReduceOp ", static_cast<int>(op),
-         "; use one of the ReduceOp enumerators");
-  }
+  (void)checked_descriptor(op);
   return reduce_axes(op, x, axes, backend, keepdim);
 }
 
