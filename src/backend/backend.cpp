@@ -1,5 +1,8 @@
 #include "tenferro/backend/backend.hpp"
 
+#include "tenferro/backend/elementwise.hpp"
+#include "tenferro/backend/reduce.hpp"
+
 #include <map>
 #include <mutex>
 #include <string>
@@ -39,6 +42,73 @@ void Backend::release_attachments() {
     items.swap(attachments_->items);
   }
   items.clear();  // outside the lock: a destructor may use the backend
+}
+
+// ---- kernels a backend does not have -----------------------------------------
+
+void Backend::no_kernel(const char* op) const {
+  fail(ErrorKind::Unsupported, op, "no kernel for the ", name(kind()),
+       " backend yet; run it on a CpuBackend");
+}
+
+void Backend::copy(const Tensor&, const Tensor&) {
+  no_kernel("copy");
+}
+void Backend::cast(const Tensor&, const Tensor&) {
+  no_kernel("cast");
+}
+void Backend::fill(const Tensor&, Scalar) {
+  no_kernel("fill");
+}
+void Backend::unary(UnaryOp op, const Tensor&, const Tensor&) {
+  no_kernel(std::string(tenferro::name(op)).c_str());
+}
+void Backend::binary(BinaryOp op, const Tensor&, const Tensor&, const Tensor&) {
+  no_kernel(std::string(tenferro::name(op)).c_str());
+}
+void Backend::polygamma(std::int64_t, const Tensor&, const Tensor&) {
+  no_kernel("polygamma");
+}
+void Backend::where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
+  no_kernel("where");
+}
+void Backend::clamp(const Tensor&, std::optional<Scalar>, std::optional<Scalar>, const Tensor&) {
+  no_kernel("clamp");
+}
+void Backend::zero_triangle(const Tensor&, std::int64_t, bool keep_lower) {
+  no_kernel(keep_lower ? "tril" : "triu");
+}
+void Backend::reduce(ReduceOp op, const Tensor&, std::span<const bool>, const Tensor&) {
+  no_kernel(std::string(tenferro::name(op)).c_str());
+}
+void Backend::variance(const Tensor&, std::span<const bool>, double, bool root, const Tensor&) {
+  no_kernel(root ? "std" : "var");
+}
+void Backend::arg_reduce(bool is_max, const Tensor&, std::int64_t, const Tensor&) {
+  no_kernel(is_max ? "argmax" : "argmin");
+}
+void Backend::cumulate(const Tensor&, std::int64_t, bool product, bool) {
+  no_kernel(product ? "cumprod" : "cumsum");
+}
+void Backend::argsort(const Tensor&, std::int64_t, bool, const Tensor&) {
+  no_kernel("argsort");
+}
+Tensor Backend::normalize_indices(const Tensor&, std::int64_t, std::int64_t, const char* op) {
+  no_kernel(op);
+}
+void Backend::gather(const Tensor&, const Tensor&, std::int64_t, const Tensor&) {
+  no_kernel("gather");
+}
+void Backend::scatter_add(const Tensor&, const Tensor&, std::int64_t, const Tensor&) {
+  no_kernel("scatter_add");
+}
+void Backend::gemm(DType, std::int64_t, std::int64_t, std::int64_t, const GemmOperand&,
+                   const GemmOperand&, void*, const Shape&) {
+  no_kernel("dot_general");
+}
+void Backend::fused_elementwise(const FusedElementwise&, std::span<const Tensor>, std::int64_t,
+                                const Tensor&) {
+  no_kernel("fused_elementwise");
 }
 
 std::string_view name(BackendKind k) {

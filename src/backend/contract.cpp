@@ -8,10 +8,6 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "backend/cpu/gemm.hpp"
-#include "backend/cpu/kernels.hpp"
-#include "tenferro/backend/cpu/cpu_backend.hpp"
-
 namespace tenferro {
 
 namespace {
@@ -110,7 +106,7 @@ bool blas_layout(const Group& rows, const Group& cols, bool& trans, std::int64_t
 }
 
 bool fold(const Tensor& t, std::span<const std::int64_t> rows, std::span<const std::int64_t> cols,
-          cpu::GemmOperand& g) {
+          GemmOperand& g) {
   Group r, c;
   if (!merge_group(t, rows, r) || !merge_group(t, cols, c)) return false;
   if (!blas_layout(r, c, g.trans, g.ld)) return false;
@@ -126,8 +122,8 @@ Strides batch_strides_of(const Tensor& t, const Axes& batch) {
 
 // Compact copy of t permuted to [rows..., cols..., batch...] in `dtype`.
 // Broadcast (stride-0) batch axes stay broadcast rather than being expanded.
-cpu::GemmOperand materialise(CpuBackend& cpu, const Tensor& t, const Axes& rows, const Axes& cols,
-                             const Axes& batch, DType dtype, Tensor& keep) {
+GemmOperand materialise(Backend& backend, const Tensor& t, const Axes& rows, const Axes& cols,
+                        const Axes& batch, DType dtype, Tensor& keep) {
   Axes perm;
   for (auto a : rows) perm.push_back(a);
   for (auto a : cols) perm.push_back(a);
@@ -142,9 +138,9 @@ cpu::GemmOperand materialise(CpuBackend& cpu, const Tensor& t, const Axes& rows,
       broadcast[i] = true;
     }
   }
-  keep = cpu.empty(v.shape(), dtype);
-  cpu::copy(cpu, v, keep);
-  cpu::GemmOperand g;
+  keep = backend.empty(v.shape(), dtype);
+  backend.copy(v, keep);
+  GemmOperand g;
   g.data = keep.raw_data();
   g.trans = false;
   std::int64_t row_extent = 1;
@@ -165,7 +161,6 @@ Axes pick(const Axes& axes, std::span<const std::size_t> order) {
 }  // namespace
 
 Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend) {
-  CpuBackend& cpu = require_cpu(backend, kDot);
   require_operand(lhs, "lhs", kDot, backend);
   require_operand(rhs, "rhs", kDot, backend);
   if (dims.lhs_contracting.size() != dims.rhs_contracting.size()) {
@@ -222,11 +217,10 @@ Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Ba
   }
   for (auto a : lc) k *= lhs.shape()[static_cast<std::size_t>(a)];
 
-  ScopedCpuSession session(cpu);
-  Tensor out = cpu.empty(out_shape, dtype);
+  Tensor out = backend.empty(out_shape, dtype);
   if (out.numel() == 0) return out;
   if (k == 0) {  // empty sums: no BLAS call with a zero dimension
-    cpu::fill(cpu, out, Scalar(0));
+    backend.fill(out, Scalar(0));
     return out;
   }
 
@@ -248,9 +242,9 @@ Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Ba
   std::size_t best = 0;
   std::int64_t best_cost = -1;
   bool best_l = false, best_r = false;
-  cpu::GemmOperand ga, gb;
+  GemmOperand ga, gb;
   for (std::size_t o = 0; o < std::size(orders); ++o) {
-    cpu::GemmOperand ta, tb;
+    GemmOperand ta, tb;
     const bool ok_l = lhs_exact && fold(lhs, lf, pick(lc, orders[o]), ta);
     const bool ok_r = rhs_exact && fold(rhs, pick(rc, orders[o]), rf, tb);
     const std::int64_t cost = (ok_l ? 0 : lhs.numel()) + (ok_r ? 0 : rhs.numel());
@@ -269,14 +263,14 @@ Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Ba
   if (best_l) {
     ga.batch_strides = batch_strides_of(lhs, lb);
   } else {
-    ga = materialise(cpu, lhs, lf, lc_o, lb, dtype, keep_l);
+    ga = materialise(backend, lhs, lf, lc_o, lb, dtype, keep_l);
   }
   if (best_r) {
     gb.batch_strides = batch_strides_of(rhs, rb);
   } else {
-    gb = materialise(cpu, rhs, rc_o, rf, rb, dtype, keep_r);
+    gb = materialise(backend, rhs, rc_o, rf, rb, dtype, keep_r);
   }
-  cpu::gemm_batched(cpu, dtype, m, n, k, ga, gb, out.raw_data(), batch_shape);
+  backend.gemm(dtype, m, n, k, ga, gb, out.raw_data(), batch_shape);
   return out;
 }
 
@@ -297,7 +291,6 @@ Tensor expand_batch(const Tensor& t, const Shape& batch) {
 
 Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
   constexpr const char* op = "matmul";
-  require_cpu(backend, op);
   require_operand(a, "a", op, backend);
   require_operand(b, "b", op, backend);
   for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {

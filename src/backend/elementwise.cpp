@@ -1,5 +1,5 @@
 // Direct elementwise ops: validation, dtype rules, broadcasting, output
-// allocation, then dispatch to the CPU kernels of backend/cpu/*_kernels.cpp.
+// allocation, then the backend's kernels (Backend::unary, binary, ...).
 // Operands whose dtype differs from the compute dtype are converted once into
 // a pooled temporary, so kernels are instantiated per compute dtype only.
 
@@ -9,10 +9,6 @@
 #include <iterator>
 #include <string>
 #include <utility>
-
-#include "backend/cpu/elementwise_kernels.hpp"
-#include "backend/cpu/kernels.hpp"
-#include "backend/cpu/special_kernels.hpp"
 
 namespace tenferro {
 
@@ -71,10 +67,11 @@ void require_defined(const Tensor& t, std::string_view op, const char* which) {
   }
 }
 
-void require_host(const CpuBackend& cpu, const Tensor& t, std::string_view op) {
-  if (!cpu.accepts(t.placement())) {
+void require_host(const Backend& backend, const Tensor& t, std::string_view op) {
+  if (!backend.accepts(t.placement())) {
     fail(ErrorKind::Unsupported, std::string(op), "a tensor placed at ", to_string(t.placement()),
-         " cannot be read by the CPU backend; transfer it to the host first");
+         " cannot be read by the ", name(backend.kind()),
+         " backend; transfer it to the backend's placement first");
   }
 }
 
@@ -127,36 +124,35 @@ void require_out(const Tensor& out, std::span<const std::int64_t> shape, DType d
 }
 
 // `t` in dtype `d`: itself, or a pooled converted copy.
-Tensor as_dtype(CpuBackend& cpu, const Tensor& t, DType d) {
+Tensor as_dtype(Backend& backend, const Tensor& t, DType d) {
   if (t.dtype() == d) return t;
-  Tensor converted = cpu.empty(t.shape(), d);
-  cpu::copy(cpu, t, converted);
+  Tensor converted = backend.empty(t.shape(), d);
+  backend.copy(t, converted);
   return converted;
 }
 
 // `t` in dtype `d` and broadcast to `shape`: t itself when it already is
 // (the common case: no handle copy), else a view or converted copy kept in
 // `holder`. Converting before broadcasting converts a small operand once.
-const Tensor& operand(CpuBackend& cpu, const Tensor& t, DType d, const Shape& shape,
+const Tensor& operand(Backend& backend, const Tensor& t, DType d, const Shape& shape,
                       Tensor& holder) {
   if (t.dtype() == d && t.shape() == shape) return t;
-  holder = as_dtype(cpu, t, d).broadcast_to(shape);
+  holder = as_dtype(backend, t, d).broadcast_to(shape);
   return holder;
 }
 
-void run_unary(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out) {
-  ScopedCpuSession session(cpu);
+void run_unary(Backend& backend, UnaryOp op, const Tensor& x, const Tensor& out) {
   Tensor holder;
-  cpu::unary_kernel(cpu, op, operand(cpu, x, unary_compute_dtype(op, x.dtype()), x.shape(), holder),
-                    out);
+  backend.unary(op, operand(backend, x, unary_compute_dtype(op, x.dtype()), x.shape(), holder),
+                out);
 }
 
-void run_binary(CpuBackend& cpu, BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  ScopedCpuSession session(cpu);
+void run_binary(Backend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
+                const Tensor& out) {
   const DType c = binary_compute_dtype(op, a.dtype(), b.dtype());
   Tensor ha, hb;
-  cpu::binary_kernel(cpu, op, operand(cpu, a, c, out.shape(), ha),
-                     operand(cpu, b, c, out.shape(), hb), out);
+  backend.binary(op, operand(backend, a, c, out.shape(), ha),
+                 operand(backend, b, c, out.shape(), hb), out);
 }
 
 Shape binary_shape(BinaryOp op, const Tensor& a, const Tensor& b) {
@@ -222,10 +218,9 @@ DType binary_result_dtype(BinaryOp op, DType a, DType b) {
 Tensor unary(UnaryOp op, const Tensor& x, Backend& backend) {
   require_defined(x, name(op), "input");
   const DType rd = unary_result_dtype(op, x.dtype());
-  CpuBackend& cpu = require_cpu(backend, name(op).data());
-  require_host(cpu, x, name(op));
-  Tensor out = cpu.empty(x.shape(), rd);
-  run_unary(cpu, op, x, out);
+  require_host(backend, x, name(op));
+  Tensor out = backend.empty(x.shape(), rd);
+  run_unary(backend, op, x, out);
   return out;
 }
 
@@ -233,12 +228,11 @@ void unary_into(UnaryOp op, const Tensor& x, const Tensor& out, Backend& backend
   require_defined(x, name(op), "input");
   const DType rd = unary_result_dtype(op, x.dtype());
   require_out(out, x.shape(), rd, name(op));
-  CpuBackend& cpu = require_cpu(backend, name(op).data());
-  require_host(cpu, x, name(op));
-  require_host(cpu, out, name(op));
+  require_host(backend, x, name(op));
+  require_host(backend, out, name(op));
   const Tensor* inputs[] = {&x};
   check_out(out, inputs, name(op));
-  run_unary(cpu, op, x, out);
+  run_unary(backend, op, x, out);
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend) {
@@ -246,11 +240,10 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend) {
   require_defined(b, op, "second operand");
   const DType rd = binary_result_dtype(op, a.dtype(), b.dtype());
   const Shape shape = binary_shape(op, a, b);
-  CpuBackend& cpu = require_cpu(backend, name(op).data());
-  require_host(cpu, a, name(op));
-  require_host(cpu, b, name(op));
-  Tensor out = cpu.empty(shape, rd);
-  run_binary(cpu, op, a, b, out);
+  require_host(backend, a, name(op));
+  require_host(backend, b, name(op));
+  Tensor out = backend.empty(shape, rd);
+  run_binary(backend, op, a, b, out);
   return out;
 }
 
@@ -261,14 +254,13 @@ void binary_into(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& ou
   const DType rd = binary_result_dtype(op, a.dtype(), b.dtype());
   const Shape shape = binary_shape(op, a, b);
   require_out(out, shape, rd, name(op));
-  CpuBackend& cpu = require_cpu(backend, name(op).data());
-  require_host(cpu, a, name(op));
-  require_host(cpu, b, name(op));
-  require_host(cpu, out, name(op));
+  require_host(backend, a, name(op));
+  require_host(backend, b, name(op));
+  require_host(backend, out, name(op));
   const Tensor ab = a.broadcast_to(shape), bb = b.broadcast_to(shape);
   const Tensor* inputs[] = {&ab, &bb};
   check_out(out, inputs, name(op));
-  run_binary(cpu, op, a, b, out);
+  run_binary(backend, op, a, b, out);
 }
 
 // ---- named ops -------------------------------------------------------------------
@@ -296,11 +288,9 @@ Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
   }
   require_defined(x, "polygamma", "input");
   const DType rd = polygamma_result_dtype(x.dtype());
-  CpuBackend& cpu = require_cpu(backend, "polygamma");
-  require_host(cpu, x, "polygamma");
-  ScopedCpuSession session(cpu);
-  Tensor out = cpu.empty(x.shape(), rd);
-  cpu::polygamma_kernel(cpu, n, as_dtype(cpu, x, rd), out);
+  require_host(backend, x, "polygamma");
+  Tensor out = backend.empty(x.shape(), rd);
+  backend.polygamma(n, as_dtype(backend, x, rd), out);
   return out;
 }
 
@@ -333,12 +323,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& back
   const DType c = promote_types(a.dtype(), b.dtype());
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  CpuBackend& cpu = require_cpu(backend, "where");
-  for (const Tensor* t : {&cond, &a, &b}) require_host(cpu, *t, "where");
-  ScopedCpuSession session(cpu);
-  Tensor out = cpu.empty(shape, c);
-  cpu::where_kernel(cpu, cond.broadcast_to(shape), as_dtype(cpu, a, c).broadcast_to(shape),
-                    as_dtype(cpu, b, c).broadcast_to(shape), out);
+  for (const Tensor* t : {&cond, &a, &b}) require_host(backend, *t, "where");
+  Tensor out = backend.empty(shape, c);
+  backend.where(cond.broadcast_to(shape), as_dtype(backend, a, c).broadcast_to(shape),
+                as_dtype(backend, b, c).broadcast_to(shape), out);
   return out;
 }
 
@@ -355,14 +343,12 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi
            " scalar");
     }
   }
-  CpuBackend& cpu = require_cpu(backend, "clamp");
-  require_host(cpu, x, "clamp");
-  ScopedCpuSession session(cpu);
-  Tensor out = cpu.empty(x.shape(), x.dtype());
+  require_host(backend, x, "clamp");
+  Tensor out = backend.empty(x.shape(), x.dtype());
   if (!lo && !hi) {
-    cpu::copy(cpu, x, out);
+    backend.copy(x, out);
   } else {
-    cpu::clamp_kernel(cpu, x, lo, hi, out);
+    backend.clamp(x, lo, hi, out);
   }
   return out;
 }

@@ -1,29 +1,17 @@
-// fused_elementwise(): validation, then the CPU executor. Each block of
-// `block` elements runs every step through the CPU elementwise kernels (the
-// ones behind the direct ops), so values match the unfused ops exactly.
-// Externals that are compact and of the full shape are read in place, scalars
-// are splatted once per thread, anything else is gathered per block. A pass
-// of unary and binary steps over such externals runs on raw pointers (the
-// kernels' compact forms: no tensor per step and block); any other pass goes
-// through tensor views of the blocks.
+// fused_elementwise(): validation, then the backend's fused executor
+// (Backend::fused_elementwise; the CPU one is cpu/fused_kernels.cpp).
 
 #include "tenferro/backend/fused.hpp"
 
-#include <algorithm>
 #include <array>
-#include <cstring>
-#include <memory>
 
-#include "backend/cpu/elementwise_kernels.hpp"
-#include "backend/cpu/kernels.hpp"
-#include "backend/cpu/special_kernels.hpp"
+#include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {
 
 namespace {
 
 using Kind = FusedElementwise::Kind;
-using detail::StridedPlan;
 
 std::size_t operand_count(Kind k) {
   switch (k) {
@@ -105,250 +93,6 @@ void validate(const FusedElementwise& pass, std::span<const Tensor> externals) {
   }
 }
 
-// Copies elements [begin, begin + n) (column-major order) of a strided view
-// into a compact buffer.
-template <std::size_t Bytes>
-void gather_fixed(const StridedPlan<1>& plan, const std::byte* src, std::byte* dst,
-                  std::int64_t begin, std::int64_t n) {
-  plan.run(begin, begin + n, [&](std::int64_t len, const auto& off, const auto& inc) {
-    const std::byte* s = src + off[0] * static_cast<std::int64_t>(Bytes);
-    const std::int64_t step = inc[0] * static_cast<std::int64_t>(Bytes);
-    for (std::int64_t i = 0; i < len; ++i, s += step, dst += Bytes) std::memcpy(dst, s, Bytes);
-  });
-}
-
-void gather(const StridedPlan<1>& plan, std::size_t itemsize, const void* src, void* dst,
-            std::int64_t begin, std::int64_t n) {
-  auto* s = static_cast<const std::byte*>(src);
-  auto* d = static_cast<std::byte*>(dst);
-  switch (itemsize) {
-    case 1:
-      return gather_fixed<1>(plan, s, d, begin, n);
-    case 4:
-      return gather_fixed<4>(plan, s, d, begin, n);
-    case 8:
-      return gather_fixed<8>(plan, s, d, begin, n);
-    default:
-      return gather_fixed<16>(plan, s, d, begin, n);
-  }
-}
-
-// Scratch: one 16-byte cell per element covers every dtype, 16-byte
-// alignment every type; uninitialised (every slot is written before it is
-// read), as c128_t's constructor would zero it. Slots are kSlotPad elements
-// (64 bytes, a cache line) more than a block apart: at exactly 2^k bytes
-// apart, a step reading one slot and writing another hits the same 4 KiB
-// page offsets, and the CPU's store-to-load disambiguation stalls on them
-// (4K aliasing).
-struct alignas(16) Cell {
-  unsigned char bytes[16];
-};
-constexpr std::size_t kSlotPad = 4;
-
-enum class Mode : unsigned char { Direct, Scalar, Gather };
-
-struct External {
-  Mode mode = Mode::Direct;
-  Tensor flat;       // Direct: the compact input as [N]; Scalar: as [1]
-  Tensor broadcast;  // Gather: the input broadcast to the pass shape
-  std::optional<StridedPlan<1>> plan;
-};
-
-void run_step(CpuBackend& cpu, const FusedElementwise::Step& st, std::span<const Tensor> ops,
-              const Tensor& out) {
-  switch (st.kind) {
-    case Kind::Unary:
-      return cpu::unary_kernel(cpu, st.unary, ops[0], out);
-    case Kind::Binary:
-      return cpu::binary_kernel(cpu, st.binary, ops[0], ops[1], out);
-    case Kind::Select:
-      return cpu::where_kernel(cpu, ops[0], ops[1], ops[2], out);
-    case Kind::Clamp:
-      return cpu::clamp_kernel(cpu, ops[0], st.lo, st.hi, out);
-    case Kind::Convert:
-      return cpu::copy(cpu, ops[0], out);
-    case Kind::Fill:
-      return cpu::fill(cpu, out, st.value);
-  }
-}
-
-// The compact tensor t as a rank-1 view of its n elements (no reshape
-// machinery: t is contiguous by the caller's check).
-Tensor flat_view(const Tensor& t, std::int64_t n) {
-  return Tensor::from_storage(t.storage(), t.dtype(), Shape{n}, Strides{1}, t.offset());
-}
-
-// The executors write every element of `out` (compact, of the pass shape,
-// `total` > 0 elements) in blocks of `block` <= total elements.
-void run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
-             const Shape& shape, std::int64_t total, std::int64_t block, const Tensor& out) {
-  std::vector<External> ext(externals.size());
-  for (std::size_t e = 0; e < externals.size(); ++e) {
-    const Tensor& t = externals[e];
-    if (t.numel() == 1) {
-      ext[e].mode = Mode::Scalar;
-      ext[e].flat = t.reshape_copy({1});
-    } else if (t.shape() == shape && t.is_contiguous()) {
-      ext[e].flat = flat_view(t, total);
-    } else {
-      ext[e].mode = Mode::Gather;
-      ext[e].broadcast = t.broadcast_to(shape.span());
-      ext[e].plan.emplace(shape.span(), std::array<std::span<const std::int64_t>, 1>{
-                                            ext[e].broadcast.strides().span()});
-    }
-  }
-  const Tensor out_flat = flat_view(out, total);
-  const std::int64_t blocks = (total + block - 1) / block;
-  const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
-  const std::size_t slots = static_cast<std::size_t>(pass.buffer_count) + ext.size();
-  const auto& steps = pass.steps;
-
-  cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
-    // One Cell per element, slots kSlotPad elements more than a block apart.
-    const auto stride = static_cast<std::size_t>(block) + kSlotPad;
-    const auto scratch = std::make_unique_for_overwrite<Cell[]>(slots * stride);
-    const Shape block_shape{block};
-    auto slot_ptr = [&](std::size_t s) { return static_cast<void*>(scratch.get() + s * stride); };
-    // Every slot is a view of one wrapped scratch storage (offsets count
-    // elements of the view's dtype; a cell is 16 bytes, a multiple of each).
-    const std::int64_t cells = static_cast<std::int64_t>(slots * stride);
-    const Tensor scratch_bytes = Tensor::wrap(scratch.get(), DType::C128, std::span(&cells, 1));
-    auto slot_view = [&](std::size_t s, DType dt) {
-      const auto per_cell = static_cast<std::int64_t>(16 / itemsize(dt));
-      return Tensor::from_storage(scratch_bytes.storage(), dt, block_shape, Strides{1},
-                                  static_cast<std::int64_t>(s * stride) * per_cell);
-    };
-    // One list holds the four per-block tensor lists: a step's scratch slot
-    // and its view for this block, an external's slot and its view.
-    std::vector<Tensor> lists(2 * steps.size() + 2 * ext.size());
-    const std::span<Tensor> step_buf(lists.data(), steps.size());
-    const std::span<Tensor> step_view(lists.data() + steps.size(), steps.size());
-    const std::span<Tensor> ext_buf(lists.data() + 2 * steps.size(), ext.size());
-    const std::span<Tensor> ext_view(lists.data() + 2 * steps.size() + ext.size(), ext.size());
-    for (std::size_t m = 0; m + 1 < steps.size(); ++m)
-      step_buf[m] = slot_view(static_cast<std::size_t>(steps[m].buffer), steps[m].dtype);
-    for (std::size_t e = 0; e < ext.size(); ++e) {
-      if (ext[e].mode == Mode::Direct) continue;
-      ext_buf[e] = slot_view(static_cast<std::size_t>(pass.buffer_count) + e, externals[e].dtype());
-      if (ext[e].mode == Mode::Scalar)
-        cpu::copy(cpu, ext[e].flat.broadcast_to(block_shape.span()), ext_buf[e]);
-    }
-    std::array<Tensor, 3> ops;  // a step reads at most three operands (select)
-    for (std::int64_t blk = b0; blk < b1; ++blk) {
-      const std::int64_t s = blk * block;
-      const std::int64_t len = std::min(block, total - s);
-      auto head = [&](const Tensor& t) { return len == block ? t : t.slice(0, 0, len); };
-      // Block [s, s + len) of a compact [total] tensor: itself when the pass
-      // is one block.
-      auto part = [&](const Tensor& t) { return len == total ? t : t.slice(0, s, s + len); };
-      for (std::size_t e = 0; e < ext.size(); ++e) {
-        if (ext[e].mode == Mode::Direct) {
-          ext_view[e] = part(ext[e].flat);
-          continue;
-        }
-        if (ext[e].mode == Mode::Gather) {
-          gather(*ext[e].plan, itemsize(externals[e].dtype()), ext[e].broadcast.raw_data(),
-                 slot_ptr(static_cast<std::size_t>(pass.buffer_count) + e), s, len);
-        }
-        ext_view[e] = head(ext_buf[e]);
-      }
-      for (std::size_t m = 0; m < steps.size(); ++m) {
-        const FusedElementwise::Step& st = steps[m];
-        for (std::size_t k = 0; k < st.operands.size(); ++k) {
-          const auto& o = st.operands[k];
-          ops[k] = o.external ? ext_view[o.index] : step_view[o.index];
-        }
-        step_view[m] = m + 1 == steps.size() ? part(out_flat) : head(step_buf[m]);
-        run_step(cpu, st, std::span<const Tensor>(ops.data(), st.operands.size()), step_view[m]);
-      }
-    }
-  });
-}
-
-// Whether `pass` runs on raw pointers: unary and binary steps with compact
-// kernels only (not the special functions, which have their own; not
-// fmod/remainder, whose integer form checks the whole divisor first), and
-// every external compact of the pass shape or a single value.
-bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, const Shape& shape) {
-  for (const FusedElementwise::Step& st : pass.steps) {
-    if (st.kind == Kind::Unary) {
-      if (cpu::is_special_op(st.unary)) return false;
-    } else if (st.kind == Kind::Binary) {
-      if (cpu::is_special_op(st.binary) || st.binary == BinaryOp::Fmod ||
-          st.binary == BinaryOp::Remainder)
-        return false;
-    } else {
-      return false;
-    }
-  }
-  for (const Tensor& t : externals) {
-    if (t.numel() != 1 && !(t.shape() == shape && t.is_contiguous())) return false;
-  }
-  return true;
-}
-
-// run_cpu for a pass that runs_raw: the same blocks, scratch layout and
-// kernels' element functions, on raw pointers.
-void run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
-                 std::int64_t total, std::int64_t block, const Tensor& out) {
-  const auto& steps = pass.steps;
-  const std::size_t n_ext = externals.size();
-  const auto base = static_cast<std::size_t>(pass.buffer_count);  // first splat slot
-  const std::size_t slots = base + n_ext;
-  const std::int64_t blocks = (total + block - 1) / block;
-  const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
-  auto dtype_of = [&](const FusedElementwise::Operand& o) {
-    return o.external ? externals[o.index].dtype() : steps[o.index].dtype;
-  };
-  std::byte* const out_base = static_cast<std::byte*>(out.raw_data());
-  const auto out_size = static_cast<std::int64_t>(itemsize(out.dtype()));
-
-  cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
-    // Scratch as in run_cpu (Cell); small passes keep it on the stack.
-    constexpr std::size_t kStackCells = 256;
-    const auto stride = static_cast<std::size_t>(block) + kSlotPad;
-    std::array<Cell, kStackCells> stack;
-    std::unique_ptr<Cell[]> heap;
-    Cell* scratch = stack.data();
-    if (slots * stride > kStackCells) {
-      heap = std::make_unique_for_overwrite<Cell[]>(slots * stride);
-      scratch = heap.get();
-    }
-    auto slot = [&](std::size_t s) { return reinterpret_cast<std::byte*>(scratch + s * stride); };
-    for (std::size_t e = 0; e < n_ext; ++e) {  // single values, splatted once
-      if (externals[e].numel() != 1) continue;
-      const std::size_t size = itemsize(externals[e].dtype());
-      const auto* v = static_cast<const std::byte*>(externals[e].raw_data());
-      std::byte* d = slot(base + e);
-      for (std::int64_t i = 0; i < block; ++i) std::memcpy(d + i * size, v, size);
-    }
-    for (std::int64_t blk = b0; blk < b1; ++blk) {
-      const std::int64_t s = blk * block;
-      const std::int64_t len = std::min(block, total - s);
-      auto read = [&](const FusedElementwise::Operand& o) -> const void* {
-        if (!o.external) return slot(static_cast<std::size_t>(steps[o.index].buffer));
-        const Tensor& t = externals[o.index];
-        if (t.numel() == 1) return slot(base + o.index);
-        return static_cast<const std::byte*>(t.raw_data()) +
-               s * static_cast<std::int64_t>(itemsize(t.dtype()));
-      };
-      for (std::size_t m = 0; m < steps.size(); ++m) {
-        const FusedElementwise::Step& st = steps[m];
-        void* dst = m + 1 == steps.size()
-                        ? static_cast<void*>(out_base + s * out_size)
-                        : static_cast<void*>(slot(static_cast<std::size_t>(st.buffer)));
-        const DType in = dtype_of(st.operands[0]);
-        const bool done = st.kind == Kind::Unary
-                              ? cpu::unary_contiguous(st.unary, in, read(st.operands[0]), dst, len)
-                              : cpu::binary_contiguous(st.binary, in, read(st.operands[0]),
-                                                       read(st.operands[1]), dst, len);
-        if (!done)
-          fail(ErrorKind::Internal, "fused_elementwise", "step ", m, " has no compact kernel");
-      }
-    }
-  });
-}
-
 }  // namespace
 
 Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
@@ -370,18 +114,15 @@ Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> e
            shape_to_string(out_shape));
     }
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
-  const std::int64_t total = shape_numel(out_shape);
-  Tensor out = cpu.empty(out_shape, pass.steps.back().dtype);
-  if (total == 0) return out;
-  // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
-  block = std::min(block, total);
-  if (runs_raw(pass, externals, out_shape)) {
-    run_cpu_raw(cpu, pass, externals, total, block, out);
-  } else {
-    run_cpu(cpu, pass, externals, out_shape, total, block, out);
+  for (const Tensor& t : externals) {
+    if (!backend.accepts(t.placement())) {
+      fail(ErrorKind::ContextMismatch, op, "an external lives on ", to_string(t.placement()),
+           " but the backend works on ", to_string(backend.placement()),
+           "; transfer it to the backend first");
+    }
   }
+  Tensor out = backend.empty(out_shape, pass.steps.back().dtype);
+  backend.fused_elementwise(pass, externals, block, out);
   return out;
 }
 

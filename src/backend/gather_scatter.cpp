@@ -4,15 +4,14 @@
 
 #include <span>
 
-#include "backend/cpu/index_kernels.hpp"
-#include "backend/cpu/kernels.hpp"
+#include "backend/checks.hpp"
 #include "tenferro/backend/structural.hpp"
 
 namespace tenferro {
 
 namespace {
 
-using cpu::require_operand;
+using detail::require_operand;
 
 void require_index_dtype(const Tensor& index, const char* op) {
   if (index.dtype() != DType::I32 && index.dtype() != DType::I64) {
@@ -46,16 +45,14 @@ Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, Bac
   // The output shape before the index values, as the AD tiers check it when
   // the op is built (InvalidArgument for a shape no tensor can have).
   (void)shape_numel(out_shape, op);
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
-  const Tensor idx = cpu::normalize_indices(cpu, index, x.shape()[ua], axis, op);
+  const Tensor idx = backend.normalize_indices(index, x.shape()[ua], axis, op);
   Tensor out = backend.empty(out_shape, x.dtype());
   // The 1-D index seen with the output's shape: stride 0 everywhere but `axis`.
   Strides idx_strides(out_shape.size(), 0);
   idx_strides[ua] = 1;
   const Tensor idx_view = Tensor::from_storage(idx.storage(), DType::I64, out_shape,
                                                std::move(idx_strides), idx.offset());
-  cpu::gather_along_axis(cpu, x, idx_view, a, out);
+  backend.gather(x, idx_view, a, out);
   return out;
 }
 
@@ -74,12 +71,10 @@ Tensor take_along_axis(const Tensor& x, const Tensor& index, std::int64_t axis, 
            " may differ");
     }
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   const Tensor idx =
-      cpu::normalize_indices(cpu, index, x.shape()[static_cast<std::size_t>(a)], axis, op);
+      backend.normalize_indices(index, x.shape()[static_cast<std::size_t>(a)], axis, op);
   Tensor out = backend.empty(index.shape(), x.dtype());
-  cpu::gather_along_axis(cpu, x, idx, a, out);
+  backend.gather(x, idx, a, out);
   return out;
 }
 
@@ -105,18 +100,16 @@ Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index, cons
     }
   }
   const DType dtype = promote_types(x.dtype(), src.dtype());
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   const Tensor idx =
-      cpu::normalize_indices(cpu, index, x.shape()[static_cast<std::size_t>(a)], axis, op);
+      backend.normalize_indices(index, x.shape()[static_cast<std::size_t>(a)], axis, op);
   Tensor out = backend.empty(x.shape(), dtype);
-  cpu::copy(cpu, x, out);
+  backend.copy(x, out);
   Tensor src_t = src;
   if (src.dtype() != dtype) {
     src_t = backend.empty(src.shape(), dtype);
-    cpu::copy(cpu, src, src_t);
+    backend.copy(src, src_t);
   }
-  cpu::scatter_add_along_axis(cpu, src_t, idx, a, out);
+  backend.scatter_add(src_t, idx, a, out);
   return out;
 }
 

@@ -2,10 +2,6 @@
 
 #include <cmath>
 
-#include "backend/cpu/kernels.hpp"
-#include "backend/cpu/reduce_kernels.hpp"
-#include "tenferro/backend/cpu/cpu_backend.hpp"
-
 namespace tenferro {
 namespace {
 
@@ -64,10 +60,10 @@ void require_nonempty(const Tensor& x, const AxisMask& mask, const char* op) {
 }
 
 // x itself when it has `dtype`, otherwise a compact converted copy.
-Tensor as_dtype(CpuBackend& cpu, const Tensor& x, DType dtype) {
+Tensor as_dtype(Backend& backend, const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  Tensor y = cpu.empty(x.shape(), dtype);
-  cpu::copy(cpu, x, y);
+  Tensor y = backend.empty(x.shape(), dtype);
+  backend.copy(x, y);
   return y;
 }
 
@@ -76,24 +72,11 @@ Tensor as_dtype(CpuBackend& cpu, const Tensor& x, DType dtype) {
 Tensor reduce_impl(ReduceOp op, const Tensor& x, const AxisMask& mask, Backend& backend,
                    bool keepdim) {
   const std::string nm(descriptor(op).name);
-  CpuBackend& cpu = require_cpu(backend, nm.c_str());
   const DType rd = reduce_result_dtype(op, x.dtype());
   if (!descriptor(op).has_identity) require_nonempty(x, mask, nm.c_str());
-  ScopedCpuSession session(cpu);
-  const Tensor in = as_dtype(cpu, x, rd);
-  Tensor out = cpu.empty(result_shape(x, mask, keepdim), rd);
-  const std::span<const bool> reduced = mask.span();
-  switch (op) {
-    case ReduceOp::Mean:
-      cpu::mean_axes(cpu, in, reduced, out);
-      break;
-    case ReduceOp::LogSumExp:
-      cpu::logsumexp_axes(cpu, in, reduced, out);
-      break;
-    default:
-      cpu::reduce_axes(cpu, op, in, reduced, out);
-      break;
-  }
+  const Tensor in = as_dtype(backend, x, rd);
+  Tensor out = backend.empty(result_shape(x, mask, keepdim), rd);
+  backend.reduce(op, in, mask.span(), out);
   return out;
 }
 
@@ -115,14 +98,12 @@ Tensor variance(bool root, const Tensor& x, std::span<const std::int64_t> axes, 
   const char* op = root ? "std" : "var";
   require_defined(x, op);
   const AxisMask mask = mask_of(x, axes, op);
-  CpuBackend& cpu = require_cpu(backend, op);
   if (std::isnan(correction)) {
     fail(ErrorKind::InvalidArgument, op, "correction is NaN; pass 1 (unbiased) or 0 (population)");
   }
-  ScopedCpuSession session(cpu);
-  const Tensor in = as_dtype(cpu, x, inexact_dtype(x.dtype()));
-  Tensor out = cpu.empty(result_shape(x, mask, keepdim), variance_result_dtype(x.dtype()));
-  cpu::var_axes(cpu, in, mask.span(), out, correction, root);
+  const Tensor in = as_dtype(backend, x, inexact_dtype(x.dtype()));
+  Tensor out = backend.empty(result_shape(x, mask, keepdim), variance_result_dtype(x.dtype()));
+  backend.variance(in, mask.span(), correction, root, out);
   return out;
 }
 
@@ -130,7 +111,6 @@ Tensor arg_extremum(bool is_max, const Tensor& x, std::int64_t axis, Backend& ba
                     bool keepdim) {
   const char* op = is_max ? "argmax" : "argmin";
   require_defined(x, op);
-  CpuBackend& cpu = require_cpu(backend, op);
   if (is_complex(x.dtype())) {  // the message of prim::ArgReduce's inference
     fail(ErrorKind::DTypeMismatch, op, "not defined for complex dtype ", name(x.dtype()),
          "; complex numbers are not ordered; use abs() or real()");
@@ -140,9 +120,8 @@ Tensor arg_extremum(bool is_max, const Tensor& x, std::int64_t axis, Backend& ba
   mask[static_cast<std::size_t>(a)] = true;
   require_nonempty(x, mask, op);
 
-  ScopedCpuSession session(cpu);
-  Tensor out = cpu.empty(result_shape(x, mask, keepdim), DType::I64);
-  cpu::arg_reduce(cpu, is_max, x, a, out);
+  Tensor out = backend.empty(result_shape(x, mask, keepdim), DType::I64);
+  backend.arg_reduce(is_max, x, a, out);
   return out;
 }
 

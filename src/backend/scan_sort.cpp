@@ -4,8 +4,6 @@
 
 #include <utility>
 
-#include "backend/cpu/kernels.hpp"
-#include "backend/cpu/lane_kernels.hpp"
 #include "tenferro/backend/scan.hpp"
 #include "tenferro/backend/sort.hpp"
 #include "tenferro/backend/structural.hpp"
@@ -34,11 +32,9 @@ Tensor cumulate(const Tensor& x, std::int64_t axis, Backend& backend, bool rever
                 const char* op) {
   require_defined(x, op);
   const std::int64_t a = lane_axis(x, axis, op);
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(x.shape(), cumulative_result_dtype(x.dtype()));
-  cpu::copy(cpu, x, out);
-  if (x.rank() > 0) cpu::cumulate_inplace(cpu, out, cpu::lane_shape(out, a), product, reverse);
+  backend.copy(x, out);
+  if (x.rank() > 0) backend.cumulate(out, a, product, reverse);
   return out;
 }
 
@@ -77,21 +73,19 @@ Tensor argsort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k, bool d
          "k = 0 on a rank-0 tensor, which always holds one value; use k = 1");
   }
   const std::int64_t kept = k < 0 ? n : k;
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   Shape out_shape(x.shape());
   if (x.rank() > 0) out_shape[static_cast<std::size_t>(a)] = kept;
   Tensor out = backend.empty(out_shape, DType::I64);
   if (x.rank() == 0) {
-    if (kept == 1) cpu::fill(cpu, out, Scalar(std::int64_t{0}));
+    if (kept == 1) backend.fill(out, Scalar(std::int64_t{0}));
     return out;
   }
   Tensor compact = x;
   if (!x.is_contiguous()) {
     compact = backend.empty(x.shape(), x.dtype());
-    cpu::copy(cpu, x, compact);
+    backend.copy(x, compact);
   }
-  cpu::argsort_lanes(cpu, compact, cpu::lane_shape(compact, a), kept, descending, out);
+  backend.argsort(compact, a, descending, out);
   return out;
 }
 

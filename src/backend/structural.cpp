@@ -1,5 +1,5 @@
 // Structural direct ops: each builds a zero-copy view of its input (or of its
-// output) and materialises it with one cpu::copy into a fresh pooled tensor.
+// output) and materialises it with one Backend::copy into a fresh tensor.
 
 #include "tenferro/backend/structural.hpp"
 
@@ -7,22 +7,21 @@
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/index_kernels.hpp"
-#include "backend/cpu/kernels.hpp"
+#include "backend/checks.hpp"
 
 namespace tenferro {
 
 namespace {
 
-using cpu::require_operand;
+using detail::require_operand;
 
 // A fresh compact copy of `view` (the view's shape) in `dtype`.
-Tensor materialize(CpuBackend& backend, const Tensor& view, DType dtype) {
+Tensor materialize(Backend& backend, const Tensor& view, DType dtype) {
   Tensor out = backend.empty(view.shape(), dtype);
-  cpu::copy(backend, view, out);
+  backend.copy(view, out);
   return out;
 }
-Tensor materialize(CpuBackend& backend, const Tensor& view) {
+Tensor materialize(Backend& backend, const Tensor& view) {
   return materialize(backend, view, view.dtype());
 }
 
@@ -83,10 +82,8 @@ Tensor triangle(const Tensor& x, std::int64_t k, bool keep_lower, Backend& backe
   if (x.rank() < 2) {
     fail(ErrorKind::RankMismatch, op, "needs matrices [m, n, batch...], got rank ", x.rank());
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
-  Tensor out = materialize(cpu, x);
-  cpu::zero_triangle(cpu, out, k, keep_lower);
+  Tensor out = materialize(backend, x);
+  backend.zero_triangle(out, k, keep_lower);
   return out;
 }
 
@@ -95,27 +92,21 @@ Tensor triangle(const Tensor& x, std::int64_t k, bool keep_lower, Backend& backe
 Tensor permute(const Tensor& x, std::span<const std::int64_t> perm, Backend& backend) {
   require_operand(x, backend, "permute");
   Tensor view = x.permute(perm);  // validates rank, bounds and duplicates
-  CpuBackend& cpu = require_cpu(backend, "permute");
-  ScopedCpuSession session(cpu);
-  return materialize(cpu, view);
+  return materialize(backend, view);
 }
 
 Tensor reshape(const Tensor& x, std::span<const std::int64_t> shape, Backend& backend) {
   require_operand(x, backend, "reshape");
   const Shape target = resolve_reshape(shape, x);
-  CpuBackend& cpu = require_cpu(backend, "reshape");
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(target, x.dtype());
   // A compact tensor can always be viewed with x's shape: copy into that view.
-  cpu::copy(cpu, x, out.reshape(x.shape()));
+  backend.copy(x, out.reshape(x.shape()));
   return out;
 }
 
 Tensor copy(const Tensor& x, Backend& backend) {
   require_operand(x, backend, "copy");
-  CpuBackend& cpu = require_cpu(backend, "copy");
-  ScopedCpuSession session(cpu);
-  return materialize(cpu, x);
+  return materialize(backend, x);
 }
 
 Tensor broadcast_in_dim(const Tensor& x, std::span<const std::int64_t> shape,
@@ -154,11 +145,9 @@ Tensor broadcast_in_dim(const Tensor& x, std::span<const std::int64_t> shape,
     // Extent-1 axes broadcast with stride 0; the rest keep their stride.
     if (e == target) strides[static_cast<std::size_t>(d)] = x.strides()[i];
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   const Tensor view =
       Tensor::from_storage(x.storage(), x.dtype(), Shape(shape), std::move(strides), x.offset());
-  return materialize(cpu, view);
+  return materialize(backend, view);
 }
 
 Tensor slice(const Tensor& x, std::span<const std::int64_t> start,
@@ -186,9 +175,7 @@ Tensor slice(const Tensor& x, std::span<const std::int64_t> start,
     }
     view = view.slice(static_cast<std::int64_t>(d), start[d], limit[d], stride[d]);
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
-  return materialize(cpu, view);
+  return materialize(backend, view);
 }
 
 Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const std::int64_t> high,
@@ -242,10 +229,8 @@ Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const s
     count[d] = std::max<std::int64_t>(i1 - i0, 0);
     pos[d] = low[d] + i0 * step[d];
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(out_shape, x.dtype());
-  cpu::fill(cpu, out, value);
+  backend.fill(out, value);
   if (shape_numel(count) == 0) return out;
   std::int64_t x_off = x.offset(), o_off = 0;
   Strides x_strides(r, 0), o_strides(r, 0);
@@ -259,7 +244,7 @@ Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const s
       Tensor::from_storage(x.storage(), x.dtype(), count, std::move(x_strides), x_off);
   const Tensor dst = Tensor::from_storage(out.storage(), out.dtype(), count, std::move(o_strides),
                                           out.offset() + o_off);
-  cpu::copy(cpu, src, dst);
+  backend.copy(src, dst);
   return out;
 }
 
@@ -284,13 +269,11 @@ Tensor concatenate(ListRef<Tensor> xs, std::int64_t axis, Backend& backend) {
     }
     out_shape[a] += x.shape()[a];
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(out_shape, dtype);
   std::int64_t at = 0;
   for (const Tensor& x : xs) {
     const std::int64_t n = x.shape()[a];
-    cpu::copy(cpu, x, out.slice(static_cast<std::int64_t>(a), at, at + n));
+    backend.copy(x, out.slice(static_cast<std::int64_t>(a), at, at + n));
     at += n;
   }
   return out;
@@ -313,11 +296,9 @@ Tensor stack(ListRef<Tensor> xs, std::int64_t axis, Backend& backend) {
   }
   Shape out_shape(x0.shape());
   out_shape.insert(out_shape.begin() + a, static_cast<std::int64_t>(xs.size()));
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(out_shape, dtype);
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    cpu::copy(cpu, xs[i], out.select(a, static_cast<std::int64_t>(i)));
+    backend.copy(xs[i], out.select(a, static_cast<std::int64_t>(i)));
   }
   return out;
 }
@@ -335,18 +316,14 @@ Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, Backend& bac
     seen[static_cast<std::size_t>(a)] = true;
     view = view.slice(a, std::nullopt, std::nullopt, -1);
   }
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
-  return materialize(cpu, view);
+  return materialize(backend, view);
 }
 
 Tensor diagonal(const Tensor& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2,
                 Backend& backend) {
   require_operand(x, backend, "diagonal");
   Tensor view = x.diagonal(offset, axis1, axis2);  // validates the axes
-  CpuBackend& cpu = require_cpu(backend, "diagonal");
-  ScopedCpuSession session(cpu);
-  return materialize(cpu, view);
+  return materialize(backend, view);
 }
 
 Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend) {
@@ -362,11 +339,9 @@ Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend) {
   Shape out_shape{n, n};
   shape_numel(out_shape, op);
   for (std::size_t d = 1; d < x.shape().size(); ++d) out_shape.push_back(x.shape()[d]);
-  CpuBackend& cpu = require_cpu(backend, op);
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(out_shape, x.dtype());
-  cpu::fill(cpu, out, Scalar(false));
-  cpu::copy(cpu, x, out.diagonal(offset, 0, 1));
+  backend.fill(out, Scalar(false));
+  backend.copy(x, out.diagonal(offset, 0, 1));
   return out;
 }
 
@@ -384,17 +359,13 @@ Tensor convert(const Tensor& x, DType dtype, Backend& backend) {
     fail(ErrorKind::DTypeMismatch, "convert", name(x.dtype()), " -> ", name(dtype),
          " can lose information; use cast for an explicit lossy conversion");
   }
-  CpuBackend& cpu = require_cpu(backend, "convert");
-  ScopedCpuSession session(cpu);
-  return materialize(cpu, x, dtype);
+  return materialize(backend, x, dtype);
 }
 
 Tensor cast(const Tensor& x, DType dtype, Backend& backend) {
   require_operand(x, backend, "cast");
-  CpuBackend& cpu = require_cpu(backend, "cast");
-  ScopedCpuSession session(cpu);
   Tensor out = backend.empty(x.shape(), dtype);
-  cpu::cast_copy(cpu, x, out);
+  backend.cast(x, out);
   return out;
 }
 

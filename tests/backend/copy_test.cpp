@@ -6,7 +6,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "../../src/backend/cpu/kernels.hpp"
+#include "../../src/cpu/kernels.hpp"
 #include "../../src/internal/transpose_tile.hpp"
 #include "test_util.hpp"
 

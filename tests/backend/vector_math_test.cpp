@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../../src/backend/cpu/sleef_kernels.hpp"
-#include "../../src/backend/cpu/vector_math.hpp"
+#include "../../src/cpu/sleef_kernels.hpp"
+#include "../../src/cpu/vector_math.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;

@@ -1,12 +1,15 @@
 #pragma once
 // The backend interface. A backend owns memory, threads and vendor libraries
-// for one placement. Direct operations take a Backend& and dispatch on kind();
-// user code never names the concrete kernels, so a CUDA backend slots in
-// beside the CPU one without changing calls.
+// for one placement, and runs the kernels below. The direct operations
+// (elementwise.hpp, reduce.hpp, structural.hpp, ...) validate their operands,
+// apply the dtype and shape rules, allocate outputs with empty() and then
+// call these kernels through a Backend&: they never name a concrete backend,
+// so a CUDA backend slots in beside the CPU one by implementing this class.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -17,6 +20,23 @@ namespace tenferro {
 enum class BackendKind : unsigned char { Cpu, Cuda };
 
 std::string_view name(BackendKind k);
+
+// Defined with their ops (elementwise.hpp, reduce.hpp, fused.hpp).
+enum class UnaryOp : unsigned char;
+enum class BinaryOp : unsigned char;
+enum class ReduceOp : unsigned char;
+struct FusedElementwise;
+
+/// One operand of Backend::gemm. Element (0, 0) of batch 0 lives at `data`;
+/// the stored matrix is column-major with leading dimension `ld` and is read
+/// transposed when `trans` is set. `batch_strides` (elements, any sign, 0 for
+/// a broadcast axis) move between the matrices of the batch.
+struct GemmOperand {
+  const void* data = nullptr;
+  bool trans = false;
+  std::int64_t ld = 1;
+  Strides batch_strides;
+};
 
 class Backend {
  public:
@@ -36,6 +56,74 @@ class Backend {
     return empty(std::span<const std::int64_t>(shape.begin(), shape.size()), dtype);
   }
 
+  // ---- kernels -------------------------------------------------------------
+  // What the direct ops call once they have validated. For every kernel the
+  // operands are defined, readable by this backend (accepts()), already in
+  // the dtype the kernel computes in and of the shape it names (broadcast
+  // views allowed); `out` was allocated by the caller, has distinct elements,
+  // and overlaps no operand unless it is that operand's exact view. Kernels
+  // may run on several threads and throw only for data-dependent errors
+  // (an index out of range). A backend that lacks a kernel keeps the default,
+  // which throws Unsupported naming the op and this backend's kind.
+
+  /// dst[i] = src[i] converted to dst's dtype (complex -> real keeps the real
+  /// part, x -> bool is x != 0); one shape, any strides; no overlap.
+  virtual void copy(const Tensor& src, const Tensor& dst);
+  /// As copy, but with cast()'s lossy conversion rules.
+  virtual void cast(const Tensor& src, const Tensor& dst);
+  /// Every element of dst = value converted to dst's dtype.
+  virtual void fill(const Tensor& dst, Scalar value);
+  /// out = op(x); x is in the op's compute dtype, out in its result dtype.
+  virtual void unary(UnaryOp op, const Tensor& x, const Tensor& out);
+  /// out = op(a, b); a and b in the compute dtype, broadcast to out's shape.
+  virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
+  /// out = polygamma(n, x), x in out's (floating) dtype.
+  virtual void polygamma(std::int64_t n, const Tensor& x, const Tensor& out);
+  /// out = cond ? a : b; cond bool, a and b in out's dtype, all of out's shape.
+  virtual void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+  /// out = min(max(x, lo), hi) with absent bounds skipped; x real or integer.
+  virtual void clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi,
+                     const Tensor& out);
+  /// Zeroes, in place, the part of every matrix [m, n, batch...] of t outside
+  /// the triangle on or below (keep_lower) / on or above diagonal k.
+  virtual void zero_triangle(const Tensor& t, std::int64_t k, bool keep_lower);
+  /// out = op over the axes marked in `reduced` of x (x and out in the
+  /// result dtype; out's shape has extent 1 or drops each reduced axis).
+  virtual void reduce(ReduceOp op, const Tensor& x, std::span<const bool> reduced,
+                      const Tensor& out);
+  /// Variance (standard deviation when `root`) over the marked axes with
+  /// `correction` (1 unbiased); x floating or complex, out real.
+  virtual void variance(const Tensor& x, std::span<const bool> reduced, double correction,
+                        bool root, const Tensor& out);
+  /// out (i64) = index of the largest (is_max) or smallest value along `axis`,
+  /// the first one on ties, NaN winning; the axis is non-empty.
+  virtual void arg_reduce(bool is_max, const Tensor& x, std::int64_t axis, const Tensor& out);
+  /// In place along `axis`: running sum or product, from the end when `reverse`.
+  virtual void cumulate(const Tensor& t, std::int64_t axis, bool product, bool reverse);
+  /// out (i64) = the first out.shape()[axis] indices of a stable sort of each
+  /// lane of x along `axis`; x real, compact.
+  virtual void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out);
+  /// A compact i64 copy of `index` (i32 or i64) with negative entries
+  /// counted from the end of an axis of `extent`; an entry outside
+  /// [-extent, extent) is AxisOutOfBounds naming `op` and `axis`.
+  virtual Tensor normalize_indices(const Tensor& index, std::int64_t extent, std::int64_t axis,
+                                   const char* op);
+  /// out[..., i, ...] = x[..., index[..., i, ...], ...] along `axis`; index
+  /// i64, in range, of out's shape.
+  virtual void gather(const Tensor& x, const Tensor& index, std::int64_t axis, const Tensor& out);
+  /// out[..., index[..., i, ...], ...] += src[..., i, ...] along `axis`.
+  virtual void scatter_add(const Tensor& src, const Tensor& index, std::int64_t axis,
+                           const Tensor& out);
+  /// For every index b of `batch_shape`: C_b = op(A_b) op(B_b) with op(A_b)
+  /// m x k and op(B_b) k x n, C compact [m, n, batch...] at `c`; m, n, k > 0,
+  /// dtype not bool.
+  virtual void gemm(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const GemmOperand& a, const GemmOperand& b, void* c, const Shape& batch_shape);
+  /// Runs a validated fused pass (fused.hpp) into the compact `out`, every
+  /// external broadcasting to out's shape, in blocks of `block` elements.
+  virtual void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
+                                 std::int64_t block, const Tensor& out);
+
   /// State that code built on this backend keeps for as long as the backend
   /// lives: the object stored under `key`, made by `make()` on first use
   /// (made outside any lock; if two threads race, one object wins and both
@@ -49,6 +137,8 @@ class Backend {
   /// Releases every attachment; a derived backend calls it first in its
   /// destructor, while its memory and threads still exist.
   void release_attachments();
+  /// Unsupported: `op` has no kernel on this backend (what the defaults throw).
+  [[noreturn]] void no_kernel(const char* op) const;
 
  private:
   struct Attachments;

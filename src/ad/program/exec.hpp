@@ -3,7 +3,7 @@
 // fused elementwise groups, which the backend runs as FusedElementwise passes).
 
 #include "ad/program/graph.hpp"
-#include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/backend/backend.hpp"
 #include "tenferro/backend/fused.hpp"
 
 namespace tenferro::detail {

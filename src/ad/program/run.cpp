@@ -423,8 +423,6 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
     detail::check_program_constraints(state, bindings);
   }
   runtime.check_ingress("run", inputs);
-  CpuBackend& cpu = require_cpu(runtime.backend(), "run");
-  ScopedCpuSession session(cpu);
   detail::LiveCounter counter;
   if (stats) *stats = RunStats{};
   auto out = detail::execute_state(runtime, state, inputs, bindings, counter, stats);

@@ -79,6 +79,34 @@ class CpuBackend final : public Backend {
   /// Enters a session on this thread (RuntimeState if one is already active).
   std::unique_ptr<CpuSession> session() { return std::make_unique<CpuSession>(*this); }
 
+  // ---- the kernels of Backend, on our threads, BLAS and vector code ----------
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void cast(const Tensor& src, const Tensor& dst) override;
+  void fill(const Tensor& dst, Scalar value) override;
+  void unary(UnaryOp op, const Tensor& x, const Tensor& out) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void polygamma(std::int64_t n, const Tensor& x, const Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi,
+             const Tensor& out) override;
+  void zero_triangle(const Tensor& t, std::int64_t k, bool keep_lower) override;
+  void reduce(ReduceOp op, const Tensor& x, std::span<const bool> reduced,
+              const Tensor& out) override;
+  void variance(const Tensor& x, std::span<const bool> reduced, double correction, bool root,
+                const Tensor& out) override;
+  void arg_reduce(bool is_max, const Tensor& x, std::int64_t axis, const Tensor& out) override;
+  void cumulate(const Tensor& t, std::int64_t axis, bool product, bool reverse) override;
+  void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) override;
+  Tensor normalize_indices(const Tensor& index, std::int64_t extent, std::int64_t axis,
+                           const char* op) override;
+  void gather(const Tensor& x, const Tensor& index, std::int64_t axis, const Tensor& out) override;
+  void scatter_add(const Tensor& src, const Tensor& index, std::int64_t axis,
+                   const Tensor& out) override;
+  void gemm(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a,
+            const GemmOperand& b, void* c, const Shape& batch_shape) override;
+  void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
+                         std::int64_t block, const Tensor& out) override;
+
   // ---- for backend and kernel authors --------------------------------------
   /// Runs body(begin, end) over [0, n) in chunks of at least `grain`, on the
   /// pool when there is more than one chunk and we are not already inside a

@@ -2,7 +2,7 @@
 // -mavx512f on x86-64 (src/CMakeLists.txt) and includes only C headers and
 // internal-linkage code, so nothing here can stand in for baseline code.
 
-#include "backend/cpu/sleef_kernels.hpp"
+#include "cpu/sleef_kernels.hpp"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -25,7 +25,7 @@ inline void vstore(float* p, __m512 v) {
   _mm512_storeu_ps(p, v);
 }
 
-#include "backend/cpu/sleef_apply.inc"
+#include "cpu/sleef_apply.inc"
 
 #define TENFERRO_SLEEF_F64(name, ulp) &apply<double, Sleef_##name##d8_##ulp##avx512f>,
 #define TENFERRO_SLEEF_F32(name, ulp) &apply<float, Sleef_##name##f16_##ulp##avx512f>,

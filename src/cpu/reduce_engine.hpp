@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/reduce_kernels.hpp"
+#include "cpu/reduce_kernels.hpp"
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
 

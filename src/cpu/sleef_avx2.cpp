@@ -2,7 +2,7 @@
 // -mavx2 -mfma on x86-64 (src/CMakeLists.txt) and includes only C headers and
 // internal-linkage code, so nothing here can stand in for baseline code.
 
-#include "backend/cpu/sleef_kernels.hpp"
+#include "cpu/sleef_kernels.hpp"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -25,7 +25,7 @@ inline void vstore(float* p, __m256 v) {
   _mm256_storeu_ps(p, v);
 }
 
-#include "backend/cpu/sleef_apply.inc"
+#include "cpu/sleef_apply.inc"
 
 #define TENFERRO_SLEEF_F64(name, ulp) &apply<double, Sleef_##name##d4_##ulp##avx2>,
 #define TENFERRO_SLEEF_F32(name, ulp) &apply<float, Sleef_##name##f8_##ulp##avx2>,

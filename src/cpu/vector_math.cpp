@@ -9,13 +9,13 @@
 //
 // Also here: the choice of SLEEF table (sleef_kernels.hpp).
 
-#include "backend/cpu/vector_math.hpp"
+#include "cpu/vector_math.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/sleef_kernels.hpp"
-#include "backend/cpu/target_clones.hpp"
+#include "cpu/sleef_kernels.hpp"
+#include "cpu/target_clones.hpp"
 
 namespace tenferro::cpu::vmath {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "backend/cpu/elementwise_kernels.hpp"
-#include "backend/cpu/special_kernels.hpp"
-#include "backend/cpu/target_clones.hpp"
+#include "cpu/elementwise_kernels.hpp"
+#include "cpu/special_kernels.hpp"
+#include "cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
 
 namespace tenferro::cpu {

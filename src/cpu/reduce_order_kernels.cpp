@@ -1,8 +1,8 @@
 // Max, min, all, any, argmax and argmin on the CPU.
 #include <cstring>
 
-#include "backend/cpu/reduce_engine.hpp"
-#include "backend/cpu/target_clones.hpp"
+#include "cpu/reduce_engine.hpp"
+#include "cpu/target_clones.hpp"
 
 namespace tenferro::cpu {
 namespace {

@@ -11,10 +11,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "backend/cpu/elementwise_kernels.hpp"
-#include "backend/cpu/sleef_kernels.hpp"
-#include "backend/cpu/special_kernels.hpp"
-#include "backend/cpu/vector_math.hpp"
+#include "cpu/elementwise_kernels.hpp"
+#include "cpu/sleef_kernels.hpp"
+#include "cpu/special_kernels.hpp"
+#include "cpu/vector_math.hpp"
 #include "internal/dispatch.hpp"
 
 namespace tenferro::cpu {

@@ -24,10 +24,10 @@
 // accepts); only the real erfcx is used.
 #include <cerf.h>
 
-#include "backend/cpu/elementwise_kernels.hpp"
-#include "backend/cpu/sleef_kernels.hpp"
-#include "backend/cpu/special_kernels.hpp"
-#include "backend/cpu/vector_math.hpp"
+#include "cpu/elementwise_kernels.hpp"
+#include "cpu/sleef_kernels.hpp"
+#include "cpu/special_kernels.hpp"
+#include "cpu/vector_math.hpp"
 #include "internal/dispatch.hpp"
 
 namespace tenferro::cpu {

@@ -1,6 +1,6 @@
 // Cumulative sums/products and stable (partial) argsort along one axis.
 
-#include "backend/cpu/lane_kernels.hpp"
+#include "cpu/lane_kernels.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "backend/cpu/index_kernels.hpp"
+#include "cpu/index_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "backend/cpu/kernels.hpp"
+#include "cpu/kernels.hpp"
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
 
@@ -147,18 +147,6 @@ void cast_from_inexact(CpuBackend& backend, const Tensor& src, const Tensor& dst
 }
 
 }  // namespace
-
-void require_operand(const Tensor& x, const Backend& backend, const char* op, const char* what) {
-  if (!x.defined()) {
-    fail(ErrorKind::InvalidArgument, op, what,
-         " is undefined (default-constructed); pass a tensor");
-  }
-  if (!backend.accepts(x.placement())) {
-    fail(ErrorKind::ContextMismatch, op, what, " lives on ", to_string(x.placement()),
-         " but the backend works on ", to_string(backend.placement()),
-         "; transfer it to the backend first");
-  }
-}
 
 Tensor normalize_indices(CpuBackend& backend, const Tensor& index, std::int64_t extent,
                          std::int64_t axis, const char* op) {

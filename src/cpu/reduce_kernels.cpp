@@ -1,7 +1,7 @@
 // Sums, products, mean, variance and logsumexp on the CPU.
-#include "backend/cpu/reduce_kernels.hpp"
+#include "cpu/reduce_kernels.hpp"
 
-#include "backend/cpu/reduce_engine.hpp"
+#include "cpu/reduce_engine.hpp"
 
 namespace tenferro::cpu {
 namespace {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/thread_pool.hpp"
+#include "cpu/thread_pool.hpp"
 #include "internal/host_alloc.hpp"
 
 namespace tenferro {

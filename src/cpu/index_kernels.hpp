@@ -9,11 +9,6 @@
 
 namespace tenferro::cpu {
 
-/// Shared operand check of the structural ops: `x` is defined and readable by
-/// `backend` (InvalidArgument / ContextMismatch naming `op` and `what`).
-void require_operand(const Tensor& x, const Backend& backend, const char* op,
-                     const char* what = "input");
-
 /// A fresh compact i64 copy of `index` (i32 or i64, any layout) with negative
 /// entries wrapped by `extent`. An entry outside [-extent, extent) throws
 /// AxisOutOfBounds naming the index, `axis` and `extent` before anything is

@@ -7,17 +7,6 @@
 
 namespace tenferro::cpu {
 
-/// One GEMM operand. Element (0, 0) of batch 0 lives at `data`; the stored
-/// matrix is column-major with leading dimension `ld`, and the GEMM reads it
-/// transposed when `trans` is set. `batch_strides` (elements, any sign, 0 for a
-/// broadcast axis) move between the matrices of the batch.
-struct GemmOperand {
-  const void* data = nullptr;
-  bool trans = false;
-  std::int64_t ld = 1;
-  Strides batch_strides;
-};
-
 /// For every index b of `batch_shape`: C_b = op(A_b) op(B_b), op(A_b) m x k,
 /// op(B_b) k x n, C compact [m, n, batch...] at `c`. Requires m, n, k > 0 and
 /// a non-bool dtype. Floating and complex dtypes go to BLAS; integers to a

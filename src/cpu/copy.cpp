@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "backend/cpu/kernels.hpp"
+#include "cpu/kernels.hpp"
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
 #include "internal/strided_copy.hpp"

@@ -1,4 +1,4 @@
-#include "backend/cpu/gemm.hpp"
+#include "cpu/gemm.hpp"
 
 #include <cblas.h>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/target_clones.hpp"
+#include "cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
 
