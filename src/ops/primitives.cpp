@@ -4,10 +4,13 @@
 
 #include "tenferro/ops/primitives.hpp"
 
+#include <array>
 #include <bit>
 #include <iterator>
 #include <sstream>
 #include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "tenferro/core/error.hpp"
 
@@ -98,6 +101,68 @@ std::string_view kind_name(const Cumulative& p) {
 std::string_view kind_name(const Argsort& p) {
   return p.k < 0 ? "argsort" : "topk";
 }
+
+// A primitive's kind within its parameter type: the variants whose name
+// depends on a parameter (kind_name) have one sub-kind per name.
+std::int32_t sub_kind(const Unary& p) {
+  return static_cast<std::int32_t>(p.op);
+}
+std::int32_t sub_kind(const Binary& p) {
+  return static_cast<std::int32_t>(p.op);
+}
+std::int32_t sub_kind(const Reduce& p) {
+  return static_cast<std::int32_t>(p.op);
+}
+std::int32_t sub_kind(const Variance& p) {
+  return p.take_sqrt ? 1 : 0;
+}
+std::int32_t sub_kind(const ArgReduce& p) {
+  return p.is_max ? 1 : 0;
+}
+std::int32_t sub_kind(const Triangle& p) {
+  return p.lower ? 1 : 0;
+}
+std::int32_t sub_kind(const Convert& p) {
+  return p.lossy ? 1 : 0;
+}
+std::int32_t sub_kind(const Cumulative& p) {
+  return p.op == ReduceOp::Prod ? 1 : 0;
+}
+std::int32_t sub_kind(const Argsort& p) {
+  return p.k < 0 ? 1 : 0;
+}
+template <class P>
+std::int32_t sub_kind(const P&) {
+  return 0;
+}
+
+// How many sub-kinds the parameter type P has.
+template <class P>
+constexpr std::int32_t sub_kind_count() {
+  if constexpr (std::is_same_v<P, Unary>) {
+    return kUnaryOpCount;
+  } else if constexpr (std::is_same_v<P, Binary>) {
+    return kBinaryOpCount;
+  } else if constexpr (std::is_same_v<P, Reduce>) {
+    return static_cast<std::int32_t>(std::size(kReduceOps));
+  } else if constexpr (std::is_same_v<P, Variance> || std::is_same_v<P, ArgReduce> ||
+                       std::is_same_v<P, Triangle> || std::is_same_v<P, Convert> ||
+                       std::is_same_v<P, Cumulative> || std::is_same_v<P, Argsort>) {
+    return 2;
+  } else {
+    return 1;
+  }
+}
+
+// The first key of each parameter type, and (last entry) the key count.
+template <std::size_t... I>
+constexpr std::array<std::int32_t, sizeof...(I) + 1> kind_offsets(std::index_sequence<I...>) {
+  const std::int32_t counts[] = {sub_kind_count<std::variant_alternative_t<I, Params>>()...};
+  std::array<std::int32_t, sizeof...(I) + 1> first{};
+  for (std::size_t i = 0; i < sizeof...(I); ++i) first[i + 1] = first[i] + counts[i];
+  return first;
+}
+constexpr auto kKindOffsets = kind_offsets(std::make_index_sequence<std::variant_size_v<Params>>{});
 
 template <class P>
 std::size_t arity(const P&) {
@@ -411,7 +476,14 @@ std::size_t hash_value(const Params& p) {
 namespace tenferro {
 
 PrimitiveOp::PrimitiveOp(prim::Params params)
-    : params_(std::move(params)), hash_(prim::hash_value(params_)) {}
+    : params_(std::move(params)),
+      hash_(prim::hash_value(params_)),
+      kind_key_(prim::kKindOffsets[params_.index()] +
+                std::visit([](const auto& p) { return prim::sub_kind(p); }, params_)) {}
+
+std::int32_t primitive_kind_count() {
+  return prim::kKindOffsets.back();
+}
 
 std::string_view PrimitiveOp::name() const {
   return std::visit([](const auto& p) { return prim::kind_name(p); }, params_);

@@ -4,6 +4,7 @@
 // dimensions. Kernels are not part of an op: engines own them.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -58,6 +59,11 @@ class Op {
   /// Stable name: a primitive's name ("add", "dot_general") or an extension
   /// family id ("mylib.scale_by.v1").
   virtual std::string_view name() const = 0;
+  /// A dense index of this op's kind, below primitive_kind_count(), for the
+  /// core primitives (two ops with one key have one name, so one rule set);
+  /// -1 for every other op. AdContext finds a primitive's rules by it
+  /// without looking the name up.
+  virtual std::int32_t kind_key() const { return -1; }
   virtual bool is_extension() const { return false; }
   virtual std::size_t input_count() const = 0;
   virtual std::size_t output_count() const = 0;

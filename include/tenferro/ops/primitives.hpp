@@ -166,6 +166,7 @@ class PrimitiveOp final : public Op {
   /// "add", "exp", "sum", "dot_general", "transpose", ... (the unary/binary/
   /// reduce op name for those kinds).
   std::string_view name() const override;
+  std::int32_t kind_key() const override { return kind_key_; }
   std::size_t input_count() const override;
   std::size_t output_count() const override { return 1; }
   std::size_t hash() const override { return hash_; }
@@ -176,7 +177,11 @@ class PrimitiveOp final : public Op {
  private:
   prim::Params params_;
   std::size_t hash_;
+  std::int32_t kind_key_;
 };
+
+/// The number of distinct PrimitiveOp::kind_key() values.
+std::int32_t primitive_kind_count();
 
 /// Shorthand constructor: make_primitive(prim::Binary{BinaryOp::Add}).
 std::shared_ptr<const PrimitiveOp> make_primitive(prim::Params params);

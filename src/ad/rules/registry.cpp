@@ -1,6 +1,10 @@
 #include "tenferro/ad/rules.hpp"
 
+#include <atomic>
 #include <shared_mutex>
+#include <vector>
+
+#include "tenferro/ops/primitives.hpp"
 
 namespace tenferro::ad {
 
@@ -16,6 +20,11 @@ struct AdContext::Table {
   // std::map never moves its nodes and nothing is erased: find() may hand
   // out pointers that outlive its shared lock.
   std::map<std::string, RuleSet, std::less<>> rules;
+  // The rules of each core primitive kind (Op::kind_key()), filled on the
+  // first find of that kind: a rule set once registered never changes, so
+  // the entry stays right; null until then.
+  std::vector<std::atomic<const RuleSet*>> by_kind =
+      std::vector<std::atomic<const RuleSet*>>(static_cast<std::size_t>(primitive_kind_count()));
 };
 
 AdContext::AdContext() : table_(std::make_unique<Table>()) {}
@@ -71,6 +80,14 @@ const RuleSet* AdContext::find(std::string_view name) const {
 }
 
 const RuleSet* AdContext::find(const Op& op) const {
+  const std::int32_t key = op.kind_key();
+  if (key >= 0 && key < primitive_kind_count()) {
+    std::atomic<const RuleSet*>& slot = table_->by_kind[static_cast<std::size_t>(key)];
+    if (const RuleSet* r = slot.load(std::memory_order_acquire)) return r;
+    const RuleSet* r = find(op.name());
+    if (r != nullptr) slot.store(r, std::memory_order_release);
+    return r;
+  }
   if (const RuleSet* r = find(op.name())) return r;
   if (const auto* carrier = dynamic_cast<const RuleCarryingOp*>(&op)) return &carrier->ad_rules();
   return nullptr;
