@@ -25,12 +25,24 @@ namespace tenferro::cpu::vmath {
 
 /// TENFERRO_SLEEF_FUNCTIONS(X) calls X(name, ulp) for every function, name
 /// being SLEEF's (and std::'s) base name and ulp SLEEF's accuracy suffix.
-#define TENFERRO_SLEEF_FUNCTIONS(X)                                                         \
-  X(log, u10)                                                                               \
-  X(log2, u10)                                                                              \
-  X(log10, u10)                                                                             \
-  X(log1p, u10) X(expm1, u10) X(exp2, u10) X(sin, u10) X(cos, u10) X(tan, u10) X(asin, u10) \
-      X(acos, u10) X(atan, u10) X(atanh, u10) X(erf, u10) X(erfc, u15)
+// clang-format off
+#define TENFERRO_SLEEF_FUNCTIONS(X) \
+  X(log, u10) \
+  X(log2, u10) \
+  X(log10, u10) \
+  X(log1p, u10) \
+  X(expm1, u10) \
+  X(exp2, u10) \
+  X(sin, u10) \
+  X(cos, u10) \
+  X(tan, u10) \
+  X(asin, u10) \
+  X(acos, u10) \
+  X(atan, u10) \
+  X(atanh, u10) \
+  X(erf, u10) \
+  X(erfc, u15)
+// clang-format on
 
 enum class SleefFn : int {
 #define TENFERRO_SLEEF_ENUM(name, ulp) name,
