@@ -1,6 +1,6 @@
 #pragma once
 // CPU elementwise kernels behind backend/elementwise.hpp, and the loop they share.
-// Not installed. Callers (src/backend/elementwise.cpp) validate, promote and
+// Not installed. Callers (the direct ops, through Backend) validate, promote and
 // broadcast first: every kernel receives operands already in the compute dtype
 // and with the output's shape (stride-0 broadcast views are fine).
 

@@ -1,5 +1,5 @@
 #pragma once
-// Internal batched GEMM entry point used by dot_general/matmul. Not installed.
+// Internal batched GEMM entry point behind CpuBackend::gemm. Not installed.
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Private CPU kernels behind the structural ops that cpu::copy/cpu::fill do not
 // cover: index normalisation, gather/scatter along an axis, triangle masking and
-// the safe lossy cast. Not installed; only src/backend/*.cpp include it.
+// the safe lossy cast. Not installed; CpuBackend's kernels call them.
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 #pragma once
-// Internal CPU kernel entry points shared by the direct-op implementations.
-// Not installed; op files include this, user code never does.
+// Internal CPU copy and fill kernels, shared by CpuBackend's kernels
+// (cpu_kernels.cpp) and the other kernels of this folder. Not installed.
 
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 

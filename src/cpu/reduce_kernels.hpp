@@ -1,5 +1,5 @@
 #pragma once
-// CPU reduction kernels behind the direct reduce ops (src/backend/reduce.cpp).
+// CPU reduction kernels behind CpuBackend::reduce (src/backend/reduce.cpp's ops).
 // The op layer validates and converts; these only compute. `reduced[d]` marks
 // the reduced axes of x; `out` is a compact tensor holding the kept extents in
 // their original order (with or without keepdim: the memory is the same).
