@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "backend/checks.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {
@@ -114,13 +115,7 @@ Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> e
            shape_to_string(out_shape));
     }
   }
-  for (const Tensor& t : externals) {
-    if (!backend.accepts(t.placement())) {
-      fail(ErrorKind::ContextMismatch, op, "an external lives on ", to_string(t.placement()),
-           " but the backend works on ", to_string(backend.placement()),
-           "; transfer it to the backend first");
-    }
-  }
+  for (const Tensor& t : externals) detail::require_operand(t, backend, op, "an external");
   Tensor out = backend.empty(out_shape, pass.steps.back().dtype);
   backend.fused_elementwise(pass, externals, block, out);
   return out;
