@@ -24,7 +24,7 @@ class SmallVector {
   using const_iterator = const T*;
   using size_type = std::size_t;
 
-  SmallVector() = default;
+  SmallVector() noexcept {}  // user-provided: value-initialisation does not zero inline_
   explicit SmallVector(size_type n, T value = T{}) { assign(n, value); }
   SmallVector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
   template <class It, class = std::enable_if_t<!std::is_integral_v<It>>>
@@ -143,7 +143,9 @@ class SmallVector {
     o.size_ = 0;
   }
 
-  T inline_[N]{};
+  // Not zeroed: only [0, size_) is ever read, and every Shape and Strides of
+  // every Tensor would otherwise clear 8 * N bytes on construction.
+  T inline_[N];
   T* data_ = inline_;
   size_type size_ = 0;
   size_type capacity_ = N;

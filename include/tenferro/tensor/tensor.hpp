@@ -51,7 +51,7 @@ std::string shape_to_string(std::span<const std::int64_t> shape);
 class Tensor {
  public:
   /// An undefined tensor (defined() == false). Most operations reject it.
-  Tensor() = default;
+  Tensor() noexcept {}  // user-provided: Tensor() does not zero the inline shape buffers
 
   // ---- construction -------------------------------------------------------
   /// Copies `data`, given in column-major order, into a new owned tensor.
