@@ -110,6 +110,11 @@ void Backend::fused_elementwise(const FusedElementwise&, std::span<const Tensor>
                                 const Tensor&) {
   no_kernel("fused_elementwise");
 }
+void Backend::fused_reduce_all(const FusedElementwise&, std::span<const Tensor>,
+                               std::span<const std::int64_t>, ReduceOp, std::int64_t,
+                               const Tensor&) {
+  no_kernel("fused_reduce_all");
+}
 
 std::string_view name(BackendKind k) {
   switch (k) {

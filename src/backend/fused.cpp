@@ -32,8 +32,7 @@ std::size_t operand_count(Kind k) {
 
 // The operand dtypes each step's kernel reads, checked before any work so a
 // malformed pass is an error, never a misread buffer.
-void validate(const FusedElementwise& pass, std::span<const Tensor> externals) {
-  const char* op = "fused_elementwise";
+void validate(const FusedElementwise& pass, std::span<const Tensor> externals, const char* op) {
   if (pass.steps.empty()) fail(ErrorKind::InvalidArgument, op, "the pass has no steps");
   if (pass.buffer_count < 0) fail(ErrorKind::InvalidArgument, op, "negative buffer_count");
   for (std::size_t e = 0; e < externals.size(); ++e) {
@@ -94,30 +93,56 @@ void validate(const FusedElementwise& pass, std::span<const Tensor> externals) {
   }
 }
 
-}  // namespace
-
-Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
-                         std::span<const std::int64_t> shape, Backend& backend,
-                         std::int64_t block) {
-  const char* op = "fused_elementwise";
+// The checks both entry points make: block, pass, externals' shapes and placement.
+void check_call(const FusedElementwise& pass, std::span<const Tensor> externals,
+                const Shape& out_shape, Backend& backend, std::int64_t block, const char* op) {
   if (block < 1 || block > kMaxFusionBlock) {
     fail(ErrorKind::InvalidArgument, op, "block must be in [1, ", kMaxFusionBlock, "], got ",
          block);
   }
-  validate(pass, externals);
-  const Shape out_shape(shape);
+  validate(pass, externals, op);
   for (std::size_t e = 0; e < externals.size(); ++e) {
     // broadcast_shapes is ShapeMismatch for incompatible extents; a result
     // other than the pass shape means the external is larger.
-    if (broadcast_shapes(externals[e].shape().span(), out_shape.span(), op) != out_shape) {
+    if (externals[e].shape() != out_shape &&
+        broadcast_shapes(externals[e].shape().span(), out_shape.span(), op) != out_shape) {
       fail(ErrorKind::ShapeMismatch, op, "external ", e, " of shape ",
            shape_to_string(externals[e].shape()), " does not broadcast to ",
            shape_to_string(out_shape));
     }
   }
   for (const Tensor& t : externals) detail::require_operand(t, backend, op, "an external");
+}
+
+}  // namespace
+
+Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
+                         std::span<const std::int64_t> shape, Backend& backend,
+                         std::int64_t block) {
+  const Shape out_shape(shape);
+  check_call(pass, externals, out_shape, backend, block, "fused_elementwise");
   Tensor out = backend.empty(out_shape, pass.steps.back().dtype);
   backend.fused_elementwise(pass, externals, block, out);
+  return out;
+}
+
+Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp op,
+                        std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                        Backend& backend, std::int64_t block) {
+  const char* what = "fused_reduce_all";
+  if (op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::Mean) {
+    fail(ErrorKind::InvalidArgument, what, "the reduction must be sum, prod or mean, got ",
+         name(op), "; run the pass with fused_elementwise and reduce its result");
+  }
+  const Shape pass_shape(shape);
+  check_call(pass, externals, pass_shape, backend, block, what);
+  const DType dtype = pass.steps.back().dtype;
+  if (!is_inexact(dtype)) {
+    fail(ErrorKind::DTypeMismatch, what, "the pass's result is ", name(dtype),
+         "; a fused reduction takes f32, f64, c64 or c128 (convert in the pass first)");
+  }
+  Tensor out = backend.empty(Shape{}, dtype);
+  backend.fused_reduce_all(pass, externals, pass_shape.span(), op, block, out);
   return out;
 }
 

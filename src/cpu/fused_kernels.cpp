@@ -14,6 +14,8 @@
 
 #include "cpu/elementwise_kernels.hpp"
 #include "cpu/kernels.hpp"
+#include "cpu/reduce_engine.hpp"
+#include "cpu/reduce_kernels.hpp"
 #include "cpu/special_kernels.hpp"
 #include "tenferro/backend/fused.hpp"
 
@@ -206,66 +208,120 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, c
   return true;
 }
 
+// A pass that runs_raw, on raw pointers: the steps of one block [s, s + len)
+// through the kernels' compact forms, intermediates in scratch slots (as in
+// run_cpu: Cell-sized elements, slots `stride` cells apart), the last step
+// into `dst`. Slots [0, buffer_count) are the steps' buffers, then one per
+// external (a single value splatted there once per scratch).
+class RawPass {
+ public:
+  RawPass(const FusedElementwise& pass, std::span<const Tensor> externals)
+      : steps_(pass.steps),
+        externals_(externals),
+        base_(static_cast<std::size_t>(pass.buffer_count)) {}
+
+  std::size_t slots() const { return base_ + externals_.size(); }
+
+  // Writes each single-value external `count` times into its slot.
+  void splat(Cell* scratch, std::size_t stride, std::int64_t count) const {
+    for (std::size_t e = 0; e < externals_.size(); ++e) {
+      if (externals_[e].numel() != 1) continue;
+      const std::size_t size = itemsize(externals_[e].dtype());
+      const auto* v = static_cast<const std::byte*>(externals_[e].raw_data());
+      auto* d = reinterpret_cast<std::byte*>(scratch + (base_ + e) * stride);
+      for (std::int64_t i = 0; i < count; ++i) std::memcpy(d + i * size, v, size);
+    }
+  }
+
+  void block(Cell* scratch, std::size_t stride, std::int64_t s, std::int64_t len, void* dst) const {
+    auto slot = [&](std::size_t k) { return static_cast<void*>(scratch + k * stride); };
+    auto read = [&](const FusedElementwise::Operand& o) -> const void* {
+      if (!o.external) return slot(static_cast<std::size_t>(steps_[o.index].buffer));
+      const Tensor& t = externals_[o.index];
+      if (t.numel() == 1) return slot(base_ + o.index);
+      return static_cast<const std::byte*>(t.raw_data()) +
+             s * static_cast<std::int64_t>(itemsize(t.dtype()));
+    };
+    for (std::size_t m = 0; m < steps_.size(); ++m) {
+      const FusedElementwise::Step& st = steps_[m];
+      void* out = m + 1 == steps_.size() ? dst : slot(static_cast<std::size_t>(st.buffer));
+      const FusedElementwise::Operand& a = st.operands[0];
+      const DType in = a.external ? externals_[a.index].dtype() : steps_[a.index].dtype;
+      const bool done =
+          st.kind == Kind::Unary
+              ? cpu::unary_contiguous(st.unary, in, read(a), out, len)
+              : cpu::binary_contiguous(st.binary, in, read(a), read(st.operands[1]), out, len);
+      if (!done)
+        fail(ErrorKind::Internal, "fused_elementwise", "step ", m, " has no compact kernel");
+    }
+  }
+
+ private:
+  const std::vector<FusedElementwise::Step>& steps_;
+  std::span<const Tensor> externals_;
+  std::size_t base_;  // first splat slot
+};
+
+// Scratch of `cells` Cells, on the stack when small (a 4-element pass needs
+// a few dozen).
+class Scratch {
+ public:
+  explicit Scratch(std::size_t cells) {
+    if (cells > kStackCells) {
+      heap_ = std::make_unique_for_overwrite<Cell[]>(cells);
+      data_ = heap_.get();
+    }
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  Cell* data() const { return data_; }
+
+ private:
+  static constexpr std::size_t kStackCells = 256;
+  std::array<Cell, kStackCells> stack_;
+  std::unique_ptr<Cell[]> heap_;
+  Cell* data_ = stack_.data();
+};
+
 // run_cpu for a pass that runs_raw: the same blocks, scratch layout and
 // kernels' element functions, on raw pointers.
 void run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
                  std::int64_t total, std::int64_t block, const Tensor& out) {
-  const auto& steps = pass.steps;
-  const std::size_t n_ext = externals.size();
-  const auto base = static_cast<std::size_t>(pass.buffer_count);  // first splat slot
-  const std::size_t slots = base + n_ext;
+  const RawPass raw(pass, externals);
   const std::int64_t blocks = (total + block - 1) / block;
   const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
-  auto dtype_of = [&](const FusedElementwise::Operand& o) {
-    return o.external ? externals[o.index].dtype() : steps[o.index].dtype;
-  };
   std::byte* const out_base = static_cast<std::byte*>(out.raw_data());
   const auto out_size = static_cast<std::int64_t>(itemsize(out.dtype()));
-
   cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
-    // Scratch as in run_cpu (Cell); small passes keep it on the stack.
-    constexpr std::size_t kStackCells = 256;
     const auto stride = static_cast<std::size_t>(block) + kSlotPad;
-    std::array<Cell, kStackCells> stack;
-    std::unique_ptr<Cell[]> heap;
-    Cell* scratch = stack.data();
-    if (slots * stride > kStackCells) {
-      heap = std::make_unique_for_overwrite<Cell[]>(slots * stride);
-      scratch = heap.get();
-    }
-    auto slot = [&](std::size_t s) { return reinterpret_cast<std::byte*>(scratch + s * stride); };
-    for (std::size_t e = 0; e < n_ext; ++e) {  // single values, splatted once
-      if (externals[e].numel() != 1) continue;
-      const std::size_t size = itemsize(externals[e].dtype());
-      const auto* v = static_cast<const std::byte*>(externals[e].raw_data());
-      std::byte* d = slot(base + e);
-      for (std::int64_t i = 0; i < block; ++i) std::memcpy(d + i * size, v, size);
-    }
+    Scratch scratch(raw.slots() * stride);
+    raw.splat(scratch.data(), stride, block);
     for (std::int64_t blk = b0; blk < b1; ++blk) {
       const std::int64_t s = blk * block;
-      const std::int64_t len = std::min(block, total - s);
-      auto read = [&](const FusedElementwise::Operand& o) -> const void* {
-        if (!o.external) return slot(static_cast<std::size_t>(steps[o.index].buffer));
-        const Tensor& t = externals[o.index];
-        if (t.numel() == 1) return slot(base + o.index);
-        return static_cast<const std::byte*>(t.raw_data()) +
-               s * static_cast<std::int64_t>(itemsize(t.dtype()));
-      };
-      for (std::size_t m = 0; m < steps.size(); ++m) {
-        const FusedElementwise::Step& st = steps[m];
-        void* dst = m + 1 == steps.size()
-                        ? static_cast<void*>(out_base + s * out_size)
-                        : static_cast<void*>(slot(static_cast<std::size_t>(st.buffer)));
-        const DType in = dtype_of(st.operands[0]);
-        const bool done = st.kind == Kind::Unary
-                              ? cpu::unary_contiguous(st.unary, in, read(st.operands[0]), dst, len)
-                              : cpu::binary_contiguous(st.binary, in, read(st.operands[0]),
-                                                       read(st.operands[1]), dst, len);
-        if (!done)
-          fail(ErrorKind::Internal, "fused_elementwise", "step ", m, " has no compact kernel");
-      }
+      raw.block(scratch.data(), stride, s, std::min(block, total - s), out_base + s * out_size);
     }
   });
+}
+
+// The fused reduction of a pass that runs_raw: its values made leaf by leaf
+// (the reduction's own pairwise leaves) into one more scratch slot and
+// reduced there, in reduce_axes' order, so the result is the unfused one.
+template <class Op>
+typename Op::Acc reduce_raw(CpuBackend& cpu, const RawPass& raw, std::int64_t total) {
+  const std::int64_t leaf_max = std::min(cpu::reduce_engine::kPairwiseLeaf, total);
+  const auto stride = static_cast<std::size_t>(leaf_max) + kSlotPad;
+  // Each task's leaf function owns its scratch (built in place: no copy).
+  auto make_leaf = [&] {
+    return [&raw, stride, leaf_max, scratch = Scratch((raw.slots() + 1) * stride),
+            splatted = false](std::int64_t s, std::int64_t len) mutable {
+      if (!splatted) raw.splat(scratch.data(), stride, leaf_max);
+      splatted = true;
+      Cell* result = scratch.data() + raw.slots() * stride;
+      raw.block(scratch.data(), stride, s, len, result);
+      return reinterpret_cast<const typename Op::In*>(result);
+    };
+  };
+  return cpu::reduce_engine::reduce_single_by_leaves<Op>(cpu, total, make_leaf);
 }
 
 }  // namespace
@@ -281,6 +337,38 @@ void CpuBackend::fused_elementwise(const FusedElementwise& pass, std::span<const
   } else {
     run_cpu(*this, pass, externals, out.shape(), total, block, out);
   }
+}
+
+void CpuBackend::fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
+                                  std::span<const std::int64_t> shape, ReduceOp op,
+                                  std::int64_t block, const Tensor& out) {
+  const Shape pass_shape(shape);
+  const std::int64_t total = shape_numel(shape, "fused_reduce_all");
+  if (total == 0 || !runs_raw(pass, externals, pass_shape)) {
+    // The pass's result materialised, then the reduction kernels.
+    const Tensor values = empty(pass_shape, out.dtype());
+    fused_elementwise(pass, externals, block, values);
+    const auto all = std::make_unique<bool[]>(pass_shape.size());
+    std::fill_n(all.get(), pass_shape.size(), true);
+    reduce(op, values, std::span<const bool>(all.get(), pass_shape.size()), out);
+    return;
+  }
+  const RawPass raw(pass, externals);
+  detail::dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (cpu::reduce_engine::kInexact<T>) {
+      T* o = static_cast<T*>(out.raw_data());
+      if (op == ReduceOp::Prod) {
+        *o = reduce_raw<cpu::reduce_engine::ProdOp<T>>(*this, raw, total);
+      } else {
+        *o = reduce_raw<cpu::reduce_engine::SumOp<T>>(*this, raw, total);
+        if (op == ReduceOp::Mean) *o = *o / static_cast<detail::real_of_t<T>>(total);
+      }
+    } else {
+      fail(ErrorKind::DTypeMismatch, "fused_reduce_all", "no fused reduction for ",
+           name(out.dtype()));
+    }
+  });
 }
 
 }  // namespace tenferro

@@ -63,6 +63,51 @@ typename Op::Shift shift_at(const typename Op::Shift* shift, std::int64_t i) {
   }
 }
 
+// Sum and product (reduce_kernels.cpp, and the fused executor's reductions).
+// Integer sums and products wrap instead of overflowing (signed overflow is UB).
+template <class T>
+T add_values(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T>
+T mul_values(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+template <class T>
+struct SumOp {
+  using In = T;
+  using Acc = T;
+  using Shift = T;
+  static constexpr bool kShift = false;
+  static constexpr bool kBlocked = kInexact<T>;
+  static Acc identity() { return T(0); }
+  static Acc map(T x, T /*shift*/) { return x; }
+  static void combine(Acc& a, Acc b) { a = add_values(a, b); }
+};
+
+template <class T>
+struct ProdOp {
+  using In = T;
+  using Acc = T;
+  using Shift = T;
+  static constexpr bool kShift = false;
+  static constexpr bool kBlocked = false;
+  static Acc identity() { return T(1); }
+  static Acc map(T x, T /*shift*/) { return x; }
+  static void combine(Acc& a, Acc b) { a = mul_values(a, b); }
+};
+
 // ---- layout -------------------------------------------------------------------
 
 struct Dim {
@@ -208,6 +253,21 @@ typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
   return lane[0];
 }
 
+// pairwise_contiguous over n values [begin, begin + n) made on demand:
+// leaf(b, len) returns the len values from b (len <= kPairwiseLeaf), which
+// pairwise_contiguous then reduces as a leaf. Same splits and order as
+// pairwise_contiguous over the materialised values, so the same result.
+template <class Op, class Leaf>
+typename Op::Acc pairwise_by_leaves(std::int64_t begin, std::int64_t n, Leaf& leaf) {
+  if (n > kPairwiseLeaf) {
+    const std::int64_t half = (n / 2 + kLanes - 1) / kLanes * kLanes;
+    typename Op::Acc a = pairwise_by_leaves<Op>(begin, half, leaf);
+    Op::combine(a, pairwise_by_leaves<Op>(begin + half, n - half, leaf));
+    return a;
+  }
+  return pairwise_contiguous<Op>(leaf(begin, n), n, typename Op::Shift{});
+}
+
 // One contiguous run: the op's own single-pass kernel where it has one
 // (Op::contiguous, e.g. max/min of floats), else the pairwise lanes above.
 template <class Op>
@@ -277,6 +337,37 @@ void reduce_outputs(CpuBackend& cpu, const Layout& l, const typename Op::In* x,
       out[out_off] = acc;
     }
   });
+}
+
+// What reduce_outputs computes for a single output over n contiguous values
+// (n > 0), with the values made on demand: make_leaf() gives each task its
+// own leaf function (see pairwise_by_leaves). Ops without their own
+// contiguous kernel (Sum, Prod), so every run is reduced pairwise.
+template <class Op, class MakeLeaf>
+typename Op::Acc reduce_single_by_leaves(CpuBackend& cpu, std::int64_t n, MakeLeaf&& make_leaf) {
+  using Acc = typename Op::Acc;
+  static_assert(!requires(const typename Op::In* p) { Op::contiguous(p, n); });
+  const std::int64_t threshold = cpu.parallel_threshold();
+  if (n < 2 * threshold) {
+    auto leaf = make_leaf();
+    Acc acc = Op::identity();
+    Op::combine(acc, pairwise_by_leaves<Op>(0, n, leaf));
+    return acc;
+  }
+  const std::int64_t parts = std::clamp<std::int64_t>(n / threshold, 1, kMaxParts);
+  auto partial = std::make_unique<Acc[]>(static_cast<std::size_t>(parts));
+  cpu.parallel_for(parts, 1, [&](std::int64_t pb, std::int64_t pe) {
+    auto leaf = make_leaf();
+    for (std::int64_t p = pb; p < pe; ++p) {
+      const std::int64_t b = n * p / parts, e = n * (p + 1) / parts;
+      Acc acc = Op::identity();
+      Op::combine(acc, pairwise_by_leaves<Op>(b, e - b, leaf));
+      partial[p] = acc;
+    }
+  });
+  Acc acc = partial[0];
+  for (std::int64_t p = 1; p < parts; ++p) Op::combine(acc, partial[p]);
+  return acc;
 }
 
 template <class Op>

@@ -8,50 +8,6 @@ namespace {
 
 using namespace reduce_engine;
 
-// Integer sums and products wrap instead of overflowing (signed overflow is UB).
-template <class T>
-T add_values(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-template <class T>
-T mul_values(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return a * b;
-  }
-}
-
-template <class T>
-struct SumOp {
-  using In = T;
-  using Acc = T;
-  using Shift = T;
-  static constexpr bool kShift = false;
-  static constexpr bool kBlocked = kInexact<T>;
-  static Acc identity() { return T(0); }
-  static Acc map(T x, T /*shift*/) { return x; }
-  static void combine(Acc& a, Acc b) { a = add_values(a, b); }
-};
-
-template <class T>
-struct ProdOp {
-  using In = T;
-  using Acc = T;
-  using Shift = T;
-  static constexpr bool kShift = false;
-  static constexpr bool kBlocked = false;
-  static Acc identity() { return T(1); }
-  static Acc map(T x, T /*shift*/) { return x; }
-  static void combine(Acc& a, Acc b) { a = mul_values(a, b); }
-};
-
 template <class T>
 struct SquaredDeviationOp {
   using In = T;

@@ -2,6 +2,8 @@
 // (bit for bit: the same kernels run block by block), across dtypes,
 // broadcasting, strided inputs, block remainders and the parallel path.
 
+#include <cstring>
+
 #include "ad/traced_fixtures.hpp"
 
 using namespace ttest;
@@ -151,4 +153,85 @@ TEST(TracedFusion, ComplexFromPartsJoinsTheChain) {
     const Tensor ref = add(abs(add(mul(zv, zv, cpu), conj(zv, cpu), cpu), cpu), real(zv, cpu), cpu);
     EXPECT_EQ(max_abs_diff(fused[0], ref), 0.0) << name(dt);
   }
+}
+
+namespace {
+// Bit-for-bit equality of two rank-0 results (max_abs_diff cannot tell -0 from +0).
+void expect_same_bits(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dtype(), b.dtype());
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.numel(), 1);
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), itemsize(a.dtype())), 0) << max_abs_diff(a, b);
+}
+}  // namespace
+
+// A sum, product or mean over every element of a chain's result joins the
+// chain's pass: one step, no materialised chain, the unfused result bit for
+// bit (the fused reduction follows the reduction kernel's order, including
+// its split into parts above twice the parallel threshold, on two threads).
+TEST(TracedFusion, FullReductionsJoinTheChain) {
+  CpuBackendOptions options;
+  options.num_threads = 2;
+  options.parallel_threshold = 1000;
+  auto rt = cpu_runtime(options);
+  int compared = 0;
+  for (DType dt : {f64, f32, c128}) {
+    auto x = placeholder(dt, {n_dim(), 3});
+    auto w = placeholder(dt, {n_dim(), 3});
+    Program small = compile({sum(exp(x) * w + x)}, {x, w});
+    Program others = compile({mean(cos(x) * w), prod(x * 0.001 + 1.0)}, {x, w});
+    for (std::int64_t n : {1, 5, 341, 342, 700, 5000}) {  // 3n: below/above 1024, parts
+      const Tensor in[2] = {random({n, 3}, dt, 1), random({n, 3}, dt, 2)};
+      for (const Program* p : {&small, &others}) {
+        PreparedProgram plan;
+        auto fused = run_with(*rt, *p, in, {}, &plan);
+        auto plain = run_with(*rt, *p, in, kUnfused);
+        // One pass per output (and a step per scalar constant: 0.001 and 1.0).
+        EXPECT_EQ(plan.step_count(), p == &small ? 1u : 4u);
+        EXPECT_EQ(plan.fused_op_count(), p == &small ? 4u : 6u);
+        for (std::size_t j = 0; j < fused.size(); ++j) expect_same_bits(fused[j], plain[j]);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 3 * 6 * 2);
+  // The reference: the direct ops.
+  auto& cpu = rt->backend();
+  const Tensor xv = random({700, 3}, f64, 3), wv = random({700, 3}, f64, 4);
+  auto x = placeholder(f64, {n_dim(), 3});
+  auto w = placeholder(f64, {n_dim(), 3});
+  const Tensor in[2] = {xv, wv};
+  const auto got = run_with(*rt, compile({sum(exp(x) * w + x)}, {x, w}), in, {});
+  expect_same_bits(got[0], sum(add(mul(exp(xv, cpu), wv, cpu), xv, cpu), cpu));
+}
+
+// Reductions that do not join: over some axes, keepdim, a chain result that
+// is also an output or read elsewhere, max, and integer sums.
+TEST(TracedFusion, OtherReductionsStayOutOfThePass) {
+  auto rt = cpu_runtime();
+  auto x = placeholder(f64, {n_dim(), 3});
+  auto c = exp(x) * 2.0;
+  const Tensor in[1] = {random({50, 3}, f64, 7)};
+  auto check = [&](const Program& p, std::size_t steps, std::size_t fused_ops) {
+    PreparedProgram plan;
+    auto fused = run_with(*rt, p, in, {}, &plan);
+    auto plain = run_with(*rt, p, in, kUnfused);
+    EXPECT_EQ(plan.step_count(), steps);
+    EXPECT_EQ(plan.fused_op_count(), fused_ops);
+    for (std::size_t j = 0; j < fused.size(); ++j) expect_identical(fused[j], plain[j]);
+  };
+  // Steps: the scalar constant 2.0 (and 1.0), the pass, the reduction.
+  check(compile({sum(c, {0})}, {x}), 3, 2);
+  check(compile({sum(c, {0, 1}, true)}, {x}), 3, 2);
+  check(compile({sum(c), c}, {x}), 3, 2);
+  check(compile({sum(c), c + 1.0}, {x}), 5, 2);  // c is read twice: no reduction joins
+  check(compile({max(c)}, {x}), 3, 2);
+  auto k = placeholder(i64, {n_dim()});
+  auto& cpu = rt->backend();
+  const Tensor kin[1] = {cast(mul(random({9}, f64, 8), Tensor::scalar(100.0), cpu), i64, cpu)};
+  PreparedProgram plan;
+  auto prog = compile({sum(k * k + k)}, {k});
+  auto fused = run_with(*rt, prog, kin, {}, &plan);
+  EXPECT_EQ(plan.step_count(), 2u);
+  expect_identical(fused[0], run_with(*rt, prog, kin, kUnfused)[0]);
 }

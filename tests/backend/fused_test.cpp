@@ -4,7 +4,11 @@
 
 #include "tenferro/backend/fused.hpp"
 
+#include <cmath>
+#include <cstring>
+
 #include "tenferro/backend/cpu/cpu_backend.hpp"
+#include "tenferro/backend/reduce.hpp"
 #include "tenferro/backend/structural.hpp"
 #include "test_util.hpp"
 
@@ -198,5 +202,96 @@ TEST(FusedElementwise, MalformedPassesAreTypedErrors) {
                   ErrorKind::ShapeMismatch);
   const Tensor higher[4] = {rand({4, 2}, f64, gen), a, a, in[3]};
   EXPECT_TF_ERROR(fused_elementwise(model_pass(), higher, shape.span(), cpu),
+                  ErrorKind::ShapeMismatch);
+}
+
+// fused_reduce_all(): the reduction of the pass's result over every element,
+// bit for bit what reduce() over all axes of fused_elementwise's result
+// gives: sums, products and means; f64, f32, c128; one leaf, many leaves,
+// parts above twice the parallel threshold, one and two threads; raw passes
+// and passes with select/clamp/convert steps (materialised, then reduced).
+TEST(FusedReduceAll, EqualsTheReductionOfThePassBitForBit) {
+  Generator gen(5);
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    return a.dtype() == b.dtype() && a.shape() == b.shape() && a.numel() == 1 &&
+           std::memcmp(a.raw_data(), b.raw_data(), itemsize(a.dtype())) == 0;
+  };
+  int compared = 0;
+  for (int threads : {1, 2}) {
+    CpuBackend cpu({.num_threads = threads, .parallel_threshold = 1000});
+    for (DType dt : {f64, f32, c128}) {
+      // z = f(x) * k + x with k a single value, f = tanh (exp for complex).
+      FusedElementwise pass;
+      FusedElementwise::Step s;
+      s.kind = Kind::Unary, s.unary = is_complex(dt) ? UnaryOp::Exp : UnaryOp::Tanh;
+      s.operands = {ext(0)}, s.dtype = dt, s.buffer = 0;
+      pass.steps.push_back(s);
+      s = {}, s.kind = Kind::Binary, s.binary = BinaryOp::Mul, s.operands = {step(0), ext(1)};
+      s.dtype = dt, s.buffer = 1;
+      pass.steps.push_back(s);
+      s = {}, s.kind = Kind::Binary, s.binary = BinaryOp::Add, s.operands = {step(1), ext(0)};
+      s.dtype = dt;
+      pass.steps.push_back(s);
+      pass.buffer_count = 2;
+      for (std::int64_t n : {1, 5, 1024, 1025, 1999, 2000, 7001, 70000}) {
+        const Tensor x = cast(rand({n}, is_complex(dt) ? c128 : f64, gen), dt, cpu);
+        const Tensor k = cast(full({}, Scalar(1e-3), f64), dt, cpu);
+        const Tensor in[2] = {x, k};
+        const Tensor values = fused_elementwise(pass, in, Shape{n}.span(), cpu);
+        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Mean}) {
+          const std::int64_t axes[1] = {0};
+          const Tensor want = reduce(op, values, axes, cpu);
+          for (std::int64_t block : {7, 2048}) {
+            const Tensor got = fused_reduce_all(pass, op, in, Shape{n}.span(), cpu, block);
+            EXPECT_TRUE(same_bits(got, want)) << name(dt) << " " << name(op) << " n=" << n;
+            ++compared;
+          }
+        }
+      }
+    }
+    // A pass with select, clamp, convert and a broadcast external.
+    const Tensor a = add(rand({300, 24}, f64, gen), full({}, Scalar(-0.5), f64), cpu);
+    const Tensor b = rand({300, 24}, f64, gen), d = rand({24}, f32, gen);
+    const Tensor in[4] = {a, b, full({}, Scalar(0.25), f64), d};
+    const Shape shape{300, 24};
+    const std::int64_t axes[2] = {0, 1};
+    const Tensor values = fused_elementwise(model_pass(), in, shape.span(), cpu);
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean}) {
+      EXPECT_TRUE(same_bits(fused_reduce_all(model_pass(), op, in, shape.span(), cpu),
+                            reduce(op, values, axes, cpu)));
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 2 * (3 * 8 * 3 * 2 + 2));
+}
+
+TEST(FusedReduceAll, EmptyPassesAndTypedErrors) {
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(2);
+  const Tensor e = rand({0, 3}, f64, gen);
+  const Tensor in0[4] = {e, e, full({}, Scalar(1.0), f64), rand({3}, f32, gen)};
+  const Shape empty{0, 3};
+  EXPECT_EQ(fused_reduce_all(model_pass(), ReduceOp::Sum, in0, empty.span(), cpu).item<double>(),
+            0.0);
+  EXPECT_EQ(fused_reduce_all(model_pass(), ReduceOp::Prod, in0, empty.span(), cpu).item<double>(),
+            1.0);
+  EXPECT_TRUE(std::isnan(
+      fused_reduce_all(model_pass(), ReduceOp::Mean, in0, empty.span(), cpu).item<double>()));
+  const Tensor a = rand({4}, f64, gen);
+  const Tensor in[4] = {a, a, a, rand({4}, f32, gen)};
+  const Shape shape{4};
+  EXPECT_EQ(fused_reduce_all(model_pass(), ReduceOp::Sum, in, shape.span(), cpu).rank(), 0);
+  EXPECT_TF_ERROR(fused_reduce_all(model_pass(), ReduceOp::Max, in, shape.span(), cpu),
+                  ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fused_reduce_all(model_pass(), ReduceOp::Sum, in, shape.span(), cpu, 0),
+                  ErrorKind::InvalidArgument);
+  FusedElementwise cmp;  // a bool result
+  FusedElementwise::Step s;
+  s.kind = Kind::Binary, s.binary = BinaryOp::Gt, s.operands = {ext(0), ext(1)}, s.dtype = bool_;
+  cmp.steps.push_back(s);
+  EXPECT_TF_ERROR(fused_reduce_all(cmp, ReduceOp::Sum, in, shape.span(), cpu),
+                  ErrorKind::DTypeMismatch);
+  const Tensor wide[4] = {rand({5}, f64, gen), a, a, in[3]};
+  EXPECT_TF_ERROR(fused_reduce_all(model_pass(), ReduceOp::Sum, wide, shape.span(), cpu),
                   ErrorKind::ShapeMismatch);
 }

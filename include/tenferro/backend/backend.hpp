@@ -123,6 +123,13 @@ class Backend {
   /// external broadcasting to out's shape, in blocks of `block` elements.
   virtual void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                                  std::int64_t block, const Tensor& out);
+  /// Runs a validated fused pass over `shape` and reduces its result over
+  /// every element into the rank-0 `out` (op Sum, Prod or Mean; the last
+  /// step's dtype inexact, out's the same), as reduce() over all axes of
+  /// fused_elementwise's result would.
+  virtual void fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
+                                std::span<const std::int64_t> shape, ReduceOp op,
+                                std::int64_t block, const Tensor& out);
 
   /// State that code built on this backend keeps for as long as the backend
   /// lives: the object stored under `key`, made by `make()` on first use

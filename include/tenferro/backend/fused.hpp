@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tenferro/backend/elementwise.hpp"
+#include "tenferro/backend/reduce.hpp"
 
 namespace tenferro {
 
@@ -55,5 +56,16 @@ inline constexpr std::int64_t kMaxFusionBlock = std::int64_t{1} << 20;
 Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                          std::span<const std::int64_t> shape, Backend& backend,
                          std::int64_t block = 2048);
+
+/// The pass's result reduced over every element, as a rank-0 tensor: what
+/// reduce(op, fused_elementwise(pass, ...), all axes) gives, bit for bit,
+/// without materialising the pass's result (the CPU backend computes it in
+/// leaves of at most 1024 elements, the reduction's own pairwise order, so
+/// `block` does not apply there). `op` is Sum, Prod or Mean and the last
+/// step's dtype f32, f64, c64 or c128 (InvalidArgument / DTypeMismatch
+/// otherwise); the other checks are fused_elementwise's.
+Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp op,
+                        std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                        Backend& backend, std::int64_t block = 2048);
 
 }  // namespace tenferro

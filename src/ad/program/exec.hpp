@@ -9,11 +9,15 @@
 namespace tenferro::detail {
 
 /// A chain of elementwise primitives over one output shape, run as one pass.
+/// With `reduce`, the chain's result is reduced over every element in the
+/// same pass (a sum, product or mean to a scalar that is the chain's only
+/// reader): its node is the last of `nodes` and has no step in `pass`.
 struct FusedPlan {
   std::vector<std::uint32_t> nodes;  // program nodes covered, in order
-  FusedElementwise pass;             // one step per node, same order; the last is the root
-  std::vector<ValueRef> externals;   // values read from outside the group
-  SymShape shape;
+  FusedElementwise pass;             // one step per elementwise node, same order
+  std::optional<ReduceOp> reduce;
+  std::vector<ValueRef> externals;    // values read from outside the group
+  SymShape shape;                     // the elementwise chain's shape
   std::optional<Shape> static_shape;  // the shape when no extent is symbolic
 };
 
@@ -47,6 +51,7 @@ struct PreparedState {
   std::vector<std::uint32_t> dead_on_arrival;  // values never read (freed at once)
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
+  std::size_t max_operands = 0;  // the most values one step reads
   /// The inputs' shapes when none has a symbolic extent: a run whose inputs
   /// have exactly these shapes and the program's dtypes binds nothing and
   /// meets every shape constraint (prepare() checked them), so it skips both.

@@ -30,6 +30,20 @@ bool fusable(const ProgramGraph& g, const ProgramNode& n) {
   return false;
 }
 
+// The reduction a node applies when it is a sum, product or mean of an
+// inexact value over every element to a scalar (the dtype unchanged).
+std::optional<ReduceOp> full_reduction(const ProgramGraph& g, const ProgramNode& n) {
+  if (n.kind != ProgramNode::Kind::Op || n.outputs.size() != 1) return std::nullopt;
+  auto* p = dynamic_cast<const PrimitiveOp*>(n.op.get());
+  const prim::Reduce* r = p == nullptr ? nullptr : p->get<prim::Reduce>();
+  if (r == nullptr || r->keepdim || !n.outputs[0].shape.empty()) return std::nullopt;
+  if (r->op != ReduceOp::Sum && r->op != ReduceOp::Prod && r->op != ReduceOp::Mean)
+    return std::nullopt;
+  const DType in = g.meta(n.inputs[0]).dtype;
+  if (!is_inexact(in) || n.outputs[0].dtype != in) return std::nullopt;
+  return r->op;
+}
+
 // The backend step that computes what primitive `p` computes.
 FusedElementwise::Step step_of(const PrimitiveOp& p) {
   using Kind = FusedElementwise::Kind;
@@ -95,10 +109,24 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
     shapes.push_back(&node.outputs[0].shape);
   }
 
+  // A group whose root only feeds a sum, product or mean over every element
+  // of an inexact dtype takes that reduction in (see FusedPlan).
+  std::vector<std::int64_t> reduce_node(members.size(), -1);
+  std::vector<ReduceOp> reduce_op(members.size(), ReduceOp::Sum);
+  for (std::size_t gi = 0; gi < members.size(); ++gi) {
+    const std::uint32_t root = members[gi].front();
+    if (is_output[root] || consumers[root].size() != 1) continue;
+    const std::uint32_t c = consumers[root][0];
+    if (auto op = full_reduction(g, g.nodes[c])) {
+      reduce_node[gi] = c;
+      reduce_op[gi] = *op;
+    }
+  }
+
   std::vector<FusedPlan> plans;
   std::vector<int> renumber(members.size(), -1);
   for (std::size_t gi = 0; gi < members.size(); ++gi) {
-    if (members[gi].size() < 2) continue;
+    if (members[gi].size() + (reduce_node[gi] >= 0 ? 1 : 0) < 2) continue;
     renumber[gi] = static_cast<int>(plans.size());
     FusedPlan plan;
     plan.nodes.assign(members[gi].rbegin(), members[gi].rend());  // ascending node order
@@ -136,6 +164,12 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
       free_list.pop_back();
       for (std::size_t q = 0; q < m; ++q)
         if (last_use[q] == m && steps[q].buffer >= 0) free_list.push_back(steps[q].buffer);
+    }
+    if (reduce_node[gi] >= 0) {
+      const auto c = static_cast<std::uint32_t>(reduce_node[gi]);
+      plan.nodes.push_back(c);
+      plan.reduce = reduce_op[gi];
+      group_of[c] = static_cast<int>(gi);
     }
     plans.push_back(std::move(plan));
   }

@@ -194,6 +194,7 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
       producer_step[s->value_base[i] + j] = static_cast<std::uint32_t>(s->steps.size());
     s->steps.push_back(std::move(step));
   }
+  for (const auto& r : reads) s->max_operands = std::max(s->max_operands, r.size());
   // Liveness: a value is freed after the last step reading it; outputs stay.
   std::vector<std::int64_t> last(count, -1);
   for (std::size_t k = 0; k < reads.size(); ++k)
@@ -218,10 +219,18 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
                                   LiveCounter& counter, RunStats* stats) {
   const ProgramGraph& g = *state.program.graph();
   const auto& constants = state.program.constants();
-  std::vector<Tensor> vals(state.value_count);
-  // Operand lists reused by every step: no allocation per step once they are
-  // as long as the widest step's.
-  std::vector<Tensor> ins, ext;
+  // The values by id, then the operand list every step fills (its tail): one
+  // allocation per run.
+  std::vector<Tensor> vals(state.value_count + state.max_operands);
+  const std::span<Tensor> operand_slots(vals.data() + state.value_count, state.max_operands);
+  auto gather_operands = [&](std::span<const ValueRef> refs) {
+    for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = vals[value_id(state, refs[k])];
+    return std::span<const Tensor>(operand_slots.data(), refs.size());
+  };
+  // A step's operands are not held past it.
+  auto drop_operands = [&](std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k) operand_slots[k] = Tensor();
+  };
   auto set = [&](std::uint32_t v, Tensor t) {
     vals[v] = std::move(t);
     counter.add(1);
@@ -242,17 +251,20 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
     for (std::uint32_t idx : step.late_checks) check_node_constraints(g, idx, bindings);
     if (step.fused) {
       const FusedPlan& plan = state.groups[step.index];
-      ext.clear();
-      for (ValueRef v : plan.externals) ext.push_back(vals[value_id(state, v)]);
-      const Shape shape = plan.static_shape ? *plan.static_shape : evaluate(plan.shape, bindings);
+      const auto ext = gather_operands(plan.externals);
+      const std::int64_t block = state.options.fusion_block;
+      auto run_pass = [&](std::span<const std::int64_t> shape) {
+        return plan.reduce ? fused_reduce_all(plan.pass, *plan.reduce, ext, shape, backend, block)
+                           : fused_elementwise(plan.pass, ext, shape, backend, block);
+      };
       set(state.value_base[plan.nodes.back()],
-          fused_elementwise(plan.pass, ext, shape, backend, state.options.fusion_block));
-      ext.clear();  // the group's operands are not held past it
+          plan.static_shape ? run_pass(plan.static_shape->span())
+                            : run_pass(evaluate(plan.shape, bindings).span()));
+      drop_operands(ext.size());
       if (stats) ++stats->fused_passes;
     } else {
       const ProgramNode& n = g.nodes[step.index];
-      ins.clear();
-      for (ValueRef v : n.inputs) ins.push_back(vals[value_id(state, v)]);
+      const auto ins = gather_operands(n.inputs);
       if (state.regions[step.index]) {
         auto outs =
             execute_state(runtime, *state.regions[step.index], ins, bindings, counter, nullptr);
@@ -280,7 +292,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
         set(state.value_base[step.index],
             execute_primitive(static_cast<const PrimitiveOp&>(*n.op), ins, backend, bindings));
       }
-      ins.clear();  // the step's operands are not held past it
+      drop_operands(ins.size());
     }
     if (stats) ++stats->executed_steps;
     for (std::uint32_t v : step.frees) release(v);

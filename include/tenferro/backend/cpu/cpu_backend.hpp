@@ -106,6 +106,9 @@ class CpuBackend final : public Backend {
             const GemmOperand& b, void* c, const Shape& batch_shape) override;
   void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                          std::int64_t block, const Tensor& out) override;
+  void fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
+                        std::span<const std::int64_t> shape, ReduceOp op, std::int64_t block,
+                        const Tensor& out) override;
 
   // ---- for backend and kernel authors --------------------------------------
   /// Runs body(begin, end) over [0, n) in chunks of at least `grain`, on the
