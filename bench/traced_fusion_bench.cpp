@@ -105,6 +105,26 @@ void BM_RunSmall(benchmark::State& state) {
   PreparedProgram plan = prepare(*rt, p, InputSignature::of(in));
   for (auto _ : state) benchmark::DoNotOptimize(run(*rt, plan, in));
 }
+// The suite's overhead_small_program rows: the same program with static
+// shapes on 4 elements, one thread, and the same four ops as direct calls
+// (eager, untracked).
+void BM_RunSmallStatic(benchmark::State& state) {
+  auto rt = Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build();
+  auto x = placeholder(f64, {4});
+  auto w = placeholder(f64, {4});
+  Program p = compile({sum(exp(x) * w + x)}, {x, w});
+  Generator gen(1);
+  const std::vector<Tensor> in{randn({4}, f64, gen), randn({4}, f64, gen)};
+  PreparedProgram plan = prepare(*rt, p, InputSignature::of(in));
+  for (auto _ : state) benchmark::DoNotOptimize(run(*rt, plan, in));
+}
+void BM_SmallDirectOps(benchmark::State& state) {
+  CpuBackend cpu(CpuBackendOptions{1});
+  Generator gen(1);
+  const std::vector<Tensor> in{randn({4}, f64, gen), randn({4}, f64, gen)};
+  for (auto _ : state)
+    benchmark::DoNotOptimize(sum(add(mul(exp(in[0], cpu), in[1], cpu), in[0], cpu), cpu));
+}
 void BM_PrepareLarge(benchmark::State& state) {
   auto rt = Runtime::builder().cpu().build();
   std::vector<Tensor> in;
@@ -129,6 +149,8 @@ BENCHMARK(BM_ChainTracedFused)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChainTracedUnfused)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrepareSmall)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RunSmall)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RunSmallStatic)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SmallDirectOps)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PrepareLarge)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RunLarge)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CompileLarge)->Unit(benchmark::kMicrosecond);
