@@ -219,30 +219,36 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
                                   LiveCounter& counter, RunStats* stats) {
   const ProgramGraph& g = *state.program.graph();
   const auto& constants = state.program.constants();
-  // The values by id, then the operand list every step fills (its tail): one
-  // allocation per run.
-  std::vector<Tensor> vals(state.value_count + state.max_operands);
-  const std::span<Tensor> operand_slots(vals.data() + state.value_count, state.max_operands);
+  // Where each value lives: the caller's input, the program's constant, or
+  // `owned` (what the steps compute). Inputs and constants are not copied.
+  SmallVector<const Tensor*, 32> at(state.value_count, nullptr);
+  // The computed values by id, then the operand list every step fills (its
+  // tail): one allocation per run.
+  std::vector<Tensor> owned(state.value_count + state.max_operands);
+  const std::span<Tensor> operand_slots(owned.data() + state.value_count, state.max_operands);
   auto gather_operands = [&](std::span<const ValueRef> refs) {
-    for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = vals[value_id(state, refs[k])];
+    for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = *at[value_id(state, refs[k])];
     return std::span<const Tensor>(operand_slots.data(), refs.size());
   };
   // A step's operands are not held past it.
   auto drop_operands = [&](std::size_t count) {
     for (std::size_t k = 0; k < count; ++k) operand_slots[k] = Tensor();
   };
-  auto set = [&](std::uint32_t v, Tensor t) {
-    vals[v] = std::move(t);
+  auto set = [&](std::uint32_t v, Tensor&& t) {
+    owned[v] = std::move(t);
+    at[v] = &owned[v];
     counter.add(1);
   };
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const ProgramNode& n = g.nodes[i];
-    if (n.kind == ProgramNode::Kind::Input) set(state.value_base[i], inputs[n.slot]);
-    if (n.kind == ProgramNode::Kind::Constant) set(state.value_base[i], constants.at(n.slot));
+    if (n.kind == ProgramNode::Kind::Input) at[state.value_base[i]] = &inputs[n.slot];
+    if (n.kind == ProgramNode::Kind::Constant) at[state.value_base[i]] = &constants.at(n.slot);
+    if (n.kind != ProgramNode::Kind::Op) counter.add(1);
   }
   auto release = [&](std::uint32_t v) {
-    if (!vals[v].defined()) return;
-    vals[v] = Tensor();
+    if (at[v] == nullptr) return;
+    if (at[v] == &owned[v]) owned[v] = Tensor();
+    at[v] = nullptr;
     --counter.live;
   };
   for (std::uint32_t v : state.dead_on_arrival) release(v);
@@ -298,9 +304,10 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
     for (std::uint32_t v : step.frees) release(v);
   }
   std::vector<Tensor> out;
-  for (ValueRef v : g.outputs) out.push_back(vals[value_id(state, v)]);
-  for (auto& t : vals)
-    if (t.defined()) --counter.live;
+  out.reserve(g.outputs.size());
+  for (ValueRef v : g.outputs) out.push_back(*at[value_id(state, v)]);
+  for (const Tensor* t : at)
+    if (t != nullptr) --counter.live;
   return out;
 }
 
