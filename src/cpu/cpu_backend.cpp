@@ -3,13 +3,13 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <mutex>
 #include <new>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,14 +24,17 @@ namespace {
 
 struct PoolState {
   std::mutex mutex;
-  std::unordered_map<std::size_t, std::vector<void*>> free_by_class;
+  // Free buffers by size class (a power of two: index = its log2), so a
+  // lookup is an index, not a hash.
+  std::array<std::vector<void*>, 64> free_by_class;
   BufferPoolStats stats;
 
   ~PoolState() { release_all(); }
   void release_all() {
-    for (auto& [cls, list] : free_by_class)
+    for (auto& list : free_by_class) {
       for (void* p : list) std::free(p);
-    free_by_class.clear();
+      list.clear();
+    }
     stats.cached_bytes = 0;
     stats.cached_buffers = 0;
   }
@@ -53,7 +56,7 @@ class PooledStorage final : public Storage {
     if (auto pool = pool_.lock()) {
       std::lock_guard<std::mutex> lock(pool->mutex);
       if (pool->stats.cached_bytes + cls_ <= pool->stats.max_bytes) {
-        pool->free_by_class[cls_].push_back(data());
+        pool->free_by_class[static_cast<std::size_t>(std::countr_zero(cls_))].push_back(data());
         pool->stats.cached_bytes += cls_;
         ++pool->stats.cached_buffers;
         ++pool->stats.returns;
@@ -124,10 +127,10 @@ Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
   void* data = nullptr;
   {
     std::lock_guard<std::mutex> lock(impl_->pool->mutex);
-    auto it = impl_->pool->free_by_class.find(cls);
-    if (it != impl_->pool->free_by_class.end() && !it->second.empty()) {
-      data = it->second.back();
-      it->second.pop_back();
+    auto& list = impl_->pool->free_by_class[static_cast<std::size_t>(std::countr_zero(cls))];
+    if (!list.empty()) {
+      data = list.back();
+      list.pop_back();
       impl_->pool->stats.cached_bytes -= cls;
       --impl_->pool->stats.cached_buffers;
       ++impl_->pool->stats.hits;
