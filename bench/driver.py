@@ -54,7 +54,8 @@ CASES += [("permute", s, "", 1, "7 permutation") for s in ("2048x2048", "256x256
 CASES += [(c, s, loss, 1, "11 jvp/vjp") for s, loss in (("256", "tanh_Ax"), ("2^16", "expsin_x"))
           for c in ("jvp_traced", "vjp_traced")]
 # Group 8: tensor networks of ../shared/einsum-instances along their recorded
-# paths (size = operand count); see bench/cases/einsum_cases.cpp.
+# paths (size = operand count); see bench/cases/einsum_cases.cpp. The floor
+# column is the path's GEMMs alone through cblas_dgemm (records of impl "blas").
 CASES += [(c, s, "recorded", 1, "8 tensor networks")
           for c, s in (("str_matrix_chain_multiplication_100", "100"),
                        ("str_mps_varying_inner_product_200", "200"),
@@ -125,7 +126,7 @@ TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
                ("einsum_sliced_abc_cde_efa_bdf", "20"): 4 * 20**5}
 # Implementations whose records are floors (a vendor library called directly
 # by our binary): never checked, shown in the floor column.
-FLOOR_IMPLS = ("lapack", "fftw", "stream")
+FLOOR_IMPLS = ("lapack", "fftw", "stream", "blas")
 # Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
               ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21,

@@ -14,6 +14,8 @@
 
 #include "einsum_cases.hpp"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -125,6 +127,52 @@ std::vector<double> network_naive(const einsum_path_tool::Instance& inst, const 
   return contract_naive(list.front(), one, inst.output, inst.extents).v;
 }
 
+// The GEMMs of `path` alone, one per pairwise step: batch labels (in both
+// operands and needed later), contracted ones (in both, not needed), and the
+// labels of one operand that are needed (m for the left, n for the right).
+// Labels of one operand that are not needed (summed first) and every
+// permutation are left out, so this is a floor for any contraction that
+// runs the path's pairs on GEMM.
+struct GemmStep {
+  std::int64_t batch = 1, m = 1, n = 1, k = 1;
+};
+std::vector<GemmStep> path_gemms(const einsum_path_tool::Instance& inst, const EinsumPath& path) {
+  std::vector<std::vector<std::int64_t>> list = inst.inputs;
+  std::vector<GemmStep> steps;
+  auto has = [](const std::vector<std::int64_t>& v, std::int64_t l) {
+    return std::find(v.begin(), v.end(), l) != v.end();
+  };
+  for (const auto& [i, j] : path) {
+    const auto a = list[static_cast<std::size_t>(i)], b = list[static_cast<std::size_t>(j)];
+    list.erase(list.begin() + j);
+    list.erase(list.begin() + i);
+    auto needed = [&](std::int64_t l) {
+      bool kept = has(inst.output, l);
+      for (const auto& o : list) kept = kept || has(o, l);
+      return kept;
+    };
+    GemmStep st;
+    std::vector<std::int64_t> out;
+    for (const auto* t : {&a, &b}) {
+      for (std::int64_t l : *t) {
+        if (has(out, l)) continue;
+        const auto e = static_cast<std::int64_t>(inst.extents[static_cast<std::size_t>(l)]);
+        const bool both = has(a, l) && has(b, l);
+        if (both && !needed(l)) {
+          if (t == &a) st.k *= e;  // counted once, from the left operand
+          continue;
+        }
+        if (!needed(l)) continue;
+        out.push_back(l);
+        (both ? st.batch : t == &a ? st.m : st.n) *= e;
+      }
+    }
+    list.push_back(out);
+    steps.push_back(st);
+  }
+  return steps;
+}
+
 EinsumPath recorded_path(const einsum_path_tool::Instance& inst) {
   EinsumPath p;
   for (const auto& s : inst.paths["opt_flops"]["path"]) {
@@ -147,7 +195,8 @@ constexpr Network kNetworks[] = {{"str_matrix_chain_multiplication_100", 1.0},
                                  {"lm_batch_likelihood_sentence_4_4d", 1.25},
                                  {"nary_matmul_chain_64", 1.0}};
 
-void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) {
+void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
+                   const FloorRunner& floor) {
   for (const Network& net : kNetworks) {
     const std::string name = net.name;
     const auto inst = einsum_path_tool::load_instance(std::string(TENFERRO_EINSUM_INSTANCES) + "/" +
@@ -181,6 +230,30 @@ void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) 
           if (want.empty()) want = network_naive(inst, path, values);
           return want[static_cast<std::size_t>(q)];
         });
+    // The floor: the path's GEMMs alone through cblas_dgemm (one call per
+    // batch index), on buffers allocated before the clock.
+    {
+      const std::vector<GemmStep> gemms = path_gemms(inst, path);
+      std::int64_t most_a = 1, most_b = 1, most_c = 1;
+      for (const GemmStep& g : gemms) {
+        most_a = std::max(most_a, g.batch * g.m * g.k);
+        most_b = std::max(most_b, g.batch * g.k * g.n);
+        most_c = std::max(most_c, g.batch * g.m * g.n);
+      }
+      std::vector<double> ga(static_cast<std::size_t>(most_a), 0.5);
+      std::vector<double> gb(static_cast<std::size_t>(most_b), 0.25);
+      std::vector<double> gc(static_cast<std::size_t>(most_c));
+      floor(name, size, "recorded", [&] {
+        for (const GemmStep& g : gemms) {
+          for (std::int64_t q = 0; q < g.batch; ++q) {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.m),
+                        static_cast<int>(g.n), static_cast<int>(g.k), 1.0, ga.data() + q * g.m * g.k,
+                        static_cast<int>(g.m), gb.data() + q * g.k * g.n, static_cast<int>(g.k), 0.0,
+                        gc.data() + q * g.m * g.n, static_cast<int>(g.m));
+          }
+        }
+      });
+    }
     // Our planner on the same network: its path's cost against the recorded
     // one (both under the instances' convention) and its search time.
     const auto ours = einsum_path_tool::plan_instance(inst);
@@ -199,7 +272,8 @@ void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) 
 
 }  // namespace
 
-void run_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) {
+void run_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
+               const FloorRunner& floor) {
   {
     // The peers' "abcd,dbef->acef" on row-major arrays is, on our
     // column-major axes (reversed), "dcba,febd->feca".
@@ -271,7 +345,7 @@ void run_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run) {
         });
   }
 #ifdef TENFERRO_EINSUM_INSTANCES
-  network_cases(o, cpu, run);
+  network_cases(o, cpu, run, floor);
 #endif
 }
 

@@ -113,7 +113,7 @@ class Suite {
         });
   }
   void fft_cases() { bench_fft::run_cases(o_, cpu_, runner(), floor_runner("fftw")); }
-  void einsum_cases() { bench_einsum::run_cases(o_, cpu_, runner()); }
+  void einsum_cases() { bench_einsum::run_cases(o_, cpu_, runner(), floor_runner("blas")); }
 
  private:
   bench_linalg::Runner runner() {
