@@ -32,13 +32,9 @@ std::size_t operand_count(Kind k) {
 
 // The operand dtypes each step's kernel reads, checked before any work so a
 // malformed pass is an error, never a misread buffer.
-void validate(const FusedElementwise& pass, std::span<const Tensor> externals, const char* op) {
+void validate(const FusedElementwise& pass, std::span<const DType> externals, const char* op) {
   if (pass.steps.empty()) fail(ErrorKind::InvalidArgument, op, "the pass has no steps");
   if (pass.buffer_count < 0) fail(ErrorKind::InvalidArgument, op, "negative buffer_count");
-  for (std::size_t e = 0; e < externals.size(); ++e) {
-    if (!externals[e].defined())
-      fail(ErrorKind::InvalidArgument, op, "external ", e, " is undefined");
-  }
   for (std::size_t s = 0; s < pass.steps.size(); ++s) {
     const FusedElementwise::Step& st = pass.steps[s];
     const bool last = s + 1 == pass.steps.size();
@@ -58,7 +54,7 @@ void validate(const FusedElementwise& pass, std::span<const Tensor> externals, c
           fail(ErrorKind::InvalidArgument, op, "step ", s, " reads external ", o.index, " of ",
                externals.size());
         }
-        in[k] = externals[o.index].dtype();
+        in[k] = externals[o.index];
       } else {
         if (o.index >= s) {
           fail(ErrorKind::InvalidArgument, op, "step ", s, " reads step ", o.index,
@@ -93,15 +89,32 @@ void validate(const FusedElementwise& pass, std::span<const Tensor> externals, c
   }
 }
 
-// The checks both entry points make: block, pass, externals' shapes and placement.
-void check_call(const FusedElementwise& pass, std::span<const Tensor> externals,
-                const Shape& out_shape, Backend& backend, std::int64_t block, const char* op) {
+void validate_reduce(const FusedElementwise& pass, ReduceOp reduce, const char* op) {
+  if (reduce != ReduceOp::Sum && reduce != ReduceOp::Prod && reduce != ReduceOp::Mean) {
+    fail(ErrorKind::InvalidArgument, op, "the reduction must be sum, prod or mean, got ",
+         name(reduce), "; run the pass with fused_elementwise and reduce its result");
+  }
+  const DType dtype = pass.steps.back().dtype;
+  if (!is_inexact(dtype)) {
+    fail(ErrorKind::DTypeMismatch, op, "the pass's result is ", name(dtype),
+         "; a fused reduction takes f32, f64, c64 or c128 (convert in the pass first)");
+  }
+}
+
+void check_block(std::int64_t block, const char* op) {
   if (block < 1 || block > kMaxFusionBlock) {
     fail(ErrorKind::InvalidArgument, op, "block must be in [1, ", kMaxFusionBlock, "], got ",
          block);
   }
-  validate(pass, externals, op);
+}
+
+// What a call checks of its externals: defined, broadcasting to the pass
+// shape, placed where the backend reads.
+void check_externals(std::span<const Tensor> externals, const Shape& out_shape, Backend& backend,
+                     const char* op) {
   for (std::size_t e = 0; e < externals.size(); ++e) {
+    if (!externals[e].defined())
+      fail(ErrorKind::InvalidArgument, op, "external ", e, " is undefined");
     // broadcast_shapes is ShapeMismatch for incompatible extents; a result
     // other than the pass shape means the external is larger.
     if (externals[e].shape() != out_shape &&
@@ -110,8 +123,32 @@ void check_call(const FusedElementwise& pass, std::span<const Tensor> externals,
            shape_to_string(externals[e].shape()), " does not broadcast to ",
            shape_to_string(out_shape));
     }
+    detail::require_operand(externals[e], backend, op, "an external");
   }
-  for (const Tensor& t : externals) detail::require_operand(t, backend, op, "an external");
+}
+
+// The externals' dtypes (a pass is checked against them).
+SmallVector<DType, 8> dtypes_of(std::span<const Tensor> externals, const char* op) {
+  SmallVector<DType, 8> d;
+  for (std::size_t e = 0; e < externals.size(); ++e) {
+    if (!externals[e].defined())
+      fail(ErrorKind::InvalidArgument, op, "external ", e, " is undefined");
+    d.push_back(externals[e].dtype());
+  }
+  return d;
+}
+
+Tensor run_checked(const FusedElementwise& pass, std::optional<ReduceOp> reduce,
+                   std::span<const Tensor> externals, const Shape& shape, Backend& backend,
+                   std::int64_t block) {
+  if (reduce) {
+    Tensor out = backend.empty(Shape{}, pass.steps.back().dtype);
+    backend.fused_reduce_all(pass, externals, shape.span(), *reduce, block, out);
+    return out;
+  }
+  Tensor out = backend.empty(shape, pass.steps.back().dtype);
+  backend.fused_elementwise(pass, externals, block, out);
+  return out;
 }
 
 }  // namespace
@@ -119,31 +156,51 @@ void check_call(const FusedElementwise& pass, std::span<const Tensor> externals,
 Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                          std::span<const std::int64_t> shape, Backend& backend,
                          std::int64_t block) {
+  const char* op = "fused_elementwise";
+  check_block(block, op);
+  validate(pass, dtypes_of(externals, op).span(), op);
   const Shape out_shape(shape);
-  check_call(pass, externals, out_shape, backend, block, "fused_elementwise");
-  Tensor out = backend.empty(out_shape, pass.steps.back().dtype);
-  backend.fused_elementwise(pass, externals, block, out);
-  return out;
+  check_externals(externals, out_shape, backend, op);
+  return run_checked(pass, std::nullopt, externals, out_shape, backend, block);
 }
 
-Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp op,
+Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp reduce,
                         std::span<const Tensor> externals, std::span<const std::int64_t> shape,
                         Backend& backend, std::int64_t block) {
-  const char* what = "fused_reduce_all";
-  if (op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::Mean) {
-    fail(ErrorKind::InvalidArgument, what, "the reduction must be sum, prod or mean, got ",
-         name(op), "; run the pass with fused_elementwise and reduce its result");
+  const char* op = "fused_reduce_all";
+  check_block(block, op);
+  validate(pass, dtypes_of(externals, op).span(), op);
+  validate_reduce(pass, reduce, op);
+  const Shape pass_shape(shape);
+  check_externals(externals, pass_shape, backend, op);
+  return run_checked(pass, reduce, externals, pass_shape, backend, block);
+}
+
+CheckedFusedPass::CheckedFusedPass(FusedElementwise pass, std::vector<DType> external_dtypes,
+                                   std::optional<ReduceOp> reduce)
+    : pass_(std::move(pass)), dtypes_(std::move(external_dtypes)), reduce_(reduce) {
+  const char* op = "CheckedFusedPass";
+  validate(pass_, dtypes_, op);
+  if (reduce_) validate_reduce(pass_, *reduce_, op);
+}
+
+Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                             Backend& backend, std::int64_t block) const {
+  const char* op = reduce_ ? "fused_reduce_all" : "fused_elementwise";
+  check_block(block, op);
+  if (externals.size() != dtypes_.size()) {
+    fail(ErrorKind::InvalidArgument, op, "the pass was checked for ", dtypes_.size(),
+         " externals, got ", externals.size());
   }
   const Shape pass_shape(shape);
-  check_call(pass, externals, pass_shape, backend, block, what);
-  const DType dtype = pass.steps.back().dtype;
-  if (!is_inexact(dtype)) {
-    fail(ErrorKind::DTypeMismatch, what, "the pass's result is ", name(dtype),
-         "; a fused reduction takes f32, f64, c64 or c128 (convert in the pass first)");
+  check_externals(externals, pass_shape, backend, op);
+  for (std::size_t e = 0; e < externals.size(); ++e) {
+    if (externals[e].dtype() != dtypes_[e]) {
+      fail(ErrorKind::DTypeMismatch, op, "external ", e, " is ", name(externals[e].dtype()),
+           " but the pass was checked for ", name(dtypes_[e]));
+    }
   }
-  Tensor out = backend.empty(Shape{}, dtype);
-  backend.fused_reduce_all(pass, externals, pass_shape.span(), op, block, out);
-  return out;
+  return run_checked(pass_, reduce_, externals, pass_shape, backend, block);
 }
 
 }  // namespace tenferro

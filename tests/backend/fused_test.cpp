@@ -295,3 +295,37 @@ TEST(FusedReduceAll, EmptyPassesAndTypedErrors) {
   EXPECT_TF_ERROR(fused_reduce_all(model_pass(), ReduceOp::Sum, wide, shape.span(), cpu),
                   ErrorKind::ShapeMismatch);
 }
+
+// CheckedFusedPass: checked once when built (the same errors as the free
+// functions), then each run checks only the externals; values equal the
+// free functions' bit for bit.
+TEST(CheckedFusedPass, ChecksOnceAndRunsLikeTheFreeFunctions) {
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(9);
+  const Tensor a = add(rand({6, 5}, f64, gen), full({}, Scalar(-0.5), f64), cpu);
+  const Tensor b = rand({6, 5}, f64, gen), d = rand({5}, f32, gen);
+  const Tensor in[4] = {a, b, full({}, Scalar(0.25), f64), d};
+  const Shape shape{6, 5};
+  const std::vector<DType> dtypes{f64, f64, f64, f32};
+  const CheckedFusedPass values(model_pass(), dtypes);
+  const CheckedFusedPass total(model_pass(), dtypes, ReduceOp::Sum);
+  EXPECT_EQ(max_abs_diff(values.run(in, shape.span(), cpu),
+                         fused_elementwise(model_pass(), in, shape.span(), cpu)),
+            0.0);
+  const Tensor s = total.run(in, shape.span(), cpu);
+  const Tensor want = fused_reduce_all(model_pass(), ReduceOp::Sum, in, shape.span(), cpu);
+  EXPECT_EQ(std::memcmp(s.raw_data(), want.raw_data(), sizeof(double)), 0);
+  // Built for the wrong dtypes, or with an unsupported reduction: errors at once.
+  EXPECT_TF_ERROR(CheckedFusedPass(model_pass(), {i64, f64, f64, f32}), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(CheckedFusedPass(model_pass(), {f64}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(CheckedFusedPass(model_pass(), dtypes, ReduceOp::Max),
+                  ErrorKind::InvalidArgument);
+  // Per run: count, dtype, shape, block.
+  EXPECT_TF_ERROR(values.run(std::span<const Tensor>(in, 3), shape.span(), cpu),
+                  ErrorKind::InvalidArgument);
+  const Tensor as_f32[4] = {cast(a, f32, cpu), b, in[2], d};
+  EXPECT_TF_ERROR(values.run(as_f32, shape.span(), cpu), ErrorKind::DTypeMismatch);
+  const Tensor wide[4] = {rand({7, 5}, f64, gen), b, in[2], d};
+  EXPECT_TF_ERROR(values.run(wide, shape.span(), cpu), ErrorKind::ShapeMismatch);
+  EXPECT_TF_ERROR(values.run(in, shape.span(), cpu, 0), ErrorKind::InvalidArgument);
+}

@@ -68,4 +68,28 @@ Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp op,
                         std::span<const Tensor> externals, std::span<const std::int64_t> shape,
                         Backend& backend, std::int64_t block = 2048);
 
+/// A pass checked once for externals of given dtypes (and, with `reduce`,
+/// as a fused reduction): the structure and dtype checks of
+/// fused_elementwise / fused_reduce_all happen when it is built, so a run
+/// checks only what can change per call (the externals' count, dtypes,
+/// shapes and placement, and `block`). The traced tier's prepared programs
+/// hold their fused groups so. Construction throws what those functions
+/// would; run() gives what they give, bit for bit.
+class CheckedFusedPass {
+ public:
+  CheckedFusedPass(FusedElementwise pass, std::vector<DType> external_dtypes,
+                   std::optional<ReduceOp> reduce = std::nullopt);
+
+  const FusedElementwise& pass() const { return pass_; }
+  std::optional<ReduceOp> reduce() const { return reduce_; }
+
+  Tensor run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+             Backend& backend, std::int64_t block = 2048) const;
+
+ private:
+  FusedElementwise pass_;
+  std::vector<DType> dtypes_;
+  std::optional<ReduceOp> reduce_;
+};
+
 }  // namespace tenferro

@@ -16,6 +16,8 @@ struct FusedPlan {
   std::vector<std::uint32_t> nodes;  // program nodes covered, in order
   FusedElementwise pass;             // one step per elementwise node, same order
   std::optional<ReduceOp> reduce;
+  /// `pass` and `reduce`, checked once for the externals' dtypes (what runs).
+  std::optional<CheckedFusedPass> checked;
   std::vector<ValueRef> externals;    // values read from outside the group
   SymShape shape;                     // the elementwise chain's shape
   std::optional<Shape> static_shape;  // the shape when no extent is symbolic

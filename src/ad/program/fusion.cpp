@@ -171,6 +171,9 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
       plan.reduce = reduce_op[gi];
       group_of[c] = static_cast<int>(gi);
     }
+    std::vector<DType> external_dtypes;
+    for (ValueRef v : plan.externals) external_dtypes.push_back(g.meta(v).dtype);
+    plan.checked.emplace(plan.pass, std::move(external_dtypes), plan.reduce);
     plans.push_back(std::move(plan));
   }
   for (auto& gidx : group_of)

@@ -260,8 +260,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
       const auto ext = gather_operands(plan.externals);
       const std::int64_t block = state.options.fusion_block;
       auto run_pass = [&](std::span<const std::int64_t> shape) {
-        return plan.reduce ? fused_reduce_all(plan.pass, *plan.reduce, ext, shape, backend, block)
-                           : fused_elementwise(plan.pass, ext, shape, backend, block);
+        return plan.checked->run(ext, shape, backend, block);
       };
       set(state.value_base[plan.nodes.back()],
           plan.static_shape ? run_pass(plan.static_shape->span())
