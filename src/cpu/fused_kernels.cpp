@@ -216,20 +216,22 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, c
 class RawPass {
  public:
   RawPass(const FusedElementwise& pass, std::span<const Tensor> externals)
-      : steps_(pass.steps),
-        externals_(externals),
-        base_(static_cast<std::size_t>(pass.buffer_count)) {}
+      : steps_(pass.steps), base_(static_cast<std::size_t>(pass.buffer_count)) {
+    for (const Tensor& t : externals) {
+      ext_.push_back({static_cast<const std::byte*>(t.raw_data()),
+                      static_cast<std::int64_t>(itemsize(t.dtype())), t.dtype(), t.numel() == 1});
+    }
+  }
 
-  std::size_t slots() const { return base_ + externals_.size(); }
+  std::size_t slots() const { return base_ + ext_.size(); }
 
   // Writes each single-value external `count` times into its slot.
   void splat(Cell* scratch, std::size_t stride, std::int64_t count) const {
-    for (std::size_t e = 0; e < externals_.size(); ++e) {
-      if (externals_[e].numel() != 1) continue;
-      const std::size_t size = itemsize(externals_[e].dtype());
-      const auto* v = static_cast<const std::byte*>(externals_[e].raw_data());
+    for (std::size_t e = 0; e < ext_.size(); ++e) {
+      if (!ext_[e].single) continue;
+      const auto size = static_cast<std::size_t>(ext_[e].size);
       auto* d = reinterpret_cast<std::byte*>(scratch + (base_ + e) * stride);
-      for (std::int64_t i = 0; i < count; ++i) std::memcpy(d + i * size, v, size);
+      for (std::int64_t i = 0; i < count; ++i) std::memcpy(d + i * size, ext_[e].data, size);
     }
   }
 
@@ -237,16 +239,14 @@ class RawPass {
     auto slot = [&](std::size_t k) { return static_cast<void*>(scratch + k * stride); };
     auto read = [&](const FusedElementwise::Operand& o) -> const void* {
       if (!o.external) return slot(static_cast<std::size_t>(steps_[o.index].buffer));
-      const Tensor& t = externals_[o.index];
-      if (t.numel() == 1) return slot(base_ + o.index);
-      return static_cast<const std::byte*>(t.raw_data()) +
-             s * static_cast<std::int64_t>(itemsize(t.dtype()));
+      const External& x = ext_[o.index];
+      return x.single ? slot(base_ + o.index) : x.data + s * x.size;
     };
     for (std::size_t m = 0; m < steps_.size(); ++m) {
       const FusedElementwise::Step& st = steps_[m];
       void* out = m + 1 == steps_.size() ? dst : slot(static_cast<std::size_t>(st.buffer));
       const FusedElementwise::Operand& a = st.operands[0];
-      const DType in = a.external ? externals_[a.index].dtype() : steps_[a.index].dtype;
+      const DType in = a.external ? ext_[a.index].dtype : steps_[a.index].dtype;
       const bool done =
           st.kind == Kind::Unary
               ? cpu::unary_contiguous(st.unary, in, read(a), out, len)
@@ -257,9 +257,16 @@ class RawPass {
   }
 
  private:
+  // What the blocks read of an external, looked up once per pass.
+  struct External {
+    const std::byte* data;
+    std::int64_t size;  // bytes per element
+    DType dtype;
+    bool single;  // one value, splatted into its slot
+  };
   const std::vector<FusedElementwise::Step>& steps_;
-  std::span<const Tensor> externals_;
   std::size_t base_;  // first splat slot
+  SmallVector<External, 8> ext_;
 };
 
 // Scratch of `cells` Cells, on the stack when small (a 4-element pass needs
@@ -303,6 +310,19 @@ void run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const 
   });
 }
 
+// This thread's scratch for the leaves of fused reductions, kept between
+// calls (a leaf is at most 1024 elements, so it stays small: slots * 16 KiB).
+// A task uses it from its first leaf to its last, and tasks do not nest.
+Cell* leaf_scratch(std::size_t cells) {
+  thread_local std::unique_ptr<Cell[]> buffer;
+  thread_local std::size_t capacity = 0;
+  if (cells > capacity) {
+    buffer = std::make_unique_for_overwrite<Cell[]>(cells);
+    capacity = cells;
+  }
+  return buffer.get();
+}
+
 // The fused reduction of a pass that runs_raw: its values made leaf by leaf
 // (the reduction's own pairwise leaves) into one more scratch slot and
 // reduced there, in reduce_axes' order, so the result is the unfused one.
@@ -310,14 +330,12 @@ template <class Op>
 typename Op::Acc reduce_raw(CpuBackend& cpu, const RawPass& raw, std::int64_t total) {
   const std::int64_t leaf_max = std::min(cpu::reduce_engine::kPairwiseLeaf, total);
   const auto stride = static_cast<std::size_t>(leaf_max) + kSlotPad;
-  // Each task's leaf function owns its scratch (built in place: no copy).
   auto make_leaf = [&] {
-    return [&raw, stride, leaf_max, scratch = Scratch((raw.slots() + 1) * stride),
-            splatted = false](std::int64_t s, std::int64_t len) mutable {
-      if (!splatted) raw.splat(scratch.data(), stride, leaf_max);
-      splatted = true;
-      Cell* result = scratch.data() + raw.slots() * stride;
-      raw.block(scratch.data(), stride, s, len, result);
+    Cell* scratch = leaf_scratch((raw.slots() + 1) * stride);
+    raw.splat(scratch, stride, leaf_max);
+    return [&raw, stride, scratch](std::int64_t s, std::int64_t len) {
+      Cell* result = scratch + raw.slots() * stride;
+      raw.block(scratch, stride, s, len, result);
       return reinterpret_cast<const typename Op::In*>(result);
     };
   };
