@@ -240,6 +240,14 @@ typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
     Op::combine(a, pairwise_contiguous<Op>(p + half, n - half, s));
     return a;
   }
+  if (n < kLanes) {
+    // One lane only: the others stay at the identity, and combining with the
+    // identity once equals the five combines of the lane fold below.
+    Acc a = Op::identity();
+    for (std::int64_t i = 0; i < n; ++i) Op::combine(a, Op::map(p[i], s));
+    Op::combine(a, Op::identity());
+    return a;
+  }
   Acc lane[kLanes];
   for (auto& v : lane) v = Op::identity();
   std::int64_t i = 0;

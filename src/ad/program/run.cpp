@@ -1,6 +1,7 @@
 // prepare() and run(): execution steps with liveness, dimension binding,
 // shape-constraint checks, epoch binding.
 
+#include <array>
 #include <typeinfo>
 
 #include "ad/program/exec.hpp"
@@ -223,8 +224,13 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
   // `owned` (what the steps compute). Inputs and constants are not copied.
   SmallVector<const Tensor*, 32> at(state.value_count, nullptr);
   // The computed values by id, then the operand list every step fills (its
-  // tail): one allocation per run.
-  std::vector<Tensor> owned(state.value_count + state.max_operands);
+  // tail): on the stack for small programs, else one allocation per run.
+  constexpr std::size_t kLocal = 8;
+  std::array<Tensor, kLocal> local;
+  std::vector<Tensor> heap;
+  const std::size_t slots = state.value_count + state.max_operands;
+  if (slots > kLocal) heap.resize(slots);
+  const std::span<Tensor> owned(slots > kLocal ? heap.data() : local.data(), slots);
   const std::span<Tensor> operand_slots(owned.data() + state.value_count, state.max_operands);
   auto gather_operands = [&](std::span<const ValueRef> refs) {
     for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = *at[value_id(state, refs[k])];
