@@ -77,7 +77,7 @@ struct LiveCounter {
 
 /// Runs the steps. `bindings` holds the named sizes and gains the dynamic
 /// sizes the steps fix.
-std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
+std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const PreparedState& state,
                                   std::span<const Tensor> inputs, DimBindings& bindings,
                                   LiveCounter& counter, RunStats* stats);
 

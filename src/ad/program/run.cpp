@@ -215,7 +215,7 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   return s;
 }
 
-std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
+std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const PreparedState& state,
                                   std::span<const Tensor> inputs, DimBindings& bindings,
                                   LiveCounter& counter, RunStats* stats) {
   const ProgramGraph& g = *state.program.graph();
@@ -258,7 +258,6 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
     --counter.live;
   };
   for (std::uint32_t v : state.dead_on_arrival) release(v);
-  Backend& backend = runtime.backend();
   for (const Step& step : state.steps) {
     for (std::uint32_t idx : step.late_checks) check_node_constraints(g, idx, bindings);
     if (step.fused) {
@@ -277,8 +276,8 @@ std::vector<Tensor> execute_state(Runtime& runtime, const PreparedState& state,
       const ProgramNode& n = g.nodes[step.index];
       const auto ins = gather_operands(n.inputs);
       if (state.regions[step.index]) {
-        auto outs =
-            execute_state(runtime, *state.regions[step.index], ins, bindings, counter, nullptr);
+        auto outs = execute_state(runtime, backend, *state.regions[step.index], ins, bindings,
+                                  counter, nullptr);
         for (std::uint32_t j = 0; j < outs.size(); ++j)
           set(state.value_base[step.index] + j, std::move(outs[j]));
       } else if (n.op->is_extension()) {
@@ -362,6 +361,17 @@ DimBindings bind_dimensions(const Program& program, std::span<const Shape> input
 }
 
 namespace {
+// An input the runtime's selected engine does not accept is NoInputIngressError.
+void require_ingress(const RuntimeSnapshot& snap, const char* what, std::size_t i,
+                     const Placement& placement) {
+  if (snap.selected().accepts(placement)) return;
+  throw NoInputIngressError(
+      what,
+      detail::cat("input ", i, " lives on ", to_string(placement), ", which engine ",
+                  snap.selected_engine().str(), " does not accept; move it there explicitly first"),
+      i, placement, snap.selected_engine());
+}
+
 // Self-installing families (linalg, einsum, FFT) install their modules before
 // the plan records the runtime's epoch, so a prepared program never goes
 // stale because its own first run installed a family.
@@ -387,14 +397,7 @@ PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSig
   for (std::size_t i = 0; i < signature.size(); ++i) {
     shapes.push_back(signature[i].shape);
     dtypes.push_back(signature[i].dtype);
-    if (!snap->selected().accepts(signature[i].placement)) {
-      throw NoInputIngressError(
-          "prepare",
-          detail::cat("input ", i, " lives on ", to_string(signature[i].placement),
-                      ", which engine ", snap->selected_engine().str(),
-                      " does not accept; move it there explicitly first"),
-          i, signature[i].placement, snap->selected_engine());
-    }
+    require_ingress(*snap, "prepare", i, signature[i].placement);
   }
   const DimBindings bindings = detail::bind_inputs(*program.graph(), shapes, dtypes, "prepare");
   auto state = detail::prepare_state(runtime, program, options);
@@ -446,10 +449,15 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
     bindings = detail::bind_inputs(*state.program.graph(), shapes, dtypes, "run");
     detail::check_program_constraints(state, bindings);
   }
-  runtime.check_ingress("run", inputs);
+  // One snapshot for the ingress check and the backend the steps run on
+  // (inputs are defined: the signature or binding check above saw to it).
+  const auto snap = runtime.snapshot();
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    require_ingress(*snap, "run", i, inputs[i].placement());
   detail::LiveCounter counter;
   if (stats) *stats = RunStats{};
-  auto out = detail::execute_state(runtime, state, inputs, bindings, counter, stats);
+  auto out = detail::execute_state(runtime, snap->selected().backend(), state, inputs, bindings,
+                                   counter, stats);
   if (stats) {
     stats->peak_live_values = counter.peak;
     stats->bindings = std::move(bindings);
