@@ -247,9 +247,10 @@ void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
         for (const GemmStep& g : gemms) {
           for (std::int64_t q = 0; q < g.batch; ++q) {
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.m),
-                        static_cast<int>(g.n), static_cast<int>(g.k), 1.0, ga.data() + q * g.m * g.k,
-                        static_cast<int>(g.m), gb.data() + q * g.k * g.n, static_cast<int>(g.k), 0.0,
-                        gc.data() + q * g.m * g.n, static_cast<int>(g.m));
+                        static_cast<int>(g.n), static_cast<int>(g.k), 1.0,
+                        ga.data() + q * g.m * g.k, static_cast<int>(g.m), gb.data() + q * g.k * g.n,
+                        static_cast<int>(g.k), 0.0, gc.data() + q * g.m * g.n,
+                        static_cast<int>(g.m));
           }
         }
       });
