@@ -8,16 +8,14 @@
 
 namespace tenferro::detail {
 
-/// A chain of elementwise primitives over one output shape, run as one pass.
-/// With `reduce`, the chain's result is reduced over every element in the
-/// same pass (a sum, product or mean to a scalar that is the chain's only
-/// reader): its node is the last of `nodes` and has no step in `pass`.
+/// A fused group: a chain of elementwise primitives over one shape, and
+/// with a reduction when the chain's result is reduced over every element
+/// in the same pass (a sum, product or mean to a scalar that is the chain's
+/// only reader: its node is the last of `nodes` and has no step in the pass).
 struct FusedPlan {
   std::vector<std::uint32_t> nodes;  // program nodes covered, in order
-  FusedElementwise pass;             // one step per elementwise node, same order
-  std::optional<ReduceOp> reduce;
-  /// `pass` and `reduce`, checked once for the externals' dtypes (what runs).
-  std::optional<CheckedFusedPass> checked;
+  /// The pass (and reduction), checked once for the externals' dtypes.
+  std::optional<CheckedFusedPass> pass;
   std::vector<ValueRef> externals;    // values read from outside the group
   SymShape shape;                     // the elementwise chain's shape
   std::optional<Shape> static_shape;  // the shape when no extent is symbolic

@@ -129,6 +129,7 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
     if (members[gi].size() + (reduce_node[gi] >= 0 ? 1 : 0) < 2) continue;
     renumber[gi] = static_cast<int>(plans.size());
     FusedPlan plan;
+    FusedElementwise pass;  // one step per elementwise member, in node order
     plan.nodes.assign(members[gi].rbegin(), members[gi].rend());  // ascending node order
     plan.shape = *shapes[gi];
     std::vector<int> member_of(n, -1);
@@ -153,27 +154,28 @@ std::vector<FusedPlan> plan_fusion(const ProgramGraph& g, std::vector<int>& grou
         }
         mem.operands.push_back(o);
       }
-      plan.pass.steps.push_back(std::move(mem));
+      pass.steps.push_back(std::move(mem));
     }
     // Scratch buffers by liveness: released after their last reader has its own.
     std::vector<int> free_list;
-    auto& steps = plan.pass.steps;
+    auto& steps = pass.steps;
     for (std::size_t m = 0; m + 1 < steps.size(); ++m) {
-      if (free_list.empty()) free_list.push_back(plan.pass.buffer_count++);
+      if (free_list.empty()) free_list.push_back(pass.buffer_count++);
       steps[m].buffer = free_list.back();
       free_list.pop_back();
       for (std::size_t q = 0; q < m; ++q)
         if (last_use[q] == m && steps[q].buffer >= 0) free_list.push_back(steps[q].buffer);
     }
+    std::optional<ReduceOp> reduce;
     if (reduce_node[gi] >= 0) {
       const auto c = static_cast<std::uint32_t>(reduce_node[gi]);
       plan.nodes.push_back(c);
-      plan.reduce = reduce_op[gi];
+      reduce = reduce_op[gi];
       group_of[c] = static_cast<int>(gi);
     }
     std::vector<DType> external_dtypes;
     for (ValueRef v : plan.externals) external_dtypes.push_back(g.meta(v).dtype);
-    plan.checked.emplace(plan.pass, std::move(external_dtypes), plan.reduce);
+    plan.pass.emplace(std::move(pass), std::move(external_dtypes), reduce);
     plans.push_back(std::move(plan));
   }
   for (auto& gidx : group_of)

@@ -265,7 +265,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
       const auto ext = gather_operands(plan.externals);
       const std::int64_t block = state.options.fusion_block;
       auto run_pass = [&](std::span<const std::int64_t> shape) {
-        return plan.checked->run(ext, shape, backend, block);
+        return plan.pass->run(ext, shape, backend, block);
       };
       set(state.value_base[plan.nodes.back()],
           plan.static_shape ? run_pass(plan.static_shape->span())
