@@ -417,3 +417,25 @@ TEST(Reduce, Errors) {
   EXPECT_TF_ERROR(sum(x, other), ErrorKind::Unsupported);
   EXPECT_TF_ERROR(max(x, {0}, other), ErrorKind::Unsupported);
 }
+
+// Short runs (under 32 values) take a one-lane path and longer ones the
+// 32-lane pairwise fold; both start from the identity, so a sum of negative
+// zeros is +0 at every length, a product of ones is exactly 1, and mixed
+// values equal a plain left-to-right sum from +0 where that is exact.
+TEST(Reduce, ShortAndLongRunsAgreeOnSignedZerosAndExactValues) {
+  CpuBackend cpu({.num_threads = 1});
+  for (std::int64_t n : {1, 2, 5, 31, 32, 33, 100, 1025}) {
+    const Tensor z = full({n}, Scalar(-0.0), f64);
+    const double s = sum(z, cpu).item<double>();
+    EXPECT_EQ(s, 0.0) << n;
+    EXPECT_FALSE(std::signbit(s)) << n;
+    EXPECT_EQ(prod(full({n}, Scalar(1.0), f64), cpu).item<double>(), 1.0) << n;
+    std::vector<double> v(static_cast<std::size_t>(n));
+    double want = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      v[static_cast<std::size_t>(i)] = static_cast<double>((i * 7) % 11) - 5.0;  // small integers
+      want += v[static_cast<std::size_t>(i)];
+    }
+    EXPECT_EQ(sum(Tensor::from_col_major({n}, v), cpu).item<double>(), want) << n;
+  }
+}
