@@ -108,13 +108,18 @@ void check_block(std::int64_t block, const char* op) {
   }
 }
 
-// What a call checks of its externals: defined, broadcasting to the pass
-// shape, placed where the backend reads.
+// What a call checks of its externals: defined, of the dtypes the pass was
+// checked for (when `dtypes` is given), broadcasting to the pass shape,
+// placed where the backend reads. One walk over them.
 void check_externals(std::span<const Tensor> externals, const Shape& out_shape, Backend& backend,
-                     const char* op) {
+                     const char* op, std::span<const DType> dtypes = {}) {
   for (std::size_t e = 0; e < externals.size(); ++e) {
     if (!externals[e].defined())
       fail(ErrorKind::InvalidArgument, op, "external ", e, " is undefined");
+    if (!dtypes.empty() && externals[e].dtype() != dtypes[e]) {
+      fail(ErrorKind::DTypeMismatch, op, "external ", e, " is ", name(externals[e].dtype()),
+           " but the pass was checked for ", name(dtypes[e]));
+    }
     // broadcast_shapes is ShapeMismatch for incompatible extents; a result
     // other than the pass shape means the external is larger.
     if (externals[e].shape() != out_shape &&
@@ -193,13 +198,7 @@ Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const 
          " externals, got ", externals.size());
   }
   const Shape pass_shape(shape);
-  check_externals(externals, pass_shape, backend, op);
-  for (std::size_t e = 0; e < externals.size(); ++e) {
-    if (externals[e].dtype() != dtypes_[e]) {
-      fail(ErrorKind::DTypeMismatch, op, "external ", e, " is ", name(externals[e].dtype()),
-           " but the pass was checked for ", name(dtypes_[e]));
-    }
-  }
+  check_externals(externals, pass_shape, backend, op, dtypes_);
   return run_checked(pass_, reduce_, externals, pass_shape, backend, block);
 }
 

@@ -15,7 +15,6 @@
 #include "cpu/elementwise_kernels.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/reduce_engine.hpp"
-#include "cpu/reduce_kernels.hpp"
 #include "cpu/special_kernels.hpp"
 #include "tenferro/backend/fused.hpp"
 
