@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "internal/small_sort.hpp"
+
 namespace tenferro {
 
 namespace {
@@ -231,7 +233,7 @@ Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Ba
   std::iota(given.begin(), given.end(), std::size_t{0});
   auto by_stride = [&](const Tensor& t, const Axes& axes) {
     SmallVector<std::size_t, 8> o = given;
-    std::stable_sort(o.begin(), o.end(), [&](std::size_t x, std::size_t y) {
+    detail::small_stable_sort(o.begin(), o.end(), [&](std::size_t x, std::size_t y) {
       return std::llabs(t.strides()[static_cast<std::size_t>(axes[x])]) <
              std::llabs(t.strides()[static_cast<std::size_t>(axes[y])]);
     });

@@ -15,6 +15,7 @@
 
 #include "cpu/thread_pool.hpp"
 #include "internal/host_alloc.hpp"
+#include "internal/object_pool.hpp"
 
 namespace tenferro {
 
@@ -139,7 +140,7 @@ Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
     }
   }
   if (data == nullptr) data = heap_alloc(cls);
-  auto storage = std::make_shared<PooledStorage>(data, nbytes, cls, impl_->pool);
+  auto storage = detail::make_pooled<PooledStorage>(data, nbytes, cls, impl_->pool);
   return Tensor::from_storage(std::move(storage), dtype, Shape(shape), col_major_strides(shape), 0);
 }
 

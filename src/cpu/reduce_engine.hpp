@@ -19,6 +19,7 @@
 
 #include "cpu/reduce_kernels.hpp"
 #include "internal/dispatch.hpp"
+#include "internal/small_sort.hpp"
 #include "internal/strided.hpp"
 
 namespace tenferro::cpu::reduce_engine {
@@ -153,8 +154,8 @@ inline Layout make_layout(const Tensor& x, std::span<const bool> reduced, bool f
     }
   }
   auto by_stride = [](const Dim& a, const Dim& b) { return std::abs(a.in) < std::abs(b.in); };
-  std::stable_sort(l.kept.begin(), l.kept.end(), by_stride);
-  std::stable_sort(l.red.begin(), l.red.end(), by_stride);
+  ::tenferro::detail::small_stable_sort(l.kept.begin(), l.kept.end(), by_stride);
+  ::tenferro::detail::small_stable_sort(l.red.begin(), l.red.end(), by_stride);
   return l;
 }
 

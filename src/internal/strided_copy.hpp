@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "internal/dispatch.hpp"
+#include "internal/small_sort.hpp"
 #include "internal/strided.hpp"
 #include "internal/transpose_tile.hpp"
 #include "tenferro/tensor/tensor.hpp"
@@ -38,7 +39,7 @@ inline Plan sorted_plan(const Tensor& src, const Tensor& dst) {
   const Plan raw(src.shape(), {src.strides().span(), dst.strides().span()});
   SmallVector<std::size_t, 8> order(raw.shape.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  detail::small_stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return std::llabs(raw.strides[1][a]) < std::llabs(raw.strides[1][b]);
   });
   Shape shape;
@@ -85,7 +86,7 @@ inline Block make_block(const Plan& plan, const Strides& key, const SmallVector<
   SmallVector<std::size_t, 8> order;
   for (std::size_t d = 0; d < plan.shape.size(); ++d)
     if (!taken[d]) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  detail::small_stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return std::llabs(key[a]) < std::llabs(key[b]);
   });
   Block block;
@@ -295,7 +296,7 @@ bool grouped_transpose(const ParallelFor& parallel_for, std::int64_t threshold, 
   SmallVector<std::size_t, 8> order;
   for (std::size_t ax = 0; ax < rank; ++ax)
     if (!taken[ax]) order.push_back(ax);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  detail::small_stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return std::llabs(plan.strides[0][a]) < std::llabs(plan.strides[0][b]);
   });
   if (order.empty() || plan.strides[0][order[0]] != 1) return false;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <variant>
 
+#include "internal/object_pool.hpp"
 #include "tenferro/core/error.hpp"
 
 namespace tenferro::prim {
@@ -505,7 +506,7 @@ std::string PrimitiveOp::describe() const {
 }
 
 std::shared_ptr<const PrimitiveOp> make_primitive(prim::Params params) {
-  return std::make_shared<const PrimitiveOp>(std::move(params));
+  return detail::make_pooled<const PrimitiveOp>(std::move(params));
 }
 
 namespace {

@@ -269,3 +269,26 @@ TEST(EagerAd, OnlyDeclaredResidualsStayAlive) {
   auto expect = (2.0 * exp(rt->tensor(vec({2, 4, 6})))).value();
   EXPECT_TRUE(allclose(x.grad().value(), expect));
 }
+
+// A graph of a few hundred nodes where every step reads both values of the
+// step before (a diamond per step): each node must be visited once however
+// many paths reach it, also past the traversal's first table of 64 nodes.
+TEST(Eager, SharedSubgraphsAreTraversedOnce) {
+  auto rt = make_rt();
+  auto x = rt->variable(vec({1, 2}));
+  EagerTensor a = x, b = x * 2.0;
+  double ca = 1, cb = 2;                   // a = ca * x, b = cb * x
+  for (int step = 0; step < 60; ++step) {  // 120 op nodes
+    EagerTensor next_a = a + b, next_b = a - b;
+    a = next_a;
+    b = next_b;
+    const double na = ca + cb, nb = ca - cb;
+    ca = na;
+    cb = nb;
+  }
+  sum(a).backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{ca, ca}));
+  x.clear_grad();
+  sum(a * b).backward();  // d/dx sum(ca cb x^2) = 2 ca cb x
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2 * ca * cb * 1, 2 * ca * cb * 2}));
+}

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 
 #include "ad/eager/impl.hpp"
 #include "tenferro/backend/elementwise.hpp"
@@ -16,7 +17,7 @@ namespace {
 // A saved residual as an eager tensor that keeps its place in the graph, so
 // derivatives computed from it are themselves differentiable.
 EagerTensor unpack(const EagerRuntimePtr& rt, const SavedValue& s) {
-  auto impl = std::make_shared<EagerImpl>();
+  auto impl = detail::make_pooled<EagerImpl>();
   impl->value = s.value;
   impl->rt = rt;
   impl->node = s.node ? s.node : s.self.lock();
@@ -25,17 +26,34 @@ EagerTensor unpack(const EagerRuntimePtr& rt, const SavedValue& s) {
   return EagerTensor(std::move(impl));
 }
 
-// Every node reachable from the roots through input edges.
-std::vector<GradNode*> collect(const std::vector<GradNode*>& roots) {
-  std::vector<GradNode*> order;
-  std::unordered_set<GradNode*> seen;
-  seen.reserve(16);
-  std::vector<GradNode*> stack(roots.begin(), roots.end());
+// Every node reachable from the roots through input edges, each once. The
+// nodes seen are kept in an open-addressing table (Fibonacci hashing, at
+// most half full), so a traversal allocates per graph, not per node.
+PooledVector<GradNode*> collect(const PooledVector<GradNode*>& roots) {
+  PooledVector<GradNode*> order;
+  PooledVector<GradNode*> seen;
+  unsigned bits = 0;
+  auto insert = [&](GradNode* n) {  // false: already there
+    const std::size_t mask = seen.size() - 1;
+    std::size_t h = (reinterpret_cast<std::uintptr_t>(n) * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+    for (; seen[h] != nullptr; h = (h + 1) & mask)
+      if (seen[h] == n) return false;
+    seen[h] = n;
+    return true;
+  };
+  auto grow = [&] {
+    bits = bits == 0 ? 6 : bits + 1;
+    seen.assign(std::size_t{1} << bits, nullptr);
+    for (GradNode* o : order) insert(o);
+  };
+  grow();
+  PooledVector<GradNode*> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
     GradNode* n = stack.back();
     stack.pop_back();
-    if (n == nullptr || !seen.insert(n).second) continue;
+    if (n == nullptr || !insert(n)) continue;
     order.push_back(n);
+    if (2 * order.size() > seen.size()) grow();
     for (const auto& e : n->inputs) stack.push_back(e.node.get());
   }
   return order;
@@ -49,7 +67,7 @@ bool recorded_before(const GradNode* a, const GradNode* b) {
 
 // The position of n in `nodes` (sorted by recorded_before), or nodes.size():
 // per-node state of a traversal lives in vectors, not hash maps.
-std::size_t position(const std::vector<GradNode*>& nodes, const GradNode* n) {
+std::size_t position(const PooledVector<GradNode*>& nodes, const GradNode* n) {
   const auto it = std::lower_bound(nodes.begin(), nodes.end(), n, recorded_before);
   return it != nodes.end() && *it == n ? static_cast<std::size_t>(it - nodes.begin())
                                        : nodes.size();
@@ -71,52 +89,71 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   std::optional<NoGradGuard> no_grad;
   if (!create_graph) no_grad.emplace();
 
-  std::vector<GradNode*> root_nodes;
+  PooledVector<GradNode*> root_nodes;
   for (const auto& [out, seed] : roots) root_nodes.push_back(out.impl()->node.get());
-  std::vector<GradNode*> nodes = collect(root_nodes);
+  PooledVector<GradNode*> nodes = collect(root_nodes);
   std::sort(nodes.begin(), nodes.end(), recorded_before);
   const std::size_t count = nodes.size();
-  auto is_needed = [&](const std::vector<char>& needed, const GradNode* n) {
+  // Per node: where its output cotangents start in `cts`, how many outputs
+  // it has, and whether it leads to a target (or to a live leaf in
+  // backward()). Flat, so a traversal allocates per graph, not per node.
+  struct NodeState {
+    std::size_t first = 0;
+    std::uint32_t outputs = 0;
+    bool needed = false;
+  };
+  PooledVector<NodeState> state(count);
+  auto is_needed = [&](const GradNode* n) {
     if (n == nullptr) return false;
     const std::size_t k = position(nodes, n);
-    return k < count && needed[k] != 0;
+    return k < count && state[k].needed;
   };
-
-  // needed[k]: node k leads to a target (or to a live leaf in backward()).
-  std::vector<char> needed(count, 0);
+  std::size_t slots = 0;
   for (std::size_t k = 0; k < count; ++k) {  // ascending: inputs before users
     const GradNode* n = nodes[k];
     const bool is_target = targets && targets->count(n) != 0;
     bool need = targets ? is_target : (n->kind == NodeKind::Leaf && !n->leaf.expired());
     if (!is_target) {
-      for (const auto& e : n->inputs) need = need || (e.node && is_needed(needed, e.node.get()));
+      for (const auto& e : n->inputs) need = need || (e.node && is_needed(e.node.get()));
     }
-    needed[k] = need ? 1 : 0;
+    const std::size_t outputs =
+        n->kind == NodeKind::Op ? std::max<std::size_t>(n->op->output_count(), 1) : 1;
+    state[k] = NodeState{slots, static_cast<std::uint32_t>(outputs), need};
+    slots += outputs;
   }
 
-  // cts[k]: the cotangents delivered to node k's outputs so far.
-  std::vector<std::vector<std::optional<EagerTensor>>> cts(count);
+  // cts[state[k].first + j]: the cotangent delivered to node k's output j so far.
+  PooledVector<std::optional<EagerTensor>> cts(slots);
   auto deliver = [&](const GradNode* n, std::uint32_t index, const EagerTensor& ct) {
-    auto& slots = cts[position(nodes, n)];
-    if (slots.size() <= index) slots.resize(index + 1);
-    slots[index] = accumulate(slots[index], ct);
+    const NodeState& st = state[position(nodes, n)];
+    if (index >= st.outputs) {
+      fail(ErrorKind::Internal, "autodiff", "a cotangent reached output ", index,
+           " of a node with ", st.outputs, " outputs");
+    }
+    auto& slot = cts[st.first + index];
+    slot = accumulate(slot, ct);
   };
   for (const auto& [out, seed] : roots) {
     const GradNode* n = out.impl()->node.get();
-    if (is_needed(needed, n)) deliver(n, out.impl()->output_index, seed);
+    if (is_needed(n)) deliver(n, out.impl()->output_index, seed);
   }
 
   std::unordered_map<const GradNode*, EagerTensor> results;
   // One emitter and operand lists for every node: cleared, not reallocated.
   EagerEmitter em(rt);
-  std::vector<ad::Val> ins, outs;
-  std::vector<ad::MaybeVal> ct_vals;
-  std::vector<TensorMeta> metas;
+  PooledVector<ad::Val> ins, outs;
+  PooledVector<ad::MaybeVal> ct_vals;
+  PooledVector<TensorMeta> metas;
+  PooledVector<std::optional<EagerTensor>> out_ct;
   for (std::size_t k = count; k-- > 0;) {
     GradNode* n = nodes[k];
-    if (cts[k].empty() || !needed[k]) continue;
-    std::vector<std::optional<EagerTensor>> out_ct = std::move(cts[k]);
-    cts[k] = {};
+    if (!state[k].needed) continue;
+    // Take the node's cotangents out of the table (released with the node's step).
+    const auto first = cts.begin() + static_cast<std::ptrdiff_t>(state[k].first);
+    const auto last = first + state[k].outputs;
+    if (std::none_of(first, last, [](const auto& c) { return c.has_value(); })) continue;
+    out_ct.assign(std::make_move_iterator(first), std::make_move_iterator(last));
+    std::for_each(first, last, [](auto& c) { c.reset(); });
     if (targets && targets->count(n)) {
       if (!out_ct.empty() && out_ct[0]) results.emplace(n, *out_ct[0]);
       continue;
@@ -127,14 +164,12 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
       std::lock_guard<std::mutex> lock(leaf->grad_mutex);
       std::optional<EagerTensor> have;
       if (leaf->grad) have = EagerTensor(leaf->grad);
-      EagerTensor sum = accumulate(
-          have, out_ct[0]->value().dtype() == leaf->value.dtype() ? *out_ct[0] : *out_ct[0]);
+      EagerTensor sum = accumulate(have, *out_ct[0]);
       leaf->grad = create_graph ? sum.impl() : sum.detach().impl();
       continue;
     }
     if (n->kind == NodeKind::Alias) {
-      if (!out_ct.empty() && out_ct[0] && n->inputs[0].node &&
-          is_needed(needed, n->inputs[0].node.get())) {
+      if (!out_ct.empty() && out_ct[0] && n->inputs[0].node && is_needed(n->inputs[0].node.get())) {
         deliver(n->inputs[0].node.get(), n->inputs[0].index, *out_ct[0]);
       }
       continue;
@@ -156,7 +191,7 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
                         transform, all.subspan(n->inputs.size()));
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       const Edge& e = n->inputs[i];
-      if (!in_ct[i] || !e.node || !is_needed(needed, e.node.get())) continue;
+      if (!in_ct[i] || !e.node || !is_needed(e.node.get())) continue;
       deliver(e.node.get(), e.index, em.get(*in_ct[i]));
     }
     em.clear();  // the rule's temporaries are not held past its node
@@ -169,7 +204,7 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
                                        std::string_view transform) {
   const GradNode* out_node = output.impl()->node.get();
   if (out_node == nullptr) return std::nullopt;
-  std::vector<GradNode*> nodes = collect({output.impl()->node.get()});
+  PooledVector<GradNode*> nodes = collect({output.impl()->node.get()});
   std::sort(nodes.begin(), nodes.end(), recorded_before);
   std::unordered_map<const GradNode*, std::vector<std::optional<EagerTensor>>> tangents;
   tangents[source] = {v};
@@ -195,7 +230,7 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       }
     }
     if (!any) continue;
-    std::vector<TensorMeta> metas;
+    PooledVector<TensorMeta> metas;
     n->symbolic_metas(metas);
     std::vector<ad::Val> ins(n->inputs.size()), outs(n->recorded_outputs());
     for (std::size_t i = 0; i < n->saved_inputs.size(); ++i)
@@ -273,11 +308,11 @@ namespace {
 // A tracked alias of x that the current transform differentiates with respect
 // to; it forwards derivatives to x's own history for outer transforms.
 EagerTensor make_alias(const EagerTensor& x) {
-  auto impl = std::make_shared<EagerImpl>();
+  auto impl = detail::make_pooled<EagerImpl>();
   impl->value = x.value();
   impl->rt = x.runtime();
   impl->requires_grad = true;
-  auto node = std::make_shared<GradNode>();
+  auto node = detail::make_pooled<GradNode>();
   node->kind = NodeKind::Alias;
   node->seq = x.runtime()->next_node_seq();
   node->inputs.push_back(detail::Edge{x.impl()->node, x.impl()->output_index});

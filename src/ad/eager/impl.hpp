@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "internal/object_pool.hpp"
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/linearize.hpp"
 
@@ -45,24 +46,28 @@ struct GradNode {
   NodeKind kind = NodeKind::Op;
   std::uint64_t seq = 0;
   OpPtr op;
-  std::vector<Edge> inputs;
+  PooledVector<Edge> inputs;
   /// Op nodes: the inputs' dtypes and shapes, then the outputs' (inline
   /// shapes: one allocation per node). Leaf and alias nodes have none.
-  std::vector<RecordedMeta> metas;
+  PooledVector<RecordedMeta> metas;
   std::size_t recorded_outputs() const {
     return metas.size() < inputs.size() ? 0 : metas.size() - inputs.size();
   }
   /// The rules' symbolic metadata, built when a rule runs (a forward pass
   /// that is never differentiated builds none): inputs, then outputs.
-  void symbolic_metas(std::vector<TensorMeta>& out) const {
+  void symbolic_metas(PooledVector<TensorMeta>& out) const {
     if (metas.size() < inputs.size()) {
       fail(ErrorKind::Internal, "autodiff", "a recorded op node has no metadata for its inputs");
     }
-    out.clear();
-    for (const RecordedMeta& m : metas) out.push_back(TensorMeta{m.dtype, to_sym_shape(m.shape)});
+    // Reuses the list's shapes (a traversal keeps one list for every node).
+    out.resize(metas.size());
+    for (std::size_t i = 0; i < metas.size(); ++i) {
+      out[i].dtype = metas[i].dtype;
+      out[i].shape.assign(metas[i].shape.begin(), metas[i].shape.end());
+    }
   }
-  std::vector<SavedValue> saved_inputs;
-  std::vector<SavedValue> saved_outputs;
+  PooledVector<SavedValue> saved_inputs;
+  PooledVector<SavedValue> saved_outputs;
   std::weak_ptr<EagerImpl> leaf;  // Leaf kind: the tensor owning the grad slot
   std::weak_ptr<EagerRuntime> runtime;
 };

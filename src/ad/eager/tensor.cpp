@@ -103,14 +103,14 @@ GradNode::~GradNode() {
 }
 
 EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
-  auto impl = std::make_shared<EagerImpl>();
+  auto impl = make_pooled<EagerImpl>();
   impl->value = std::move(value);
   impl->rt = rt;
   return EagerTensor(std::move(impl));
 }
 
 std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl) {
-  auto node = std::make_shared<GradNode>();
+  auto node = make_pooled<GradNode>();
   node->kind = NodeKind::Leaf;
   node->seq = impl->rt->next_node_seq();
   node->leaf = impl;
@@ -322,7 +322,7 @@ void record_outputs(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const 
   bool saves_inputs = false, saves_outputs = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) saves_inputs |= residuals.input(i);
   for (std::size_t j = 0; j < outputs.size(); ++j) saves_outputs |= residuals.output(j);
-  auto node = std::make_shared<GradNode>();
+  auto node = make_pooled<GradNode>();
   node->seq = rt->next_node_seq();
   node->op = op;
   node->runtime = rt;
@@ -339,7 +339,7 @@ void record_outputs(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const 
   }
   for (std::size_t j = 0; j < outputs.size(); ++j) {
     node->metas.push_back(RecordedMeta{outputs[j].dtype(), outputs[j].shape()});
-    auto impl = std::make_shared<EagerImpl>();
+    auto impl = make_pooled<EagerImpl>();
     impl->rt = rt;
     impl->requires_grad = is_inexact(outputs[j].dtype());
     if (impl->requires_grad) {
