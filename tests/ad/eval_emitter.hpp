@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,9 +122,10 @@ class RuleChecker {
     return out;
   }
 
-  /// backward_op (J^T c) with only the declared residuals valid.
+  /// backward_op (J^T c) with only the declared residuals valid; `wanted`
+  /// as RuleArgs::wanted (empty: every input).
   std::vector<std::optional<Tensor>> vjp(const OpHandle& op, const std::vector<Tensor>& in,
-                                         const Tensor& c) {
+                                         const Tensor& c, std::span<const bool> wanted = {}) {
     const ad::RuleSet& rules = ctx_->require(*op, "test");
     const Tensor y = run(op, in);
     EvalEmitter em(cpu_);
@@ -134,7 +136,7 @@ class RuleChecker {
     if (rules.residuals.output(0)) outs[0] = em.put(y);
     const MaybeVal ct[1] = {em.put(c)};
     const auto m = metas(in);
-    std::vector<MaybeVal> r = ad::backward_op(*ctx_, em, *op, m, ins, outs, ct, "test");
+    std::vector<MaybeVal> r = ad::backward_op(*ctx_, em, *op, m, ins, outs, ct, "test", {}, wanted);
     std::vector<std::optional<Tensor>> out;
     for (const auto& v : r) out.push_back(v ? std::optional<Tensor>(em.get(*v)) : std::nullopt);
     return out;
@@ -196,6 +198,29 @@ class RuleChecker {
       if (t[i]) rhs += re_inner(*g[i], *t[i], cpu_);
     }
     EXPECT_NEAR(lhs, rhs, opt.adjoint_tol * (1.0 + std::abs(lhs))) << "Re<c, J t> vs Re<J^T c, t>";
+    // One input wanted at a time (an untracked operand beside a tracked
+    // one): that input's cotangent is the full one, the others are skipped.
+    if (in.size() > 1) {
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        auto wanted = std::make_unique<bool[]>(in.size());  // all false
+        wanted[i] = true;
+        std::vector<std::optional<Tensor>> gi;
+        ASSERT_NO_THROW(gi = vjp(op, in, c, std::span<const bool>(wanted.get(), in.size())));
+        ASSERT_EQ(gi.size(), in.size());
+        for (std::size_t q = 0; q < in.size(); ++q) {
+          if (q != i) {
+            EXPECT_FALSE(gi[q].has_value()) << "input " << q << " was not wanted";
+          } else if (!g[i]) {
+            EXPECT_FALSE(gi[i].has_value()) << "input " << i << " alone";
+          } else {
+            ASSERT_TRUE(gi[i].has_value()) << "input " << i << " alone";
+            const double scale = 1.0 + max_abs(*g[i], cpu_);
+            EXPECT_LE(max_abs(sub(*gi[i], *g[i], cpu_), cpu_), 1e-12 * scale)
+                << "input " << i << " alone vs all inputs";
+          }
+        }
+      }
+    }
     ++checked_;
   }
 

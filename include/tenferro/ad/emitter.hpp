@@ -33,6 +33,9 @@ class Emitter {
   virtual TensorMeta meta(Val v) const = 0;
   /// The dtype alone (meta(v).dtype; emitters override it to skip the shape).
   virtual DType dtype_of(Val v) const { return meta(v).dtype; }
+  /// Whether v's shape is `shape` (meta(v).shape == shape; emitters whose
+  /// values have concrete shapes override it to compare without building one).
+  virtual bool has_shape(Val v, const SymShape& shape) const { return meta(v).shape == shape; }
 
   // ---- conveniences over emit() (all build core primitives) ----------------
   /// emit() of a one-output op (Internal error otherwise). Virtual so an

@@ -19,11 +19,14 @@ std::vector<MaybeVal> forward_op(const AdContext& ctx, Emitter& emitter, const O
 /// inputs/outputs not declared as residuals may be invalid Vals. Returns one
 /// cotangent per input in that input's dtype (nullopt: zero or not
 /// differentiable). `output_metas`, when given, saves re-inferring them.
+/// `wanted`, when given, marks the inputs whose cotangents the caller reads
+/// (RuleArgs::wanted): the others may come back nullopt without being computed.
 std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const Op& op,
                                   std::span<const TensorMeta> input_metas,
                                   std::span<const Val> inputs, std::span<const Val> outputs,
                                   std::span<const MaybeVal> cotangents, std::string_view transform,
-                                  std::span<const TensorMeta> output_metas = {});
+                                  std::span<const TensorMeta> output_metas = {},
+                                  std::span<const bool> wanted = {});
 
 /// Whether values of this dtype carry derivatives (floating and complex).
 inline bool differentiable(DType t) {

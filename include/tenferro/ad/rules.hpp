@@ -38,6 +38,11 @@ struct RuleArgs {
   /// are invalid Vals, yet broadcasting and layout rules need their shapes.
   std::span<const TensorMeta> input_metas = {};
   std::span<const TensorMeta> output_metas = {};
+  /// Reverse mode (vjp): wanted[i] false marks an input whose cotangent
+  /// nothing reads (an untracked operand), so the rule may skip it and
+  /// return nullopt there; empty: every input is wanted.
+  std::span<const bool> wanted = {};
+  bool wants(std::size_t i) const { return wanted.empty() || (i < wanted.size() && wanted[i]); }
 };
 
 using JvpRule =

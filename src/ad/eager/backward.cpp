@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "ad/eager/impl.hpp"
 #include "tenferro/backend/elementwise.hpp"
@@ -145,6 +146,10 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   PooledVector<ad::MaybeVal> ct_vals;
   PooledVector<TensorMeta> metas;
   PooledVector<std::optional<EagerTensor>> out_ct;
+  // wanted[i]: input i of the node leads somewhere (its cotangent is read);
+  // the rules skip the others (an untracked operand's share).
+  std::unique_ptr<bool[]> wanted;
+  std::size_t wanted_capacity = 0;
   for (std::size_t k = count; k-- > 0;) {
     GradNode* n = nodes[k];
     if (!state[k].needed) continue;
@@ -186,9 +191,15 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
       if (out_ct[j]) ct_vals[j] = em.add_value(*out_ct[j]);
     n->symbolic_metas(metas);
     const std::span<const TensorMeta> all(metas);
-    std::vector<ad::MaybeVal> in_ct =
-        ad::backward_op(rt->ad(), em, *n->op, all.first(n->inputs.size()), ins, outs, ct_vals,
-                        transform, all.subspan(n->inputs.size()));
+    if (wanted_capacity < n->inputs.size()) {
+      wanted_capacity = std::max<std::size_t>(8, n->inputs.size());
+      wanted = std::make_unique<bool[]>(wanted_capacity);
+    }
+    for (std::size_t i = 0; i < n->inputs.size(); ++i)
+      wanted[i] = n->inputs[i].node && is_needed(n->inputs[i].node.get());
+    std::vector<ad::MaybeVal> in_ct = ad::backward_op(
+        rt->ad(), em, *n->op, all.first(n->inputs.size()), ins, outs, ct_vals, transform,
+        all.subspan(n->inputs.size()), std::span<const bool>(wanted.get(), n->inputs.size()));
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       const Edge& e = n->inputs[i];
       if (!in_ct[i] || !e.node || !is_needed(e.node.get())) continue;

@@ -121,6 +121,7 @@ class EagerEmitter final : public ad::Emitter {
   ad::Val emit1(const OpPtr& op, std::span<const ad::Val> inputs) override;
   TensorMeta meta(ad::Val v) const override;
   DType dtype_of(ad::Val v) const override { return get(v).value().dtype(); }
+  bool has_shape(ad::Val v, const SymShape& shape) const override;
 
  private:
   EagerRuntimePtr rt_;

@@ -474,6 +474,16 @@ ad::Val EagerEmitter::emit1(const OpPtr& op, std::span<const ad::Val> inputs) {
   return add_value(eager_dispatch1(rt_, op, std::span<const EagerTensor>(in, inputs.size())));
 }
 
+bool EagerEmitter::has_shape(ad::Val v, const SymShape& shape) const {
+  const Shape& have = get(v).value().shape();
+  if (have.size() != shape.size()) return false;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const std::optional<std::int64_t> want = shape[i].try_constant();
+    if (!want || *want != have[i]) return false;
+  }
+  return true;
+}
+
 TensorMeta EagerEmitter::meta(ad::Val v) const {
   const Tensor& t = get(v).value();
   return TensorMeta{t.dtype(), to_sym_shape(t.shape())};

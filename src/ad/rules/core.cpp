@@ -30,7 +30,7 @@ bool contains(const Axes& axes, std::int64_t a) {
 }  // namespace
 
 Val unreduce(Emitter& e, Val v, const SymShape& full, const Axes& axes, bool keepdim) {
-  if (e.meta(v).shape == full) return v;
+  if (e.has_shape(v, full)) return v;
   Axes dims;
   for (std::size_t d = 0; d < full.size(); ++d) {
     if (keepdim || !contains(axes, static_cast<std::int64_t>(d)))
@@ -63,7 +63,7 @@ RuleSet jvp_rule(JvpRule jvp, Residuals residuals) {
       if (!out[j]) continue;
       const TensorMeta& m = a.output_metas[j];
       Val t = *out[j];
-      if (!(a.emitter.meta(t).shape == m.shape)) t = a.emitter.broadcast_to(t, m.shape);
+      if (!a.emitter.has_shape(t, m.shape)) t = a.emitter.broadcast_to(t, m.shape);
       out[j] = a.emitter.to_dtype(t, m.dtype);
     }
     return out;
@@ -100,7 +100,7 @@ void add_vjp_from_transpose(RuleSet& r) {
     std::vector<MaybeVal> out(a.inputs.size());
     bool mask[8] = {};
     for (std::size_t i = 0; i < out.size() && i < 8; ++i) {
-      if (!is_inexact(in_meta(a, i).dtype)) continue;
+      if (!a.wants(i) || !is_inexact(in_meta(a, i).dtype)) continue;
       mask[i] = true;
       out[i] = transpose(a, std::span<const bool>(mask, out.size()), cts)[i];
       mask[i] = false;

@@ -331,9 +331,9 @@ RuleSet binary_rules(BinaryOp op) {
         Out out(2);
         if (!ct[0]) return out;
         Emitter& e = a.emitter;
-        if (is_inexact(in_meta(a, 0).dtype))
+        if (a.wants(0) && is_inexact(in_meta(a, 0).dtype))
           out[0] = e.sum_to(e.div(*ct[0], conj_c(e, B(a))), in_meta(a, 0).shape);
-        if (is_inexact(in_meta(a, 1).dtype))
+        if (a.wants(1) && is_inexact(in_meta(a, 1).dtype))
           out[1] =
               e.sum_to(e.mul(*ct[0], conj_c(e, e.neg(e.div(Y(a), B(a))))), in_meta(a, 1).shape);
         return out;
@@ -508,7 +508,7 @@ RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
     if (!ct[0]) return out;
     Emitter& e = a.emitter;
     auto share = [&](std::size_t i, const BinCoef& c) -> MaybeVal {
-      if (!is_inexact(in_meta(a, i).dtype)) return std::nullopt;
+      if (!a.wants(i) || !is_inexact(in_meta(a, i).dtype)) return std::nullopt;
       // sum_to: summed back over the extents input i was broadcast along.
       return e.sum_to(c ? e.mul(*ct[0], conj_c(e, c(e, a))) : *ct[0], in_meta(a, i).shape);
     };

@@ -65,7 +65,7 @@ Val Emitter::sum(Val x, Axes axes, bool keepdim) {
 }
 
 Val Emitter::reshape(Val x, SymShape shape) {
-  if (meta(x).shape == shape) return x;
+  if (has_shape(x, shape)) return x;
   const Val in[1] = {x};
   return emit1(prim_op(prim::Reshape{std::move(shape)}), in);
 }
@@ -76,8 +76,8 @@ Val Emitter::broadcast_in_dim(Val x, SymShape shape, Axes dims) {
 }
 
 Val Emitter::broadcast_to(Val x, const SymShape& shape) {
+  if (has_shape(x, shape)) return x;
   const TensorMeta m = meta(x);
-  if (m.shape == shape) return x;
   Axes dims;
   const std::size_t lead = shape.size() - m.shape.size();
   for (std::size_t i = 0; i < m.shape.size(); ++i)
@@ -86,8 +86,8 @@ Val Emitter::broadcast_to(Val x, const SymShape& shape) {
 }
 
 Val Emitter::sum_to(Val x, const SymShape& shape) {
+  if (has_shape(x, shape)) return x;
   const TensorMeta m = meta(x);
-  if (m.shape == shape) return x;
   if (m.shape.size() < shape.size()) {
     fail(ErrorKind::Internal, "sum_to", "cannot sum ", to_string(m.shape), " down to ",
          to_string(shape));

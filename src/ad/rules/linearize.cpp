@@ -185,7 +185,8 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
                                   std::span<const TensorMeta> input_metas,
                                   std::span<const Val> inputs, std::span<const Val> outputs,
                                   std::span<const MaybeVal> cotangents, std::string_view transform,
-                                  std::span<const TensorMeta> output_metas) {
+                                  std::span<const TensorMeta> output_metas,
+                                  std::span<const bool> wanted) {
   const std::size_t n = inputs.size();
   bool any = false;
   for (const auto& c : cotangents) any |= c.has_value();
@@ -212,7 +213,7 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
       live |= cts[j].has_value();
     }
     if (!live) return std::vector<MaybeVal>(n);
-    RuleArgs args{emitter, op, inputs, outputs, input_metas, out_metas};
+    RuleArgs args{emitter, op, inputs, outputs, input_metas, out_metas, wanted};
     result = rules.vjp(args, cts);
   } else {
     if (!rules.jvp) missing_role(op, "vjp or jvp", transform);
@@ -221,7 +222,8 @@ std::vector<MaybeVal> backward_op(const AdContext& ctx, Emitter& emitter, const 
     std::vector<MaybeVal> tangents;
     for (std::size_t i = 0; i < n; ++i) {
       local_in.push_back(lin.wrap_outer(inputs[i]));
-      if (differentiable(input_metas[i].dtype)) {
+      const bool want = wanted.empty() || (i < wanted.size() && wanted[i]);
+      if (want && differentiable(input_metas[i].dtype)) {
         Val t = lin.linear_input(input_metas[i]);
         tangents.push_back(t);
         tangent_vals.push_back(t);
