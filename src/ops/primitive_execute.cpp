@@ -3,6 +3,7 @@
 // parameters and checks what the direct ops cannot see (input count, bound
 // extents, fill values).
 
+#include "internal/execute_refs.hpp"
 #include "ops/primitive_infer.hpp"
 #include "tenferro/backend/structural.hpp"
 
@@ -10,9 +11,20 @@ namespace tenferro {
 
 namespace {
 
+// The inputs as a list of tensors or of pointers to them (the eager tier's
+// values live in separate handles; copying each into a list cost two
+// reference-count updates and a shape copy per operand).
+struct TensorList {
+  std::span<const Tensor> values;
+  std::span<const Tensor* const> refs;
+  std::size_t size() const { return refs.empty() ? values.size() : refs.size(); }
+  bool empty() const { return size() == 0; }
+  const Tensor& operator[](std::size_t i) const { return refs.empty() ? values[i] : *refs[i]; }
+};
+
 struct Executor {
-  const std::string& op;
-  std::span<const Tensor> in;
+  std::string_view op;  // the op's name, for errors (a string only when one is raised)
+  TensorList in;
   Backend& backend;
   const DimBindings& bindings;
 
@@ -21,7 +33,7 @@ struct Executor {
     Shape out = evaluate(shape, bindings);
     for (std::int64_t e : out) {
       if (e < 0) {
-        fail(ErrorKind::InvalidArgument, op, "shape ", to_string(shape), " binds to ",
+        fail(ErrorKind::InvalidArgument, std::string(op), "shape ", to_string(shape), " binds to ",
              shape_to_string(out), ", which has a negative extent; check the bound sizes");
       }
     }
@@ -67,9 +79,14 @@ struct Executor {
   }
   Tensor operator()(const prim::Concatenate& p) const {
     if (in.empty()) {
-      fail(ErrorKind::InvalidArgument, op, "needs at least one tensor; set count >= 1");
+      fail(ErrorKind::InvalidArgument, std::string(op),
+           "needs at least one tensor; set count >= 1");
     }
-    return concatenate(in, p.axis, backend);
+    if (in.refs.empty()) return concatenate(in.values, p.axis, backend);
+    std::vector<Tensor> parts;
+    parts.reserve(in.size());
+    for (const Tensor* t : in.refs) parts.push_back(*t);
+    return concatenate(parts, p.axis, backend);
   }
   Tensor operator()(const prim::Reverse& p) const { return reverse(in[0], p.axes, backend); }
   Tensor operator()(const prim::IndexSelect& p) const {
@@ -93,14 +110,15 @@ struct Executor {
   }
   Tensor operator()(const prim::Full& p) const {
     const Shape shape = bind(p.shape);
-    detail::check_fill_value(op, p.value, p.dtype);
+    detail::check_fill_value(std::string(op), p.value, p.dtype);
     // A broadcast rank-0 scalar: the backend allocates and fills the result.
     const Tensor value = Tensor::scalar(p.value, p.dtype);
     return broadcast_in_dim(value, shape, {}, backend);
   }
   Tensor operator()(const prim::Constant& p) const {
     if (!p.value.defined()) {
-      fail(ErrorKind::InvalidArgument, op, "the constant's tensor is undefined; pass a tensor");
+      fail(ErrorKind::InvalidArgument, std::string(op),
+           "the constant's tensor is undefined; pass a tensor");
     }
     return p.value;
   }
@@ -110,12 +128,25 @@ struct Executor {
 
 Tensor execute_primitive(const PrimitiveOp& op, std::span<const Tensor> inputs, Backend& backend,
                          const DimBindings& bindings) {
-  const std::string op_name(op.name());
   if (inputs.size() != op.input_count()) {
-    fail(ErrorKind::InvalidArgument, op_name, "expects ", op.input_count(), " input(s), got ",
-         inputs.size());
+    fail(ErrorKind::InvalidArgument, std::string(op.name()), "expects ", op.input_count(),
+         " input(s), got ", inputs.size());
   }
-  return std::visit(Executor{op_name, inputs, backend, bindings}, op.params());
+  return std::visit(Executor{op.name(), TensorList{inputs, {}}, backend, bindings}, op.params());
 }
+
+namespace detail {
+
+Tensor execute_primitive_refs(const PrimitiveOp& op, std::span<const Tensor* const> inputs,
+                              Backend& backend) {
+  if (inputs.size() != op.input_count()) {
+    fail(ErrorKind::InvalidArgument, std::string(op.name()), "expects ", op.input_count(),
+         " input(s), got ", inputs.size());
+  }
+  static const DimBindings kNone;
+  return std::visit(Executor{op.name(), TensorList{{}, inputs}, backend, kNone}, op.params());
+}
+
+}  // namespace detail
 
 }  // namespace tenferro

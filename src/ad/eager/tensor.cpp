@@ -1,4 +1,5 @@
 #include "ad/eager/impl.hpp"
+#include "internal/execute_refs.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {
@@ -420,15 +421,16 @@ EagerTensor eager_dispatch1(const EagerRuntimePtr& rt, const OpPtr& op,
     return eager_dispatch(rt, op, inputs)[0];
   }
   bool tracked = false;
-  Tensor values[kInline];
+  const Tensor* values[kInline] = {};
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const EagerImpl& in = *inputs[i].impl();
-    if (in.rt != rt) return eager_dispatch(rt, op, inputs)[0];  // reports the mismatch
-    values[i] = in.value;
-    tracked |= in.node != nullptr;
+    const EagerImpl* in = inputs[i].impl().get();
+    if (in == nullptr || in->rt != rt) return eager_dispatch(rt, op, inputs)[0];  // the error
+    values[i] = &in->value;
+    tracked |= in->node != nullptr;
   }
-  Tensor out = execute_primitive(static_cast<const PrimitiveOp&>(*op),
-                                 std::span<const Tensor>(values, inputs.size()), rt->backend());
+  Tensor out =
+      execute_primitive_refs(static_cast<const PrimitiveOp&>(*op),
+                             std::span<const Tensor* const>(values, inputs.size()), rt->backend());
   if (grad_recording_enabled() && (tracked || capture_active())) {
     EagerTensor result;
     record_outputs(rt, op, inputs, std::span<Tensor>(&out, 1), std::span<EagerTensor>(&result, 1));
