@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 
 #include "internal/small_sort.hpp"
 
@@ -160,11 +161,45 @@ Axes pick(const Axes& axes, std::span<const std::size_t> order) {
   return out;
 }
 
+// The matrix product of two rank-2 operands of one dtype over one axis pair
+// whose strides BLAS reads as they are (every small matmul, and the
+// transposed products of its backward pass): the GEMM the general path
+// below would choose, without its axis bookkeeping. Anything else, and
+// every error, takes the general path.
+std::optional<Tensor> plain_matrix_product(const Tensor& lhs, const Tensor& rhs,
+                                           const DotDims& dims, Backend& backend) {
+  if (lhs.rank() != 2 || rhs.rank() != 2 || lhs.dtype() != rhs.dtype() ||
+      dims.lhs_contracting.size() != 1 || dims.rhs_contracting.size() != 1 ||
+      !dims.lhs_batch.empty() || !dims.rhs_batch.empty()) {
+    return std::nullopt;
+  }
+  std::int64_t lc = dims.lhs_contracting[0], rc = dims.rhs_contracting[0];
+  if (lc < -2 || lc > 1 || rc < -2 || rc > 1) return std::nullopt;
+  if (lc < 0) lc += 2;
+  if (rc < 0) rc += 2;
+  const std::int64_t lf = 1 - lc, rf = 1 - rc;
+  const std::int64_t m = lhs.shape()[static_cast<std::size_t>(lf)];
+  const std::int64_t n = rhs.shape()[static_cast<std::size_t>(rf)];
+  const std::int64_t k = lhs.shape()[static_cast<std::size_t>(lc)];
+  if (k != rhs.shape()[static_cast<std::size_t>(rc)] || m == 0 || n == 0 || k == 0)
+    return std::nullopt;
+  GemmOperand ga, gb;
+  if (!fold(lhs, std::span(&lf, 1), std::span(&lc, 1), ga) ||
+      !fold(rhs, std::span(&rc, 1), std::span(&rf, 1), gb)) {
+    return std::nullopt;
+  }
+  const std::int64_t out_shape[2] = {m, n};
+  Tensor out = backend.empty(out_shape, lhs.dtype());
+  backend.gemm(lhs.dtype(), m, n, k, ga, gb, out.raw_data(), {});
+  return out;
+}
+
 }  // namespace
 
 Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend) {
   require_operand(lhs, "lhs", kDot, backend);
   require_operand(rhs, "rhs", kDot, backend);
+  if (auto product = plain_matrix_product(lhs, rhs, dims, backend)) return std::move(*product);
   if (dims.lhs_contracting.size() != dims.rhs_contracting.size()) {
     fail(ErrorKind::InvalidArgument, kDot, "lhs has ", dims.lhs_contracting.size(),
          " contracting axes but rhs has ", dims.rhs_contracting.size(),

@@ -162,6 +162,37 @@ TEST(DotGeneral, LayoutsMatchNaiveForEveryTestDType) {
   }
 }
 
+// Rank-2 products over one axis pair take a short path: the same GEMM as the
+// general one (here reached through a batch axis of extent 1), bit for bit,
+// for either contracting axis of either operand, also given as negative axes,
+// and for operands whose strides BLAS cannot read (copied on the general path).
+TEST(DotGeneral, RankTwoProductsMatchTheGeneralPathBitForBit) {
+  CpuBackend cpu({.num_threads = 1});
+  for (DType dt : kTestTypes) {
+    SCOPED_TRACE(std::string(name(dt)));
+    int checked = 0;
+    for (std::int64_t lc : {0, 1, -1, -2}) {
+      for (std::int64_t rc : {0, 1, -2}) {
+        const std::int64_t l = lc < 0 ? lc + 2 : lc, r = rc < 0 ? rc + 2 : rc;
+        const Tensor a = make({l == 1 ? 3 : 4, l == 1 ? 4 : 3}, dt, 11);  // K = 4 on axis l
+        const Tensor b = make({r == 0 ? 4 : 5, r == 0 ? 5 : 4}, dt, 12);  // K = 4 on axis r
+        for (const bool strided : {false, true}) {
+          const Tensor x = strided ? tftest::strided_copy(a) : a;
+          const Tensor y = strided ? tftest::strided_copy(b) : b;
+          const Tensor got = dot_general(x, y, dims({lc}, {rc}), cpu);
+          const Tensor batched =
+              dot_general(x.unsqueeze(2), y.unsqueeze(2), dims({l}, {r}, {2}, {2}), cpu);
+          ASSERT_EQ(got.shape(), (Shape{3, 5}));
+          EXPECT_EQ(max_abs_diff(got, batched.squeeze(2)), 0.0) << "lc " << lc << ", rc " << rc;
+          expect_matches(got, x, y, dims({lc}, {rc}));
+          ++checked;
+        }
+      }
+    }
+    EXPECT_EQ(checked, 24);
+  }
+}
+
 TEST(DotGeneral, BatchAxesAnywhere) {
   CpuBackend cpu({.num_threads = 2});
   for (DType dt : kTestTypes) {
