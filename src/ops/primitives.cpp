@@ -478,12 +478,22 @@ namespace tenferro {
 
 PrimitiveOp::PrimitiveOp(prim::Params params)
     : params_(std::move(params)),
-      hash_(prim::hash_value(params_)),
       kind_key_(prim::kKindOffsets[params_.index()] +
                 std::visit([](const auto& p) { return prim::sub_kind(p); }, params_)) {}
 
 std::int32_t primitive_kind_count() {
   return prim::kKindOffsets.back();
+}
+
+std::size_t PrimitiveOp::hash() const {
+  std::size_t h = hash_.load(std::memory_order_relaxed);
+  if (h == 0) {
+    // Threads that race here compute the same value; 0 stays the "not yet" mark.
+    h = prim::hash_value(params_);
+    if (h == 0) h = 1;
+    hash_.store(h, std::memory_order_relaxed);
+  }
+  return h;
 }
 
 std::string_view PrimitiveOp::name() const {
@@ -496,7 +506,7 @@ std::size_t PrimitiveOp::input_count() const {
 
 bool PrimitiveOp::equals(const Op& other) const {
   const auto* o = dynamic_cast<const PrimitiveOp*>(&other);
-  return o != nullptr && (o == this || (hash_ == o->hash_ && params_ == o->params_));
+  return o != nullptr && (o == this || (hash() == o->hash() && params_ == o->params_));
 }
 
 std::string PrimitiveOp::describe() const {

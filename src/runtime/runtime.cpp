@@ -257,6 +257,7 @@ RuntimePtr RuntimeBuilder::build() {
 Runtime::Runtime(std::shared_ptr<const RuntimeSnapshot> snapshot, RuntimeOptions options)
     : id_(next_context_id()),
       snapshot_(std::move(snapshot)),
+      backend_(&snapshot_->selected().backend()),
       plans_(std::make_unique<PlanCache>(options.plan_cache_capacity)),
       extension_caches_(std::make_unique<ExtensionCacheStore>()) {}
 
@@ -268,7 +269,7 @@ std::shared_ptr<const RuntimeSnapshot> Runtime::snapshot() const {
 }
 
 Backend& Runtime::backend() const {
-  return snapshot()->selected().backend();
+  return *backend_.load(std::memory_order_acquire);
 }
 
 void Runtime::publish(std::shared_ptr<RuntimeSnapshot> candidate,
@@ -282,6 +283,7 @@ void Runtime::publish(std::shared_ptr<RuntimeSnapshot> candidate,
     std::lock_guard<std::mutex> lock(snapshot_mutex_);
     candidate->epoch_ = snapshot_->epoch_ + 1;
     snapshot_ = std::move(candidate);
+    backend_.store(&snapshot_->selected().backend(), std::memory_order_release);
   }
   plans_->retain_epoch(snapshot()->epoch());
 }

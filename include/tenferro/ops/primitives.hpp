@@ -4,6 +4,7 @@
 // symbolic shape/dtype inference). execute_primitive runs one on a backend
 // through the direct operations.
 
+#include <atomic>
 #include <optional>
 #include <variant>
 
@@ -169,14 +170,16 @@ class PrimitiveOp final : public Op {
   std::int32_t kind_key() const override { return kind_key_; }
   std::size_t input_count() const override;
   std::size_t output_count() const override { return 1; }
-  std::size_t hash() const override { return hash_; }
+  /// Computed on first use (eager ops make a PrimitiveOp per call and most
+  /// are never hashed).
+  std::size_t hash() const override;
   bool equals(const Op& other) const override;
   InferenceResult infer(std::span<const TensorMeta> inputs) const override;
   std::string describe() const override;
 
  private:
   prim::Params params_;
-  std::size_t hash_;
+  mutable std::atomic<std::size_t> hash_{0};  // 0: not computed yet
   std::int32_t kind_key_;
 };
 

@@ -233,6 +233,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   mutable std::mutex snapshot_mutex_;
   std::mutex reconfigure_mutex_;
   std::shared_ptr<const RuntimeSnapshot> snapshot_;
+  // The selected engine's backend, published with each snapshot: backend()
+  // is one load (every eager op asks for it).
+  std::atomic<Backend*> backend_{nullptr};
   std::unique_ptr<PlanCache> plans_;
   std::unique_ptr<ExtensionCacheStore> extension_caches_;
   std::atomic<std::uint64_t> program_preparations_{0};
