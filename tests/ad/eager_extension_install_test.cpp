@@ -361,7 +361,12 @@ TEST(EagerExtensionInstall, SessionMustBeOnTheSelectedEngine) {
   EagerSession session(rt);
   EXPECT_EQ(session.engine(), cpu_engine_id());
   EXPECT_EQ(values(apply_eager_in_session(session, op, in)[0]), (std::vector<double>{2}));
+  Backend* const first = &rt->runtime()->backend();
+  EXPECT_EQ(first, &rt->runtime()->snapshot()->selected().backend());
   rt->runtime()->reconfigure([](RuntimeEditor& e) { e.select_engine(kSecondEngine); });
+  // backend() follows the selection (it is published with the snapshot).
+  EXPECT_EQ(&rt->runtime()->backend(), &rt->runtime()->snapshot()->selected().backend());
+  EXPECT_NE(&rt->runtime()->backend(), first);
   EXPECT_TF_ERROR(apply_eager_in_session(session, op, in), ErrorKind::RuntimeState);
   EXPECT_TF_ERROR(
       rt->runtime()->apply_in_session(session.engine_session(), op, std::vector<Tensor>{vec({1})}),
