@@ -18,9 +18,7 @@ namespace {
 // A saved residual as an eager tensor that keeps its place in the graph, so
 // derivatives computed from it are themselves differentiable.
 EagerTensor unpack(const EagerRuntimePtr& rt, const SavedValue& s) {
-  auto impl = detail::make_pooled<EagerImpl>();
-  impl->value = s.value;
-  impl->rt = rt;
+  auto impl = detail::make_pooled<EagerImpl>(s.value, rt);
   impl->node = s.node ? s.node : s.self.lock();
   impl->output_index = s.index;
   impl->requires_grad = impl->node != nullptr;

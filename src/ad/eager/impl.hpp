@@ -73,6 +73,8 @@ struct GradNode {
 };
 
 struct EagerImpl {
+  EagerImpl() = default;
+  EagerImpl(Tensor v, const EagerRuntimePtr& r) : value(std::move(v)), rt(r) {}
   Tensor value;
   EagerRuntimePtr rt;
   bool requires_grad = false;

@@ -104,10 +104,7 @@ GradNode::~GradNode() {
 }
 
 EagerTensor make_eager(const EagerRuntimePtr& rt, Tensor value) {
-  auto impl = make_pooled<EagerImpl>();
-  impl->value = std::move(value);
-  impl->rt = rt;
-  return EagerTensor(std::move(impl));
+  return EagerTensor(make_pooled<EagerImpl>(std::move(value), rt));
 }
 
 std::shared_ptr<GradNode> make_leaf_node(const std::shared_ptr<EagerImpl>& impl) {
@@ -331,27 +328,37 @@ void record_outputs(const EagerRuntimePtr& rt, const OpPtr& op, std::span<const 
   node->metas.reserve(inputs.size() + outputs.size());
   if (saves_inputs) node->saved_inputs.resize(inputs.size());
   if (saves_outputs) node->saved_outputs.resize(outputs.size());
+  // Fields are assigned in place (no temporary SavedValue or RecordedMeta:
+  // each would copy a Tensor's or a Shape's inline storage once more).
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = *inputs[i].impl();
-    node->inputs[i] = Edge{in.node, in.output_index};
-    node->metas.push_back(RecordedMeta{in.value.dtype(), in.value.shape()});
-    if (residuals.input(i))
-      node->saved_inputs[i] = SavedValue{true, in.value, in.node, {}, in.output_index};
+    node->inputs[i].node = in.node;
+    node->inputs[i].index = in.output_index;
+    node->metas.emplace_back(in.value.dtype(), in.value.shape());
+    if (residuals.input(i)) {
+      SavedValue& s = node->saved_inputs[i];
+      s.present = true;
+      s.value = in.value;
+      s.node = in.node;
+      s.index = in.output_index;
+    }
   }
   for (std::size_t j = 0; j < outputs.size(); ++j) {
-    node->metas.push_back(RecordedMeta{outputs[j].dtype(), outputs[j].shape()});
-    auto impl = make_pooled<EagerImpl>();
-    impl->rt = rt;
-    impl->requires_grad = is_inexact(outputs[j].dtype());
-    if (impl->requires_grad) {
+    node->metas.emplace_back(outputs[j].dtype(), outputs[j].shape());
+    const bool differentiable = is_inexact(outputs[j].dtype());
+    if (differentiable && residuals.output(j)) {
+      SavedValue& s = node->saved_outputs[j];
+      s.present = true;
+      s.value = outputs[j];
+      s.self = node;
+      s.index = static_cast<std::uint32_t>(j);
+    }
+    auto impl = make_pooled<EagerImpl>(std::move(outputs[j]), rt);
+    if (differentiable) {
+      impl->requires_grad = true;
       impl->node = node;
       impl->output_index = static_cast<std::uint32_t>(j);
-      if (residuals.output(j)) {
-        node->saved_outputs[j] =
-            SavedValue{true, outputs[j], nullptr, node, static_cast<std::uint32_t>(j)};
-      }
     }
-    impl->value = std::move(outputs[j]);
     result[j] = EagerTensor(std::move(impl));
   }
   if (capture) record_capture(op, inputs, result);
