@@ -81,10 +81,22 @@ EagerTensor accumulate(const std::optional<EagerTensor>& acc, const EagerTensor&
 
 }  // namespace
 
-std::unordered_map<const GradNode*, EagerTensor> run_reverse(
-    const EagerRuntimePtr& rt, const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
-    const std::unordered_set<const GradNode*>* targets, bool create_graph,
-    std::string_view transform) {
+const EagerTensor* find_cotangent(const TargetCotangents& cts, const GradNode* node) {
+  const auto it =
+      std::lower_bound(cts.begin(), cts.end(), node, [](const auto& entry, const GradNode* n) {
+        return std::less<const GradNode*>{}(entry.first, n);
+      });
+  return it != cts.end() && it->first == node ? &it->second : nullptr;
+}
+
+TargetCotangents run_reverse(const EagerRuntimePtr& rt,
+                             const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
+                             const TargetNodes* targets, bool create_graph,
+                             std::string_view transform) {
+  auto is_target = [&](const GradNode* n) {
+    return targets != nullptr &&
+           std::binary_search(targets->begin(), targets->end(), n, std::less<const GradNode*>{});
+  };
   std::optional<NoGradGuard> no_grad;
   if (!create_graph) no_grad.emplace();
 
@@ -110,9 +122,9 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
   std::size_t slots = 0;
   for (std::size_t k = 0; k < count; ++k) {  // ascending: inputs before users
     const GradNode* n = nodes[k];
-    const bool is_target = targets && targets->count(n) != 0;
-    bool need = targets ? is_target : (n->kind == NodeKind::Leaf && !n->leaf.expired());
-    if (!is_target) {
+    const bool target = is_target(n);
+    bool need = targets ? target : (n->kind == NodeKind::Leaf && !n->leaf.expired());
+    if (!target) {
       for (const auto& e : n->inputs) need = need || (e.node && is_needed(e.node.get()));
     }
     const std::size_t outputs =
@@ -137,7 +149,7 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     if (is_needed(n)) deliver(n, out.impl()->output_index, seed);
   }
 
-  std::unordered_map<const GradNode*, EagerTensor> results;
+  TargetCotangents results;
   // One emitter and operand lists for every node: cleared, not reallocated.
   EagerEmitter em(rt);
   PooledVector<ad::Val> ins, outs;
@@ -157,8 +169,8 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     if (std::none_of(first, last, [](const auto& c) { return c.has_value(); })) continue;
     out_ct.assign(std::make_move_iterator(first), std::make_move_iterator(last));
     std::for_each(first, last, [](auto& c) { c.reset(); });
-    if (targets && targets->count(n)) {
-      if (!out_ct.empty() && out_ct[0]) results.emplace(n, *out_ct[0]);
+    if (is_target(n)) {
+      if (!out_ct.empty() && out_ct[0]) results.emplace_back(n, *out_ct[0]);
       continue;
     }
     if (n->kind == NodeKind::Leaf) {
@@ -205,6 +217,9 @@ std::unordered_map<const GradNode*, EagerTensor> run_reverse(
     }
     em.clear();  // the rule's temporaries are not held past its node
   }
+  std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) {
+    return std::less<const GradNode*>{}(a.first, b.first);
+  });
   return results;
 }
 
@@ -348,12 +363,12 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f,
                                                      const char* what) {
   if (xs.empty()) fail(ErrorKind::InvalidArgument, what, "at least one input is required");
   std::vector<EagerTensor> aliases;
-  std::unordered_set<const GradNode*> targets;
+  detail::TargetNodes targets;
   bool any_tracked = false;
   for (const auto& x : xs) {
     require_differentiable(x, what);
     aliases.push_back(make_alias(x));
-    targets.insert(aliases.back().impl()->node.get());
+    targets.push_back(aliases.back().impl()->node.get());
     any_tracked |= x.impl()->node != nullptr;
   }
   detail::common_runtime(xs, what);
@@ -384,10 +399,12 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f,
     }
     s = y.runtime()->tensor(ones(y.shape(), y.dtype()));
   }
-  auto cts = detail::run_reverse(y.runtime(), {{y, s}}, &targets, grad_recording_enabled(), what);
+  std::sort(targets.begin(), targets.end(), std::less<const GradNode*>{});
+  const auto cts =
+      detail::run_reverse(y.runtime(), {{y, s}}, &targets, grad_recording_enabled(), what);
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    auto it = cts.find(aliases[i].impl()->node.get());
-    if (it != cts.end()) result[i] = finish(it->second, keep);
+    if (const EagerTensor* ct = detail::find_cotangent(cts, aliases[i].impl()->node.get()))
+      result[i] = finish(*ct, keep);
   }
   return result;
 }

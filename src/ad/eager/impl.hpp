@@ -130,13 +130,21 @@ class EagerEmitter final : public ad::Emitter {
   std::vector<EagerTensor> values_;
 };
 
+/// The nodes a functional transform differentiates with respect to, sorted
+/// by address (a lookup is a binary search; no hash set per call).
+using TargetNodes = PooledVector<const GradNode*>;
+/// Cotangents reached per target node, sorted by node address.
+using TargetCotangents = PooledVector<std::pair<const GradNode*, EagerTensor>>;
+
 /// Reverse traversal. `targets` null: accumulate into the grad slots of the
-/// leaves reached (backward()); otherwise deliver only to those nodes and
-/// return their cotangents (functional transforms).
-std::unordered_map<const GradNode*, EagerTensor> run_reverse(
-    const EagerRuntimePtr& rt, const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
-    const std::unordered_set<const GradNode*>* targets, bool create_graph,
-    std::string_view transform);
+/// leaves reached (backward()); otherwise deliver only to those nodes (sorted,
+/// distinct) and return their cotangents (functional transforms).
+TargetCotangents run_reverse(const EagerRuntimePtr& rt,
+                             const std::vector<std::pair<EagerTensor, EagerTensor>>& roots,
+                             const TargetNodes* targets, bool create_graph,
+                             std::string_view transform);
+/// The cotangent of `node` in a run_reverse result (null: none reached it).
+const EagerTensor* find_cotangent(const TargetCotangents& cts, const GradNode* node);
 
 /// Forward replay of the recorded graph from `source` with tangent `v`;
 /// returns the tangent of `output` (nullopt when it does not depend on source).
