@@ -6,6 +6,7 @@
 #include <array>
 
 #include "backend/checks.hpp"
+#include "internal/fused_run.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {
@@ -201,5 +202,15 @@ Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const 
   check_externals(externals, pass_shape, backend, op, dtypes_);
   return run_checked(pass_, reduce_, externals, pass_shape, backend, block);
 }
+
+namespace detail {
+
+Tensor run_fused_prevalidated(const CheckedFusedPass& pass, std::span<const Tensor> externals,
+                              std::span<const std::int64_t> shape, Backend& backend,
+                              std::int64_t block) {
+  return run_checked(pass.pass(), pass.reduce(), externals, Shape(shape), backend, block);
+}
+
+}  // namespace detail
 
 }  // namespace tenferro

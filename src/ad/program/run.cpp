@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "ad/program/exec.hpp"
+#include "internal/fused_run.hpp"
 
 namespace tenferro {
 
@@ -264,12 +265,14 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
       const FusedPlan& plan = state.groups[step.index];
       const auto ext = gather_operands(plan.externals);
       const std::int64_t block = state.options.fusion_block;
-      auto run_pass = [&](std::span<const std::int64_t> shape) {
-        return plan.pass->run(ext, shape, backend, block);
-      };
+      // Static shapes: the run checked the inputs against the prepared
+      // signature and inference fixed every intermediate, so the pass's own
+      // per-call checks would repeat them. Bound shapes are checked.
       set(state.value_base[plan.nodes.back()],
-          plan.static_shape ? run_pass(plan.static_shape->span())
-                            : run_pass(evaluate(plan.shape, bindings).span()));
+          plan.static_shape
+              ? detail::run_fused_prevalidated(*plan.pass, ext, plan.static_shape->span(), backend,
+                                               block)
+              : plan.pass->run(ext, evaluate(plan.shape, bindings).span(), backend, block));
       drop_operands(ext.size());
       if (stats) ++stats->fused_passes;
     } else {
