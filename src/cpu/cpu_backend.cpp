@@ -42,6 +42,7 @@ class SpinLock {
 
 struct PoolState {
   SpinLock mutex;
+  bool closed = false;  // the backend is gone: buffers are freed, not cached
   // Free buffers by size class (a power of two: index = its log2), so a
   // lookup is an index, not a hash.
   std::array<std::vector<void*>, 64> free_by_class;
@@ -66,28 +67,34 @@ void* heap_alloc(std::size_t cls) {
   return detail::host_alloc(cls, "empty");
 }
 
+// A buffer from the pool, returned to it when the last tensor lets go. It
+// shares ownership of the pool state (one reference count each way; a weak
+// reference cost a lock() on every release); a closed pool (its backend is
+// gone) takes nothing back.
 class PooledStorage final : public Storage {
  public:
-  PooledStorage(void* data, std::size_t nbytes, std::size_t cls, std::weak_ptr<PoolState> pool)
+  PooledStorage(void* data, std::size_t nbytes, std::size_t cls, std::shared_ptr<PoolState> pool)
       : Storage(data, nbytes, Placement{}), cls_(cls), pool_(std::move(pool)) {}
   ~PooledStorage() override {
-    if (auto pool = pool_.lock()) {
-      std::lock_guard<SpinLock> lock(pool->mutex);
-      if (pool->stats.cached_bytes + cls_ <= pool->stats.max_bytes) {
-        pool->free_by_class[static_cast<std::size_t>(std::countr_zero(cls_))].push_back(data());
-        pool->stats.cached_bytes += cls_;
-        ++pool->stats.cached_buffers;
-        ++pool->stats.returns;
-        return;
+    {
+      std::lock_guard<SpinLock> lock(pool_->mutex);
+      if (!pool_->closed) {
+        if (pool_->stats.cached_bytes + cls_ <= pool_->stats.max_bytes) {
+          pool_->free_by_class[static_cast<std::size_t>(std::countr_zero(cls_))].push_back(data());
+          pool_->stats.cached_bytes += cls_;
+          ++pool_->stats.cached_buffers;
+          ++pool_->stats.returns;
+          return;
+        }
+        ++pool_->stats.drops;
       }
-      ++pool->stats.drops;
     }
     std::free(data());
   }
 
  private:
   std::size_t cls_;
-  std::weak_ptr<PoolState> pool_;
+  std::shared_ptr<PoolState> pool_;
 };
 
 // More threads than this is a mistake (a count in the wrong unit, an
@@ -136,6 +143,11 @@ CpuBackend::CpuBackend(CpuBackendOptions options)
 
 CpuBackend::~CpuBackend() {
   release_attachments();  // while the pool and the threads still exist
+  // Tensors may outlive the backend and hold the pool state: close it so
+  // their buffers are freed when they go, and free what it caches now.
+  std::lock_guard<SpinLock> lock(impl_->pool->mutex);
+  impl_->pool->closed = true;
+  impl_->pool->release_all();
 }
 
 Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
