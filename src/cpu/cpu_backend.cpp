@@ -41,7 +41,7 @@ class SpinLock {
 };
 
 struct PoolState {
-  SpinLock mutex;
+  SpinLock spin;
   bool closed = false;  // the backend is gone: buffers are freed, not cached
   // Free buffers by size class (a power of two: index = its log2), so a
   // lookup is an index, not a hash.
@@ -77,7 +77,7 @@ class PooledStorage final : public Storage {
       : Storage(data, nbytes, Placement{}), cls_(cls), pool_(std::move(pool)) {}
   ~PooledStorage() override {
     {
-      std::lock_guard<SpinLock> lock(pool_->mutex);
+      std::lock_guard<SpinLock> lock(pool_->spin);
       if (!pool_->closed) {
         if (pool_->stats.cached_bytes + cls_ <= pool_->stats.max_bytes) {
           pool_->free_by_class[static_cast<std::size_t>(std::countr_zero(cls_))].push_back(data());
@@ -145,7 +145,7 @@ CpuBackend::~CpuBackend() {
   release_attachments();  // while the pool and the threads still exist
   // Tensors may outlive the backend and hold the pool state: close it so
   // their buffers are freed when they go, and free what it caches now.
-  std::lock_guard<SpinLock> lock(impl_->pool->mutex);
+  std::lock_guard<SpinLock> lock(impl_->pool->spin);
   impl_->pool->closed = true;
   impl_->pool->release_all();
 }
@@ -156,7 +156,7 @@ Tensor CpuBackend::empty(std::span<const std::int64_t> shape, DType dtype) {
   const std::size_t cls = size_class(nbytes);
   void* data = nullptr;
   {
-    std::lock_guard<SpinLock> lock(impl_->pool->mutex);
+    std::lock_guard<SpinLock> lock(impl_->pool->spin);
     auto& list = impl_->pool->free_by_class[static_cast<std::size_t>(std::countr_zero(cls))];
     if (!list.empty()) {
       data = list.back();
@@ -214,12 +214,12 @@ void CpuBackend::apply_blas_threads() {
 }
 
 BufferPoolStats CpuBackend::pool_stats() const {
-  std::lock_guard<SpinLock> lock(impl_->pool->mutex);
+  std::lock_guard<SpinLock> lock(impl_->pool->spin);
   return impl_->pool->stats;
 }
 
 void CpuBackend::reset_pool() {
-  std::lock_guard<SpinLock> lock(impl_->pool->mutex);
+  std::lock_guard<SpinLock> lock(impl_->pool->spin);
   impl_->pool->release_all();
   const std::size_t max = impl_->pool->stats.max_bytes;
   impl_->pool->stats = BufferPoolStats{};

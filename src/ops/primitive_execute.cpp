@@ -124,14 +124,18 @@ struct Executor {
   }
 };
 
+void check_input_count(const PrimitiveOp& op, std::size_t count) {
+  if (count != op.input_count()) {
+    fail(ErrorKind::InvalidArgument, std::string(op.name()), "expects ", op.input_count(),
+         " input(s), got ", count);
+  }
+}
+
 }  // namespace
 
 Tensor execute_primitive(const PrimitiveOp& op, std::span<const Tensor> inputs, Backend& backend,
                          const DimBindings& bindings) {
-  if (inputs.size() != op.input_count()) {
-    fail(ErrorKind::InvalidArgument, std::string(op.name()), "expects ", op.input_count(),
-         " input(s), got ", inputs.size());
-  }
+  check_input_count(op, inputs.size());
   return std::visit(Executor{op.name(), TensorList{inputs, {}}, backend, bindings}, op.params());
 }
 
@@ -139,10 +143,7 @@ namespace detail {
 
 Tensor execute_primitive_refs(const PrimitiveOp& op, std::span<const Tensor* const> inputs,
                               Backend& backend) {
-  if (inputs.size() != op.input_count()) {
-    fail(ErrorKind::InvalidArgument, std::string(op.name()), "expects ", op.input_count(),
-         " input(s), got ", inputs.size());
-  }
+  check_input_count(op, inputs.size());
   static const DimBindings kNone;
   return std::visit(Executor{op.name(), TensorList{{}, inputs}, backend, kNone}, op.params());
 }

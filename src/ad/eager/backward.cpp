@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 
 #include "ad/eager/impl.hpp"
 #include "tenferro/backend/elementwise.hpp"
@@ -211,8 +212,8 @@ TargetCotangents run_reverse(const EagerRuntimePtr& rt,
         rt->ad(), em, *n->op, all.first(n->inputs.size()), ins, outs, ct_vals, transform,
         all.subspan(n->inputs.size()), std::span<const bool>(wanted.get(), n->inputs.size()));
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
+      if (!in_ct[i] || !wanted[i]) continue;
       const Edge& e = n->inputs[i];
-      if (!in_ct[i] || !e.node || !is_needed(e.node.get())) continue;
       deliver(e.node.get(), e.index, em.get(*in_ct[i]));
     }
     em.clear();  // the rule's temporaries are not held past its node

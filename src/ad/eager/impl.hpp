@@ -3,8 +3,6 @@
 
 #include <atomic>
 #include <mutex>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "internal/object_pool.hpp"
 #include "tenferro/ad/eager.hpp"
