@@ -1,8 +1,8 @@
 #pragma once
 // Array forms of exp, tanh and sigmoid for f32 and f64 whose inner loops have
-// no branches, calls or tables, so GCC -O3 vectorises them for the baseline
-// target (SSE2) and for AVX2 without -ffast-math. Not installed. The scalar
-// element functions are here (inline) so tests can check them one by one.
+// no branches, calls or tables, so GCC -O3 vectorises them. Not installed. The
+// scalar element functions are here (inline) so tests can check them one by
+// one.
 //
 // exp: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2 split into a short
 // head, so k * head is exact, and a tail), e^r from its Taylor polynomial
@@ -13,6 +13,16 @@
 // (see tanh1). sigmoid: from exp(-|x|), stable both ways (see sigmoid1).
 // Measured against exact values: exp <= 1 ulp, tanh <= 1, sigmoid <= 2 (f64
 // and f32); against std:: at most 1 ulp more.
+//
+// Every multiply-add of the polynomials and the reduction is an explicit
+// std::fma, and nothing else may be contracted (vector_math.cpp is built with
+// -ffp-contract=off): the FMA is exact by definition, so every build of these
+// functions (AVX-512, AVX2 + FMA, the baseline with libm's fma, other
+// architectures) rounds alike and returns the same bits, while the vector
+// builds run one instruction where a multiply and an add ran before.
+// Selections are written as conditional expressions; vector_math.cpp is built
+// with -fno-trapping-math so GCC turns them into vector blends (it does not
+// change any result: the functions never read the floating-point flags).
 //
 // Rounding to an integer and converting to exponent bits use the "add 1.5 *
 // 2^mantissa_bits" trick rather than lround/casts, because double -> int64
@@ -102,20 +112,21 @@ inline T expm1_reduced(T r) {
   T q;
   if constexpr (sizeof(T) == 8) {
     const T r4 = r2 * r2;
-    const T a0 = 0.5 + 0x1.5555555555555p-3 * r;                     // 1/2!, 1/3!
-    const T a1 = 0x1.5555555555555p-5 + 0x1.1111111111111p-7 * r;    // 1/4!, 1/5!
-    const T a2 = 0x1.6c16c16c16c17p-10 + 0x1.a01a01a01a01ap-13 * r;  // 1/6!, 1/7!
-    const T a3 = 0x1.a01a01a01a01ap-16 + 0x1.71de3a556c734p-19 * r;  // 1/8!, 1/9!
-    const T a4 = 0x1.27e4fb7789f5cp-22 + 0x1.ae64567f544e4p-26 * r;  // 1/10!, 1/11!
-    const T a5 = 0x1.1eed8eff8d898p-29 + 0x1.6124613a86d09p-33 * r;  // 1/12!, 1/13!
-    q = (a0 + a1 * r2) + r4 * ((a2 + a3 * r2) + r4 * (a4 + a5 * r2));
+    const T a0 = std::fma(0x1.5555555555555p-3, r, 0.5);                     // 1/2!, 1/3!
+    const T a1 = std::fma(0x1.1111111111111p-7, r, 0x1.5555555555555p-5);    // 1/4!, 1/5!
+    const T a2 = std::fma(0x1.a01a01a01a01ap-13, r, 0x1.6c16c16c16c17p-10);  // 1/6!, 1/7!
+    const T a3 = std::fma(0x1.71de3a556c734p-19, r, 0x1.a01a01a01a01ap-16);  // 1/8!, 1/9!
+    const T a4 = std::fma(0x1.ae64567f544e4p-26, r, 0x1.27e4fb7789f5cp-22);  // 1/10!, 1/11!
+    const T a5 = std::fma(0x1.6124613a86d09p-33, r, 0x1.1eed8eff8d898p-29);  // 1/12!, 1/13!
+    q = std::fma(r4, std::fma(r4, std::fma(a5, r2, a4), std::fma(a3, r2, a2)),
+                 std::fma(a1, r2, a0));
   } else {
-    const T a0 = 0.5f + 0x1.555556p-3f * r;              // 1/2!, 1/3!
-    const T a1 = 0x1.555556p-5f + 0x1.111112p-7f * r;    // 1/4!, 1/5!
-    const T a2 = 0x1.6c16c2p-10f + 0x1.a01a02p-13f * r;  // 1/6!, 1/7!
-    q = a0 + r2 * (a1 + r2 * a2);
+    const T a0 = std::fma(0x1.555556p-3f, r, 0.5f);              // 1/2!, 1/3!
+    const T a1 = std::fma(0x1.111112p-7f, r, 0x1.555556p-5f);    // 1/4!, 1/5!
+    const T a2 = std::fma(0x1.a01a02p-13f, r, 0x1.6c16c2p-10f);  // 1/6!, 1/7!
+    q = std::fma(r2, std::fma(r2, a2, a1), a0);
   }
-  return r + r2 * q;
+  return std::fma(r2, q, r);
 }
 
 /// k (integer-valued) and r with x = k ln2 + r, |r| <= ln2/2 (plus rounding).
@@ -123,7 +134,7 @@ template <class T>
 inline T reduce(T x, T& k) {
   using C = Consts<T>;
   k = round_int(x * C::log2e);
-  return (x - k * C::ln2_head) - k * C::ln2_tail;
+  return std::fma(-k, C::ln2_tail, std::fma(-k, C::ln2_head, x));
 }
 
 template <class T>
@@ -148,44 +159,39 @@ inline void tanh_small_correction(T a, T& num, T& den) {
   const T z = a * a;
   if constexpr (sizeof(T) == 8) {
     num = a * z *
-          (((-0x1.56c16d6d82d98p-20 * z - 0x1.87a00187a0018p-12) * z - 0x1.8181818181818p-6) * z -
-           0x1.5555555555555p-2);
-    den = (((0x1.5e8ba44745d2dp-20 * z + 0x1.a5c001a5c001ap-12) * z + 0x1.c1c1c1c1c1c1cp-6) * z +
-           0x1.e1e1e1e1e1e1ep-2) *
-              z +
-          1.0;
+          std::fma(std::fma(std::fma(-0x1.56c16d6d82d98p-20, z, -0x1.87a00187a0018p-12), z,
+                            -0x1.8181818181818p-6),
+                   z, -0x1.5555555555555p-2);
+    den = std::fma(std::fma(std::fma(std::fma(0x1.5e8ba44745d2dp-20, z, 0x1.a5c001a5c001ap-12),
+                                     z, 0x1.c1c1c1c1c1c1cp-6),
+                            z, 0x1.e1e1e1e1e1e1ep-2),
+                   z, 1.0);
   } else {
-    num = a * z * (-0x1.e573acp-7f * z - 0x1.555556p-2f);
-    den = (0x1.041042p-6f * z + 0x1.c71c72p-2f) * z + 1.0f;
+    num = a * z * std::fma(-0x1.e573acp-7f, z, -0x1.555556p-2f);
+    den = std::fma(std::fma(0x1.041042p-6f, z, 0x1.c71c72p-2f), z, 1.0f);
   }
 }
 
 /// tanh a for a = |x|: a + a z D(z) / Q(z) below 0.625, and
 /// 1 - 2e / (1 + e) with e = e^(-2a) above, where the subtracted term is at
 /// most 0.45 so 1 - h loses nothing. One division serves both: numerator,
-/// denominator and base are selected first. tanh(+-0) = +-0, NaN stays NaN,
-/// and |x| > tanh_bound gives 1 (e^(-2 bound) is below half an ulp of 1).
+/// denominator and base are selected first (both forms are finite for
+/// |x| <= tanh_bound, so the unused one is harmless). tanh(+-0) = +-0, NaN
+/// stays NaN, and |x| > tanh_bound gives 1 (e^(-2 bound) is below half an
+/// ulp of 1).
 template <class T>
 inline T tanh1(T x) {
-  // xc = x limited to +-tanh_bound; ac = |xc| and y = -2|xc| are written so
-  // GCC cannot fold the clamped arm to a constant (see clamp_magnitude).
-  const T xc = clamp_magnitude(x, Consts<T>::tanh_bound);
-  const T ac = xc * std::copysign(T(1), xc);
-  const T y = xc * std::copysign(T(2), -xc);
+  const T ax = std::fabs(x);
+  const T ac = ax > Consts<T>::tanh_bound ? Consts<T>::tanh_bound : ax;  // NaN stays
   T k;
-  const T r = reduce(y, k);  // k >= -58: one factor 2^k stays normal
+  const T r = reduce(T(-2) * ac, k);  // k >= -58: one factor 2^k stays normal
   const T e = (T(1) + expm1_reduced(r)) * pow2_int(k);
   T num_small, den_small;
   tanh_small_correction(ac, num_small, den_small);
-  // Both forms are finite for |xc| <= tanh_bound, so blending them with an
-  // exact 0/1 weight picks one exactly. The weight comes from copysign, not a
-  // comparison: GCC splits "cond ? 1 : 0" products into branches that then
-  // do not vectorise (and a double compare cannot feed an integer mask on
-  // SSE2).
-  const T w = (T(1) - std::copysign(T(1), ac - T(0.625))) * T(0.5);  // ac < 0.625
-  const T num = w * num_small + (T(1) - w) * (T(-2) * e);
-  const T den = w * den_small + (T(1) - w) * (T(1) + e);
-  const T base = w * ac + (T(1) - w);
+  const bool small = ac < T(0.625);
+  const T num = small ? num_small : T(-2) * e;
+  const T den = small ? den_small : T(1) + e;
+  const T base = small ? ac : T(1);
   return std::copysign(base + num / den, x);
 }
 
@@ -200,12 +206,36 @@ inline T sigmoid1(T x) {
 }  // namespace detail
 
 // y[i] = f(x[i]) for i < n; y == x (in place) is allowed, partial overlap is
-// not. Defined in vector_math.cpp (one copy per instruction set on x86-64).
+// not. Defined in vector_math.cpp: one build per instruction set on x86-64
+// (see ArrayKernels), all returning the same bits.
 void vexp(const double* x, double* y, std::int64_t n);
 void vexp(const float* x, float* y, std::int64_t n);
 void vtanh(const double* x, double* y, std::int64_t n);
 void vtanh(const float* x, float* y, std::int64_t n);
 void vsigmoid(const double* x, double* y, std::int64_t n);
 void vsigmoid(const float* x, float* y, std::int64_t n);
+
+/// The instruction sets the array forms are built for: AVX-512 (with FMA),
+/// AVX2 with FMA, and the baseline (x86-64's SSE2 or the architecture's own,
+/// with std::fma from libm where the target has no FMA instruction).
+enum class VmathIsa { Baseline, Avx2Fma, Avx512 };
+
+/// One build of the array forms.
+struct ArrayKernels {
+  void (*exp64)(const double*, double*, std::int64_t);
+  void (*exp32)(const float*, float*, std::int64_t);
+  void (*tanh64)(const double*, double*, std::int64_t);
+  void (*tanh32)(const float*, float*, std::int64_t);
+  void (*sigmoid64)(const double*, double*, std::int64_t);
+  void (*sigmoid32)(const float*, float*, std::int64_t);
+};
+
+/// The build for `isa`, or nullptr where this CPU (or this compiler) cannot
+/// run it. The baseline is always there.
+const ArrayKernels* array_kernels(VmathIsa isa);
+
+/// The build vexp / vtanh / vsigmoid use: the widest the CPU runs, capped by
+/// TENFERRO_VMATH_ISA=baseline or =avx2 in the environment (read once).
+const ArrayKernels& active_array_kernels();
 
 }  // namespace tenferro::cpu::vmath

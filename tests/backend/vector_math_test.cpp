@@ -5,8 +5,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../src/cpu/sleef_kernels.hpp"
@@ -199,6 +201,65 @@ TEST(VectorMath, ArrayFormsMatchElementFunctionsAtEveryLengthAndInPlace) {
       EXPECT_EQ(z[i], y[i]) << n << " " << i;
     }
   }
+}
+
+TEST(VectorMath, EveryInstructionSetBuildReturnsTheBaselineBits) {
+  // Sweeps over each function's interesting range plus special values; the
+  // lengths leave a vector tail.
+  std::vector<double> x = linspace(-750.0, 750.0, 100003);
+  for (double v : linspace(-25.0, 25.0, 100001)) x.push_back(v);
+  for (double v : linspace(-1e-6, 1e-6, 1001)) x.push_back(v);
+  for (double v : {0.0, -0.0, kInf, -kInf, kNaN, 0.625, -0.625, 20.0, 1e-310, 709.78, -745.1})
+    x.push_back(v);
+  std::vector<float> xf(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i] / 7.0);
+  const auto n = static_cast<std::int64_t>(x.size());
+  const vm::ArrayKernels* base = vm::array_kernels(vm::VmathIsa::Baseline);
+  ASSERT_NE(base, nullptr);
+  // The same bits, or both NaN (a NaN's sign and payload are not specified).
+  auto same_bits = [&](const auto& a, const auto& b) -> std::string {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+      if (std::memcmp(&a[i], &b[i], sizeof(a[i])) != 0)
+        return "at x = " + std::to_string(x[i]) + ": " + std::to_string(a[i]) + " vs " +
+               std::to_string(b[i]);
+    }
+    return "";
+  };
+  int builds = 0;
+  for (vm::VmathIsa isa : {vm::VmathIsa::Avx2Fma, vm::VmathIsa::Avx512}) {
+    const vm::ArrayKernels* k = vm::array_kernels(isa);
+    if (k == nullptr) continue;
+    ++builds;
+    using F64 = void (*)(const double*, double*, std::int64_t);
+    using F32 = void (*)(const float*, float*, std::int64_t);
+    const std::pair<F64, F64> f64s[] = {
+        {k->exp64, base->exp64}, {k->tanh64, base->tanh64}, {k->sigmoid64, base->sigmoid64}};
+    const std::pair<F32, F32> f32s[] = {
+        {k->exp32, base->exp32}, {k->tanh32, base->tanh32}, {k->sigmoid32, base->sigmoid32}};
+    for (const auto& [f, ref] : f64s) {
+      std::vector<double> got(x.size()), want(x.size());
+      f(x.data(), got.data(), n);
+      ref(x.data(), want.data(), n);
+      EXPECT_EQ(same_bits(got, want), "") << "isa " << static_cast<int>(isa);
+    }
+    for (const auto& [f, ref] : f32s) {
+      std::vector<float> got(xf.size()), want(xf.size());
+      f(xf.data(), got.data(), n);
+      ref(xf.data(), want.data(), n);
+      EXPECT_EQ(same_bits(got, want), "") << "isa " << static_cast<int>(isa);
+    }
+  }
+  // The active build is one of them.
+  const vm::ArrayKernels& active = vm::active_array_kernels();
+  EXPECT_TRUE(&active == base || &active == vm::array_kernels(vm::VmathIsa::Avx2Fma) ||
+              &active == vm::array_kernels(vm::VmathIsa::Avx512));
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    EXPECT_GE(builds, 1);
+  }
+#endif
 }
 
 TEST(VectorMath, TensorOpsUseThemWithinTolerance) {
