@@ -82,9 +82,10 @@ Program compile(ListRef<TracedTensor> outputs, ListRef<TracedTensor> inputs,
 struct PrepareOptions {
   /// Chains of elementwise ops run as one blockwise pass over memory.
   bool fuse_elementwise = true;
-  /// Elements per block of a fused pass (intermediates live in per-thread
-  /// buffers of this many elements); in [1, kMaxFusionBlock] (2^20), else
-  /// prepare is InvalidArgument.
+  /// Elements per block of a fused pass at most (intermediates live in
+  /// per-thread buffers of this many elements; the CPU backend takes fewer
+  /// where a block's working set would not fit half its L1 data cache); in
+  /// [1, kMaxFusionBlock] (2^20), else prepare is InvalidArgument.
   std::int64_t fusion_block = 2048;
   friend bool operator==(const PrepareOptions&, const PrepareOptions&) = default;
 };

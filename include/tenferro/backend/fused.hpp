@@ -49,7 +49,8 @@ struct FusedElementwise {
 inline constexpr std::int64_t kMaxFusionBlock = std::int64_t{1} << 20;
 
 /// Runs `pass` with every external broadcast (NumPy rules) to `shape`, in
-/// blocks of `block` elements, and returns the last step's value as a fresh
+/// blocks of at most `block` elements (the CPU backend takes fewer where a
+/// block would not fit half its L1 data cache), and returns the last step's value as a fresh
 /// compact tensor. `block` must lie in [1, kMaxFusionBlock]. A pass that is empty, refers to a
 /// missing operand or buffer, or reads a later step is InvalidArgument; externals that do not
 /// broadcast to `shape` are ShapeMismatch.
