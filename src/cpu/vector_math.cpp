@@ -1,10 +1,10 @@
 // The array forms of vector_math.hpp, built three times on x86-64 with GCC:
 // for AVX-512, for AVX2 with FMA, and for the baseline, one picked once from
-// what the CPU reports (active_array_kernels). The baseline SSE2 loop handles
-// two doubles at a time, which is no faster than glibc's scalar exp, and each
-// wider build roughly halves the time again (tanh of 2^20 f64 values: 3.7 ms
-// with AVX2, 1.8 ms with AVX-512 before the FMA form, measured on an AMD
-// EPYC; 2.4 -> 1.6 ms with AVX-512 on an Intel Xeon when the polynomials
+// what the CPU reports (active_array_kernels). x86-64's baseline has no FMA
+// instruction, so that build runs one element at a time through libm's fma
+// (about 35 ns per element; only CPUs without AVX2 and FMA take it); AVX-512
+// roughly halves the AVX2 time (tanh of 2^20 f64 values on an Intel Xeon:
+// 2.9 ms with AVX2, 1.5 ms with AVX-512, from 2.4 ms before the polynomials
 // became FMAs). Results are identical across the builds: the element code
 // uses only correctly rounded operations and explicit std::fma, and this file
 // is built with -ffp-contract=off (src/CMakeLists.txt), so no build contracts
