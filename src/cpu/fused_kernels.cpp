@@ -204,7 +204,8 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, c
     }
   }
   for (const Tensor& t : externals) {
-    if (t.numel() != 1 && !(t.shape() == shape && t.is_contiguous())) return false;
+    const bool compact = t.shape() == shape && t.is_contiguous();
+    if (!compact && t.numel() != 1) return false;
   }
   return true;
 }

@@ -192,28 +192,12 @@ Tensor Tensor::wrap(void* data, DType dtype, std::span<const std::int64_t> shape
 
 // ---- metadata --------------------------------------------------------------------
 
-std::int64_t Tensor::numel() const {
-  std::int64_t n = 1;
-  for (auto e : shape_) n *= e;
-  return n;
-}
-
 std::int64_t Tensor::dim(std::int64_t axis) const {
   return shape_[static_cast<std::size_t>(normalize_axis(axis, rank(), "dim"))];
 }
 
 Placement Tensor::placement() const {
   return storage_ ? storage_->placement() : Placement{};
-}
-
-bool Tensor::is_contiguous() const {
-  std::int64_t acc = 1;
-  for (std::size_t d = 0; d < shape_.size(); ++d) {
-    if (shape_[d] == 0) return true;
-    if (shape_[d] != 1 && strides_[d] != acc) return false;
-    acc *= shape_[d];
-  }
-  return true;
 }
 
 void* Tensor::raw_data() const {

@@ -115,8 +115,13 @@ class SmallVector {
     return pos;
   }
 
+  // A plain loop: std::equal on arithmetic types becomes a memcmp call, whose
+  // set-up costs more than the comparison of a few extents.
   friend bool operator==(const SmallVector& a, const SmallVector& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    if (a.size_ != b.size_) return false;
+    for (size_type i = 0; i < a.size_; ++i)
+      if (!(a.data_[i] == b.data_[i])) return false;
+    return true;
   }
   /// True when the elements live in the inline buffer (no heap allocation).
   bool is_inline() const { return data_ == inline_; }

@@ -114,12 +114,24 @@ class Tensor {
   /// Offset of element (0, ..., 0) in elements of dtype() from the storage start.
   std::int64_t offset() const { return offset_; }
   std::int64_t rank() const { return static_cast<std::int64_t>(shape_.size()); }
-  std::int64_t numel() const;
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (const std::int64_t e : shape_) n *= e;
+    return n;
+  }
   /// Extent of `axis` (negative counts from the end).
   std::int64_t dim(std::int64_t axis) const;
   Placement placement() const;
   /// Compact column-major: the layout of an owned tensor.
-  bool is_contiguous() const;
+  bool is_contiguous() const {
+    std::int64_t acc = 1;
+    for (std::size_t d = 0; d < shape_.size(); ++d) {
+      if (shape_[d] == 0) return true;
+      if (shape_[d] != 1 && strides_[d] != acc) return false;
+      acc *= shape_[d];
+    }
+    return true;
+  }
   /// True when this handle is the only one referring to its storage.
   bool is_unique() const { return storage_ && storage_.use_count() == 1; }
   const std::shared_ptr<Storage>& storage() const { return storage_; }

@@ -2,6 +2,8 @@
 // Internal to the traced tier: prepared programs (execution steps, liveness,
 // fused elementwise groups, which the backend runs as FusedElementwise passes).
 
+#include <utility>
+
 #include "ad/program/graph.hpp"
 #include "tenferro/backend/backend.hpp"
 #include "tenferro/backend/fused.hpp"
@@ -49,6 +51,9 @@ struct PreparedState {
   std::vector<std::uint32_t> value_base;       // first value id of each node
   std::vector<std::uint32_t> constrained;      // nodes with shape constraints (no dynamic size)
   std::vector<std::uint32_t> dead_on_arrival;  // values never read (freed at once)
+  /// (value id, input position) of every input node and (value id, constant
+  /// slot) of every constant node, in node order.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> input_values, constant_values;
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
   std::size_t max_operands = 0;  // the most values one step reads

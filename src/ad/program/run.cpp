@@ -140,7 +140,12 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   std::uint32_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
     s->value_base[i] = count;
-    count += static_cast<std::uint32_t>(g.nodes[i].outputs.size());
+    const ProgramNode& node = g.nodes[i];
+    if (node.kind != ProgramNode::Kind::Op) {
+      auto& list = node.kind == ProgramNode::Kind::Input ? s->input_values : s->constant_values;
+      list.push_back({count, static_cast<std::uint32_t>(node.slot)});
+    }
+    count += static_cast<std::uint32_t>(node.outputs.size());
   }
   s->value_count = count;
   std::vector<int> group_of(n, -1);
@@ -246,12 +251,9 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
     at[v] = &owned[v];
     counter.add(1);
   };
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const ProgramNode& n = g.nodes[i];
-    if (n.kind == ProgramNode::Kind::Input) at[state.value_base[i]] = &inputs[n.slot];
-    if (n.kind == ProgramNode::Kind::Constant) at[state.value_base[i]] = &constants.at(n.slot);
-    if (n.kind != ProgramNode::Kind::Op) counter.add(1);
-  }
+  for (const auto& [v, slot] : state.input_values) at[v] = &inputs[slot];
+  for (const auto& [v, slot] : state.constant_values) at[v] = &constants.at(slot);
+  counter.add(state.input_values.size() + state.constant_values.size());
   auto release = [&](std::uint32_t v) {
     if (at[v] == nullptr) return;
     if (at[v] == &owned[v]) owned[v] = Tensor();
@@ -434,9 +436,12 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
     fail(ErrorKind::ContextMismatch, "run", "the program was prepared on runtime ",
          state.runtime_id, ", not on runtime ", runtime.id(), "; prepare it on this runtime");
   }
-  if (state.epoch != runtime.epoch()) {
+  // One snapshot for the epoch check, the ingress check and the backend the
+  // steps run on.
+  const auto snap = runtime.snapshot();
+  if (state.epoch != snap->epoch()) {
     fail(ErrorKind::RuntimeState, "run", "the program was prepared at runtime epoch ", state.epoch,
-         " but the runtime was reconfigured (epoch ", runtime.epoch(),
+         " but the runtime was reconfigured (epoch ", snap->epoch(),
          "); prepare it again, or use run_compiled, which does");
   }
   DimBindings bindings;
@@ -452,9 +457,7 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
     bindings = detail::bind_inputs(*state.program.graph(), shapes, dtypes, "run");
     detail::check_program_constraints(state, bindings);
   }
-  // One snapshot for the ingress check and the backend the steps run on
-  // (inputs are defined: the signature or binding check above saw to it).
-  const auto snap = runtime.snapshot();
+  // Inputs are defined: the signature or binding check above saw to it.
   for (std::size_t i = 0; i < inputs.size(); ++i)
     require_ingress(*snap, "run", i, inputs[i].placement());
   detail::LiveCounter counter;
