@@ -173,3 +173,34 @@ TEST(TracedRun, StridedInputsZeroSizeAndRankZero) {
   Tensor z = Tensor::scalar(c128_t(1.0, 2.0));
   EXPECT_EQ(run_compiled(*rt, ps, {z})[0].item().to_complex(), c128_t(-3.0, 4.0));
 }
+
+// Outputs leave a run by move only where no later output names them again:
+// a value named twice, an input and a fused group's result returned as
+// outputs all come back with their values; operands that are a run of the
+// inputs in order are read in place (the same values as gathered ones).
+TEST(TracedRun, RepeatedInputAndFusedOutputsAllComeBack) {
+  auto rt = cpu_runtime();
+  auto x = placeholder(f64, {SymDim::var("n")}, "x");
+  auto w = placeholder(f64, {SymDim::var("n")}, "w");
+  const TracedTensor y = exp(x) * w + x;  // one fused group over (x, w): in place
+  const TracedTensor z = w * x;           // operands (w, x): not in input order
+  const Program p = compile({y, z, y, x, sum(y)}, {x, w});
+  const Tensor xv = random({5}, f64, 1), wv = random({5}, f64, 2);
+  const Tensor in[2] = {xv, wv};
+  for (bool fuse : {true, false}) {
+    const PreparedProgram plan =
+        prepare(*rt, p, InputSignature::of(in), PrepareOptions{fuse, 2048});
+    auto& cpu = rt->backend();
+    const Tensor want_y = add(mul(exp(xv, cpu), wv, cpu), xv, cpu);
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      const auto out = run(*rt, plan, in);
+      ASSERT_EQ(out.size(), 5u);
+      EXPECT_TRUE(allclose(out[0], want_y, 1e-14, 1e-14)) << fuse;
+      EXPECT_TRUE(allclose(out[1], mul(wv, xv, cpu), 0.0, 0.0)) << fuse;
+      EXPECT_TRUE(allclose(out[2], want_y, 1e-14, 1e-14)) << fuse;
+      EXPECT_EQ(out[0].raw_data(), out[2].raw_data()) << fuse;  // one value, named twice
+      EXPECT_EQ(out[3].raw_data(), xv.raw_data()) << fuse;      // the input itself
+      EXPECT_NEAR(out[4].item().real(), sum(want_y, cpu).item().real(), 1e-13) << fuse;
+    }
+  }
+}

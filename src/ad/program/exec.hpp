@@ -38,6 +38,9 @@ struct Step {
   /// this step runs (prepare() and the run's entry check only the others).
   std::vector<std::uint32_t> late_checks;
   std::uint32_t index = 0;           // node index, or fused group index
+  /// When the step's operands are the run's inputs first_input, first_input
+  /// + 1, ... in order, they are passed in place (no copies); else -1.
+  std::int32_t first_input = -1;
   std::vector<std::uint32_t> frees;  // value ids whose last use is this step
 };
 
@@ -54,6 +57,9 @@ struct PreparedState {
   /// (value id, input position) of every input node and (value id, constant
   /// slot) of every constant node, in node order.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> input_values, constant_values;
+  /// Per program output: 1 when the run may move it out of the values it
+  /// computed (a step's value, and no later output names it again).
+  std::vector<char> output_moves;
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
   std::size_t max_operands = 0;  // the most values one step reads

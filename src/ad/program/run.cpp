@@ -202,12 +202,33 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
     s->steps.push_back(std::move(step));
   }
   for (const auto& r : reads) s->max_operands = std::max(s->max_operands, r.size());
+  // Steps whose operands are a run of consecutive inputs read them in place.
+  std::vector<std::int64_t> input_slot(count, -1);
+  for (const auto& [v, slot] : s->input_values) input_slot[v] = slot;
+  for (std::size_t k = 0; k < reads.size(); ++k) {
+    const auto& r = reads[k];
+    if (r.empty()) continue;
+    const std::int64_t first = input_slot[value_id(*s, r[0])];
+    bool run = first >= 0;
+    for (std::size_t j = 1; run && j < r.size(); ++j)
+      run = input_slot[value_id(*s, r[j])] == first + static_cast<std::int64_t>(j);
+    if (run) s->steps[k].first_input = static_cast<std::int32_t>(first);
+  }
   // Liveness: a value is freed after the last step reading it; outputs stay.
   std::vector<std::int64_t> last(count, -1);
   for (std::size_t k = 0; k < reads.size(); ++k)
     for (ValueRef v : reads[k]) last[value_id(*s, v)] = static_cast<std::int64_t>(k);
   std::vector<char> is_output(count, 0);
   for (ValueRef v : g.outputs) is_output[value_id(*s, v)] = 1;
+  s->output_moves.assign(g.outputs.size(), 0);
+  {
+    std::vector<char> named_later(count, 0);
+    for (std::size_t k = g.outputs.size(); k-- > 0;) {
+      const std::uint32_t v = value_id(*s, g.outputs[k]);
+      s->output_moves[k] = !named_later[v] && producer_step[v] != UINT32_MAX;
+      named_later[v] = 1;
+    }
+  }
   for (std::uint32_t v = 0; v < count; ++v) {
     if (is_output[v]) continue;
     if (last[v] >= 0) {
@@ -242,8 +263,15 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
     for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = *at[value_id(state, refs[k])];
     return std::span<const Tensor>(operand_slots.data(), refs.size());
   };
-  // A step's operands are not held past it.
-  auto drop_operands = [&](std::size_t count) {
+  // A step's operands: a run of the inputs in place, else copies in the
+  // operand slots, which are not held past the step.
+  auto operands_of = [&](const Step& step, std::span<const ValueRef> refs) {
+    if (step.first_input >= 0)
+      return inputs.subspan(static_cast<std::size_t>(step.first_input), refs.size());
+    return gather_operands(refs);
+  };
+  auto drop_operands = [&](const Step& step, std::size_t count) {
+    if (step.first_input >= 0) return;
     for (std::size_t k = 0; k < count; ++k) operand_slots[k] = Tensor();
   };
   auto set = [&](std::uint32_t v, Tensor&& t) {
@@ -265,7 +293,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
     for (std::uint32_t idx : step.late_checks) check_node_constraints(g, idx, bindings);
     if (step.fused) {
       const FusedPlan& plan = state.groups[step.index];
-      const auto ext = gather_operands(plan.externals);
+      const auto ext = operands_of(step, plan.externals);
       const std::int64_t block = state.options.fusion_block;
       // Static shapes: the run checked the inputs against the prepared
       // signature and inference fixed every intermediate, so the pass's own
@@ -275,11 +303,11 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
               ? detail::run_fused_prevalidated(*plan.pass, ext, plan.static_shape->span(), backend,
                                                block)
               : plan.pass->run(ext, evaluate(plan.shape, bindings).span(), backend, block));
-      drop_operands(ext.size());
+      drop_operands(step, ext.size());
       if (stats) ++stats->fused_passes;
     } else {
       const ProgramNode& n = g.nodes[step.index];
-      const auto ins = gather_operands(n.inputs);
+      const auto ins = operands_of(step, n.inputs);
       if (state.regions[step.index]) {
         auto outs = execute_state(runtime, backend, *state.regions[step.index], ins, bindings,
                                   counter, nullptr);
@@ -307,14 +335,21 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
         set(state.value_base[step.index],
             execute_primitive(static_cast<const PrimitiveOp&>(*n.op), ins, backend, bindings));
       }
-      drop_operands(ins.size());
+      drop_operands(step, ins.size());
     }
     if (stats) ++stats->executed_steps;
     for (std::uint32_t v : step.frees) release(v);
   }
   std::vector<Tensor> out;
   out.reserve(g.outputs.size());
-  for (ValueRef v : g.outputs) out.push_back(*at[value_id(state, v)]);
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+    const std::uint32_t v = value_id(state, g.outputs[k]);
+    if (state.output_moves[k] && at[v] == &owned[v]) {
+      out.push_back(std::move(owned[v]));
+    } else {
+      out.push_back(*at[v]);
+    }
+  }
   for (const Tensor* t : at)
     if (t != nullptr) --counter.live;
   return out;
