@@ -145,11 +145,11 @@ SmallVector<DType, 8> dtypes_of(std::span<const Tensor> externals, const char* o
 }
 
 Tensor run_checked(const FusedElementwise& pass, std::optional<ReduceOp> reduce,
-                   std::span<const Tensor> externals, const Shape& shape, Backend& backend,
-                   std::int64_t block) {
+                   std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                   Backend& backend, std::int64_t block) {
   if (reduce) {
-    Tensor out = backend.empty(Shape{}, pass.steps.back().dtype);
-    backend.fused_reduce_all(pass, externals, shape.span(), *reduce, block, out);
+    Tensor out = backend.empty({}, pass.steps.back().dtype);
+    backend.fused_reduce_all(pass, externals, shape, *reduce, block, out);
     return out;
   }
   Tensor out = backend.empty(shape, pass.steps.back().dtype);
@@ -167,7 +167,7 @@ Tensor fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> e
   validate(pass, dtypes_of(externals, op).span(), op);
   const Shape out_shape(shape);
   check_externals(externals, out_shape, backend, op);
-  return run_checked(pass, std::nullopt, externals, out_shape, backend, block);
+  return run_checked(pass, std::nullopt, externals, out_shape.span(), backend, block);
 }
 
 Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp reduce,
@@ -179,7 +179,7 @@ Tensor fused_reduce_all(const FusedElementwise& pass, ReduceOp reduce,
   validate_reduce(pass, reduce, op);
   const Shape pass_shape(shape);
   check_externals(externals, pass_shape, backend, op);
-  return run_checked(pass, reduce, externals, pass_shape, backend, block);
+  return run_checked(pass, reduce, externals, pass_shape.span(), backend, block);
 }
 
 CheckedFusedPass::CheckedFusedPass(FusedElementwise pass, std::vector<DType> external_dtypes,
@@ -200,7 +200,7 @@ Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const 
   }
   const Shape pass_shape(shape);
   check_externals(externals, pass_shape, backend, op, dtypes_);
-  return run_checked(pass_, reduce_, externals, pass_shape, backend, block);
+  return run_checked(pass_, reduce_, externals, pass_shape.span(), backend, block);
 }
 
 namespace detail {
@@ -208,7 +208,7 @@ namespace detail {
 Tensor run_fused_prevalidated(const CheckedFusedPass& pass, std::span<const Tensor> externals,
                               std::span<const std::int64_t> shape, Backend& backend,
                               std::int64_t block) {
-  return run_checked(pass.pass(), pass.reduce(), externals, Shape(shape), backend, block);
+  return run_checked(pass.pass(), pass.reduce(), externals, shape, backend, block);
 }
 
 }  // namespace detail

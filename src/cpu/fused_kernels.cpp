@@ -187,11 +187,20 @@ void run_cpu(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tens
   });
 }
 
+// a == b, element by element (std::equal would call memcmp for a few extents).
+bool same_extents(const Shape& a, std::span<const std::int64_t> b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // Whether `pass` runs on raw pointers: unary and binary steps with compact
 // kernels only (not the special functions, which have their own; not
 // fmod/remainder, whose integer form checks the whole divisor first), and
 // every external compact of the pass shape or a single value.
-bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, const Shape& shape) {
+bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals,
+              std::span<const std::int64_t> shape) {
   for (const FusedElementwise::Step& st : pass.steps) {
     if (st.kind == Kind::Unary) {
       if (cpu::is_special_op(st.unary)) return false;
@@ -204,7 +213,7 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals, c
     }
   }
   for (const Tensor& t : externals) {
-    const bool compact = t.shape() == shape && t.is_contiguous();
+    const bool compact = same_extents(t.shape(), shape) && t.is_contiguous();
     if (!compact && t.numel() != 1) return false;
   }
   return true;
@@ -391,15 +400,14 @@ void CpuBackend::fused_elementwise(const FusedElementwise& pass, std::span<const
 void CpuBackend::fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
                                   std::span<const std::int64_t> shape, ReduceOp op,
                                   std::int64_t block, const Tensor& out) {
-  const Shape pass_shape(shape);
   const std::int64_t total = shape_numel(shape, "fused_reduce_all");
-  if (total == 0 || !runs_raw(pass, externals, pass_shape)) {
+  if (total == 0 || !runs_raw(pass, externals, shape)) {
     // The pass's result materialised, then the reduction kernels.
-    const Tensor values = empty(pass_shape, out.dtype());
+    const Tensor values = empty(shape, out.dtype());
     fused_elementwise(pass, externals, block, values);
-    const auto all = std::make_unique<bool[]>(pass_shape.size());
-    std::fill_n(all.get(), pass_shape.size(), true);
-    reduce(op, values, std::span<const bool>(all.get(), pass_shape.size()), out);
+    const auto all = std::make_unique<bool[]>(shape.size());
+    std::fill_n(all.get(), shape.size(), true);
+    reduce(op, values, std::span<const bool>(all.get(), shape.size()), out);
     return;
   }
   const RawPass raw(pass, externals);

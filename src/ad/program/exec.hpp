@@ -62,7 +62,9 @@ struct PreparedState {
   std::vector<char> output_moves;
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
-  std::size_t max_operands = 0;  // the most values one step reads
+  /// The most operands one step gathers (a step reading a run of the inputs
+  /// in place gathers none).
+  std::size_t max_operands = 0;
   /// The inputs' shapes when none has a symbolic extent: a run whose inputs
   /// have exactly these shapes and the program's dtypes binds nothing and
   /// meets every shape constraint (prepare() checked them), so it skips both.

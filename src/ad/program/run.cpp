@@ -1,7 +1,9 @@
 // prepare() and run(): execution steps with liveness, dimension binding,
 // shape-constraint checks, epoch binding.
 
-#include <array>
+#include <cstddef>
+#include <memory>
+#include <new>
 #include <typeinfo>
 
 #include "ad/program/exec.hpp"
@@ -201,8 +203,8 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
       producer_step[s->value_base[i] + j] = static_cast<std::uint32_t>(s->steps.size());
     s->steps.push_back(std::move(step));
   }
-  for (const auto& r : reads) s->max_operands = std::max(s->max_operands, r.size());
-  // Steps whose operands are a run of consecutive inputs read them in place.
+  // Steps whose operands are a run of consecutive inputs read them in place;
+  // the others gather theirs into the operand slots.
   std::vector<std::int64_t> input_slot(count, -1);
   for (const auto& [v, slot] : s->input_values) input_slot[v] = slot;
   for (std::size_t k = 0; k < reads.size(); ++k) {
@@ -214,6 +216,8 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
       run = input_slot[value_id(*s, r[j])] == first + static_cast<std::int64_t>(j);
     if (run) s->steps[k].first_input = static_cast<std::int32_t>(first);
   }
+  for (std::size_t k = 0; k < reads.size(); ++k)
+    if (s->steps[k].first_input < 0) s->max_operands = std::max(s->max_operands, reads[k].size());
   // Liveness: a value is freed after the last step reading it; outputs stay.
   std::vector<std::int64_t> last(count, -1);
   for (std::size_t k = 0; k < reads.size(); ++k)
@@ -242,6 +246,34 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   return s;
 }
 
+namespace {
+
+// `n` default (undefined) tensors: in place for small programs, else one
+// allocation; only the n are constructed and destroyed.
+class TensorSlots {
+ public:
+  explicit TensorSlots(std::size_t n) : n_(n) {
+    data_ = n <= kLocal ? reinterpret_cast<Tensor*>(local_)
+                        : static_cast<Tensor*>(::operator new(n * sizeof(Tensor)));
+    std::uninitialized_default_construct_n(data_, n);
+  }
+  TensorSlots(const TensorSlots&) = delete;
+  TensorSlots& operator=(const TensorSlots&) = delete;
+  ~TensorSlots() {
+    std::destroy_n(data_, n_);
+    if (n_ > kLocal) ::operator delete(data_);
+  }
+  std::span<Tensor> span() const { return {data_, n_}; }
+
+ private:
+  static constexpr std::size_t kLocal = 8;
+  alignas(Tensor) std::byte local_[kLocal * sizeof(Tensor)];
+  std::size_t n_;
+  Tensor* data_;
+};
+
+}  // namespace
+
 std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const PreparedState& state,
                                   std::span<const Tensor> inputs, DimBindings& bindings,
                                   LiveCounter& counter, RunStats* stats) {
@@ -252,12 +284,9 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   SmallVector<const Tensor*, 32> at(state.value_count, nullptr);
   // The computed values by id, then the operand list every step fills (its
   // tail): on the stack for small programs, else one allocation per run.
-  constexpr std::size_t kLocal = 8;
-  std::array<Tensor, kLocal> local;
-  std::vector<Tensor> heap;
   const std::size_t slots = state.value_count + state.max_operands;
-  if (slots > kLocal) heap.resize(slots);
-  const std::span<Tensor> owned(slots > kLocal ? heap.data() : local.data(), slots);
+  TensorSlots slot_store(slots);
+  const std::span<Tensor> owned = slot_store.span();
   const std::span<Tensor> operand_slots(owned.data() + state.value_count, state.max_operands);
   auto gather_operands = [&](std::span<const ValueRef> refs) {
     for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = *at[value_id(state, refs[k])];
@@ -492,9 +521,15 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
     bindings = detail::bind_inputs(*state.program.graph(), shapes, dtypes, "run");
     detail::check_program_constraints(state, bindings);
   }
-  // Inputs are defined: the signature or binding check above saw to it.
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    require_ingress(*snap, "run", i, inputs[i].placement());
+  // Inputs are defined: the signature or binding check above saw to it. The
+  // engine's answer for a placement is asked once (inputs mostly share one).
+  Placement accepted;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Placement p = inputs[i].placement();
+    if (i > 0 && p == accepted) continue;
+    require_ingress(*snap, "run", i, p);
+    accepted = p;
+  }
   detail::LiveCounter counter;
   if (stats) *stats = RunStats{};
   auto out = detail::execute_state(runtime, snap->selected().backend(), state, inputs, bindings,
