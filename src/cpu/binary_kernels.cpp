@@ -319,8 +319,7 @@ TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const float* a, const float* 
 }
 
 bool is_arith(BinaryOp op) {
-  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
-         op == BinaryOp::Div;
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ void map_baseline(const T* x, T* y, std::int64_t n) {
 }
 
 constexpr ArrayKernels kBaseline{
-    map_baseline<double, detail::exp1<double>>,    map_baseline<float, detail::exp1<float>>,
-    map_baseline<double, detail::tanh1<double>>,   map_baseline<float, detail::tanh1<float>>,
+    map_baseline<double, detail::exp1<double>>,     map_baseline<float, detail::exp1<float>>,
+    map_baseline<double, detail::tanh1<double>>,    map_baseline<float, detail::tanh1<float>>,
     map_baseline<double, detail::sigmoid1<double>>, map_baseline<float, detail::sigmoid1<float>>};
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -72,9 +72,8 @@ const ArrayKernels* array_kernels(VmathIsa isa) {
     case VmathIsa::Avx2Fma:
       return fma && __builtin_cpu_supports("avx2") ? &kAvx2 : nullptr;
     case VmathIsa::Avx512:
-      return fma && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f")
-                 ? &kAvx512
-                 : nullptr;
+      return fma && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") ? &kAvx512
+                                                                                        : nullptr;
   }
   return nullptr;
 #else
@@ -146,7 +145,8 @@ const SleefTable* active_sleef_table() {
   static const SleefTable* const table = [] {
     const VmathIsa cap = isa_cap();
     if (cap == VmathIsa::Baseline) return static_cast<const SleefTable*>(nullptr);
-    if (cap == VmathIsa::Avx512 && sleef_isa_supported(SleefIsa::Avx512)) return sleef_table_avx512();
+    if (cap == VmathIsa::Avx512 && sleef_isa_supported(SleefIsa::Avx512))
+      return sleef_table_avx512();
     if (sleef_isa_supported(SleefIsa::Avx2)) return sleef_table_avx2();
     return static_cast<const SleefTable*>(nullptr);
   }();

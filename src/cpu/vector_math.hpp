@@ -162,8 +162,8 @@ inline void tanh_small_correction(T a, T& num, T& den) {
           std::fma(std::fma(std::fma(-0x1.56c16d6d82d98p-20, z, -0x1.87a00187a0018p-12), z,
                             -0x1.8181818181818p-6),
                    z, -0x1.5555555555555p-2);
-    den = std::fma(std::fma(std::fma(std::fma(0x1.5e8ba44745d2dp-20, z, 0x1.a5c001a5c001ap-12),
-                                     z, 0x1.c1c1c1c1c1c1cp-6),
+    den = std::fma(std::fma(std::fma(std::fma(0x1.5e8ba44745d2dp-20, z, 0x1.a5c001a5c001ap-12), z,
+                                     0x1.c1c1c1c1c1c1cp-6),
                             z, 0x1.e1e1e1e1e1e1ep-2),
                    z, 1.0);
   } else {

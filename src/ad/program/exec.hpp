@@ -37,7 +37,7 @@ struct Step {
   /// Nodes whose shape constraints use a dynamic size: checked just before
   /// this step runs (prepare() and the run's entry check only the others).
   std::vector<std::uint32_t> late_checks;
-  std::uint32_t index = 0;           // node index, or fused group index
+  std::uint32_t index = 0;  // node index, or fused group index
   /// When the step's operands are the run's inputs first_input, first_input
   /// + 1, ... in order, they are passed in place (no copies); else -1.
   std::int32_t first_input = -1;
