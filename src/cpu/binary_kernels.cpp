@@ -327,14 +327,14 @@ bool is_arith(BinaryOp op) {
 bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
                        std::int64_t n) {
   if (is_special_op(op)) return false;
-  if (is_arith(op) && dtype == DType::F64) {
-    arith_run(op, static_cast<const double*>(a), static_cast<const double*>(b),
-              static_cast<double*>(out), n);
-    return true;
-  }
-  if (is_arith(op) && dtype == DType::F32) {
-    arith_run(op, static_cast<const float*>(a), static_cast<const float*>(b),
-              static_cast<float*>(out), n);
+  if (is_arith(op) && (dtype == DType::F64 || dtype == DType::F32)) {
+    if (dtype == DType::F64) {
+      arith_run(op, static_cast<const double*>(a), static_cast<const double*>(b),
+                static_cast<double*>(out), n);
+    } else {
+      arith_run(op, static_cast<const float*>(a), static_cast<const float*>(b),
+                static_cast<float*>(out), n);
+    }
     return true;
   }
   const RawSink sink{a, b, out, n};

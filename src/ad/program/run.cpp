@@ -282,8 +282,8 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   // Where each value lives: the caller's input, the program's constant, or
   // `owned` (what the steps compute). Inputs and constants are not copied.
   SmallVector<const Tensor*, 32> at(state.value_count, nullptr);
-  // The computed values by id, then the operand list every step fills (its
-  // tail): on the stack for small programs, else one allocation per run.
+  // The computed values by id, then the operand list the gathering steps
+  // fill (its tail): on the stack for small programs, else one allocation.
   const std::size_t slots = state.value_count + state.max_operands;
   TensorSlots slot_store(slots);
   const std::span<Tensor> owned = slot_store.span();
