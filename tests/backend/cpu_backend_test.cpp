@@ -35,6 +35,32 @@ TEST(CpuBackend, PoolIsBounded) {
   EXPECT_LE(s.cached_bytes, s.max_bytes);
 }
 
+// Above 1 MiB a class is a quarter octave: 1.3 MiB takes the 1.5 MiB class
+// (counted as such), a 1.4 MiB request reuses it, 1.6 MiB (1.75 MiB class)
+// does not; 2 MiB is a class of its own. The default limit keeps 2 GiB.
+TEST(CpuBackend, LargeBuffersTakeQuarterOctaveClasses) {
+  EXPECT_EQ(CpuBackendOptions{}.pool_max_bytes, std::size_t{2} << 30);
+  CpuBackend cpu(CpuBackendOptions{1});
+  constexpr std::int64_t kMiB = (1 << 20) / 8;  // f64 elements per MiB
+  { auto a = cpu.empty({kMiB * 13 / 10}, f64); }
+  auto s = cpu.pool_stats();
+  EXPECT_EQ(s.cached_bytes, std::size_t{3} << 19);  // 1.5 MiB
+  { auto b = cpu.empty({kMiB * 14 / 10}, f64); }
+  s = cpu.pool_stats();
+  EXPECT_EQ(s.hits, 1u);
+  { auto c = cpu.empty({kMiB * 16 / 10}, f64); }
+  s = cpu.pool_stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.cached_bytes, (std::size_t{3} << 19) + (std::size_t{7} << 18));  // + 1.75 MiB
+  { auto d = cpu.empty({kMiB * 2}, f64); }
+  s = cpu.pool_stats();
+  EXPECT_EQ(s.misses, 3u);
+  EXPECT_EQ(s.cached_buffers, 3u);
+  { auto e = cpu.empty({kMiB * 2}, f64); }
+  EXPECT_EQ(cpu.pool_stats().hits, 2u);
+}
+
 TEST(CpuBackend, TensorsOutliveTheBackend) {
   Tensor t, u;
   {
