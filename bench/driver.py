@@ -55,12 +55,17 @@ CASES += [(c, s, loss, 1, "11 jvp/vjp") for s, loss in (("256", "tanh_Ax"), ("2^
           for c in ("jvp_traced", "vjp_traced")]
 # Group 8: tensor networks of ../shared/einsum-instances along their recorded
 # paths (size = operand count); see bench/cases/einsum_cases.cpp. The floor
-# column is the path's GEMMs alone through cblas_dgemm (records of impl "blas").
+# column is the path's GEMMs alone through cblas_dgemm, reading the inputs in their own
+# memory (records of impl "blas").
 CASES += [(c, s, "recorded", 1, "8 tensor networks")
           for c, s in (("str_matrix_chain_multiplication_100", "100"),
                        ("str_mps_varying_inner_product_200", "200"),
                        ("lm_batch_likelihood_sentence_4_4d", "84"),
                        ("nary_matmul_chain_64", "3"))]
+# MERA (4.6e10 multiply-adds along the recorded path, about 3 s a call on one
+# thread) on both threads, timed as a slow case (harness.hpp: 5 samples, 3
+# with --quick).
+CASES += [("str_nw_mera_closed_120", "120", "recorded", 2, "8 tensor networks")]
 CASES += [("overhead_add_untracked", "4", "", 1, "13 overhead"),
           ("overhead_add_recorded", "4", "", 1, "13 overhead"),
           ("overhead_chain_fwd_bwd", "4", "", 1, "13 overhead")]

@@ -1,7 +1,8 @@
 // The einsum rows of the peer suite. Every result is checked against naive
 // loops that do not go through tenferro: a direct sum for the 4-index case
 // and the 2x2 product, and for the tensor networks a naive pairwise
-// contraction along the same recorded path.
+// contraction along the same recorded path (for MERA, too large for naive
+// loops, our own planner's path: another order; the peers check it too).
 //
 // Group 8: each instance of ../shared/einsum-instances filled with the
 // suite's deterministic inputs (operand k is input number k + 1, in its
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <vector>
 
 #include "tenferro/ad/eager_ops.hpp"
@@ -193,7 +195,8 @@ struct Network {
 constexpr Network kNetworks[] = {{"str_matrix_chain_multiplication_100", 1.0},
                                  {"str_mps_varying_inner_product_200", 1.0},
                                  {"lm_batch_likelihood_sentence_4_4d", 1.25},
-                                 {"nary_matmul_chain_64", 1.0}};
+                                 {"nary_matmul_chain_64", 1.0},
+                                 {"str_nw_mera_closed_120", 1.0}};
 
 void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
                    const FloorRunner& floor) {
@@ -223,42 +226,95 @@ void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
     for (const Tensor& x : xs) shapes.push_back(x.shape());
     const EinsumPlan plan = EinsumPlan::prepare(EinsumLabels{inst.inputs, inst.output}, DType::F64,
                                                 shapes, {.path = path});
+    // Our planner on the same network (also the reference of the networks
+    // too large for the naive loops: another contraction order).
+    const auto ours = einsum_path_tool::plan_instance(inst);
+    const auto rec = einsum_path_tool::instance_cost(inst, path);
+    constexpr double kNaiveLog10Flops = 9.5;
     std::vector<double> want;  // computed on first use (the check before timing)
     run(
         name, size, "recorded", [&] { return plan.run(xs, cpu); },
         [&](std::int64_t q) {
-          if (want.empty()) want = network_naive(inst, path, values);
+          if (want.empty()) {
+            if (rec.log10_flops <= kNaiveLog10Flops) {
+              want = network_naive(inst, path, values);
+            } else {
+              const Tensor r = EinsumPlan::prepare(EinsumLabels{inst.inputs, inst.output},
+                                                   DType::F64, shapes, {.path = ours.path})
+                                   .run(xs, cpu);
+              want = r.to_vector<double>();
+            }
+          }
           return want[static_cast<std::size_t>(q)];
         });
     // The floor: the path's GEMMs alone through cblas_dgemm (one call per
-    // batch index), on buffers allocated before the clock.
+    // batch index). A step reads an input operand in the input's own memory
+    // (every input is streamed in once, as in any contraction) and an
+    // intermediate in the buffer its step wrote; buffers are reused once
+    // their intermediate is consumed, as an allocator would; all allocated
+    // before the clock.
     {
       const std::vector<GemmStep> gemms = path_gemms(inst, path);
-      std::int64_t most_a = 1, most_b = 1, most_c = 1;
-      for (const GemmStep& g : gemms) {
-        most_a = std::max(most_a, g.batch * g.m * g.k);
-        most_b = std::max(most_b, g.batch * g.k * g.n);
-        most_c = std::max(most_c, g.batch * g.m * g.n);
+      struct Source {
+        const double* a;
+        const double* b;
+        std::size_t c;  // the buffer written
+      };
+      std::vector<std::vector<double>> buffers;
+      std::vector<std::size_t> free_buffers;
+      // Per list item: the input it is (>= 0), or -1 - its buffer.
+      std::vector<std::int64_t> items(xs.size());
+      std::iota(items.begin(), items.end(), std::int64_t{0});
+      std::vector<std::int64_t> plan_items;  // per step: a, b item codes, c buffer
+      for (std::size_t s = 0; s < path.size(); ++s) {
+        const auto [i, j] = path[s];
+        const std::int64_t a = items[static_cast<std::size_t>(i)];
+        const std::int64_t b = items[static_cast<std::size_t>(j)];
+        items.erase(items.begin() + j);
+        items.erase(items.begin() + i);
+        const GemmStep& g = gemms[s];
+        const auto need = static_cast<std::size_t>(g.batch * g.m * g.n);
+        std::size_t c = buffers.size();
+        for (std::size_t f = 0; f < free_buffers.size(); ++f) {
+          if (buffers[free_buffers[f]].size() >= need) {
+            c = free_buffers[f];
+            free_buffers.erase(free_buffers.begin() + static_cast<std::ptrdiff_t>(f));
+            break;
+          }
+        }
+        if (c == buffers.size()) buffers.emplace_back(need, 0.0);
+        for (std::int64_t code : {a, b}) {
+          if (code < 0) free_buffers.push_back(static_cast<std::size_t>(-1 - code));
+        }
+        items.push_back(-1 - static_cast<std::int64_t>(c));
+        plan_items.insert(plan_items.end(), {a, b, static_cast<std::int64_t>(c)});
       }
-      std::vector<double> ga(static_cast<std::size_t>(most_a), 0.5);
-      std::vector<double> gb(static_cast<std::size_t>(most_b), 0.25);
-      std::vector<double> gc(static_cast<std::size_t>(most_c));
+      // Pointers only now that every buffer exists (the vector grew above).
+      auto data = [&](std::int64_t code) -> const double* {
+        return code >= 0 ? static_cast<const double*>(xs[static_cast<std::size_t>(code)].raw_data())
+                         : buffers[static_cast<std::size_t>(-1 - code)].data();
+      };
+      std::vector<Source> sources;
+      for (std::size_t s = 0; s < path.size(); ++s) {
+        sources.push_back({data(plan_items[3 * s]), data(plan_items[3 * s + 1]),
+                           static_cast<std::size_t>(plan_items[3 * s + 2])});
+      }
       floor(name, size, "recorded", [&] {
-        for (const GemmStep& g : gemms) {
+        for (std::size_t s = 0; s < gemms.size(); ++s) {
+          const GemmStep& g = gemms[s];
+          double* c = buffers[sources[s].c].data();
           for (std::int64_t q = 0; q < g.batch; ++q) {
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.m),
                         static_cast<int>(g.n), static_cast<int>(g.k), 1.0,
-                        ga.data() + q * g.m * g.k, static_cast<int>(g.m), gb.data() + q * g.k * g.n,
-                        static_cast<int>(g.k), 0.0, gc.data() + q * g.m * g.n,
+                        sources[s].a + q * g.m * g.k, static_cast<int>(g.m),
+                        sources[s].b + q * g.k * g.n, static_cast<int>(g.k), 0.0, c + q * g.m * g.n,
                         static_cast<int>(g.m));
           }
         }
       });
     }
-    // Our planner on the same network: its path's cost against the recorded
-    // one (both under the instances' convention) and its search time.
-    const auto ours = einsum_path_tool::plan_instance(inst);
-    const auto rec = einsum_path_tool::instance_cost(inst, path);
+    // Our planner's path cost against the recorded one (both under the
+    // instances' convention) and its search time.
     std::printf(
         "{\"case\":\"%s\",\"size\":\"%s\",\"impl\":\"planner\",\"variant\":\"recorded\","
         "\"threads\":%d,\"search_ms\":%.3f,\"log10_flops\":%.4f,\"recorded_log10_flops\":%.4f,"

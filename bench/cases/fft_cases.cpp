@@ -80,7 +80,7 @@ struct FftwArrays {
 
 void run_cases(const bench::Options& o, CpuBackend& /*cpu*/, const Runner& run,
                const FloorRunner& floor) {
-  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o.threads, std::size_t{512} << 20, 1 << 16});
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = o.threads});
   // The family plans with the backend's thread count; so does the floor.
   fftw_init_threads();
   fftw_plan_with_nthreads(o.threads);

@@ -139,6 +139,10 @@ inline double quantile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+/// A call at least this long makes a slow case (fewer samples); peers.py
+/// uses the same threshold.
+constexpr double kSlowCallNs = 1e9;
+
 /// Times fn (one call = one unit of the case). Warm-up first; calls are
 /// batched so that one sample lasts at least a few milliseconds; the result
 /// is per call, median and interquartile range over the samples.
@@ -149,12 +153,15 @@ inline Stats measure(const Options& o, const std::function<void()>& fn) {
     return {};
   }
   const double target_ns = o.quick ? 2e6 : 10e6;
-  const int samples = o.quick ? 7 : 11;
   fn();  // warm-up: first-touch pages, pools, BLAS buffers
   auto t0 = clock::now();
   fn();
   double one = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - t0).count());
+  // A call of a second or more (the MERA network) is a long sample by itself:
+  // such a case takes no further warm-up and 3 samples (5 without --quick).
+  const bool slow = one >= kSlowCallNs;
+  const int samples = slow ? (o.quick ? 3 : 5) : (o.quick ? 7 : 11);
   const std::int64_t batch =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(target_ns / std::max(one, 1.0)));
   // More warm-up: calls until 30 ms (100 ms without --quick) have passed (at most 64 calls), so
@@ -162,7 +169,7 @@ inline Stats measure(const Options& o, const std::function<void()>& fn) {
   // mapped pages stay slow for the first few passes on some virtual machines).
   const double warmup_ns = o.quick ? 30e6 : 100e6;
   auto w0 = clock::now();
-  for (int c = 0; c < 64; ++c) {
+  for (int c = 0; c < (slow ? 0 : 64); ++c) {
     const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - w0);
     if (static_cast<double>(spent.count()) >= warmup_ns) break;
     fn();

@@ -591,7 +591,7 @@ void run_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
 
   // ---- group 10: reverse AD at 256 ----------------------------------------------------
   {
-    auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o.threads, std::size_t{512} << 20, 1 << 16});
+    auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = o.threads});
     // grad sum(eigvalsh(S)) = I: the eigenvalues sum to the trace.
     const EagerTensor S = rt->tensor(tensor_of(spd(n, 4), {n, n}));
     run(
@@ -653,8 +653,7 @@ void run_traced_cases(const bench::Options& o, const ManyRunner& run_many) {
   const std::int64_t n = 256;
   const int ni = static_cast<int>(n);
   auto rt = Runtime::builder()
-                .cpu(std::make_shared<CpuBackend>(
-                    CpuBackendOptions{o.threads, std::size_t{512} << 20, 1 << 16}))
+                .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = o.threads}))
                 .build();
   const auto rows = [&](const std::string& loss, const Program& p,
                         const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents,

@@ -43,7 +43,7 @@ Tensor make_input(const std::vector<std::int64_t>& shape, std::int64_t off) {
 class Suite {
  public:
   explicit Suite(Options o)
-      : o_(std::move(o)), cpu_(CpuBackendOptions{o_.threads, std::size_t{512} << 20, 1 << 16}) {}
+      : o_(std::move(o)), cpu_(CpuBackendOptions{.num_threads = o_.threads}) {}
 
   int failures() const { return failures_; }
 
@@ -234,8 +234,7 @@ void Suite::elementwise_cases() {
 // each timed call is one run() of the prepared program.
 void Suite::traced_cases() {
   auto rt = Runtime::builder()
-                .cpu(std::make_shared<CpuBackend>(
-                    CpuBackendOptions{o_.threads, std::size_t{512} << 20, 1 << 16}))
+                .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = o_.threads}))
                 .build();
   const auto prepared = [&](const Program& p, const std::vector<Tensor>& inputs) {
     return prepare(*rt, p, InputSignature::of(inputs));
@@ -599,7 +598,7 @@ double naive_log_ndtr(double x) {
 void Suite::special_cases() {
   const std::int64_t n = std::int64_t{1} << 20;
   const std::string size = "2^20";
-  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{o_.threads, std::size_t{512} << 20, 1 << 16});
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = o_.threads});
   using Op = std::function<Tensor(const Tensor&, const EagerTensor&)>;
   const auto unary_case = [&](const char* name, const char* variant, const Op& op,
                               double (*ref)(double)) {

@@ -314,7 +314,8 @@ class Suite {
     const std::pair<const char*, double> nets[] = {{"str_matrix_chain_multiplication_100", 1.0},
                                                    {"str_mps_varying_inner_product_200", 1.0},
                                                    {"lm_batch_likelihood_sentence_4_4d", 1.25},
-                                                   {"nary_matmul_chain_64", 1.0}};
+                                                   {"nary_matmul_chain_64", 1.0},
+                                                   {"str_nw_mera_closed_120", 1.0}};
     for (const auto& [name, scale] : nets) {
       const auto inst = einsum_path_tool::load_instance(std::string(TENFERRO_EINSUM_INSTANCES) +
                                                         "/" + name + ".json");
