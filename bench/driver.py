@@ -55,8 +55,8 @@ CASES += [(c, s, loss, 1, "11 jvp/vjp") for s, loss in (("256", "tanh_Ax"), ("2^
           for c in ("jvp_traced", "vjp_traced")]
 # Group 8: tensor networks of ../shared/einsum-instances along their recorded
 # paths (size = operand count); see bench/cases/einsum_cases.cpp. The floor
-# column is the path's GEMMs alone through cblas_dgemm, reading the inputs in their own
-# memory (records of impl "blas").
+# column is the path's GEMMs alone through cblas_dgemm, reading the inputs in
+# their own memory (records of impl "blas").
 CASES += [(c, s, "recorded", 1, "8 tensor networks")
           for c, s in (("str_matrix_chain_multiplication_100", "100"),
                        ("str_mps_varying_inner_product_200", "200"),

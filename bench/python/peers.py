@@ -76,16 +76,15 @@ def measure(opts, fn):
     t0 = time.perf_counter_ns()
     fn()
     one = max(time.perf_counter_ns() - t0, 1)
-    # a call of a second or more is a slow case: 3 samples (5 without --quick)
-    if one >= SLOW_CALL_NS:
-        samples = 3 if opts.quick else 5
-    else:
-        samples = 7 if opts.quick else 11
+    # a call of a second or more is a slow case: no timed warm-up, 3 samples
+    # (5 without --quick)
+    slow = one >= SLOW_CALL_NS
+    samples = (3 if opts.quick else 5) if slow else (7 if opts.quick else 11)
     batch = max(1, int(target / one))
     # warm-up calls for 30 ms (100 ms without --quick), at most 64 calls
     warmup = 30e6 if opts.quick else 100e6
     w0 = time.perf_counter_ns()
-    for _ in range(0 if one >= SLOW_CALL_NS else 64):
+    for _ in range(0 if slow else 64):
         if time.perf_counter_ns() - w0 >= warmup:
             break
         fn()

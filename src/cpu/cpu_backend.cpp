@@ -72,12 +72,12 @@ std::size_t size_class(std::size_t nbytes) {
   return base + (nbytes - base + step - 1) / step * step;
 }
 
-// The free list of class `cls`: 4 log2(cls) plus its quarter (0 for the
-// powers of two).
+// The free list of class `cls` (at least 64 bytes): 4 log2(cls) plus its
+// quarter (0 for the powers of two).
 std::size_t class_index(std::size_t cls) {
   const auto k = static_cast<std::size_t>(std::bit_width(cls) - 1);
   const std::size_t base = std::size_t{1} << k;
-  return 4 * k + (k >= 2 ? (cls - base) / (base / 4) : 0);
+  return 4 * k + (cls - base) / (base / 4);
 }
 
 void* heap_alloc(std::size_t cls) {
