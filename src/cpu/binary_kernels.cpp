@@ -274,9 +274,15 @@ void binary_typed(BinaryOp op, DType dtype, const Sink& sink) {
 
 }  // namespace
 
+namespace {
+bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
+                   const Tensor& out);
+}  // namespace
+
 void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   if (is_special_op(op)) return special_binary_kernel(backend, op, a, b, out);
+  if (compact_arith(backend, op, a, b, out)) return;
   const TensorSink sink{backend, a, b, out};
   tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
     binary_typed<typename decltype(tag)::type>(op, a.dtype(), sink);
@@ -320,6 +326,27 @@ TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const float* a, const float* 
 
 bool is_arith(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
+// Compact f32/f64 add, sub, mul and div on the instruction-set clones above,
+// split across the pool: the eager form of the most common binary ops (the
+// generic loop is built for the baseline instruction set).
+bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
+                   const Tensor& out) {
+  const DType dt = a.dtype();
+  if (!is_arith(op) || (dt != DType::F64 && dt != DType::F32) || out.dtype() != dt ||
+      !out.is_contiguous() || a.strides() != out.strides() || b.strides() != out.strides())
+    return false;
+  const std::size_t width = dt == DType::F64 ? 8 : 4;
+  const auto* pa = static_cast<const char*>(a.raw_data());
+  const auto* pb = static_cast<const char*>(b.raw_data());
+  auto* po = static_cast<char*>(out.raw_data());
+  backend.parallel_for(out.numel(), backend.parallel_threshold(),
+                       [&](std::int64_t lo, std::int64_t hi) {
+                         const std::size_t at = static_cast<std::size_t>(lo) * width;
+                         binary_contiguous(op, dt, pa + at, pb + at, po + at, hi - lo);
+                       });
+  return true;
 }
 
 }  // namespace

@@ -231,6 +231,12 @@ void for_each_chunk(CpuBackend& cpu, const Layout& l, std::int64_t rows, Body&& 
 
 // ---- the reduction engine -------------------------------------------------------
 
+/// The lane fold of pairwise_contiguous below for SumOp<double> / SumOp<float>
+/// (kLanes <= n <= kPairwiseLeaf), built per instruction set
+/// (reduce_kernels.cpp): the same additions in the same order, so the same bits.
+double sum_leaf(const double* p, std::int64_t n);
+float sum_leaf(const float* p, std::int64_t n);
+
 template <class Op>
 typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
                                      typename Op::Shift s) {
@@ -240,6 +246,9 @@ typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
     Acc a = pairwise_contiguous<Op>(p, half, s);
     Op::combine(a, pairwise_contiguous<Op>(p + half, n - half, s));
     return a;
+  }
+  if constexpr (std::is_same_v<Op, SumOp<double>> || std::is_same_v<Op, SumOp<float>>) {
+    if (n >= kLanes) return sum_leaf(p, n);
   }
   if (n < kLanes) {
     // One lane only: the others stay at the identity, and combining with the

@@ -2,8 +2,35 @@
 #include "cpu/reduce_kernels.hpp"
 
 #include "cpu/reduce_engine.hpp"
+#include "cpu/target_clones.hpp"
 
 namespace tenferro::cpu {
+
+namespace reduce_engine {
+namespace {
+template <class T>
+[[gnu::always_inline]] inline T sum_leaf_lanes(const T* p, std::int64_t n) {
+  T lane[kLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += p[i + j];
+  }
+  for (; i < n; ++i) lane[0] += p[i];
+  for (std::int64_t w = kLanes / 2; w > 0; w /= 2) {
+    for (std::int64_t j = 0; j < w; ++j) lane[j] += lane[j + w];
+  }
+  return lane[0];
+}
+}  // namespace
+
+TENFERRO_TARGET_CLONES double sum_leaf(const double* p, std::int64_t n) {
+  return sum_leaf_lanes(p, n);
+}
+TENFERRO_TARGET_CLONES float sum_leaf(const float* p, std::int64_t n) {
+  return sum_leaf_lanes(p, n);
+}
+}  // namespace reduce_engine
+
 namespace {
 
 using namespace reduce_engine;

@@ -47,8 +47,9 @@ class ThreadPool {
   static constexpr std::chrono::microseconds kSpin{200};
   std::int64_t total_ = 0;
   std::atomic<std::int64_t> next_{0};
-  std::int64_t pending_ = 0;
-  int active_workers_ = 0;
+  // Changed under mutex_; atomic so that the caller can watch them without it.
+  std::atomic<std::int64_t> pending_{0};
+  std::atomic<int> active_workers_{0};
   std::exception_ptr error_;
   bool stop_ = false;
 };

@@ -493,3 +493,48 @@ TEST(ElementwiseBinary, LargeParallelMatchesSerial) {
   const auto xv = x.to_vector<double>(), yv = y.to_vector<double>();
   for (std::size_t i = 0; i < s.size(); i += 4099) EXPECT_EQ(s[i], xv[i] + yv[i]);
 }
+
+// Compact f32/f64 add, sub, mul and div take the instruction-set clones
+// (binary_kernels.cpp): one IEEE operation per element, so every element
+// equals the scalar expression exactly, at every length (vector tails), in
+// place, on offset views, and split across two threads.
+TEST(ElementwiseBinary, CompactArithmeticIsExactPerElement) {
+  CpuBackend two({.num_threads = 2});
+  Generator gen(11);
+  for (DType dt : {f64, f32}) {
+    for (std::int64_t n : {1, 3, 7, 17, 1000, 70001}) {
+      const Tensor big = rand({n + 1}, dt, gen);
+      const Tensor a = big.slice(0, 1, std::nullopt);  // offset view, still compact
+      const Tensor b = convert(add(rand({n}, dt, gen), full({n}, Scalar(0.5), dt), two), dt);
+      for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div}) {
+        const Tensor got = binary(op, a, b, two);
+        ASSERT_EQ(got.dtype(), dt);
+        const auto av = convert(a, f64).to_vector<double>(),
+                   bv = convert(b, f64).to_vector<double>(),
+                   gv = convert(got, f64).to_vector<double>();
+        std::int64_t wrong = 0;
+        for (std::size_t i = 0; i < gv.size(); ++i) {
+          double want = 0;
+          if (dt == f64) {
+            want = op == BinaryOp::Add   ? av[i] + bv[i]
+                   : op == BinaryOp::Sub ? av[i] - bv[i]
+                   : op == BinaryOp::Mul ? av[i] * bv[i]
+                                         : av[i] / bv[i];
+          } else {
+            const float x = static_cast<float>(av[i]), y = static_cast<float>(bv[i]);
+            want = op == BinaryOp::Add   ? x + y
+                   : op == BinaryOp::Sub ? x - y
+                   : op == BinaryOp::Mul ? x * y
+                                         : x / y;
+          }
+          if (gv[i] != want) ++wrong;
+        }
+        EXPECT_EQ(wrong, 0) << name(op) << " n=" << n << " f32? " << (dt == f32);
+        // In place: out is a.
+        const Tensor acc = a.contiguous();
+        binary_into(op, acc, b, acc, two);
+        EXPECT_EQ(max_abs_diff(acc, got), 0.0) << name(op) << " n=" << n;
+      }
+    }
+  }
+}

@@ -439,3 +439,40 @@ TEST(Reduce, ShortAndLongRunsAgreeOnSignedZerosAndExactValues) {
     EXPECT_EQ(sum(Tensor::from_col_major({n}, v), cpu).item<double>(), want) << n;
   }
 }
+
+// The pairwise sum of a contiguous f32/f64 run, written out: halves rounded up
+// to 32 values, leaves of at most 1024 folded by 32 lanes (the leaf is built
+// per instruction set in reduce_kernels.cpp). Every build and thread count
+// below the parallel threshold gives exactly these bits.
+template <class T>
+T pairwise_reference(const T* p, std::int64_t n) {
+  if (n > 1024) {
+    const std::int64_t half = (n / 2 + 31) / 32 * 32;
+    return pairwise_reference(p, half) + pairwise_reference(p + half, n - half);
+  }
+  T lane[32] = {};
+  if (n < 32) {
+    for (std::int64_t i = 0; i < n; ++i) lane[0] += p[i];
+    return lane[0] + T(0);
+  }
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (std::int64_t j = 0; j < 32; ++j) lane[j] += p[i + j];
+  for (; i < n; ++i) lane[0] += p[i];
+  for (std::int64_t w = 16; w > 0; w /= 2)
+    for (std::int64_t j = 0; j < w; ++j) lane[j] += lane[j + w];
+  return lane[0];
+}
+
+TEST(Reduce, ContiguousFloatSumsAreThePairwiseFoldBitForBit) {
+  CpuBackend cpu({.num_threads = 1});
+  Generator gen(5);
+  for (std::int64_t n : {31, 32, 33, 95, 1024, 1025, 4099, 100003}) {
+    const Tensor x = sub(rand({n}, f64, gen), Tensor::scalar(0.5), cpu);  // mixed signs
+    const auto v = x.to_vector<double>();
+    EXPECT_EQ(sum(x, cpu).item<double>(), pairwise_reference(v.data(), n)) << n;
+    const Tensor xf = sub(rand({n}, f32, gen), full({}, Scalar(0.5), f32), cpu);
+    const auto vf = xf.to_vector<float>();
+    EXPECT_EQ(sum(xf, cpu).item<float>(), pairwise_reference(vf.data(), n)) << n;
+  }
+}
