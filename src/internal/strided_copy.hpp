@@ -240,9 +240,15 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
   }
   const std::int64_t rows = plan.shape[0], cols = plan.shape[q];
   const std::int64_t sld = plan.strides[0][0], dld = plan.strides[1][q];
-  // Square tiles of 256 bytes a side (32 x 32 doubles: 16 KiB in, 16 KiB out).
-  const std::int64_t tile = std::max<std::int64_t>(8, 256 / static_cast<std::int64_t>(item));
-  const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + tile - 1) / tile;
+  // Tiles of 128 bytes along the destination's runs (`rows`) by 4 KiB along
+  // the source's (`cols`): each source row is read as one 4 KiB run, which
+  // the prefetcher follows, and each destination column receives two whole
+  // cache lines. Square 256-byte tiles read 256-byte pieces of 32 rows and
+  // took twice as long (2048^2 doubles: 6.3-6.9 ms against 3.0-3.4 ms on a
+  // 2-core AMD EPYC; 256x256x64 [2,0,1]: 7.1-9.7 ms against 2.8-3.5 ms).
+  const std::int64_t tile = std::max<std::int64_t>(8, 128 / static_cast<std::int64_t>(item));
+  const std::int64_t ctile = std::max<std::int64_t>(8, 4096 / static_cast<std::int64_t>(item));
+  const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + ctile - 1) / ctile;
   SmallVector<bool, 8> taken(rank, false);
   taken[0] = taken[q] = true;
   const OuterAxes outer(plan, taken);
@@ -251,7 +257,7 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
   auto* db = static_cast<unsigned char*>(d);
   const auto bytes = static_cast<std::int64_t>(item);
   const std::int64_t tasks = row_tiles * col_tiles * outer.count;
-  const std::int64_t grain = std::max<std::int64_t>(1, threshold / (tile * tile));
+  const std::int64_t grain = std::max<std::int64_t>(1, threshold / (tile * ctile));
   parallel_for(tasks, grain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t task = lo; task < hi; ++task) {
       std::int64_t t = task;
@@ -259,10 +265,10 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
       t /= row_tiles;
       const std::int64_t tc = t % col_tiles;
       t /= col_tiles;
-      std::int64_t so = tr * tile * sld + tc * tile, dof = tr * tile + tc * tile * dld;
+      std::int64_t so = tr * tile * sld + tc * ctile, dof = tr * tile + tc * ctile * dld;
       outer.add_offsets(plan, t, so, dof);
       transpose_tile(sb + so * bytes, sld, db + dof * bytes, dld, std::min(tile, rows - tr * tile),
-                     std::min(tile, cols - tc * tile), item, streaming);
+                     std::min(ctile, cols - tc * ctile), item, streaming);
     }
     if (streaming) transpose_fence();  // this thread's streaming stores, before the join
   });
