@@ -132,13 +132,15 @@ TWO_T_FLOPS = {("matmul", "256"): 2 * 256**3, ("matmul", "1024"): 2 * 1024**3,
 # Implementations whose records are floors (a vendor library called directly
 # by our binary): never checked, shown in the floor column.
 FLOOR_IMPLS = ("lapack", "fftw", "stream", "blas")
-# Groups whose cells are memory-bound (a few hundred microseconds to a few
-# milliseconds of streaming): the bandwidth a shared virtual machine gets
-# drifts by up to 2x within minutes, so one child per side, one after the
-# other, compares different machines. These groups run ROUNDS rounds (2 with
-# --quick), every side once per round, each round starting with another side;
-# a cell is its best round (the lowest median), for every side alike.
-ROUND_GROUPS = ("4 elementwise", "6 reductions", "7 permutation")
+# Groups of short kernel and overhead cells (microseconds to tens of
+# milliseconds): the speed a shared virtual machine gives a process (memory
+# bandwidth, and CPU time stolen by other guests) drifts by up to 2x within
+# minutes, so one child per side, one after the other, compares different
+# machines. These groups run ROUNDS rounds (2 with --quick), every side once
+# per round, each round starting with another side; a cell is its best round
+# (the lowest median), for every side alike.
+ROUND_GROUPS = ("4 elementwise", "5 tanh chain", "6 reductions", "7 permutation", "13 overhead",
+                "15 special/activations", "16 scan/sort")
 ROUNDS = 3
 # Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,

@@ -296,36 +296,62 @@ namespace {
 // fused pass whose blocks sit in L1 (these ops were a third of the traced
 // tanh chain). One IEEE operation per element, so every build returns the
 // same bits. `o` may be `a` or `b` (in place); other overlaps are not allowed.
-template <class T>
+// Operand::One reads a single value for every element (x * 0.5, x + bias).
+enum class Operand { Run, One };
+
+template <Operand kA, Operand kB, class T>
 [[gnu::always_inline]] inline void arith_loop(BinaryOp op, const T* a, const T* b, T* o,
                                               std::int64_t n) {
+  const T a0 = *a, b0 = *b;  // n > 0
+  const auto x = [&](std::int64_t i) { return kA == Operand::One ? a0 : a[i]; };
+  const auto y = [&](std::int64_t i) { return kB == Operand::One ? b0 : b[i]; };
   switch (op) {
     case BinaryOp::Add:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) + y(i);
       return;
     case BinaryOp::Sub:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] - b[i];
+      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) - y(i);
       return;
     case BinaryOp::Mul:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
+      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) * y(i);
       return;
     default:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i];
+      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) / y(i);
       return;
   }
 }
 
-TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const double* a, const double* b, double* o,
-                                      std::int64_t n) {
-  arith_loop(op, a, b, o, n);
+template <class T>
+[[gnu::always_inline]] inline void arith_any(BinaryOp op, const T* a, bool a_one, const T* b,
+                                             bool b_one, T* o, std::int64_t n) {
+  if (n <= 0) return;
+  if (a_one) return arith_loop<Operand::One, Operand::Run>(op, a, b, o, n);
+  if (b_one) return arith_loop<Operand::Run, Operand::One>(op, a, b, o, n);
+  arith_loop<Operand::Run, Operand::Run>(op, a, b, o, n);
 }
-TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const float* a, const float* b, float* o,
-                                      std::int64_t n) {
-  arith_loop(op, a, b, o, n);
+
+TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const double* a, bool a_one, const double* b,
+                                      bool b_one, double* o, std::int64_t n) {
+  arith_any(op, a, a_one, b, b_one, o, n);
+}
+TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const float* a, bool a_one, const float* b,
+                                      bool b_one, float* o, std::int64_t n) {
+  arith_any(op, a, a_one, b, b_one, o, n);
 }
 
 bool is_arith(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
+// An operand of compact_arith: laid out like the compact output (a run), or
+// one value broadcast to every element (all strides 0).
+bool arith_operand(const Tensor& t, const Tensor& out, bool& one) {
+  one = false;
+  if (t.strides() == out.strides()) return true;
+  for (const std::int64_t st : t.strides())
+    if (st != 0) return false;
+  one = true;
+  return true;
 }
 
 // Compact f32/f64 add, sub, mul and div on the instruction-set clones above,
@@ -334,18 +360,26 @@ bool is_arith(BinaryOp op) {
 bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   const DType dt = a.dtype();
+  bool a_one = false, b_one = false;
   if (!is_arith(op) || (dt != DType::F64 && dt != DType::F32) || out.dtype() != dt ||
-      !out.is_contiguous() || a.strides() != out.strides() || b.strides() != out.strides())
+      !out.is_contiguous() || !arith_operand(a, out, a_one) || !arith_operand(b, out, b_one) ||
+      (a_one && b_one))
     return false;
-  const std::size_t width = dt == DType::F64 ? 8 : 4;
-  const auto* pa = static_cast<const char*>(a.raw_data());
-  const auto* pb = static_cast<const char*>(b.raw_data());
-  auto* po = static_cast<char*>(out.raw_data());
-  backend.parallel_for(out.numel(), backend.parallel_threshold(),
-                       [&](std::int64_t lo, std::int64_t hi) {
-                         const std::size_t at = static_cast<std::size_t>(lo) * width;
-                         binary_contiguous(op, dt, pa + at, pb + at, po + at, hi - lo);
-                       });
+  const auto run = [&](auto* typed_out) {
+    using T = std::remove_pointer_t<decltype(typed_out)>;
+    const T* pa = static_cast<const T*>(a.raw_data());
+    const T* pb = static_cast<const T*>(b.raw_data());
+    backend.parallel_for(out.numel(), backend.parallel_threshold(),
+                         [&](std::int64_t lo, std::int64_t hi) {
+                           arith_run(op, a_one ? pa : pa + lo, a_one, b_one ? pb : pb + lo, b_one,
+                                     typed_out + lo, hi - lo);
+                         });
+  };
+  if (dt == DType::F64) {
+    run(static_cast<double*>(out.raw_data()));
+  } else {
+    run(static_cast<float*>(out.raw_data()));
+  }
   return true;
 }
 
@@ -356,10 +390,10 @@ bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, v
   if (is_special_op(op)) return false;
   if (is_arith(op) && (dtype == DType::F64 || dtype == DType::F32)) {
     if (dtype == DType::F64) {
-      arith_run(op, static_cast<const double*>(a), static_cast<const double*>(b),
+      arith_run(op, static_cast<const double*>(a), false, static_cast<const double*>(b), false,
                 static_cast<double*>(out), n);
     } else {
-      arith_run(op, static_cast<const float*>(a), static_cast<const float*>(b),
+      arith_run(op, static_cast<const float*>(a), false, static_cast<const float*>(b), false,
                 static_cast<float*>(out), n);
     }
     return true;

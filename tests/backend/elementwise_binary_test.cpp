@@ -530,10 +530,33 @@ TEST(ElementwiseBinary, CompactArithmeticIsExactPerElement) {
           if (gv[i] != want) ++wrong;
         }
         EXPECT_EQ(wrong, 0) << name(op) << " n=" << n << " f32? " << (dt == f32);
-        // In place: out is a.
-        const Tensor acc = a.contiguous();
+        // In place: out is the first operand (a copy of a).
+        const Tensor acc = a.clone();
         binary_into(op, acc, b, acc, two);
         EXPECT_EQ(max_abs_diff(acc, got), 0.0) << name(op) << " n=" << n;
+        // One operand a single value broadcast (x * 0.5), on either side.
+        const Tensor c = full({}, Scalar(0.75), dt);
+        const double cv = 0.75;
+        const auto left = convert(binary(op, c, a, two), f64).to_vector<double>();
+        const auto right = convert(binary(op, a, c, two), f64).to_vector<double>();
+        std::int64_t wrong_one = 0;
+        for (std::size_t i = 0; i < gv.size(); ++i) {
+          const auto apply = [&](double x, double y) {
+            if (dt == f32) {
+              const float xf = static_cast<float>(x), yf = static_cast<float>(y);
+              return static_cast<double>(op == BinaryOp::Add   ? xf + yf
+                                         : op == BinaryOp::Sub ? xf - yf
+                                         : op == BinaryOp::Mul ? xf * yf
+                                                               : xf / yf);
+            }
+            return op == BinaryOp::Add   ? x + y
+                   : op == BinaryOp::Sub ? x - y
+                   : op == BinaryOp::Mul ? x * y
+                                         : x / y;
+          };
+          if (left[i] != apply(cv, av[i]) || right[i] != apply(av[i], cv)) ++wrong_one;
+        }
+        EXPECT_EQ(wrong_one, 0) << name(op) << " n=" << n << " f32? " << (dt == f32);
       }
     }
   }

@@ -1,4 +1,8 @@
 #include "ad/eager/impl.hpp"
+
+#include <array>
+#include <vector>
+
 #include "internal/execute_refs.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
@@ -74,8 +78,38 @@ EagerTensor EagerRuntime::variable(Tensor value) {
 
 namespace detail {
 
+namespace {
+// The nodes a release still has to empty: a stack, its first few entries in
+// place (a chain's release queues one node at a time, so most destructions
+// never allocate).
+class PendingNodes {
+ public:
+  bool empty() const { return n_ == 0 && more_.empty(); }
+  void push(std::shared_ptr<GradNode>&& node) {
+    if (n_ < local_.size()) {
+      local_[n_++] = std::move(node);
+    } else {
+      more_.push_back(std::move(node));
+    }
+  }
+  std::shared_ptr<GradNode> pop() {
+    if (!more_.empty()) {
+      std::shared_ptr<GradNode> node = std::move(more_.back());
+      more_.pop_back();
+      return node;
+    }
+    return std::move(local_[--n_]);
+  }
+
+ private:
+  std::array<std::shared_ptr<GradNode>, 8> local_;
+  std::size_t n_ = 0;
+  std::vector<std::shared_ptr<GradNode>> more_;
+};
+}  // namespace
+
 GradNode::~GradNode() {
-  std::vector<std::shared_ptr<GradNode>> pending;
+  PendingNodes pending;
   // A child that others still own only loses a reference here: just that.
   // One this node owns alone would be destroyed, so it is queued instead.
   // (Most children are leaves or nodes kept by live tensors: no queue, no
@@ -83,7 +117,7 @@ GradNode::~GradNode() {
   auto take = [&](std::shared_ptr<GradNode>& child) {
     if (!child) return;
     if (child.use_count() == 1) {
-      pending.push_back(std::move(child));
+      pending.push(std::move(child));
     } else {
       child.reset();
     }
@@ -95,8 +129,7 @@ GradNode::~GradNode() {
   };
   take_children(*this);
   while (!pending.empty()) {
-    std::shared_ptr<GradNode> n = std::move(pending.back());
-    pending.pop_back();
+    std::shared_ptr<GradNode> n = pending.pop();
     // The last owner empties the node before it dies, so its destructor
     // finds no children and the release never recurses.
     if (n.use_count() == 1) take_children(*n);

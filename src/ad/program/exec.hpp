@@ -62,6 +62,12 @@ struct PreparedState {
   std::vector<char> output_moves;
   std::size_t fused_ops = 0;
   std::size_t value_count = 0;
+  /// Per value id: its place among the values the steps compute (a run holds
+  /// slot_count of them), or kNoSlot for inputs, constants and the values
+  /// inside fused groups, which a run never holds.
+  static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+  std::vector<std::uint32_t> slot_of;
+  std::size_t slot_count = 0;
   /// The most operands one step gathers (a step reading a run of the inputs
   /// in place gathers none).
   std::size_t max_operands = 0;

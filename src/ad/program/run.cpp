@@ -203,6 +203,9 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
       producer_step[s->value_base[i] + j] = static_cast<std::uint32_t>(s->steps.size());
     s->steps.push_back(std::move(step));
   }
+  s->slot_of.assign(count, PreparedState::kNoSlot);
+  for (std::uint32_t v = 0; v < count; ++v)
+    if (producer_step[v] != UINT32_MAX) s->slot_of[v] = static_cast<std::uint32_t>(s->slot_count++);
   // Steps whose operands are a run of consecutive inputs read them in place;
   // the others gather theirs into the operand slots.
   std::vector<std::int64_t> input_slot(count, -1);
@@ -282,12 +285,18 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   // Where each value lives: the caller's input, the program's constant, or
   // `owned` (what the steps compute). Inputs and constants are not copied.
   SmallVector<const Tensor*, 32> at(state.value_count, nullptr);
-  // The computed values by id, then the operand list the gathering steps
-  // fill (its tail): on the stack for small programs, else one allocation.
-  const std::size_t slots = state.value_count + state.max_operands;
-  TensorSlots slot_store(slots);
+  // The computed values by slot (state.slot_of), then the operand list the
+  // gathering steps fill (its tail): on the stack for small programs, else
+  // one allocation.
+  TensorSlots slot_store(state.slot_count + state.max_operands);
   const std::span<Tensor> owned = slot_store.span();
-  const std::span<Tensor> operand_slots(owned.data() + state.value_count, state.max_operands);
+  const std::span<Tensor> operand_slots(owned.data() + state.slot_count, state.max_operands);
+  // The slot holding value v, when v is a computed value the run holds now.
+  auto held = [&](std::uint32_t v) -> Tensor* {
+    const std::uint32_t slot = state.slot_of[v];
+    if (slot == PreparedState::kNoSlot || at[v] != &owned[slot]) return nullptr;
+    return &owned[slot];
+  };
   auto gather_operands = [&](std::span<const ValueRef> refs) {
     for (std::size_t k = 0; k < refs.size(); ++k) operand_slots[k] = *at[value_id(state, refs[k])];
     return std::span<const Tensor>(operand_slots.data(), refs.size());
@@ -304,8 +313,9 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
     for (std::size_t k = 0; k < count; ++k) operand_slots[k] = Tensor();
   };
   auto set = [&](std::uint32_t v, Tensor&& t) {
-    owned[v] = std::move(t);
-    at[v] = &owned[v];
+    Tensor& slot = owned[state.slot_of[v]];  // a step's value: it has a slot
+    slot = std::move(t);
+    at[v] = &slot;
     counter.add(1);
   };
   for (const auto& [v, slot] : state.input_values) at[v] = &inputs[slot];
@@ -313,7 +323,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   counter.add(state.input_values.size() + state.constant_values.size());
   auto release = [&](std::uint32_t v) {
     if (at[v] == nullptr) return;
-    if (at[v] == &owned[v]) owned[v] = Tensor();
+    if (Tensor* slot = held(v)) *slot = Tensor();
     at[v] = nullptr;
     --counter.live;
   };
@@ -373,8 +383,9 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   out.reserve(g.outputs.size());
   for (std::size_t k = 0; k < g.outputs.size(); ++k) {
     const std::uint32_t v = value_id(state, g.outputs[k]);
-    if (state.output_moves[k] && at[v] == &owned[v]) {
-      out.push_back(std::move(owned[v]));
+    Tensor* slot = held(v);
+    if (state.output_moves[k] && slot != nullptr) {
+      out.push_back(std::move(*slot));
     } else {
       out.push_back(*at[v]);
     }
