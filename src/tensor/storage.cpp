@@ -3,8 +3,13 @@
 #include "internal/host_alloc.hpp"
 #include "tenferro/core/error.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <new>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace tenferro {
 
@@ -14,11 +19,16 @@ std::string to_string(const Placement& p) {
 
 namespace detail {
 
-// Large blocks get no transparent-huge-page advice (NumPy gives it): on the
-// project's virtual machine, blocks advised with MADV_HUGEPAGE made the
-// benchmark suite slower (add of 2^22 doubles 4.0-4.4 -> 6.5 ms, a 1024^2
-// GEMM 138-154 -> 239 ms in the same process), and 2 MiB alignment put GEMM
-// operands on the same cache sets.
+// Blocks of 4 MiB and more are advised to use transparent huge pages (as
+// NumPy does, from the same size), where the system leaves that to the
+// program (`madvise` mode): a stream over 2^22-double operands spends much of
+// its time in page walks with 4 KiB pages, the more so in a virtual machine
+// (add of 2^22 doubles on a 2-core AMD EPYC VM: 4.1 ms best with 4 KiB pages,
+// 2.8-2.9 ms with huge pages). The start keeps its 64-byte alignment: the
+// kernel backs the 2 MiB-aligned interior, and blocks do not all begin on
+// the same cache sets (2 MiB-aligned GEMM operands were slower on an Intel VM).
+constexpr std::size_t kHugePageAdviceFrom = std::size_t{1} << 22;
+
 void* host_alloc(std::size_t nbytes, const char* op) {
   const std::size_t rounded = (nbytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
@@ -26,6 +36,15 @@ void* host_alloc(std::size_t nbytes, const char* op) {
     fail(ErrorKind::OutOfMemory, op, "could not allocate ", nbytes,
          " bytes of host memory; free tensors or use smaller shapes");
   }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (rounded >= kHugePageAdviceFrom) {
+    // Advice only: its failure (no THP support) leaves ordinary pages.
+    const auto page = static_cast<std::uintptr_t>(4096);
+    const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<std::uintptr_t>(p) + rounded) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+#endif
   return p;
 }
 

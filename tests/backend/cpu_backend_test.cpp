@@ -1,5 +1,10 @@
 #include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -166,4 +171,46 @@ TEST(CpuBackend, AttachmentsAreMadeOnceAndReleasedWithTheBackend) {
     EXPECT_FALSE(kept.expired());  // the backend holds it
   }
   EXPECT_TRUE(kept.expired());  // released with the backend
+}
+
+// Blocks of 4 MiB and more carry the transparent-huge-page advice (the
+// mapping's VmFlags in /proc/self/smaps show "hg"); smaller ones do not ask.
+namespace {
+// The VmFlags of the mapping holding address p ("" when not found).
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    const auto dash = line.find('-');
+    const auto space = line.find(' ');
+    if (dash != std::string::npos && space != std::string::npos && dash < space &&
+        line.find_first_not_of("0123456789abcdef") == dash) {
+      const auto lo = std::stoull(line.substr(0, dash), nullptr, 16);
+      const auto hi = std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+}  // namespace
+
+const int kProbe = 0;  // an address in a mapping of this program
+
+TEST(CpuBackend, LargeBlocksAskForHugePages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled") ||
+      vm_flags_of(&kProbe).empty()) {
+    GTEST_SKIP() << "no transparent huge pages or no /proc/self/smaps here";
+  }
+  CpuBackend cpu({.num_threads = 1});
+  const Tensor big = cpu.empty(Shape{std::int64_t{1} << 20}, f64);  // 8 MiB
+  const auto* mid = static_cast<const char*>(big.raw_data()) + (std::size_t{1} << 22);
+  EXPECT_NE(vm_flags_of(mid).find(" hg"), std::string::npos) << vm_flags_of(mid);
+  const Tensor heap = zeros({std::int64_t{1} << 20}, f64);  // tensor storage, same allocator
+  const auto* mid2 = static_cast<const char*>(heap.raw_data()) + (std::size_t{1} << 22);
+  EXPECT_NE(vm_flags_of(mid2).find(" hg"), std::string::npos) << vm_flags_of(mid2);
+  EXPECT_EQ(big.to_vector<double>().size(), std::size_t{1} << 20);
 }
