@@ -343,14 +343,17 @@ bool is_arith(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
 }
 
-// An operand of compact_arith: laid out like the compact output (a run), or
-// one value broadcast to every element (all strides 0).
-bool arith_operand(const Tensor& t, const Tensor& out, bool& one) {
-  one = false;
-  if (t.strides() == out.strides()) return true;
+// An operand the flat loops (compact_arith, the flat select) read: laid out
+// like the compact output (unit = true), or one value broadcast (every
+// stride 0).
+bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
+  if (t.strides() == out.strides()) {
+    unit = true;
+    return true;
+  }
   for (const std::int64_t st : t.strides())
     if (st != 0) return false;
-  one = true;
+  unit = false;
   return true;
 }
 
@@ -360,11 +363,12 @@ bool arith_operand(const Tensor& t, const Tensor& out, bool& one) {
 bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   const DType dt = a.dtype();
-  bool a_one = false, b_one = false;
+  bool a_run = false, b_run = false;
   if (!is_arith(op) || (dt != DType::F64 && dt != DType::F32) || out.dtype() != dt ||
-      !out.is_contiguous() || !arith_operand(a, out, a_one) || !arith_operand(b, out, b_one) ||
-      (a_one && b_one))
+      !out.is_contiguous() || !flat_operand(a, out, a_run) || !flat_operand(b, out, b_run) ||
+      (!a_run && !b_run))
     return false;
+  const bool a_one = !a_run, b_one = !b_run;
   const auto run = [&](auto* typed_out) {
     using T = std::remove_pointer_t<decltype(typed_out)>;
     const T* pa = static_cast<const T*>(a.raw_data());
@@ -452,19 +456,6 @@ template <class T>
 void select_run(const bool* c, bool cu, const T* a, bool au, const T* b, bool bu, T* o,
                 std::int64_t n) {
   select_loop(c, cu, a, au, b, bu, o, n);
-}
-
-// An operand the flat select reads: laid out like the compact output, or one
-// value broadcast (every stride 0).
-bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
-  if (t.strides() == out.strides()) {
-    unit = true;
-    return true;
-  }
-  for (const std::int64_t st : t.strides())
-    if (st != 0) return false;
-  unit = false;
-  return true;
 }
 
 }  // namespace
