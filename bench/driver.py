@@ -319,7 +319,7 @@ def main():
             for label, cmd in order:
                 tag = f"{label}, round {r + 1}/{n_rounds}" if n_rounds > 1 else label
                 recs, err = run_child(tag, cmd, threads, timeout=300)
-                for rec in recs:
+                for rec in recs if n_rounds > 1 else ():
                     rec["round"] = r
                 records += recs
                 if err:
@@ -339,12 +339,10 @@ def main():
             planner[(r["case"], r["size"])] = r
             continue
         key = (r["case"], r["size"], r["variant"], r["threads"], r["impl"])
-        # Several rounds of one cell: keep the best (ROUND_GROUPS), and every round's median.
+        # Several rounds of one cell (ROUND_GROUPS): keep the best.
         prev = by.get(key)
-        rounds_ns = (prev or {}).get("rounds_ns", []) + [r.get("median_ns")]
         if prev is None or (r.get("median_ns") or math.inf) < (prev.get("median_ns") or math.inf):
-            by[key] = dict(r)
-        by[key]["rounds_ns"] = rounds_ns
+            by[key] = r
     for (c, s, v), (ac, as_, av) in PEER_ALIAS.items():
         for t in (1, 2):
             for impl in PEERS:

@@ -85,6 +85,12 @@ T mul_values(T a, T b) {
   }
 }
 
+/// The lane fold of pairwise_contiguous below on f64 / f32 values
+/// (kLanes <= n <= kPairwiseLeaf), built per instruction set
+/// (reduce_kernels.cpp): the same additions in the same order, so the same bits.
+double sum_leaf(const double* p, std::int64_t n);
+float sum_leaf(const float* p, std::int64_t n);
+
 template <class T>
 struct SumOp {
   using In = T;
@@ -95,6 +101,11 @@ struct SumOp {
   static Acc identity() { return T(0); }
   static Acc map(T x, T /*shift*/) { return x; }
   static void combine(Acc& a, Acc b) { a = add_values(a, b); }
+  /// pairwise_contiguous's lane fold as one call (f64 and f32 only).
+  static Acc leaf(const T* p,
+                  std::int64_t n) requires(std::is_same_v<T, double> || std::is_same_v<T, float>) {
+    return sum_leaf(p, n);
+  }
 };
 
 template <class T>
@@ -231,12 +242,6 @@ void for_each_chunk(CpuBackend& cpu, const Layout& l, std::int64_t rows, Body&& 
 
 // ---- the reduction engine -------------------------------------------------------
 
-/// The lane fold of pairwise_contiguous below for SumOp<double> / SumOp<float>
-/// (kLanes <= n <= kPairwiseLeaf), built per instruction set
-/// (reduce_kernels.cpp): the same additions in the same order, so the same bits.
-double sum_leaf(const double* p, std::int64_t n);
-float sum_leaf(const float* p, std::int64_t n);
-
 template <class Op>
 typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
                                      typename Op::Shift s) {
@@ -247,8 +252,8 @@ typename Op::Acc pairwise_contiguous(const typename Op::In* p, std::int64_t n,
     Op::combine(a, pairwise_contiguous<Op>(p + half, n - half, s));
     return a;
   }
-  if constexpr (std::is_same_v<Op, SumOp<double>> || std::is_same_v<Op, SumOp<float>>) {
-    if (n >= kLanes) return sum_leaf(p, n);
+  if constexpr (requires { Op::leaf(p, n); }) {
+    if (n >= kLanes) return Op::leaf(p, n);
   }
   if (n < kLanes) {
     // One lane only: the others stay at the identity, and combining with the

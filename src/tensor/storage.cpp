@@ -9,6 +9,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace tenferro {
@@ -39,7 +40,7 @@ void* host_alloc(std::size_t nbytes, const char* op) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (rounded >= kHugePageAdviceFrom) {
     // Advice only: its failure (no THP support) leaves ordinary pages.
-    const auto page = static_cast<std::uintptr_t>(4096);
+    static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
     const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
     const auto end = (reinterpret_cast<std::uintptr_t>(p) + rounded) / page * page;
     if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
