@@ -238,6 +238,63 @@ void run_real(CpuBackend& cpu, const Tensor& x, const Tensor& out, F f) {
       cpu, out, [f](T v) { return static_cast<T>(f(static_cast<double>(v))); }, x);
 }
 
+// log_ndtr with SLEEF's erfc, log and log1p on whole blocks (in double, also
+// for f32) where the CPU has them: log(erfc(-x/sqrt2)/2) for x <= 0 and
+// log1p(-erfc(x/sqrt2)/2) above, i.e. erfc(|x|/sqrt2) either way; each block's
+// halves for log and log1p are packed apart so every element takes one of
+// them. erfc keeps its 1.5-ulp bound while its value is far above the
+// subnormal range, which holds for x >= kLogNdtrVectorFloor (erfc(30/sqrt2)
+// ~ 1e-197); below it, and without SLEEF, an element takes the scalar
+// log_ndtr (through erfcx). SLEEF's functions work lane by lane, so an
+// element's result does not depend on its neighbours.
+constexpr double kLogNdtrVectorFloor = -30;
+
+template <class T>
+void log_ndtr_real(CpuBackend& cpu, const Tensor& x, const Tensor& out) {
+  const vmath::SleefTable* const table = vmath::active_sleef_table();
+  if (table == nullptr) return run_real<T>(cpu, x, out, [](double v) { return log_ndtr(v); });
+  const auto fn = [table](vmath::SleefFn f) { return table->f64[static_cast<std::size_t>(f)]; };
+  const vmath::ArrayFn<double> erfc_fn = fn(vmath::SleefFn::erfc);
+  const vmath::ArrayFn<double> log_fn = fn(vmath::SleefFn::log);
+  const vmath::ArrayFn<double> log1p_fn = fn(vmath::SleefFn::log1p);
+  if (out.numel() == 0) return;
+  const tenferro::detail::StridedPlan<2> plan(out.shape(),
+                                              {out.strides().span(), x.strides().span()});
+  T* const o = static_cast<T*>(out.raw_data());
+  const T* const px = static_cast<const T*>(x.raw_data());
+  cpu.parallel_for(plan.numel, cpu.parallel_threshold(), [&](std::int64_t b0, std::int64_t e0) {
+    plan.run(b0, e0, [&](std::int64_t n, const auto& off, const auto& inc) {
+      constexpr std::int64_t kBlock = 256;
+      double e[kBlock], lower[kBlock], upper[kBlock];
+      for (std::int64_t s = 0; s < n; s += kBlock) {
+        const std::int64_t len = std::min(kBlock, n - s);
+        const T* const xs = px + off[1] + s * inc[1];
+        for (std::int64_t i = 0; i < len; ++i) {
+          e[i] = std::fabs(static_cast<double>(xs[i * inc[1]])) / kSqrt2;
+        }
+        erfc_fn(e, e, len);
+        std::int64_t nl = 0, nu = 0;
+        for (std::int64_t i = 0; i < len; ++i) {
+          if (static_cast<double>(xs[i * inc[1]]) > 0) {
+            upper[nu++] = -0.5 * e[i];
+          } else {
+            lower[nl++] = 0.5 * e[i];  // also NaN
+          }
+        }
+        log_fn(lower, lower, nl);
+        log1p_fn(upper, upper, nu);
+        T* const z = o + off[0] + s * inc[0];
+        nl = nu = 0;
+        for (std::int64_t i = 0; i < len; ++i) {
+          const double v = static_cast<double>(xs[i * inc[1]]);
+          const double r = v > 0 ? upper[nu++] : lower[nl++];
+          z[i * inc[0]] = static_cast<T>(v < kLogNdtrVectorFloor ? log_ndtr(v) : r);
+        }
+      }
+    });
+  });
+}
+
 template <class T>
 void special_real(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& out) {
   auto run = [&](auto f) { run_real<T>(cpu, x, out, f); };
@@ -264,7 +321,7 @@ void special_real(CpuBackend& cpu, UnaryOp op, const Tensor& x, const Tensor& ou
     case U::Ndtri:
       return run([](double v) { return ndtri(v); });
     case U::LogNdtr:
-      return run([](double v) { return log_ndtr(v); });
+      return log_ndtr_real<T>(cpu, x, out);
     case U::Entr:
       return run([](double v) { return entr(v); });
     case U::Logit:

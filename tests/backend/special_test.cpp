@@ -315,6 +315,40 @@ TEST(Special, LogAddExpRealOverBlocksStridesAndBroadcasts) {
   }
 }
 
+TEST(Special, LogNdtrOverBlocksAgainstLongDouble) {
+  // The kernel runs erfc, log and log1p on blocks of 256 (SLEEF's forms
+  // where the CPU has them) and the erfcx formula below x = -30. A dense,
+  // reversed strided grid over [-60, 60] against long double: erfc(|x|/sqrt2)
+  // amplifies the rounding of |x|/sqrt2 by 2 t^2 (t = |x|/sqrt2) relative to
+  // its value, which the upper tail passes on through log1p; the lower tail's
+  // log turns it back into a few ulp of a large result.
+  CpuBackend cpu({.num_threads = 2});
+  const std::int64_t n = 24001;
+  std::vector<double> grid(2 * n);
+  for (std::int64_t i = 0; i < 2 * n; ++i) grid[i] = -60.0 + 120.0 * i / (2 * n - 1) + 1e-7;
+  const Tensor x = Tensor::from_col_major({2 * n}, grid).slice(0, std::nullopt, std::nullopt, -2);
+  const auto xv = as_f64(x);
+  const auto got = log_ndtr(x, cpu).to_vector<double>();
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+  const long double s2 = std::sqrt(2.0L);
+  int checked = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const long double v = xv[i], t = std::fabs(v) / s2;
+    const long double ref =
+        v > 0 ? std::log1p(-0.5L * std::erfc(t)) : std::log(0.5L * std::erfc(-v / s2));
+    const double want = static_cast<double>(ref);
+    const double cond = v > 0 ? 2 * static_cast<double>(t * t) + 4 : 6;
+    EXPECT_NEAR(got[i], want, cond * 0x1p-52 * std::fabs(want) + 1e-300) << "x = " << xv[i];
+    ++checked;
+  }
+  EXPECT_EQ(checked, n);
+  // f32 computes in double and rounds once: the f64 result of the same values.
+  const Tensor xf = cast(x, f32, cpu);
+  const auto gotf = log_ndtr(xf, cpu).to_vector<float>();
+  const auto again = log_ndtr(cast(xf, f64, cpu), cpu).to_vector<double>();
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(gotf[i], static_cast<float>(again[i])) << i;
+}
+
 TEST(Special, LogAddExpComplex) {
   CpuBackend cpu;
   const std::vector<c128_t> a = {{0, 0}, {1, 2}, {1000, 1}, {-3, 0.25}};
