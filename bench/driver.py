@@ -139,8 +139,14 @@ FLOOR_IMPLS = ("lapack", "fftw", "stream", "blas")
 # machines. These groups run ROUNDS rounds (2 with --quick), every side once
 # per round, each round starting with another side; a cell is its best round
 # (the lowest median), for every side alike.
-ROUND_GROUPS = ("4 elementwise", "5 tanh chain", "6 reductions", "7 permutation", "13 overhead",
-                "15 special/activations", "16 scan/sort")
+# Every group but 8 (tensor networks: MERA takes seconds a call) and 14
+# (compile time): the LAPACK, BLAS and FFTW rows call the same library on
+# every side, so one process after the other measured the VM's drift, not the
+# code (solve 256 1T: 823 us ours against libtorch's 537 in one run; 521
+# against 540, with dgesv itself at 499, run back to back).
+ROUND_GROUPS = ("1 matmul", "2 einsum", "3 batched matmul", "4 elementwise", "5 tanh chain",
+                "6 reductions", "7 permutation", "9 linalg", "10 linalg AD", "12 FFT",
+                "13 overhead", "15 special/activations", "16 scan/sort")
 ROUNDS = 3
 # Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
