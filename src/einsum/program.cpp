@@ -406,8 +406,16 @@ Tensor run_direct(const Program& p, std::vector<Tensor> xs, Backend& backend) {
   if (p.sliced_extents.empty()) {
     x = contract(std::move(list));
   } else {
-    // Every slice on views of the operands (no copies), the results added:
-    // slices [begin, end) into one partial sum.
+    // Every slice on views of the operands (no copies), the results added
+    // in place: slices [begin, end) into one partial sum, which starts as the
+    // first slice's result (copied if that is a view of an operand).
+    auto shares_operand = [&](const Tensor& r) {
+      for (const Tensor& o : xs)
+        if (r.storage() == o.storage()) return true;
+      for (const Tensor& o : list)
+        if (r.storage() == o.storage()) return true;
+      return false;
+    };
     auto run_slices = [&](std::int64_t begin, std::int64_t end) {
       Tensor acc;
       for_each_slice(
@@ -424,7 +432,11 @@ Tensor run_direct(const Program& p, std::vector<Tensor> xs, Backend& backend) {
               part.push_back(std::move(v));
             }
             Tensor r = contract(std::move(part));
-            acc = acc.defined() ? add(acc, r, backend) : std::move(r);
+            if (!acc.defined()) {
+              acc = shares_operand(r) ? copy(r, backend) : std::move(r);
+            } else {
+              binary_into(BinaryOp::Add, acc, r, acc, backend);
+            }
           },
           begin, end);
       return acc;
