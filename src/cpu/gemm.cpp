@@ -100,7 +100,8 @@ struct SmallGemm {
 // only: a partial one would stall store forwarding). Two columns at a time
 // give the multiply-adds twice the independent chains (a 16 x 16 product was
 // bound by the latency of its four) and load op(A)'s column once for both
-// (four columns measured slower for 4 x 4); every element still adds its terms in order of p.
+// (four columns measured slower for 4 x 4); every element still adds its
+// terms in order of p.
 template <class T, int M, int NJ>
 [[gnu::always_inline]] inline void small_gemm_columns(const SmallGemm<T>& g, const T* __restrict a,
                                                       const T* __restrict b, T* __restrict c,
