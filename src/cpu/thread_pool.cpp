@@ -24,7 +24,7 @@ ThreadPool::ThreadPool(int num_threads) {
   workers_.reserve(static_cast<std::size_t>(std::max(num_threads - 1, 0)));
   for (int i = 1; i < num_threads; ++i) {
     try {
-      workers_.emplace_back([this] { worker_loop(); });
+      workers_.emplace_back([this, i] { worker_loop(i); });
     } catch (const std::system_error& e) {
       // The system refused another thread (a process or memory limit). Stop
       // and join the ones already running so none is left behind.
@@ -51,19 +51,34 @@ void ThreadPool::stop_and_join() {
   workers_.clear();
 }
 
-void ThreadPool::drain(const std::function<void(std::int64_t)>& chunk) {
-  for (;;) {
-    const std::int64_t i = next_.fetch_add(1);
-    if (i >= total_) return;
+void ThreadPool::drain(const std::function<void(std::int64_t)>& chunk, int participant) {
+  auto run_one = [&](std::int64_t i) {
     try {
       chunk(i);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (--pending_ == 0) done_.notify_all();
+    finish_chunk();
+  };
+  if (total_ <= kAffine) {
+    const std::int64_t stride = size();
+    for (std::int64_t i = participant; i < total_; i += stride)
+      if (!claimed_[i].exchange(true, std::memory_order_acq_rel)) run_one(i);
+    for (std::int64_t i = 0; i < total_; ++i)
+      if (!claimed_[i].exchange(true, std::memory_order_acq_rel)) run_one(i);
+    return;
   }
+  for (;;) {
+    const std::int64_t i = next_.fetch_add(1);
+    if (i >= total_) return;
+    run_one(i);
+  }
+}
+
+void ThreadPool::finish_chunk() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--pending_ == 0) done_.notify_all();
 }
 
 namespace {
@@ -74,7 +89,7 @@ void cpu_relax() {
 }
 }  // namespace
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int participant) {
   t_inside_task = true;
   std::uint64_t seen = 0;
   for (;;) {
@@ -96,7 +111,7 @@ void ThreadPool::worker_loop() {
       if (job == nullptr) continue;  // woke after that job had already finished
       ++active_workers_;
     }
-    drain(*job);
+    drain(*job, participant);
     std::lock_guard<std::mutex> lock(mutex_);
     if (--active_workers_ == 0) done_.notify_all();
   }
@@ -114,6 +129,8 @@ void ThreadPool::run(std::int64_t num_chunks, const std::function<void(std::int6
     job_ = &chunk;
     total_ = num_chunks;
     next_.store(0);
+    for (std::int64_t i = 0; i < std::min(num_chunks, kAffine); ++i)
+      claimed_[i].store(false, std::memory_order_relaxed);
     pending_ = num_chunks;
     error_ = nullptr;
     ++generation_;
@@ -121,7 +138,7 @@ void ThreadPool::run(std::int64_t num_chunks, const std::function<void(std::int6
   }
   wake_.notify_all();
   t_inside_task = true;
-  drain(chunk);
+  drain(chunk, 0);
   t_inside_task = false;
   // The workers' last chunks usually end within microseconds of ours: watch
   // for that briefly before sleeping on the condition variable, whose

@@ -31,9 +31,10 @@ class ThreadPool {
   static bool inside_task();
 
  private:
-  void worker_loop();
+  void worker_loop(int participant);
   void stop_and_join();
-  void drain(const std::function<void(std::int64_t)>& chunk);
+  void drain(const std::function<void(std::int64_t)>& chunk, int participant);
+  void finish_chunk();
 
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // one job at a time
@@ -47,6 +48,12 @@ class ThreadPool {
   static constexpr std::chrono::microseconds kSpin{200};
   std::int64_t total_ = 0;
   std::atomic<std::int64_t> next_{0};
+  // Jobs of at most kAffine chunks: participant p (the caller is 0, worker k
+  // is k + 1) first takes chunks p, p + size(), ..., so a chain of jobs over
+  // the same data gives each thread the same parts of it each time (they stay
+  // in its core's caches), then claims whatever the others have not started.
+  static constexpr std::int64_t kAffine = 64;
+  std::atomic<bool> claimed_[kAffine] = {};
   // Changed under mutex_; atomic so that the caller can watch them without it.
   std::atomic<std::int64_t> pending_{0};
   std::atomic<int> active_workers_{0};

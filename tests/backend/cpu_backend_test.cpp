@@ -108,6 +108,19 @@ TEST(CpuBackend, ParallelForCoversRangeOnceAndPropagatesErrors) {
     for (auto i = b; i < e; ++i) hits[static_cast<std::size_t>(i)]++;
   });
   for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  // Jobs of up to 64 chunks give each thread its own chunks first (3 threads:
+  // 12 chunks); larger ones (20 threads: 80 chunks) take them in turn. Either
+  // way every element runs once, in every one of many jobs in a row.
+  for (int threads : {3, 20}) {
+    CpuBackend many(CpuBackendOptions{threads});
+    std::vector<std::atomic<int>> seen(1000);
+    for (int round = 0; round < 50; ++round) {
+      many.parallel_for(1000, 10, [&](std::int64_t b, std::int64_t e) {
+        for (auto i = b; i < e; ++i) seen[static_cast<std::size_t>(i)]++;
+      });
+    }
+    for (auto& h : seen) EXPECT_EQ(h.load(), 50) << threads << " threads";
+  }
   EXPECT_TF_ERROR(cpu.parallel_for(100, 1,
                                    [&](std::int64_t b, std::int64_t) {
                                      if (b > 0) fail(ErrorKind::Internal, "body", "boom");
