@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 
 #include "linalg/factor.hpp"
 #include "linalg/lapack.hpp"
@@ -116,8 +117,42 @@ class LuFactor final : public LinalgOp<LuFactor, LuParams> {
   static const RuleSet& rules();
 };
 
-std::vector<std::int64_t> swaps_to_perm(const std::int32_t* piv, std::int64_t k, std::int64_t m,
-                                        std::string_view op, std::int64_t batch);
+void swaps_to_order(const std::int32_t* piv, std::int64_t k, std::span<std::int64_t> order,
+                    std::string_view op, std::int64_t batch);
+
+// The LU factorisation of one matrix of a batch (A [m, n, batch...] compact,
+// overwritten by its factors), its pivots, info, and P (as a matrix of A's
+// dtype, for the rules) when PM is not null.
+template <class T>
+void getrf_one(const LuParams& p, std::int64_t m, std::int64_t n, T* A, std::int32_t* P,
+               std::int32_t* I, T* PM, std::int64_t b) {
+  const std::int64_t k = std::min(m, n);
+  lapack::fint res = 0;
+  if (k > 0) {
+    lapack::getrf(static_cast<lapack::fint>(m), static_cast<lapack::fint>(n), A + b * m * n,
+                  static_cast<lapack::fint>(m), P + b * k, &res);
+  }
+  I[b] = res;
+  if (res < 0)
+    fail(ErrorKind::Internal, caller_name(p.caller), "LAPACK getrf rejected argument ", -res);
+  if (res > 0 && p.check) {
+    numerical_failure(ErrorKind::Singular, caller_name(p.caller), b,
+                      cat("the matrix is singular: U[", res - 1, ", ", res - 1,
+                          "] of its LU factorisation is exactly zero (use the _ex form to get "
+                          "info instead of an error)"));
+  }
+  if (PM == nullptr) return;
+  T* Pb = PM + b * m * m;
+  std::fill(Pb, Pb + m * m, T(0));
+  // Small matrices (the batched case) keep the row order on the stack.
+  constexpr std::int64_t kInline = 64;
+  std::int64_t inline_order[kInline];
+  std::vector<std::int64_t> heap_order(m > kInline ? m : 0);
+  const std::span<std::int64_t> order =
+      m > kInline ? std::span<std::int64_t>(heap_order) : std::span<std::int64_t>(inline_order, m);
+  swaps_to_order(P + b * k, k, order, caller_name(p.caller), b);
+  for (std::int64_t i = 0; i < m; ++i) Pb[order[i] + i * m] = T(1);  // P = (P^T)^T
+}
 
 // `perm` (P as a matrix of A's dtype, for the rules) may be null.
 template <class T>
@@ -125,31 +160,11 @@ void getrf_batches(const LuParams& p, Tensor& lu, Tensor& piv, Tensor& info, Ten
                    Backend& backend) {
   T* PM = perm != nullptr ? static_cast<T*>(perm->raw_data()) : nullptr;
   const std::int64_t m = lu.shape()[0], n = lu.shape()[1], k = std::min(m, n);
-  const std::int64_t batches = batch_count(lu.shape());
   T* A = static_cast<T*>(lu.raw_data());
   auto* P = static_cast<std::int32_t*>(piv.raw_data());
   auto* I = static_cast<std::int32_t*>(info.raw_data());
-  for_each_batch(backend, batches, m * n * k, [&](std::int64_t b) {
-    lapack::fint res = 0;
-    if (k > 0) {
-      lapack::getrf(static_cast<lapack::fint>(m), static_cast<lapack::fint>(n), A + b * m * n,
-                    static_cast<lapack::fint>(m), P + b * k, &res);
-    }
-    I[b] = res;
-    if (res < 0)
-      fail(ErrorKind::Internal, caller_name(p.caller), "LAPACK getrf rejected argument ", -res);
-    if (res > 0 && p.check) {
-      numerical_failure(ErrorKind::Singular, caller_name(p.caller), b,
-                        cat("the matrix is singular: U[", res - 1, ", ", res - 1,
-                            "] of its LU factorisation is exactly zero (use the _ex form to get "
-                            "info instead of an error)"));
-    }
-    if (PM == nullptr) return;
-    T* Pb = PM + b * m * m;
-    std::fill(Pb, Pb + m * m, T(0));
-    const auto order = swaps_to_perm(P + b * k, k, m, caller_name(p.caller), b);
-    for (std::int64_t i = 0; i < m; ++i) Pb[order[i] + i * m] = T(1);  // P = (P^T)^T
-  });
+  for_each_batch(backend, batch_count(lu.shape()), m * n * k,
+                 [&](std::int64_t b) { getrf_one<T>(p, m, n, A, P, I, PM, b); });
 }
 
 // getrf on a compact copy of A [m, n, b...]: {LU, pivots, info, P}.
@@ -239,11 +254,9 @@ const RuleSet& LuFactor::rules() {
 
 // ---- pivots ---------------------------------------------------------------------------
 
-// The row permutation perm with (P^T X)[i] = X[perm[i]], from LAPACK's swaps.
-std::vector<std::int64_t> swaps_to_perm(const std::int32_t* piv, std::int64_t k, std::int64_t m,
-                                        std::string_view op, std::int64_t batch) {
-  std::vector<std::int64_t> perm(m);
-  std::iota(perm.begin(), perm.end(), 0);
+// Pivots the user passed in: swap i must be with a row in [i, m).
+void check_pivots(const std::int32_t* piv, std::int64_t k, std::int64_t m, std::string_view op,
+                  std::int64_t batch) {
   for (std::int64_t i = 0; i < k; ++i) {
     const std::int64_t j = piv[i] - 1;
     if (j < i || j >= m) {
@@ -251,9 +264,16 @@ std::vector<std::int64_t> swaps_to_perm(const std::int32_t* piv, std::int64_t k,
                         cat("pivot ", i, " is ", piv[i], ", outside [", i + 1, ", ", m,
                             "]; pass the pivots lu_factor returned"));
     }
-    std::swap(perm[i], perm[j]);
   }
-  return perm;
+}
+
+// The row order with (P^T X)[i] = X[order[i]], from LAPACK's k swaps (checked).
+void swaps_to_order(const std::int32_t* piv, std::int64_t k, std::span<std::int64_t> order,
+                    std::string_view op, std::int64_t batch) {
+  const auto m = static_cast<std::int64_t>(order.size());
+  check_pivots(piv, k, m, op, batch);
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  for (std::int64_t i = 0; i < k; ++i) std::swap(order[i], order[piv[i] - 1]);
 }
 
 // ---- lu_solve ------------------------------------------------------------------------------
@@ -297,21 +317,28 @@ class LuSolve final : public LinalgOp<LuSolve, Flag> {
   static const RuleSet& rules();
 };
 
+// X[b] = A[b]^{-1} X[b] (or A[b]^{-H} X[b]) from the packed factors, for
+// n x n factors and k right-hand sides (both non-zero).
+template <class T>
+void getrs_one(bool adjoint, std::int64_t n, std::int64_t k, const T* A, const std::int32_t* P,
+               T* X, std::int64_t b, std::string_view op) {
+  lapack::fint res = 0;
+  lapack::getrs(adjoint ? 'C' : 'N', static_cast<lapack::fint>(n), static_cast<lapack::fint>(k),
+                A + b * n * n, static_cast<lapack::fint>(n), P + b * n, X + b * n * k,
+                static_cast<lapack::fint>(n), &res);
+  if (res < 0) fail(ErrorKind::Internal, std::string(op), "LAPACK getrs rejected argument ", -res);
+}
+
 template <class T>
 void getrs_batches(bool adjoint, const Tensor& lu, const Tensor& piv, Tensor& x, Backend& backend) {
   const std::int64_t n = lu.shape()[0], k = x.shape()[1];
-  const std::int64_t batches = batch_count(x.shape());
   if (n == 0 || k == 0) return;
   const T* A = lu.data<T>();
   const auto* P = piv.data<std::int32_t>();
   T* X = static_cast<T*>(x.raw_data());
-  for_each_batch(backend, batches, n * n * k, [&](std::int64_t b) {
-    swaps_to_perm(P + b * n, n, n, "lu_solve", b);  // validates the pivots
-    lapack::fint res = 0;
-    lapack::getrs(adjoint ? 'C' : 'N', static_cast<lapack::fint>(n), static_cast<lapack::fint>(k),
-                  A + b * n * n, static_cast<lapack::fint>(n), P + b * n, X + b * n * k,
-                  static_cast<lapack::fint>(n), &res);
-    if (res < 0) fail(ErrorKind::Internal, "lu_solve", "LAPACK getrs rejected argument ", -res);
+  for_each_batch(backend, batch_count(x.shape()), n * n * k, [&](std::int64_t b) {
+    check_pivots(P + b * n, n, n, "lu_solve", b);
+    getrs_one<T>(adjoint, n, k, A, P, X, b, "lu_solve");
   });
 }
 
@@ -429,10 +456,33 @@ class Solve final : public LinalgOp<Solve, LuParams> {
 
 std::vector<Tensor> Solve::execute(Backend& backend, std::span<const Tensor> in,
                                    Workspaces&) const {
-  const std::vector<Tensor> f = factorise(params(), in[0], backend);  // LU, piv, info, P
+  Tensor lu = compact_copy(in[0], backend);
   Tensor x = compact_copy(in[1], backend);
-  dispatch_floating(x.dtype(), [&]<class T>() { getrs_batches<T>(false, f[0], f[1], x, backend); });
-  return {x, f[2], f[0], f[3]};
+  const Shape& s = lu.shape();
+  const Shape batch(s.begin() + 2, s.end());
+  Shape ps = batch;
+  ps.insert(ps.begin(), s[0]);
+  Tensor piv = backend.empty(ps, DType::I32);
+  Tensor info = backend.empty(batch, DType::I32);
+  Shape pm = batch;
+  pm.insert(pm.begin(), s[0]);
+  pm.insert(pm.begin(), s[0]);
+  Tensor perm = backend.empty(pm, lu.dtype());
+  // Each matrix is factored and solved in one visit (its factors are still in
+  // the cache for getrs), and the pivots are our own, so need no check.
+  const std::int64_t n = s[0], k = x.shape()[1];
+  dispatch_floating(lu.dtype(), [&]<class T>() {
+    T* A = static_cast<T*>(lu.raw_data());
+    auto* P = static_cast<std::int32_t*>(piv.raw_data());
+    auto* I = static_cast<std::int32_t*>(info.raw_data());
+    T* PM = static_cast<T*>(perm.raw_data());
+    T* X = static_cast<T*>(x.raw_data());
+    for_each_batch(backend, batch_count(s), n * n * (n + k), [&](std::int64_t b) {
+      getrf_one<T>(params(), n, n, A, P, I, PM, b);
+      if (n > 0 && k > 0) getrs_one<T>(false, n, k, A, P, X, b, "solve");
+    });
+  });
+  return {x, info, lu, perm};
 }
 
 // dX = U^{-1} L^{-1} P^T (dB - dA X), with A = P L U: linear in (dA, dB), so

@@ -104,6 +104,22 @@ TEST(LinalgSolve, ResidualsLeftRightVectorAndAdjoint) {
   }
 }
 
+// solve factors and solves each matrix in one visit; lu_factor then
+// lu_solve makes the same LAPACK calls on the same numbers, so the same bits,
+// on one thread and split over two.
+TEST(LinalgSolve, ManySmallMatricesMatchLuFactorThenLuSolve) {
+  for (int threads : {1, 2}) {
+    CpuBackend cpu(CpuBackendOptions{.num_threads = threads});
+    for (DType dt : kAll) {
+      const Tensor A = make({5, 5, 300}, dt, 0.3, true);
+      const Tensor B = make({5, 2, 300}, dt, 1.1);
+      auto [lu, piv] = la::lu_factor(A, true, cpu);
+      EXPECT_EQ(vals(la::solve(A, B, true, cpu)), vals(la::lu_solve(lu, piv, B, true, false, cpu)))
+          << name(dt) << " at " << threads << " threads";
+    }
+  }
+}
+
 TEST(LinalgSolve, SingularIsTypedWithBatchIndexOrInfo) {
   CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
   // Matrix 1 of the batch is singular (two equal columns).
