@@ -167,22 +167,33 @@ void getrf_batches(const LuParams& p, Tensor& lu, Tensor& piv, Tensor& info, Ten
                  [&](std::int64_t b) { getrf_one<T>(p, m, n, A, P, I, PM, b); });
 }
 
-// getrf on a compact copy of A [m, n, b...]: {LU, pivots, info, P}.
-std::vector<Tensor> factorise(const LuParams& p, const Tensor& a, Backend& backend) {
-  Tensor lu = compact_copy(a, backend);
-  const Shape& s = lu.shape();
+// A compact copy of A [m, n, b...] for getrf to overwrite, and its other
+// outputs, unfilled: pivots [min(m, n), b...], info [b...] and P [m, m, b...].
+struct LuOutputs {
+  Tensor lu, piv, info, perm;
+};
+LuOutputs lu_outputs(const Tensor& a, Backend& backend) {
+  LuOutputs o;
+  o.lu = compact_copy(a, backend);
+  const Shape& s = o.lu.shape();
   const Shape batch(s.begin() + 2, s.end());
   Shape ps = batch;
   ps.insert(ps.begin(), std::min(s[0], s[1]));
-  Tensor piv = backend.empty(ps, DType::I32);
-  Tensor info = backend.empty(batch, DType::I32);
+  o.piv = backend.empty(ps, DType::I32);
+  o.info = backend.empty(batch, DType::I32);
   Shape pm = batch;
   pm.insert(pm.begin(), s[0]);
   pm.insert(pm.begin(), s[0]);
-  Tensor perm = backend.empty(pm, lu.dtype());
-  dispatch_floating(lu.dtype(),
-                    [&]<class T>() { getrf_batches<T>(p, lu, piv, info, &perm, backend); });
-  return {lu, piv, info, perm};
+  o.perm = backend.empty(pm, o.lu.dtype());
+  return o;
+}
+
+// getrf on a compact copy of A [m, n, b...]: {LU, pivots, info, P}.
+std::vector<Tensor> factorise(const LuParams& p, const Tensor& a, Backend& backend) {
+  LuOutputs o = lu_outputs(a, backend);
+  dispatch_floating(o.lu.dtype(),
+                    [&]<class T>() { getrf_batches<T>(p, o.lu, o.piv, o.info, &o.perm, backend); });
+  return {o.lu, o.piv, o.info, o.perm};
 }
 
 std::vector<Tensor> LuFactor::execute(Backend& backend, std::span<const Tensor> in,
@@ -456,33 +467,23 @@ class Solve final : public LinalgOp<Solve, LuParams> {
 
 std::vector<Tensor> Solve::execute(Backend& backend, std::span<const Tensor> in,
                                    Workspaces&) const {
-  Tensor lu = compact_copy(in[0], backend);
+  LuOutputs f = lu_outputs(in[0], backend);
   Tensor x = compact_copy(in[1], backend);
-  const Shape& s = lu.shape();
-  const Shape batch(s.begin() + 2, s.end());
-  Shape ps = batch;
-  ps.insert(ps.begin(), s[0]);
-  Tensor piv = backend.empty(ps, DType::I32);
-  Tensor info = backend.empty(batch, DType::I32);
-  Shape pm = batch;
-  pm.insert(pm.begin(), s[0]);
-  pm.insert(pm.begin(), s[0]);
-  Tensor perm = backend.empty(pm, lu.dtype());
   // Each matrix is factored and solved in one visit (its factors are still in
   // the cache for getrs), and the pivots are our own, so need no check.
-  const std::int64_t n = s[0], k = x.shape()[1];
-  dispatch_floating(lu.dtype(), [&]<class T>() {
-    T* A = static_cast<T*>(lu.raw_data());
-    auto* P = static_cast<std::int32_t*>(piv.raw_data());
-    auto* I = static_cast<std::int32_t*>(info.raw_data());
-    T* PM = static_cast<T*>(perm.raw_data());
+  const std::int64_t n = f.lu.shape()[0], k = x.shape()[1];
+  dispatch_floating(f.lu.dtype(), [&]<class T>() {
+    T* A = static_cast<T*>(f.lu.raw_data());
+    auto* P = static_cast<std::int32_t*>(f.piv.raw_data());
+    auto* I = static_cast<std::int32_t*>(f.info.raw_data());
+    T* PM = static_cast<T*>(f.perm.raw_data());
     T* X = static_cast<T*>(x.raw_data());
-    for_each_batch(backend, batch_count(s), n * n * (n + k), [&](std::int64_t b) {
+    for_each_batch(backend, batch_count(f.lu.shape()), n * n * (n + k), [&](std::int64_t b) {
       getrf_one<T>(params(), n, n, A, P, I, PM, b);
       if (n > 0 && k > 0) getrs_one<T>(false, n, k, A, P, X, b, "solve");
     });
   });
-  return {x, info, lu, perm};
+  return {x, f.info, f.lu, f.perm};
 }
 
 // dX = U^{-1} L^{-1} P^T (dB - dA X), with A = P L U: linear in (dA, dB), so
