@@ -90,6 +90,11 @@ void Backend::arg_reduce(bool is_max, const Tensor&, std::int64_t, const Tensor&
 void Backend::cumulate(const Tensor&, std::int64_t, bool product, bool) {
   no_kernel(product ? "cumprod" : "cumsum");
 }
+void Backend::cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axis, bool product,
+                            bool reverse) {
+  copy(x, out);
+  cumulate(out, axis, product, reverse);
+}
 void Backend::argsort(const Tensor&, std::int64_t, bool, const Tensor&) {
   no_kernel("argsort");
 }

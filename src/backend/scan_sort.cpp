@@ -1,6 +1,8 @@
-// Direct cumsum/cumprod, argsort, sort and topk. The input is first copied
-// into a compact column-major tensor (converting the dtype where the result
-// needs it), so the lane kernels see one layout whatever x's strides are.
+// Direct cumsum/cumprod, argsort, sort and topk. The lane kernels see one
+// layout whatever x's strides are: cumsum/cumprod hand x to the backend's
+// cumulate_into (the CPU backend scans a compact x of the result's dtype
+// straight into the output, and copies any other x first); the sorts copy x
+// into a compact column-major tensor.
 
 #include <utility>
 
@@ -33,8 +35,11 @@ Tensor cumulate(const Tensor& x, std::int64_t axis, Backend& backend, bool rever
   require_defined(x, op);
   const std::int64_t a = lane_axis(x, axis, op);
   Tensor out = backend.empty(x.shape(), cumulative_result_dtype(x.dtype()));
-  backend.copy(x, out);
-  if (x.rank() > 0) backend.cumulate(out, a, product, reverse);
+  if (x.rank() > 0) {
+    backend.cumulate_into(x, out, a, product, reverse);
+  } else {
+    backend.copy(x, out);
+  }
   return out;
 }
 

@@ -71,7 +71,17 @@ void CpuBackend::arg_reduce(bool is_max, const Tensor& x, std::int64_t axis, con
 }
 
 void CpuBackend::cumulate(const Tensor& t, std::int64_t axis, bool product, bool reverse) {
-  cpu::cumulate_inplace(*this, t, cpu::lane_shape(t, axis), product, reverse);
+  cpu::cumulate_lanes(*this, t, t, cpu::lane_shape(t, axis), product, reverse);
+}
+
+// A compact x of the result's dtype is scanned straight into out: one pass
+// over memory instead of a copy and then a scan in place.
+void CpuBackend::cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axis, bool product,
+                               bool reverse) {
+  if (x.dtype() != out.dtype() || !x.is_contiguous() || !out.is_contiguous()) {
+    return Backend::cumulate_into(x, out, axis, product, reverse);
+  }
+  cpu::cumulate_lanes(*this, x, out, cpu::lane_shape(x, axis), product, reverse);
 }
 
 void CpuBackend::argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) {

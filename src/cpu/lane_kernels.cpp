@@ -38,48 +38,55 @@ T wrap_mul(T a, T b) {
 constexpr std::int64_t kInnerBlock = 512;
 
 template <class T>
-void cumulate_typed(CpuBackend& cpu, T* data, const LaneShape& l, bool product, bool reverse) {
-  if (l.n <= 1 || l.inner == 0 || l.outer == 0) return;
+void cumulate_typed(CpuBackend& cpu, const T* src, T* dst, const LaneShape& l, bool product,
+                    bool reverse) {
+  if (l.inner == 0 || l.outer == 0 || l.n == 0) return;
   const std::int64_t blocks = (l.inner + kInnerBlock - 1) / kInnerBlock;
   const std::int64_t grain =
       std::max<std::int64_t>(1, cpu.parallel_threshold() / (l.n * kInnerBlock));
+  const auto step_of = [&](T acc, T x) { return product ? wrap_mul(acc, x) : wrap_add(acc, x); };
+  // src may be dst (a scan in place): every element is read before it is written.
   cpu.parallel_for(l.outer * blocks, grain, [&](std::int64_t begin, std::int64_t end) {
     if (l.inner == 1) {
       // Contiguous lanes (blocks == 1: a task is a lane), W at a time: each
       // running value is a chain of dependent additions (latency-bound), so
       // W independent chains keep the adder busy; every lane still
       // accumulates in order (the same results as one lane at a time).
-      const auto scan = [&]<int W>(T* first) {
+      const auto scan = [&]<int W>(std::int64_t lane0) {
+        const T* in = src + lane0 * l.n;
+        T* out = dst + lane0 * l.n;
         T acc[W];
-        for (int w = 0; w < W; ++w) acc[w] = first[w * l.n + (reverse ? l.n - 1 : 0)];
+        const std::int64_t first = reverse ? l.n - 1 : 0;
+        for (int w = 0; w < W; ++w) out[w * l.n + first] = acc[w] = in[w * l.n + first];
         for (std::int64_t step = 1; step < l.n; ++step) {
           const std::int64_t at = reverse ? l.n - 1 - step : step;
-          for (int w = 0; w < W; ++w) {
-            T& cur = first[w * l.n + at];
-            acc[w] = product ? wrap_mul(acc[w], cur) : wrap_add(acc[w], cur);
-            cur = acc[w];
-          }
+          for (int w = 0; w < W; ++w)
+            out[w * l.n + at] = acc[w] = step_of(acc[w], in[w * l.n + at]);
         }
       };
       std::int64_t task = begin;
-      for (; task + 4 <= end; task += 4) scan.template operator()<4>(data + task * l.n);
-      for (; task < end; ++task) scan.template operator()<1>(data + task * l.n);
+      for (; task + 4 <= end; task += 4) scan.template operator()<4>(task);
+      for (; task < end; ++task) scan.template operator()<1>(task);
       return;
     }
     for (std::int64_t task = begin; task < end; ++task) {
       const std::int64_t o = task / blocks;
       const std::int64_t i0 = (task % blocks) * kInnerBlock;
       const std::int64_t i1 = std::min(l.inner, i0 + kInnerBlock);
-      T* lane = data + o * l.inner * l.n;
+      const T* in = src + o * l.inner * l.n;
+      T* out = dst + o * l.inner * l.n;
+      const std::int64_t first = (reverse ? l.n - 1 : 0) * l.inner;
+      if (out != in) std::copy(in + first + i0, in + first + i1, out + first + i0);
       for (std::int64_t step = 1; step < l.n; ++step) {
         const std::int64_t k = reverse ? l.n - 1 - step : step;
         const std::int64_t prev = reverse ? k + 1 : k - 1;
-        T* cur = lane + k * l.inner;
-        const T* before = lane + prev * l.inner;
+        const T* x = in + k * l.inner;
+        const T* before = out + prev * l.inner;
+        T* cur = out + k * l.inner;
         if (product) {
-          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_mul(before[i], cur[i]);
+          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_mul(before[i], x[i]);
         } else {
-          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_add(before[i], cur[i]);
+          for (std::int64_t i = i0; i < i1; ++i) cur[i] = wrap_add(before[i], x[i]);
         }
       }
     }
@@ -206,14 +213,15 @@ LaneShape lane_shape(const Tensor& x, std::int64_t axis) {
   return l;
 }
 
-void cumulate_inplace(CpuBackend& backend, const Tensor& t, const LaneShape& lanes, bool product,
-                      bool reverse) {
-  detail::dispatch_dtype(t.dtype(), [&](auto tag) {
+void cumulate_lanes(CpuBackend& backend, const Tensor& x, const Tensor& out, const LaneShape& lanes,
+                    bool product, bool reverse) {
+  detail::dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int32_t>) {
       throw Error(ErrorKind::Internal, "cumulate", "accumulates in i64, got a narrower dtype");
     } else {
-      cumulate_typed<T>(backend, static_cast<T*>(t.raw_data()), lanes, product, reverse);
+      cumulate_typed<T>(backend, static_cast<const T*>(x.raw_data()),
+                        static_cast<T*>(out.raw_data()), lanes, product, reverse);
     }
   });
 }

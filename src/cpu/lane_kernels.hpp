@@ -17,11 +17,12 @@ struct LaneShape {
 };
 LaneShape lane_shape(const Tensor& x, std::int64_t axis);
 
-/// In place on the compact tensor `t` (i64, f32, f64, c64 or c128): running
-/// sums (`product` false) or products along the lanes, from the end when
-/// `reverse`. Integer arithmetic wraps.
-void cumulate_inplace(CpuBackend& backend, const Tensor& t, const LaneShape& lanes, bool product,
-                      bool reverse);
+/// out = running sums (`product` false) or products of x along the lanes,
+/// from the end when `reverse`; x and out compact, of one dtype (i64, f32,
+/// f64, c64 or c128), and the same tensor for a scan in place. Integer
+/// arithmetic wraps.
+void cumulate_lanes(CpuBackend& backend, const Tensor& x, const Tensor& out, const LaneShape& lanes,
+                    bool product, bool reverse);
 
 /// out (compact i64 [inner, k, outer]) = the first k indices that stably sort
 /// each lane of the compact real tensor x, NaN largest.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -166,6 +167,40 @@ TEST(Scan, CumsumCumprodMatchNaiveLoops) {
   EXPECT_EQ(checked, 6 * 2 * 4 * 2 * 2);
   EXPECT_EQ(cumulative_result_dtype(DType::I32), DType::I64);
   EXPECT_EQ(cumulative_result_dtype(DType::C64), DType::C64);
+}
+
+// A compact input of the result's dtype is scanned straight into the output
+// (one pass); a strided one is copied first and scanned in place. Both add in
+// the same order, so the same bits, over every axis, both directions, and the
+// one-lane-per-task and 512-wide-block paths.
+TEST(Scan, OnePassScanMatchesCopyThenScanBitForBit) {
+  Generator gen(11);
+  int checked = 0;
+  for (DType dt : {DType::F64, DType::F32, DType::C128, DType::I64}) {
+    for (Shape s : {Shape{37, 9, 3}, Shape{600, 5}, Shape{1, 4}, Shape{4, 1}}) {
+      const Tensor x = random_values(s, dt, gen);
+      const Tensor strided = tftest::strided_copy(x);
+      ASSERT_FALSE(strided.is_contiguous());
+      for (std::int64_t axis = 0; axis < x.rank(); ++axis) {
+        for (bool reverse : {false, true}) {
+          for (bool product : {false, true}) {
+            const auto run = [&](const Tensor& in) {
+              return product ? cumprod(in, axis, cpu(), reverse) : cumsum(in, axis, cpu(), reverse);
+            };
+            const Tensor a = run(x), b = run(strided);
+            ASSERT_EQ(a.numel(), b.numel());
+            EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(),
+                                  static_cast<std::size_t>(a.numel()) * itemsize(a.dtype())),
+                      0)
+                << name(dt) << " axis " << axis << (reverse ? " reverse" : "")
+                << (product ? " cumprod" : " cumsum");
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * (3 + 2 + 2 + 2) * 4);
 }
 
 TEST(Scan, ZeroSizeRankZeroAndErrors) {

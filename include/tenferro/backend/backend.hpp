@@ -100,6 +100,11 @@ class Backend {
   virtual void arg_reduce(bool is_max, const Tensor& x, std::int64_t axis, const Tensor& out);
   /// In place along `axis`: running sum or product, from the end when `reverse`.
   virtual void cumulate(const Tensor& t, std::int64_t axis, bool product, bool reverse);
+  /// out = the running sum or product of x along `axis` (out: x's shape, the
+  /// cumulative dtype). The default copies x into out and calls cumulate; a
+  /// backend may read x and write out in one pass.
+  virtual void cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axis, bool product,
+                             bool reverse);
   /// out (i64) = the first out.shape()[axis] indices of a stable sort of each
   /// lane of x along `axis`; x real, compact.
   virtual void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out);

@@ -101,6 +101,8 @@ class CpuBackend final : public Backend {
                 const Tensor& out) override;
   void arg_reduce(bool is_max, const Tensor& x, std::int64_t axis, const Tensor& out) override;
   void cumulate(const Tensor& t, std::int64_t axis, bool product, bool reverse) override;
+  void cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axis, bool product,
+                     bool reverse) override;
   void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) override;
   Tensor normalize_indices(const Tensor& index, std::int64_t extent, std::int64_t axis,
                            const char* op) override;
