@@ -8,6 +8,28 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(__SANITIZE_THREAD__)
 #define TENFERRO_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define TENFERRO_TARGET_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
 #else
 #define TENFERRO_TARGET_CLONES
+#define TENFERRO_TARGET_CLONES_AVX2
+#endif
+
+// TENFERRO_TARGET_AVX512: a function compiled for AVX-512 only, for code with
+// its own AVX-512 form (wider vectors, more columns), called after a run-time
+// check of the processor (cpu_has_avx512f()). Empty where x86 target
+// attributes are not available; such code then has no AVX-512 form.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define TENFERRO_HAS_TARGET_AVX512 1
+#define TENFERRO_TARGET_AVX512 __attribute__((target("avx512f")))
+namespace tenferro::cpu {
+inline bool cpu_has_avx512f() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return has;
+}
+}  // namespace tenferro::cpu
+#else
+#define TENFERRO_HAS_TARGET_AVX512 0
 #endif

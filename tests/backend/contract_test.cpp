@@ -1,7 +1,11 @@
 // dot_general and matmul against naive loops.
 
+#include <cmath>
+#include <limits>
 #include <numeric>
+#include <vector>
 
+#include "../../src/cpu/gemm.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -262,6 +266,81 @@ TEST(DotGeneral, SmallRealProductsAcrossTheKernelBound) {
     }
   }
   EXPECT_EQ(checked, 2 * 17 * 4);
+}
+
+// Each form of the small register kernel this processor runs (32-byte
+// vectors two columns at a time; 64-byte vectors eight at a time with
+// AVX-512) against a long-double product, for every m and n up to 16: every
+// register layout of a column and every tail of column groups.
+template <class T>
+std::int64_t check_small_gemm_form(cpu::SmallGemmForm form, DType dt) {
+  std::int64_t checked = 0;
+  std::uint64_t state = 12345;
+  auto next = [&state] {  // deterministic values in [-1, 1)
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<T>(static_cast<double>(state >> 11) * 0x1p-52 - 1.0);
+  };
+  for (std::int64_t m = 1; m <= 16; ++m) {
+    for (std::int64_t n = 1; n <= 16; ++n) {
+      const std::int64_t k = 1 + (m * 7 + n * 3) % 16;
+      std::vector<T> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+      for (T& x : a) x = next();
+      for (T& x : b) x = next();
+      std::vector<T> c(static_cast<std::size_t>(m * n), T(99));
+      cpu::small_gemm_with(form, dt, m, n, k, a.data(), b.data(), c.data());
+      for (std::int64_t j = 0; j < n; ++j) {
+        for (std::int64_t i = 0; i < m; ++i) {
+          long double ref = 0, mag = 0;
+          for (std::int64_t p = 0; p < k; ++p) {
+            const long double t = static_cast<long double>(a[static_cast<std::size_t>(i + p * m)]) *
+                                  b[static_cast<std::size_t>(p + j * k)];
+            ref += t;
+            mag += std::fabs(t);
+          }
+          const long double bound = 2.0L * static_cast<long double>(k) * mag *
+                                    std::numeric_limits<T>::epsilon();
+          const long double got = c[static_cast<std::size_t>(i + j * m)];
+          if (std::fabs(got - ref) > bound) {
+            ADD_FAILURE() << name(dt) << " m " << m << " n " << n << " k " << k << " at (" << i
+                          << ", " << j << "): " << static_cast<double>(got) << " vs "
+                          << static_cast<double>(ref);
+            return checked;
+          }
+        }
+      }
+      ++checked;
+    }
+  }
+  return checked;
+}
+
+TEST(SmallGemmKernel, EachFormAgainstLongDoubleForEveryShape) {
+  using cpu::SmallGemmForm;
+  ASSERT_TRUE(cpu::small_gemm_form_available(SmallGemmForm::Vec32));
+  std::int64_t checked = 0, forms = 0;
+  for (SmallGemmForm form : {SmallGemmForm::Vec32, SmallGemmForm::Vec64}) {
+    if (!cpu::small_gemm_form_available(form)) continue;
+    ++forms;
+    checked += check_small_gemm_form<double>(form, f64);
+    checked += check_small_gemm_form<float>(form, f32);
+  }
+  EXPECT_EQ(checked, forms * 2 * 16 * 16);
+}
+
+TEST(SmallGemmKernel, RejectsSidesAndDTypesItDoesNotTake) {
+  std::vector<double> a(17 * 17, 1.0), b(17 * 17, 1.0), c(17 * 17);
+  const auto form = cpu::SmallGemmForm::Vec32;
+  EXPECT_TF_ERROR(cpu::small_gemm_with(form, f64, 17, 2, 2, a.data(), b.data(), c.data()),
+                    ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(cpu::small_gemm_with(form, f64, 2, 0, 2, a.data(), b.data(), c.data()),
+                    ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(cpu::small_gemm_with(form, c128, 2, 2, 2, a.data(), b.data(), c.data()),
+                    ErrorKind::InvalidArgument);
+  if (!cpu::small_gemm_form_available(cpu::SmallGemmForm::Vec64)) {
+    EXPECT_TF_ERROR(cpu::small_gemm_with(cpu::SmallGemmForm::Vec64, f64, 2, 2, 2, a.data(),
+                                           b.data(), c.data()),
+                      ErrorKind::Unsupported);
+  }
 }
 
 TEST(DotGeneral, PromotesDTypes) {
