@@ -98,6 +98,11 @@ void Backend::cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axi
 void Backend::argsort(const Tensor&, std::int64_t, bool, const Tensor&) {
   no_kernel("argsort");
 }
+void Backend::sort_into(const Tensor& x, std::int64_t axis, bool descending, const Tensor& values,
+                        const Tensor& indices) {
+  argsort(x, axis, descending, indices);
+  gather(x, indices, axis, values);
+}
 Tensor Backend::normalize_indices(const Tensor&, std::int64_t, std::int64_t, const char* op) {
   no_kernel(op);
 }

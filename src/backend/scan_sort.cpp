@@ -57,11 +57,14 @@ Tensor cumprod(const Tensor& x, std::int64_t axis, Backend& backend, bool revers
   return cumulate(x, axis, backend, reverse, true, "cumprod");
 }
 
-namespace detail {
+namespace {
 
-Tensor argsort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k, bool descending,
-                      Backend& backend) {
-  const char* op = k < 0 ? "argsort" : "topk";
+// The first k entries (k < 0: all) of the stable sort of x along `axis`:
+// {values, indices}, or indices only (values left undefined) unless
+// `with_values`.
+std::pair<Tensor, Tensor> sort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k,
+                                      bool descending, Backend& backend, bool with_values) {
+  const char* op = k < 0 ? (with_values ? "sort" : "argsort") : "topk";
   require_defined(x, op);
   if (is_complex(x.dtype())) {
     fail(ErrorKind::DTypeMismatch, op, "complex numbers are not ordered (dtype ", name(x.dtype()),
@@ -83,15 +86,29 @@ Tensor argsort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k, bool d
   Tensor out = backend.empty(out_shape, DType::I64);
   if (x.rank() == 0) {
     if (kept == 1) backend.fill(out, Scalar(std::int64_t{0}));
-    return out;
+    return {with_values ? copy(x, backend) : Tensor(), std::move(out)};
   }
   Tensor compact = x;
   if (!x.is_contiguous()) {
     compact = backend.empty(x.shape(), x.dtype());
     backend.copy(x, compact);
   }
-  backend.argsort(compact, a, descending, out);
-  return out;
+  if (!with_values) {
+    backend.argsort(compact, a, descending, out);
+    return {Tensor(), std::move(out)};
+  }
+  Tensor values = backend.empty(out_shape, x.dtype());
+  backend.sort_into(compact, a, descending, values, out);
+  return {std::move(values), std::move(out)};
+}
+
+}  // namespace
+
+namespace detail {
+
+Tensor argsort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k, bool descending,
+                      Backend& backend) {
+  return sort_prefix(x, axis, k, descending, backend, false).second;
 }
 
 }  // namespace detail
@@ -102,10 +119,7 @@ Tensor argsort(const Tensor& x, std::int64_t axis, Backend& backend, bool descen
 
 std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t axis, Backend& backend,
                                bool descending) {
-  Tensor idx = detail::argsort_prefix(x, axis, -1, descending, backend);
-  if (x.rank() == 0) return {copy(x, backend), std::move(idx)};
-  Tensor values = take_along_axis(x, idx, axis, backend);
-  return {std::move(values), std::move(idx)};
+  return sort_prefix(x, axis, -1, descending, backend, true);
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t axis, Backend& backend,
@@ -113,10 +127,7 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t axi
   if (k < 0) {
     fail(ErrorKind::InvalidArgument, "topk", "k = ", k, " is negative; choose 0 <= k <= extent");
   }
-  Tensor idx = detail::argsort_prefix(x, axis, k, largest, backend);
-  if (x.rank() == 0) return {copy(x, backend), std::move(idx)};
-  Tensor values = take_along_axis(x, idx, axis, backend);
-  return {std::move(values), std::move(idx)};
+  return sort_prefix(x, axis, k, largest, backend, true);
 }
 
 }  // namespace tenferro

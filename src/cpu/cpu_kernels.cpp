@@ -86,7 +86,19 @@ void CpuBackend::cumulate_into(const Tensor& x, const Tensor& out, std::int64_t 
 
 void CpuBackend::argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) {
   const std::int64_t kept = out.shape()[static_cast<std::size_t>(axis)];
-  cpu::argsort_lanes(*this, x, cpu::lane_shape(x, axis), kept, descending, out);
+  cpu::argsort_lanes(*this, x, cpu::lane_shape(x, axis), kept, descending, out, nullptr);
+}
+
+// The values come out of the sort itself (read back from its keys, in
+// order), not from a gather at the sorted indices: a lane of 2^20 doubles
+// read at random cost about 3.5 ms of a 24 ms sort.
+void CpuBackend::sort_into(const Tensor& x, std::int64_t axis, bool descending,
+                           const Tensor& values, const Tensor& indices) {
+  if (values.dtype() != x.dtype() || !values.is_contiguous()) {
+    return Backend::sort_into(x, axis, descending, values, indices);
+  }
+  const std::int64_t kept = indices.shape()[static_cast<std::size_t>(axis)];
+  cpu::argsort_lanes(*this, x, cpu::lane_shape(x, axis), kept, descending, indices, &values);
 }
 
 Tensor CpuBackend::normalize_indices(const Tensor& index, std::int64_t extent, std::int64_t axis,

@@ -25,8 +25,9 @@ void cumulate_lanes(CpuBackend& backend, const Tensor& x, const Tensor& out, con
                     bool product, bool reverse);
 
 /// out (compact i64 [inner, k, outer]) = the first k indices that stably sort
-/// each lane of the compact real tensor x, NaN largest.
+/// each lane of the compact real tensor x, NaN largest; and, with `values`
+/// (compact, x's dtype, out's shape), the values at those indices.
 void argsort_lanes(CpuBackend& backend, const Tensor& x, const LaneShape& lanes, std::int64_t k,
-                   bool descending, const Tensor& out);
+                   bool descending, const Tensor& out, const Tensor* values);
 
 }  // namespace tenferro::cpu

@@ -278,6 +278,108 @@ TEST(Sort, LongLanesWithTiesNanAndSignedZeros) {
   EXPECT_EQ(checked, 5 * 2 * 2);
 }
 
+namespace {
+
+// A backend with CPU kernels for everything sort needs but sort_into: sort
+// and topk take Backend's default (argsort, then a gather of the values).
+class GatherSortBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::Cpu; }
+  Placement placement() const override { return Placement{}; }
+  Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
+    return cpu().empty(shape, dtype);
+  }
+  void copy(const Tensor& src, const Tensor& dst) override { cpu().copy(src, dst); }
+  void fill(const Tensor& dst, Scalar value) override { cpu().fill(dst, value); }
+  void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) override {
+    cpu().argsort(x, axis, descending, out);
+  }
+  void gather(const Tensor& x, const Tensor& index, std::int64_t axis,
+              const Tensor& out) override {
+    cpu().gather(x, index, axis, out);
+  }
+};
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.raw_data(), b.raw_data(),
+                     static_cast<std::size_t>(a.numel()) * itemsize(a.dtype())) == 0;
+}
+
+// A lane of 2^17 doubles the radix sort splits twice: 60% in [1, 1 + 2^-20)
+// (one part of 78k after the first split, split again), the rest normal
+// values, ties, signed zeros, infinities and NaNs with distinct payloads.
+Tensor long_lane(std::int64_t n, Generator& gen) {
+  std::vector<double> v = randn({n}, DType::F64, gen).to_vector<double>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    double& x = v[static_cast<std::size_t>(i)];
+    const auto r = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ULL;
+    if (r % 10 < 6) {
+      x = 1.0 + std::ldexp(std::fabs(x) - std::floor(std::fabs(x)), -20);
+    } else if (r % 10 == 6) {
+      x = std::round(x * 4.0);  // ties, among them -0.0 and 0.0
+    }
+  }
+  v[3] = -0.0;
+  v[4] = 0.0;
+  v[5] = std::numeric_limits<double>::infinity();
+  v[6] = -std::numeric_limits<double>::infinity();
+  v[7] = std::nan("1");
+  v[8] = -std::nan("2");
+  v[static_cast<std::size_t>(n) - 1] = std::nan("3");
+  return Tensor::from_col_major<double>({n}, v);
+}
+
+}  // namespace
+
+// The CPU sort reads the values back from its keys; they must be the input's
+// bits at the indices (signed zeros, NaN payloads), as a gather gives them.
+TEST(Sort, ValuesFromTheSortAreTheGatheredBits) {
+  GatherSortBackend gather;
+  Generator gen(17);
+  int checked = 0;
+  const Tensor lane = long_lane(std::int64_t{1} << 17, gen);
+  for (DType dt : {DType::F64, DType::F32, DType::I32, DType::I64, DType::Bool}) {
+    const Tensor big = dt == DType::I64 ? cast(mul(lane, full({}, 1e15), cpu()), dt, cpu())
+                                        : cast(lane, dt, cpu());
+    const Tensor small = tie_values({70, 3, 2}, dt, gen, is_inexact(dt));
+    for (const Tensor& x : {big, small}) {
+      for (bool descending : {false, true}) {
+        const std::string what = std::string(name(dt)) + (descending ? " desc" : " asc") +
+                                 " n " + std::to_string(x.shape()[0]);
+        const auto [v, i] = sort(x, 0, cpu(), descending);
+        const auto [gv, gi] = sort(x, 0, gather, descending);
+        EXPECT_TRUE(same_bits(i, gi)) << what;
+        EXPECT_TRUE(same_bits(v, gv)) << what;
+        const auto [tv, ti] = topk(x, 40, 0, cpu(), descending);
+        const auto [gtv, gti] = topk(x, 40, 0, gather, descending);
+        EXPECT_TRUE(same_bits(ti, gti) && same_bits(tv, gtv)) << what << " topk";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 5 * 2 * 2);
+  // The long lane in order (stable, NaN largest) against std::stable_sort.
+  for (bool descending : {false, true}) {
+    const auto [v, i] = sort(lane, 0, cpu(), descending);
+    expect_sorted(lane, 0, descending, v, i, lane.numel(), descending ? "long desc" : "long asc");
+  }
+  // Every -0.0 comes out as -0.0 (its key is 0.0's), every NaN with its payload.
+  const auto negative_zeros = [](const std::vector<double>& xs) {
+    return std::count_if(xs.begin(), xs.end(), [](double x) { return x == 0 && std::signbit(x); });
+  };
+  const std::vector<double> in = lane.to_vector<double>();
+  const std::vector<double> out = sort(lane, 0, cpu()).first.to_vector<double>();
+  EXPECT_GE(negative_zeros(in), 2);
+  EXPECT_EQ(negative_zeros(out), negative_zeros(in));
+  std::uint64_t last_nan = 0;
+  std::memcpy(&last_nan, &out.back(), sizeof last_nan);
+  const double want = std::nan("3");
+  std::uint64_t want_bits = 0;
+  std::memcpy(&want_bits, &want, sizeof want_bits);
+  EXPECT_EQ(last_nan, want_bits);  // the last NaN in input order sorts last
+}
+
 TEST(Sort, TopkMatchesSortPrefix) {
   Generator gen(5);
   int checked = 0;

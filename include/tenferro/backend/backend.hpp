@@ -108,6 +108,11 @@ class Backend {
   /// out (i64) = the first out.shape()[axis] indices of a stable sort of each
   /// lane of x along `axis`; x real, compact.
   virtual void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out);
+  /// indices (i64) as argsort gives them, and values (x's dtype, the shape
+  /// of indices) = x at those indices along `axis`: sort and topk. The
+  /// default runs argsort, then gather.
+  virtual void sort_into(const Tensor& x, std::int64_t axis, bool descending, const Tensor& values,
+                         const Tensor& indices);
   /// A compact i64 copy of `index` (i32 or i64) with negative entries
   /// counted from the end of an axis of `extent`; an entry outside
   /// [-extent, extent) is AxisOutOfBounds naming `op` and `axis`.

@@ -104,6 +104,8 @@ class CpuBackend final : public Backend {
   void cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axis, bool product,
                      bool reverse) override;
   void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) override;
+  void sort_into(const Tensor& x, std::int64_t axis, bool descending, const Tensor& values,
+                 const Tensor& indices) override;
   Tensor normalize_indices(const Tensor& index, std::int64_t extent, std::int64_t axis,
                            const char* op) override;
   void gather(const Tensor& x, const Tensor& index, std::int64_t axis, const Tensor& out) override;
