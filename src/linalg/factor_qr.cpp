@@ -122,15 +122,20 @@ void qr_batches(int mode, Tensor& a, Tensor& q, Tensor& r, Backend& backend,
       lapack::geqrf(fm, fn, Ab, fm, tau.data(), w.buffer(w.qlwork), w.qlwork, &info);
       check_info<T>(info, "geqrf");
     }
+    // R: the upper triangle of geqrf's result (rows below min(j + 1, m) of
+    // column j are zero); Q starts from the reflectors in its first k columns.
     T* Rb = R + b * rr * n;
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t i = 0; i < rr; ++i) Rb[i + j * rr] = i <= j && i < m ? Ab[i + j * m] : T(0);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t top = std::min({j + 1, m, rr});
+      std::copy(Ab + j * m, Ab + j * m + top, Rb + j * rr);
+      std::fill(Rb + j * rr + top, Rb + (j + 1) * rr, T(0));
+    }
     if (mode == 2) {
       return;
     }
     T* Qb = Q + b * m * qc;
-    for (std::int64_t j = 0; j < qc; ++j)
-      for (std::int64_t i = 0; i < m; ++i) Qb[i + j * m] = j < k ? Ab[i + j * m] : T(0);
+    std::copy(Ab, Ab + m * std::min(k, qc), Qb);
+    std::fill(Qb + m * std::min(k, qc), Qb + m * qc, T(0));
     form_q(w, Qb, m, qc, k, tau.data());
   });
 }
