@@ -278,11 +278,16 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
 // The permuted copy whose destination-fastest axes (plan axes 0, 1, ...)
 // form a compact run of `rows` elements in the destination and whose
 // source-fastest other axes form a compact run of `cols` elements in the
-// source, each group of at most kGroup elements (many small extents, such as
-// a 3^15 tensor with its axes reversed): tiles of rows x cols with a table of
-// source offsets per row and destination offsets per column, every other
-// axis outer. Returns false (nothing copied) for other layouts.
-constexpr std::int64_t kGroup = 128;
+// source (many small extents, such as a 3^15 tensor with its axes reversed):
+// tiles of rows x cols with a table of source offsets per row and
+// destination offsets per column, every other axis outer. The inner loop
+// writes one destination run of `rows` elements while reading a cache line
+// from each of `rows` source runs, which the next columns read on: long
+// runs (up to kRowGroup; kColGroup for the source's) keep the destination
+// streaming with those lines still in L1/L2. The 3^15 reversal with groups
+// of 729 x 243: 55 -> 23 ms (81 x 81 before), a copy of the same bytes 11
+// ms. Returns false (nothing copied) for other layouts.
+constexpr std::int64_t kRowGroup = 1024, kColGroup = 256;
 
 template <class T, class ParallelFor>
 bool grouped_transpose(const ParallelFor& parallel_for, std::int64_t threshold, const Plan& plan,
@@ -294,7 +299,7 @@ bool grouped_transpose(const ParallelFor& parallel_for, std::int64_t threshold, 
   taken[0] = true;
   std::int64_t rows = plan.shape[0];
   for (std::size_t ax = 1; ax < rank; ++ax) {
-    if (plan.strides[1][ax] != rows || rows * plan.shape[ax] > kGroup) break;
+    if (plan.strides[1][ax] != rows || rows * plan.shape[ax] > kRowGroup) break;
     row_axes.push_back(ax);
     taken[ax] = true;
     rows *= plan.shape[ax];
@@ -308,15 +313,15 @@ bool grouped_transpose(const ParallelFor& parallel_for, std::int64_t threshold, 
   if (order.empty() || plan.strides[0][order[0]] != 1) return false;
   std::int64_t cols = 1;
   for (const std::size_t ax : order) {
-    if (plan.strides[0][ax] != cols || (cols > 1 && cols * plan.shape[ax] > kGroup)) break;
+    if (plan.strides[0][ax] != cols || (cols > 1 && cols * plan.shape[ax] > kColGroup)) break;
     col_axes.push_back(ax);
     taken[ax] = true;
     cols *= plan.shape[ax];
   }
-  if (rows < 4 || cols < 4 || rows > kGroup || cols > kGroup) return false;
+  if (rows < 4 || cols < 4 || rows > kRowGroup || cols > kColGroup) return false;
   // Source offset of each row index and destination offset of each column
   // index (column-major over the group's axes).
-  std::int64_t row_src[kGroup], col_dst[kGroup];
+  std::int64_t row_src[kRowGroup], col_dst[kColGroup];
   const auto offsets = [&](const SmallVector<std::size_t, 8>& axes, int operand,
                            std::int64_t* out) {
     out[0] = 0;

@@ -163,6 +163,16 @@ TEST(Copy, TiledTransposeLayouts) {
     // A strided source inside the column group: not a compact run.
     check_copy(one, tftest::strided_copy(random({4, 5, 6}, dt, 21)).permute({2, 1, 0}), dt);
   }
+  // The largest groups: 3^12 reversed takes rows of 729 and columns of 243
+  // (the limits are 1024 and 256) with one outer axis; 2^11 x 3^2 reversed
+  // rows of 3 * 3 * 2^6 = 576 (another 2 would pass 1024), columns of the
+  // 2^5 left.
+  const Tensor deep = random(std::vector<std::int64_t>(12, 3), f64, 22);
+  check_copy(two, deep.permute(reversed_axes(12)), f64);
+  std::vector<std::int64_t> mixed(11, 2);
+  mixed.push_back(3);
+  mixed.push_back(3);
+  check_copy(one, random(mixed, i32, 23).permute(reversed_axes(13)), i32);
   // 2.2 M doubles (17.6 MB): streaming stores, on one and on two threads.
   const Tensor big = random({1100, 2000}, f64, 16);
   const Tensor want = check_copy(one, big.transpose(), f64);
