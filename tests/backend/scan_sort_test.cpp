@@ -306,9 +306,9 @@ bool same_bits(const Tensor& a, const Tensor& b) {
                      static_cast<std::size_t>(a.numel()) * itemsize(a.dtype())) == 0;
 }
 
-// A lane of 2^17 doubles the radix sort splits twice: 60% in [1, 1 + 2^-20)
-// (one part of 78k after the first split, split again), the rest normal
-// values, ties, signed zeros, infinities and NaNs with distinct payloads.
+// A lane of 2^17 doubles: 60% in [1, 1 + 2^-20) (keys that agree in their
+// top bytes, digits the radix passes skip), the rest normal values, ties,
+// signed zeros, infinities and NaNs with distinct payloads.
 Tensor long_lane(std::int64_t n, Generator& gen) {
   std::vector<double> v = randn({n}, DType::F64, gen).to_vector<double>();
   for (std::int64_t i = 0; i < n; ++i) {
