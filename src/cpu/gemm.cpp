@@ -156,8 +156,8 @@ template <class T, int VB, int M, int NJ>
 template <class T, int VB, int M, int NJ>
 [[gnu::always_inline]] inline void small_gemm_last_columns(const SmallGemm<T>& g,
                                                            const T* __restrict a,
-                                                           const T* __restrict b,
-                                                           T* __restrict c, std::int64_t j) {
+                                                           const T* __restrict b, T* __restrict c,
+                                                           std::int64_t j) {
   if (j + NJ <= g.n) {
     small_gemm_columns<T, VB, M, NJ>(g, a, b, c, j);
     j += NJ;
@@ -223,13 +223,6 @@ TENFERRO_TARGET_CLONES_AVX2 void small_gemm_run_avx2(const SmallGemm<double>& g,
   small_gemm_range<double, 32, 2>(g, lo, hi, std::make_integer_sequence<int, kSmallSide>{});
 }
 
-bool small_gemm_has(SmallGemmForm form) {
-#if TENFERRO_HAS_TARGET_AVX512
-  if (form == SmallGemmForm::Vec64) return cpu_has_avx512f();
-#endif
-  return form == SmallGemmForm::Vec32;
-}
-
 template <class T>
 void small_gemm_run_as(SmallGemmForm form, const SmallGemm<T>& g, std::int64_t lo,
                        std::int64_t hi) {
@@ -246,7 +239,7 @@ void small_gemm_run_as(SmallGemmForm form, const SmallGemm<T>& g, std::int64_t l
 template <class T>
 void small_gemm_run(const SmallGemm<T>& g, std::int64_t lo, std::int64_t hi) {
   static const SmallGemmForm best =
-      small_gemm_has(SmallGemmForm::Vec64) ? SmallGemmForm::Vec64 : SmallGemmForm::Vec32;
+      small_gemm_form_available(SmallGemmForm::Vec64) ? SmallGemmForm::Vec64 : SmallGemmForm::Vec32;
   small_gemm_run_as(best, g, lo, hi);
 }
 
@@ -345,11 +338,16 @@ void int_batched(CpuBackend& backend, std::int64_t m, std::int64_t n, std::int64
 
 }  // namespace
 
-bool small_gemm_form_available(SmallGemmForm form) { return small_gemm_has(form); }
+bool small_gemm_form_available(SmallGemmForm form) {
+#if TENFERRO_HAS_TARGET_AVX512
+  if (form == SmallGemmForm::Vec64) return cpu_has_avx512f();
+#endif
+  return form == SmallGemmForm::Vec32;
+}
 
 void small_gemm_with(SmallGemmForm form, DType dtype, std::int64_t m, std::int64_t n,
                      std::int64_t k, const void* a, const void* b, void* c) {
-  if (!small_gemm_has(form)) {
+  if (!small_gemm_form_available(form)) {
     throw Error(ErrorKind::Unsupported, "small_gemm_with",
                 "this processor cannot run the requested small GEMM form; check "
                 "small_gemm_form_available first");
@@ -360,8 +358,8 @@ void small_gemm_with(SmallGemmForm form, DType dtype, std::int64_t m, std::int64
   }
   const std::int64_t zero = 0;
   auto run = [&]<class T>(T* out) {
-    const SmallGemm<T> g{m, n, k, static_cast<const T*>(a), 1, m, static_cast<const T*>(b), 1, k,
-                         out, &zero, &zero};
+    const SmallGemm<T> g{
+        m, n, k, static_cast<const T*>(a), 1, m, static_cast<const T*>(b), 1, k, out, &zero, &zero};
     small_gemm_run_as(form, g, 0, 1);
   };
   if (dtype == DType::F64) {

@@ -121,10 +121,11 @@ struct Keyed {
 
 // LSD radix sort on 8-bit digits, stable (equal keys keep index order);
 // digits on which every key agrees are skipped. Sorts a[0, n) with b[0, n)
-// as scratch; returns the one that holds the result. (Splitting a long lane on its top bits
-// first, so that the later passes run in the cache, measured no faster on a
-// Zen 4 VM: the scatter passes are as slow in L2 as in L3, and the split adds
-// passes; uniform values in [0, 1) took 28 ms instead of 22.)
+// as scratch; returns the one that holds the result. (Splitting a long lane
+// on its top bits first, so that the later passes run in the cache, measured
+// no faster on a Zen 4 VM: the scatter passes are as slow in L2 as in L3,
+// and the split adds passes; uniform values in [0, 1) took 28 ms instead of
+// 22.)
 Keyed* radix_sort(Keyed* a, Keyed* b, std::size_t n) {
   std::array<std::array<std::size_t, 256>, 8> count{};
   for (std::size_t i = 0; i < n; ++i) {

@@ -297,8 +297,8 @@ std::int64_t check_small_gemm_form(cpu::SmallGemmForm form, DType dt) {
             ref += t;
             mag += std::fabs(t);
           }
-          const long double bound = 2.0L * static_cast<long double>(k) * mag *
-                                    std::numeric_limits<T>::epsilon();
+          const long double bound =
+              2.0L * static_cast<long double>(k) * mag * std::numeric_limits<T>::epsilon();
           const long double got = c[static_cast<std::size_t>(i + j * m)];
           if (std::fabs(got - ref) > bound) {
             ADD_FAILURE() << name(dt) << " m " << m << " n " << n << " k " << k << " at (" << i
@@ -331,15 +331,15 @@ TEST(SmallGemmKernel, RejectsSidesAndDTypesItDoesNotTake) {
   std::vector<double> a(17 * 17, 1.0), b(17 * 17, 1.0), c(17 * 17);
   const auto form = cpu::SmallGemmForm::Vec32;
   EXPECT_TF_ERROR(cpu::small_gemm_with(form, f64, 17, 2, 2, a.data(), b.data(), c.data()),
-                    ErrorKind::InvalidArgument);
+                  ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(cpu::small_gemm_with(form, f64, 2, 0, 2, a.data(), b.data(), c.data()),
-                    ErrorKind::InvalidArgument);
+                  ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR(cpu::small_gemm_with(form, c128, 2, 2, 2, a.data(), b.data(), c.data()),
-                    ErrorKind::InvalidArgument);
+                  ErrorKind::InvalidArgument);
   if (!cpu::small_gemm_form_available(cpu::SmallGemmForm::Vec64)) {
-    EXPECT_TF_ERROR(cpu::small_gemm_with(cpu::SmallGemmForm::Vec64, f64, 2, 2, 2, a.data(),
-                                           b.data(), c.data()),
-                      ErrorKind::Unsupported);
+    EXPECT_TF_ERROR(
+        cpu::small_gemm_with(cpu::SmallGemmForm::Vec64, f64, 2, 2, 2, a.data(), b.data(), c.data()),
+        ErrorKind::Unsupported);
   }
 }
 

@@ -294,8 +294,7 @@ class GatherSortBackend final : public Backend {
   void argsort(const Tensor& x, std::int64_t axis, bool descending, const Tensor& out) override {
     cpu().argsort(x, axis, descending, out);
   }
-  void gather(const Tensor& x, const Tensor& index, std::int64_t axis,
-              const Tensor& out) override {
+  void gather(const Tensor& x, const Tensor& index, std::int64_t axis, const Tensor& out) override {
     cpu().gather(x, index, axis, out);
   }
 };
@@ -345,8 +344,8 @@ TEST(Sort, ValuesFromTheSortAreTheGatheredBits) {
     const Tensor small = tie_values({70, 3, 2}, dt, gen, is_inexact(dt));
     for (const Tensor& x : {big, small}) {
       for (bool descending : {false, true}) {
-        const std::string what = std::string(name(dt)) + (descending ? " desc" : " asc") +
-                                 " n " + std::to_string(x.shape()[0]);
+        const std::string what = std::string(name(dt)) + (descending ? " desc" : " asc") + " n " +
+                                 std::to_string(x.shape()[0]);
         const auto [v, i] = sort(x, 0, cpu(), descending);
         const auto [gv, gi] = sort(x, 0, gather, descending);
         EXPECT_TRUE(same_bits(i, gi)) << what;
