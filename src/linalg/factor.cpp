@@ -117,8 +117,7 @@ class LuFactor final : public LinalgOp<LuFactor, LuParams> {
   static const RuleSet& rules();
 };
 
-void swaps_to_order(const std::int32_t* piv, std::int64_t k, std::span<std::int64_t> order,
-                    std::string_view op, std::int64_t batch);
+void swaps_to_order(const std::int32_t* piv, std::int64_t k, std::span<std::int64_t> order);
 
 // The LU factorisation of one matrix of a batch (A [m, n, batch...] compact,
 // overwritten by its factors), its pivots, info, and P (as a matrix of A's
@@ -150,7 +149,7 @@ void getrf_one(const LuParams& p, std::int64_t m, std::int64_t n, T* A, std::int
   std::vector<std::int64_t> heap_order(m > kInline ? m : 0);
   const std::span<std::int64_t> order =
       m > kInline ? std::span<std::int64_t>(heap_order) : std::span<std::int64_t>(inline_order, m);
-  swaps_to_order(P + b * k, k, order, caller_name(p.caller), b);
+  swaps_to_order(P + b * k, k, order);
   for (std::int64_t i = 0; i < m; ++i) Pb[order[i] + i * m] = T(1);  // P = (P^T)^T
 }
 
@@ -278,11 +277,10 @@ void check_pivots(const std::int32_t* piv, std::int64_t k, std::int64_t m, std::
   }
 }
 
-// The row order with (P^T X)[i] = X[order[i]], from LAPACK's k swaps (checked).
-void swaps_to_order(const std::int32_t* piv, std::int64_t k, std::span<std::int64_t> order,
-                    std::string_view op, std::int64_t batch) {
-  const auto m = static_cast<std::int64_t>(order.size());
-  check_pivots(piv, k, m, op, batch);
+// The row order with (P^T X)[i] = X[order[i]], from the k swaps getrf just
+// returned (in range by LAPACK's contract: pivots a user passes go through
+// check_pivots instead).
+void swaps_to_order(const std::int32_t* piv, std::int64_t k, std::span<std::int64_t> order) {
   std::iota(order.begin(), order.end(), std::int64_t{0});
   for (std::int64_t i = 0; i < k; ++i) std::swap(order[i], order[piv[i] - 1]);
 }
