@@ -148,6 +148,10 @@ ROUND_GROUPS = ("1 matmul", "2 einsum", "3 batched matmul", "4 elementwise", "5 
                 "6 reductions", "7 permutation", "9 linalg", "10 linalg AD", "12 FFT",
                 "13 overhead", "15 special/activations", "16 scan/sort")
 ROUNDS = 3
+# Groups whose rows libtorch_ab also times in one process with libtorch,
+# alternating blocks of calls (bench/peers/libtorch_ab.cpp): memory-bound rows,
+# which move most from one process to the next on a shared machine.
+AB_GROUPS = ("4 elementwise", "6 reductions")
 # Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
               ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21,
@@ -333,6 +337,20 @@ def main():
     if not libtorch.exists():
         errors.append("libtorch peer not built (libtorch not found): libtorch column is n/a")
 
+    # In-process A/B of the memory-bound rows (after the table's runs).
+    ab = build / "bench/peers/libtorch_ab"
+    ab_recs = []
+    for threads in (1, 2):
+        ids = ",".join(f"{c}/{s}/{v}" for c, s, v, t, g in cases
+                       if t == threads and g in AB_GROUPS)
+        if ids and ab.exists():
+            recs, err = run_child("a/b with libtorch in one process",
+                                  [str(ab), *mode, "--threads", str(threads), "--cases", ids],
+                                  threads, timeout=300)
+            ab_recs += recs
+            if err:
+                errors.append(err)
+
     # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
     if with_compile:
         records += compile_times(build, 3)
@@ -409,6 +427,7 @@ def main():
                                     "iqr_ns", "round") if k in r}
                  for r in records if r["impl"] != "planner"]
     json_recs += [r for r in records if r["impl"] == "planner"]
+    json_recs += ab_recs
     (out / f"{stem}.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
     cpu = "unknown CPU"
@@ -459,6 +478,20 @@ def main():
             lines.append(f"| {c} | {r['log10_flops']:.4f} | {r['recorded_log10_flops']:.4f} "
                          f"| {r['log2_size']:.2f} | {r['recorded_log2_size']:.2f} "
                          f"| {r['search_ms']:.1f} ms |")
+    if ab_recs:
+        rounds_ab = ab_recs[0]["rounds"]
+        lines += ["", "Memory-bound rows again, both sides in one process (bench/peers/libtorch_ab."
+                  f"cpp): {rounds_ab} rounds, each a block of calls of one side and then of the "
+                  "other (alternating which goes first); times are the median over the rounds of "
+                  "each block's median call; ratio = libtorch / tenferro; wins = rounds in which "
+                  "tenferro's block was faster.", "",
+                  "| case | size | variant | T | tenferro | libtorch | ratio | wins |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in ab_recs:
+            lines.append(f"| {r['case']} | {r['size']} | {r['variant']} | {r['threads']} "
+                         f"| {fmt_time(r['ours_ns'])} | {fmt_time(r['libtorch_ns'])} "
+                         f"| {r['libtorch_ns'] / r['ours_ns']:.2f} "
+                         f"| {r['ours_faster']}/{r['rounds']} |")
     if pending_all:
         lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
     for group, what, why in pending_all:
