@@ -10,8 +10,10 @@
 
 #include "cpu/elementwise_kernels.hpp"
 #include "cpu/special_kernels.hpp"
+#include "cpu/stream_arith.hpp"
 #include "cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
+#include "internal/transpose_tile.hpp"
 
 namespace tenferro::cpu {
 
@@ -359,7 +361,13 @@ bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
 
 // Compact f32/f64 add, sub, mul and div on the instruction-set clones above,
 // split across the pool: the eager form of the most common binary ops (the
-// generic loop is built for the baseline instruction set).
+// generic loop is built for the baseline instruction set). Outputs of
+// detail::kStreamingBytes and more (the threshold of the permuted copies'
+// streaming stores) go out with streaming stores (cpu/stream_arith.hpp):
+// with the inputs they are several times the last-level cache, so nothing
+// they write would still be cached for the next op, and a normal store
+// reads each output line from memory first. add of 2^22 doubles `into`, 1T
+// on the Zen 4 VM: 3.4-4.0 -> 2.3-2.5 ms (plain loops, one process).
 bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   const DType dt = a.dtype();
@@ -373,11 +381,15 @@ bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tens
     using T = std::remove_pointer_t<decltype(typed_out)>;
     const T* pa = static_cast<const T*>(a.raw_data());
     const T* pb = static_cast<const T*>(b.raw_data());
-    backend.parallel_for(out.numel(), backend.parallel_threshold(),
-                         [&](std::int64_t lo, std::int64_t hi) {
-                           arith_run(op, a_one ? pa : pa + lo, a_one, b_one ? pb : pb + lo, b_one,
-                                     typed_out + lo, hi - lo);
-                         });
+    const bool streaming =
+        static_cast<std::size_t>(out.numel()) * sizeof(T) >= tenferro::detail::kStreamingBytes;
+    backend.parallel_for(
+        out.numel(), backend.parallel_threshold(), [&](std::int64_t lo, std::int64_t hi) {
+          const T* x = a_one ? pa : pa + lo;
+          const T* y = b_one ? pb : pb + lo;
+          if (!streaming || !stream_arith(op, x, a_one, y, b_one, typed_out + lo, hi - lo))
+            arith_run(op, x, a_one, y, b_one, typed_out + lo, hi - lo);
+        });
   };
   if (dt == DType::F64) {
     run(static_cast<double*>(out.raw_data()));

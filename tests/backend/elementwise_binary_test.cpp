@@ -7,6 +7,8 @@
 #include <functional>
 #include <limits>
 
+#include "../../src/cpu/stream_arith.hpp"
+#include "../../src/internal/transpose_tile.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -559,5 +561,139 @@ TEST(ElementwiseBinary, CompactArithmeticIsExactPerElement) {
         EXPECT_EQ(wrong_one, 0) << name(op) << " n=" << n << " f32? " << (dt == f32);
       }
     }
+  }
+}
+
+namespace {
+
+/// x op y as one scalar IEEE operation of T.
+template <class T>
+T scalar_arith(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::Add:
+      return x + y;
+    case BinaryOp::Sub:
+      return x - y;
+    case BinaryOp::Mul:
+      return x * y;
+    default:
+      return x / y;
+  }
+}
+
+/// Runs the streaming form on every op, each operand a run or a single value,
+/// lengths around the vector and line sizes, the output at every element
+/// offset within a 64-byte line, and in place; returns how many calls matched
+/// the scalar expression bit for bit with nothing written outside the output.
+template <class T>
+std::int64_t check_stream_arith() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> specials = {T(0),
+                                   -T(0),
+                                   inf,
+                                   -inf,
+                                   std::numeric_limits<T>::quiet_NaN(),
+                                   std::numeric_limits<T>::denorm_min(),
+                                   std::numeric_limits<T>::max(),
+                                   T(1)};
+  constexpr std::int64_t kMax = 300, kLine = 64 / sizeof(T);
+  std::vector<T> a(kMax), b(kMax);
+  for (std::int64_t i = 0; i < kMax; ++i) {
+    a[i] = i % 11 == 3 ? specials[i % specials.size()] : T((i * 7919) % 1013) / T(97) - T(5);
+    b[i] = i % 13 == 5 ? specials[(i / 2) % specials.size()] : T((i * 104729) % 997) / T(89) - T(4);
+  }
+  const T sentinel = T(-12345.5);
+  std::int64_t matched = 0;
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div}) {
+    for (int mode = 0; mode < 4; ++mode) {  // run/run, one/run, run/one, in place
+      const bool a_one = mode == 1, b_one = mode == 2;
+      for (std::int64_t n : {0, 1, 5, 7, 8, 15, 16, 17, 31, 32, 33, 64, 100, 257}) {
+        for (std::int64_t off = 0; off < kLine; ++off) {
+          // 64-byte aligned storage, the output starting `off` elements in.
+          std::vector<T> store(static_cast<std::size_t>(n + 3 * kLine), sentinel);
+          const auto base = reinterpret_cast<std::uintptr_t>(store.data());
+          T* o = store.data() + ((64 - base % 64) % 64) / sizeof(T) + off;
+          const T* x = a.data();
+          if (mode == 3) {
+            std::copy(a.begin(), a.begin() + n, o);
+            x = o;
+          }
+          std::vector<T> want(static_cast<std::size_t>(n));
+          for (std::int64_t i = 0; i < n; ++i)
+            want[i] = scalar_arith(op, a_one ? a[0] : a[i], b_one ? b[0] : b[i]);
+          if (!cpu::stream_arith(op, x, a_one, b.data(), b_one, o, n)) continue;
+          bool same = std::memcmp(o, want.data(), static_cast<std::size_t>(n) * sizeof(T)) == 0;
+          for (const T* p = store.data(); p != store.data() + store.size(); ++p)
+            if ((p < o || p >= o + n) && !(*p == sentinel)) same = false;
+          if (same) ++matched;
+          EXPECT_TRUE(same) << name(op) << " mode " << mode << " n " << n << " offset " << off;
+        }
+      }
+    }
+  }
+  return matched;
+}
+
+}  // namespace
+
+// The streaming form of compact add, sub, mul and div (cpu/stream_arith.hpp,
+// for outputs of detail::kStreamingBytes and more) against one scalar IEEE
+// operation per element, bit for bit, with signed zeros, infinities, NaN,
+// subnormals and division by zero among the values. A tail or head left
+// unwritten, or a store past the end, fails it.
+TEST(StreamArith, SameBitsAsTheScalarExpressionAtEveryOffset) {
+  if (!cpu::stream_arith_available()) {
+    // Then it declines every call, and binary_kernel takes the cached loop.
+    std::vector<double> x(4, 1.0), o(4, 0.0);
+    EXPECT_FALSE(cpu::stream_arith(BinaryOp::Add, x.data(), false, x.data(), false, o.data(), 4));
+    EXPECT_EQ(o[0], 0.0);
+    return;
+  }
+  const std::int64_t cases = 4 * 4 * 14;  // ops x operand modes x lengths
+  EXPECT_EQ(check_stream_arith<double>(), cases * 8);
+  EXPECT_EQ(check_stream_arith<float>(), cases * 16);
+  // Other ops, two single values and an output not aligned to its element
+  // are declined, with nothing written.
+  std::vector<double> x(8, 2.0), o(9, 0.0);
+  EXPECT_FALSE(cpu::stream_arith(BinaryOp::Pow, x.data(), false, x.data(), false, o.data(), 8));
+  EXPECT_FALSE(cpu::stream_arith(BinaryOp::Add, x.data(), true, x.data(), true, o.data(), 8));
+  auto* odd = reinterpret_cast<double*>(reinterpret_cast<char*>(o.data()) + 1);
+  EXPECT_FALSE(cpu::stream_arith(BinaryOp::Add, x.data(), false, x.data(), false, odd, 4));
+  EXPECT_EQ(o[0], 0.0);
+}
+
+// Through the op layer: an f64 output of 16 MiB and more takes the streaming
+// form, split across two threads; each half must equal the same op on that
+// half alone (8 MiB, the cached loop), bit for bit, for a fresh output, an
+// output view that starts mid-line, and a single-value operand.
+TEST(ElementwiseBinary, StreamedOutputsEqualTheCachedLoop) {
+  CpuBackend two({.num_threads = 2});
+  const std::int64_t n = static_cast<std::int64_t>(detail::kStreamingBytes / sizeof(double)) + 3;
+  const std::int64_t half = n / 2;
+  Generator gen(5);
+  const Tensor a = rand({n}, f64, gen), b = add(rand({n}, f64, gen), Tensor::scalar(0.5), two);
+  const Tensor c = full({}, Scalar(0.75), f64);
+  const auto same_bits = [](const Tensor& x, const Tensor& y) {
+    const Tensor cx = x.contiguous(), cy = y.contiguous();
+    return cx.numel() == cy.numel() &&
+           std::memcmp(cx.raw_data(), cy.raw_data(),
+                       static_cast<std::size_t>(cx.numel()) * sizeof(double)) == 0;
+  };
+  const auto halves_match = [&](const Tensor& got, BinaryOp op, const Tensor& x, const Tensor& y) {
+    const auto part = [&](const Tensor& t, std::int64_t lo, std::int64_t hi) {
+      return t.rank() == 0 ? t : t.slice(0, lo, hi);
+    };
+    return same_bits(got.slice(0, 0, half), binary(op, part(x, 0, half), part(y, 0, half), two)) &&
+           same_bits(got.slice(0, half, n), binary(op, part(x, half, n), part(y, half, n), two));
+  };
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div}) {
+    EXPECT_TRUE(halves_match(binary(op, a, b, two), op, a, b)) << name(op);
+    EXPECT_TRUE(halves_match(binary(op, c, a, two), op, c, a)) << name(op);
+    EXPECT_TRUE(halves_match(binary(op, a, c, two), op, a, c)) << name(op);
+    const Tensor store = zeros({n + 1}, f64);
+    const Tensor view = store.slice(0, 1, n + 1);  // 8 bytes past a line boundary
+    binary_into(op, a, b, view, two);
+    EXPECT_TRUE(halves_match(view, op, a, b)) << name(op);
+    EXPECT_EQ(store.slice(0, 0, 1).to_vector<double>()[0], 0.0);
   }
 }

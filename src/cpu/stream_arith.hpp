@@ -1,0 +1,32 @@
+#pragma once
+// Compact f32/f64 add, sub, mul and div whose output goes to memory with
+// non-temporal (streaming) stores: for outputs far larger than the last-level
+// cache, where a normal store first reads each output line from memory (read
+// for ownership) and then evicts input lines the loop still streams through.
+// binary_kernel takes this form for outputs of kStreamingBytes and more. Not
+// installed.
+
+#include <cstdint>
+
+#include "tenferro/backend/elementwise.hpp"
+
+namespace tenferro::cpu {
+
+/// Whether this build and processor run the streaming form (x86-64 with AVX2).
+bool stream_arith_available();
+
+/// o[i] = x op y with x = a[i] (or *a for every i when a_one) and y likewise,
+/// for op Add, Sub, Mul or Div: the same IEEE operation per element as the
+/// cached loops, so the same bits. Each 64-byte line of `o` that the loop
+/// writes whole takes streaming stores (the ragged ends take normal ones),
+/// and a store fence ends the call, so the results are ordered before
+/// whatever the thread does next. `o` may be `a` or `b` (in place); other
+/// overlaps are not allowed. Returns false, having written nothing, when the
+/// form is not available, the op is another one, or `o` is not aligned to its
+/// element size.
+bool stream_arith(BinaryOp op, const double* a, bool a_one, const double* b, bool b_one, double* o,
+                  std::int64_t n);
+bool stream_arith(BinaryOp op, const float* a, bool a_one, const float* b, bool b_one, float* o,
+                  std::int64_t n);
+
+}  // namespace tenferro::cpu
