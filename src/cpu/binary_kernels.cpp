@@ -13,7 +13,6 @@
 #include "cpu/stream_arith.hpp"
 #include "cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
-#include "internal/transpose_tile.hpp"
 
 namespace tenferro::cpu {
 
@@ -361,13 +360,11 @@ bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
 
 // Compact f32/f64 add, sub, mul and div on the instruction-set clones above,
 // split across the pool: the eager form of the most common binary ops (the
-// generic loop is built for the baseline instruction set). Outputs of
-// detail::kStreamingBytes and more (the threshold of the permuted copies'
-// streaming stores) go out with streaming stores (cpu/stream_arith.hpp):
-// with the inputs they are several times the last-level cache, so nothing
-// they write would still be cached for the next op, and a normal store
-// reads each output line from memory first. add of 2^22 doubles `into`, 1T
-// on the Zen 4 VM: 3.4-4.0 -> 2.3-2.5 ms (plain loops, one process).
+// generic loop is built for the baseline instruction set). An op that moves
+// at least the last-level cache's size, into an output that is
+// not one of its inputs, streams its output (cpu/stream_arith.hpp: no read
+// for ownership of each output line, no eviction of the inputs): add of
+// 2^22 doubles `into`, 1T on the Zen 4 VM, 3.4-4.0 -> 2.3-2.5 ms.
 bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   const DType dt = a.dtype();
@@ -381,8 +378,10 @@ bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tens
     using T = std::remove_pointer_t<decltype(typed_out)>;
     const T* pa = static_cast<const T*>(a.raw_data());
     const T* pb = static_cast<const T*>(b.raw_data());
-    const bool streaming =
-        static_cast<std::size_t>(out.numel()) * sizeof(T) >= tenferro::detail::kStreamingBytes;
+    const std::size_t out_bytes = static_cast<std::size_t>(out.numel()) * sizeof(T);
+    const std::size_t moved = out_bytes * (1 + (a_one ? 0 : 1) + (b_one ? 0 : 1));
+    const bool in_place = out.raw_data() == a.raw_data() || out.raw_data() == b.raw_data();
+    const bool streaming = !in_place && moved >= stream_threshold_bytes();
     backend.parallel_for(
         out.numel(), backend.parallel_threshold(), [&](std::int64_t lo, std::int64_t hi) {
           const T* x = a_one ? pa : pa + lo;

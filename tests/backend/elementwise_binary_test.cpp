@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "../../src/cpu/stream_arith.hpp"
-#include "../../src/internal/transpose_tile.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -637,7 +636,7 @@ std::int64_t check_stream_arith() {
 }  // namespace
 
 // The streaming form of compact add, sub, mul and div (cpu/stream_arith.hpp,
-// for outputs of detail::kStreamingBytes and more) against one scalar IEEE
+// for ops that move cpu::stream_threshold_bytes() or more) against one scalar IEEE
 // operation per element, bit for bit, with signed zeros, infinities, NaN,
 // subnormals and division by zero among the values. A tail or head left
 // unwritten, or a store past the end, fails it.
@@ -662,13 +661,14 @@ TEST(StreamArith, SameBitsAsTheScalarExpressionAtEveryOffset) {
   EXPECT_EQ(o[0], 0.0);
 }
 
-// Through the op layer: an f64 output of 16 MiB and more takes the streaming
-// form, split across two threads; each half must equal the same op on that
-// half alone (8 MiB, the cached loop), bit for bit, for a fresh output, an
-// output view that starts mid-line, and a single-value operand.
+// Through the op layer: ops that move the streaming threshold or more (here
+// 1.5x it with two operand runs, 1x with one) take the streaming form, split
+// across two threads; each half must equal the same op on that half alone
+// (below the threshold: the cached loop), bit for bit, for a fresh output,
+// an output view that starts mid-line, and a single-value operand.
 TEST(ElementwiseBinary, StreamedOutputsEqualTheCachedLoop) {
   CpuBackend two({.num_threads = 2});
-  const std::int64_t n = static_cast<std::int64_t>(detail::kStreamingBytes / sizeof(double)) + 3;
+  const auto n = static_cast<std::int64_t>(cpu::stream_threshold_bytes() / 16) + 3;
   const std::int64_t half = n / 2;
   Generator gen(5);
   const Tensor a = rand({n}, f64, gen), b = add(rand({n}, f64, gen), Tensor::scalar(0.5), two);
