@@ -27,6 +27,7 @@
 
 #include "../cases/harness.hpp"
 #include "tenferro/tenferro.hpp"
+#include "torch_input.hpp"
 
 namespace {
 
@@ -38,15 +39,6 @@ tf::Tensor ours_input(const std::vector<std::int64_t>& shape, std::int64_t off) 
   for (auto e : shape) n *= e;
   return tf::Tensor::from_col_major(tf::Shape(shape.begin(), shape.end()),
                                     bench::input_vector(n, off));
-}
-
-torch::Tensor torch_input(const std::vector<std::int64_t>& shape, std::int64_t off) {
-  std::int64_t n = 1;
-  for (auto e : shape) n *= e;
-  auto v = bench::input_vector(n, off);
-  auto t = torch::empty(bench::reversed(shape), torch::kFloat64);
-  std::copy(v.begin(), v.end(), t.data_ptr<double>());
-  return t;
 }
 
 /// Median call time (ns) of a block of `calls` calls, after a pause and `warm`
@@ -134,7 +126,8 @@ class Ab {
       const std::string size = "2^" + std::to_string(lg);
       const tf::Tensor a = ours_input({n}, 1), b = ours_input({n}, 2);
       const tf::Tensor out = cpu_.empty(tf::Shape{n}, tf::f64);
-      auto ta = torch_input({n}, 1), tb = torch_input({n}, 2), tout = torch_input({n}, 3);
+      auto ta = bench::torch_input({n}, 1), tb = bench::torch_input({n}, 2),
+           tout = bench::torch_input({n}, 3);
       for (auto [opname, op] : {std::pair<const char*, tf::BinaryOp>{"add", tf::BinaryOp::Add},
                                 {"mul", tf::BinaryOp::Mul}}) {
         const bool add = op == tf::BinaryOp::Add;
@@ -152,7 +145,7 @@ class Ab {
     }
     const std::string size = "2048x2048";
     const tf::Tensor x = ours_input({2048, 2048}, 1);
-    const torch::Tensor tx = torch_input({2048, 2048}, 1);
+    const torch::Tensor tx = bench::torch_input({2048, 2048}, 1);
     // Our axis d is axis rank-1-d of the peer's row-major layout.
     run(
         "sum_all", size, "", [&] { return tf::sum(x, cpu_); }, [&] { return tx.sum(); });

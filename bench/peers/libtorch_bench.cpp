@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../cases/harness.hpp"
+#include "torch_input.hpp"
 
 #ifdef TENFERRO_EINSUM_INSTANCES
 #include "instance.hpp"
@@ -22,15 +23,7 @@
 namespace {
 
 using bench::Options;
-
-torch::Tensor make_input(const std::vector<std::int64_t>& shape, std::int64_t off) {
-  std::int64_t n = 1;
-  for (auto e : shape) n *= e;
-  auto v = bench::input_vector(n, off);
-  auto t = torch::empty(bench::reversed(shape), torch::kFloat64);
-  std::copy(v.begin(), v.end(), t.data_ptr<double>());
-  return t;
-}
+using bench::torch_input;
 
 // The peer of the extension call (group 13): a custom autograd Function
 // computing x + 1, called on an untracked tensor.
@@ -75,8 +68,8 @@ class Suite {
         "overhead_chain_fwd_bwd", "4", "",
         [&] { return torch::autograd::grad({chain().sum()}, {yr})[0]; }, 1000.0);
     for (std::int64_t n : {2, 64, 512}) {
-      const torch::Tensor a = make_input({n, n}, 1).requires_grad_(true);
-      const torch::Tensor b = make_input({n, n}, 2).requires_grad_(true);
+      const torch::Tensor a = torch_input({n, n}, 1).requires_grad_(true);
+      const torch::Tensor b = torch_input({n, n}, 2).requires_grad_(true);
       run("overhead_grad_matmul", std::to_string(n), "", [&] {
         const auto g = torch::autograd::grad({torch::matmul(b, a).sum()}, {a, b});
         return g[0] + g[1];
@@ -87,24 +80,24 @@ class Suite {
 
   void all() {
     for (std::int64_t n : {256, 1024}) {
-      auto a = make_input({n, n}, 1), b = make_input({n, n}, 2);
+      auto a = torch_input({n, n}, 1), b = torch_input({n, n}, 2);
       run("matmul", std::to_string(n), "", [&] { return torch::matmul(b, a); });
     }
     for (auto [m, batch] : {std::pair<std::int64_t, std::int64_t>{4, 1024}, {16, 256}}) {
-      auto a = make_input({m, m, batch}, 1), b = make_input({m, m, batch}, 2);
+      auto a = torch_input({m, m, batch}, 1), b = torch_input({m, m, batch}, 2);
       run("batched_matmul",
           std::to_string(m) + "x" + std::to_string(m) + "x" + std::to_string(batch), "",
           [&] { return torch::matmul(b, a); });
     }
     {
-      auto a = make_input({32, 32, 32, 32}, 1), b = make_input({32, 32, 32, 32}, 2);
+      auto a = torch_input({32, 32, 32, 32}, 1), b = torch_input({32, 32, 32, 32}, 2);
       run("einsum_abcd_dbef_acef", "32", "", [&] {
         return torch::einsum("abcd,dbef->acef", {a, b});
       });
     }
     {
-      auto a = make_input({20, 20, 20}, 1), b = make_input({20, 20, 20}, 2),
-           c = make_input({20, 20, 20}, 3);
+      auto a = torch_input({20, 20, 20}, 1), b = torch_input({20, 20, 20}, 2),
+           c = torch_input({20, 20, 20}, 3);
       run("einsum_sliced_abc_cde_efa_bdf", "20", "", [&] {
         return torch::einsum("abc,cde,efa->bdf", {a, b, c});
       });
@@ -112,7 +105,7 @@ class Suite {
     for (int lg : {20, 22}) {
       const std::int64_t n = std::int64_t{1} << lg;
       const std::string size = "2^" + std::to_string(lg);
-      auto a = make_input({n}, 1), b = make_input({n}, 2), out = make_input({n}, 3);
+      auto a = torch_input({n}, 1), b = torch_input({n}, 2), out = torch_input({n}, 3);
       run("add", size, "fresh", [&] { return torch::add(a, b); });
       run("add", size, "into", [&] { return torch::add_out(out, a, b); });
       run("mul", size, "fresh", [&] { return torch::mul(a, b); });
@@ -120,7 +113,7 @@ class Suite {
     }
     {
       const std::int64_t n = std::int64_t{1} << 20;
-      auto a = make_input({n}, 1), b = make_input({n}, 2);
+      auto a = torch_input({n}, 1), b = torch_input({n}, 2);
       run("tanh_chain", "2^20", "eager", [&] {
         torch::Tensor x = a;
         for (int i = 0; i < 8; ++i) x = torch::tanh(0.5 * x + b);
@@ -128,7 +121,7 @@ class Suite {
       });
     }
     {
-      auto x = make_input({2048, 2048}, 1);
+      auto x = torch_input({2048, 2048}, 1);
       const std::string size = "2048x2048";
       run("sum_all", size, "", [&] { return x.sum(); });
       run("sum_axis0", size, "", [&] { return x.sum(1); });  // our axis 0 = axis 1 here
@@ -146,13 +139,13 @@ class Suite {
                                         {"256x256x64", {256, 256, 64}, {2, 0, 1}},
                                         {"3^15", shape15, rev15}};
       for (const auto& c : cases) {
-        auto x = make_input(c.shape, 1);
+        auto x = torch_input(c.shape, 1);
         const auto q = bench::peer_perm(c.perm);
         run("permute", c.size, "", [&] { return x.permute(q).contiguous(); });
       }
     }
     {
-      auto x = make_input({4}, 1), y = make_input({4}, 2);
+      auto x = torch_input({4}, 1), y = torch_input({4}, 2);
       run(
           "overhead_add_untracked", "4", "",
           [&] {
@@ -165,7 +158,7 @@ class Suite {
       autograd_overheads(x, y);
     }
     {
-      auto a2 = make_input({2, 2}, 1), b2 = make_input({2, 2}, 2);
+      auto a2 = torch_input({2, 2}, 1), b2 = torch_input({2, 2}, 2);
       run("overhead_einsum_2x2", "2", "", [&] { return torch::einsum("ij,jk->ik", {b2, a2}); });
     }
 #ifdef TENFERRO_EINSUM_INSTANCES
@@ -206,14 +199,14 @@ class Suite {
 
   // Group 16 (bench/cases/scan_sort_cases.cpp): our axis d is dim rank-1-d here.
   void scan_sort() {
-    auto x = make_input({2048, 2048}, 1);
+    auto x = torch_input({2048, 2048}, 1);
     run("cumsum_axis0", "2048x2048", "", [&] { return torch::cumsum(x, 1); });
     run("cumsum_axis1", "2048x2048", "", [&] { return torch::cumsum(x, 0); });
-    auto v = make_input({std::int64_t{1} << 20}, 2);
+    auto v = torch_input({std::int64_t{1} << 20}, 2);
     run("sort", "2^20", "",
         [&] { return std::get<0>(torch::sort(v, /*stable=*/true, -1, false)); });
     run("topk", "2^20", "k16", [&] { return std::get<0>(torch::topk(v, 16)); });
-    auto m = make_input({1024, 1024}, 3);
+    auto m = torch_input({1024, 1024}, 3);
     run("sort_axis0", "1024x1024", "",
         [&] { return std::get<0>(torch::sort(m, /*stable=*/true, 1, false)); });
   }
@@ -225,17 +218,17 @@ class Suite {
     namespace L = torch::linalg;
     const auto eye = [](std::int64_t m) { return torch::eye(m, torch::kFloat64); };
     const auto general = [&](std::int64_t m, std::int64_t off) {
-      return make_input({m, m}, off) + static_cast<double>(m) * eye(m);
+      return torch_input({m, m}, off) + static_cast<double>(m) * eye(m);
     };
     const auto spd = [&](std::int64_t m, std::int64_t off) {
-      auto mt = make_input({m, m}, off);
+      auto mt = torch_input({m, m}, off);
       return torch::matmul(mt.mT(), mt) + static_cast<double>(m) * eye(m);
     };
     const std::int64_t n = 256;
     auto s1 = spd(n, 1), g1 = general(n, 1), g3 = general(n, 3), s4 = spd(n, 4);
     run("cholesky", "256", "", [&] { return L::cholesky(s1).mT(); });
     for (std::int64_t k : {1, 16}) {
-      auto b = make_input({n, k}, 2);
+      auto b = torch_input({n, k}, 2);
       run("solve", "256", std::to_string(k) + "rhs",
           [&] { return L::solve(g1.mT(), b.mT(), true).mT(); });
     }
@@ -248,7 +241,7 @@ class Suite {
     // read as complex128; our general M is M^T here (not conjugated), our
     // Hermitian H = M M^H + n I is H^T = conj(M) M^T.
     const auto cinput = [](std::int64_t rows, std::int64_t cols, std::int64_t off) {
-      return torch::view_as_complex(make_input({2, rows, cols}, off));
+      return torch::view_as_complex(torch_input({2, rows, cols}, off));
     };
     const auto ceye = [](std::int64_t k) { return torch::eye(k, torch::kComplexDouble); };
     const auto cgeneral = [&](std::int64_t k, std::int64_t off) {
@@ -279,7 +272,7 @@ class Suite {
       ps.push_back(spd(m, 10 + b));
     }
     auto gb = torch::stack(gs), pb = torch::stack(ps);
-    auto rb = make_input({m, 1, batch}, 7);
+    auto rb = torch_input({m, 1, batch}, 7);
     run("svd", "8x8x4096", "values", [&] { return L::svdvals(gb, c10::nullopt); });
     run("eigh", "8x8x4096", "values", [&] { return L::eigvalsh(pb, "L"); });
     run("qr", "8x8x4096", "", [&] { return std::get<1>(L::qr(gb.mT())).mT(); });
@@ -293,12 +286,12 @@ class Suite {
     const auto cinput = [](const std::vector<std::int64_t>& shape, std::int64_t off) {
       std::vector<std::int64_t> twice = shape;
       twice.insert(twice.begin(), 2);  // reversed below: (..., 2) row-major = re, im pairs
-      return torch::view_as_complex(make_input(twice, off));
+      return torch::view_as_complex(torch_input(twice, off));
     };
     const std::int64_t n = std::int64_t{1} << 20;
     auto x = cinput({n}, 1);
     run("fft", "2^20", "c128", [&] { return torch::fft::fft(x); });
-    auto r = make_input({n}, 1);
+    auto r = torch_input({n}, 1);
     run("rfft", "2^20", "f64", [&] { return torch::fft::rfft(r); });
     auto b = cinput({1024, 128}, 1);
     run("fft", "1024x128", "axis0", [&] { return torch::fft::fft(b, c10::nullopt, -1); });
@@ -328,7 +321,7 @@ class Suite {
         for (std::int64_t l : inst.inputs[k]) {
           shape.push_back(static_cast<std::int64_t>(inst.extents[static_cast<std::size_t>(l)]));
         }
-        auto t = make_input(shape, static_cast<std::int64_t>(k) + 1);
+        auto t = torch_input(shape, static_cast<std::int64_t>(k) + 1);
         xs.push_back(t * scale);
         labels.emplace_back(inst.inputs[k].rbegin(), inst.inputs[k].rend());
       }

@@ -124,6 +124,13 @@ bool stream_any(BinaryOp op, const T* a, bool a_one, const T* b, bool b_one, T* 
   }
 }
 
+#else
+
+template <class T>
+bool stream_any(BinaryOp, const T*, bool, const T*, bool, T*, std::int64_t) {
+  return false;
+}
+
 #endif  // TENFERRO_STREAM_X86
 
 }  // namespace
@@ -183,22 +190,12 @@ std::size_t stream_threshold_bytes() {
 
 bool stream_arith(BinaryOp op, const double* a, bool a_one, const double* b, bool b_one, double* o,
                   std::int64_t n) {
-#if TENFERRO_STREAM_X86
   return stream_any(op, a, a_one, b, b_one, o, n);
-#else
-  (void)op, (void)a, (void)a_one, (void)b, (void)b_one, (void)o, (void)n;
-  return false;
-#endif
 }
 
 bool stream_arith(BinaryOp op, const float* a, bool a_one, const float* b, bool b_one, float* o,
                   std::int64_t n) {
-#if TENFERRO_STREAM_X86
   return stream_any(op, a, a_one, b, b_one, o, n);
-#else
-  (void)op, (void)a, (void)a_one, (void)b, (void)b_one, (void)o, (void)n;
-  return false;
-#endif
 }
 
 }  // namespace tenferro::cpu
