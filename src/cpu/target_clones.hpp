@@ -14,13 +14,17 @@
 #define TENFERRO_TARGET_CLONES_AVX2
 #endif
 
-// TENFERRO_TARGET_AVX512: a function compiled for AVX-512 only, for code with
-// its own AVX-512 form (wider vectors, more columns), called after a run-time
-// check of the processor (cpu_has_avx512f()). Empty where x86 target
-// attributes are not available; such code then has no AVX-512 form.
+// TENFERRO_TARGET_AVX512 / TENFERRO_TARGET_AVX2: a function compiled for
+// that instruction set only, for code with its own form there (wider
+// vectors, more columns, streaming stores), called after a run-time check of
+// the processor (cpu_has_avx512f(), cpu_has_avx2()). Not defined where x86
+// target attributes are not available (TENFERRO_HAS_TARGET_* is 0); such
+// code then has no such form.
 #if defined(__GNUC__) && defined(__x86_64__)
 #define TENFERRO_HAS_TARGET_AVX512 1
+#define TENFERRO_HAS_TARGET_AVX2 1
 #define TENFERRO_TARGET_AVX512 __attribute__((target("avx512f")))
+#define TENFERRO_TARGET_AVX2 __attribute__((target("avx2")))
 namespace tenferro::cpu {
 inline bool cpu_has_avx512f() {
   static const bool has = [] {
@@ -29,7 +33,15 @@ inline bool cpu_has_avx512f() {
   }();
   return has;
 }
+inline bool cpu_has_avx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+}
 }  // namespace tenferro::cpu
 #else
 #define TENFERRO_HAS_TARGET_AVX512 0
+#define TENFERRO_HAS_TARGET_AVX2 0
 #endif
