@@ -11,6 +11,7 @@
 #include "cpu/elementwise_kernels.hpp"
 #include "cpu/special_kernels.hpp"
 #include "cpu/stream_arith.hpp"
+#include "cpu/stream_store.hpp"
 #include "cpu/target_clones.hpp"
 #include "internal/dispatch.hpp"
 
@@ -141,9 +142,14 @@ struct TensorSink {
   const Tensor& a;
   const Tensor& b;
   const Tensor& out;
+  bool light;  // the op's element function is light (light_binary)
   template <class Out, class T, class F>
   void elements(const F& f) const {
-    map_elements<Out, T, T>(cpu, out, f, a, b);
+    if (light) {
+      map_light_elements<Out, T, T>(cpu, out, f, a, b);
+    } else {
+      map_elements<Out, T, T>(cpu, out, f, a, b);
+    }
   }
   template <class T>
   void require_nonzero(BinaryOp op) const {
@@ -280,11 +286,40 @@ bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tens
                    const Tensor& out);
 }  // namespace
 
+namespace {
+
+// The ops whose element function costs about its loads and store on every
+// dtype (map_light_elements: a compact one over more than the cache streams
+// its output). Not division (integer division takes tens of cycles).
+bool light_binary(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum:
+    case BinaryOp::Copysign:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::LogicalAnd:
+    case BinaryOp::LogicalOr:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void binary_kernel(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   if (is_special_op(op)) return special_binary_kernel(backend, op, a, b, out);
   if (compact_arith(backend, op, a, b, out)) return;
-  const TensorSink sink{backend, a, b, out};
+  const TensorSink sink{backend, a, b, out, light_binary(op)};
   tenferro::detail::dispatch_dtype(a.dtype(), [&](auto tag) {
     binary_typed<typename decltype(tag)::type>(op, a.dtype(), sink);
   });
@@ -361,10 +396,11 @@ bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
 // Compact f32/f64 add, sub, mul and div on the instruction-set clones above,
 // split across the pool: the eager form of the most common binary ops (the
 // generic loop is built for the baseline instruction set). An op that moves
-// at least the last-level cache's size, into an output that is not one of
-// its inputs, streams its output (cpu/stream_arith.hpp: no read for
-// ownership of each output line, no eviction of the inputs): add of 2^22
-// doubles, 1T on the Zen 4 VM, 3.4-4.5 -> 2.5-3.0 ms in plain loops.
+// stream_threshold_bytes() or more (1.5x the last-level cache), into an
+// output that is not one of its inputs, streams its output from the
+// registers (cpu/stream_arith.hpp: no read for ownership of each output
+// line, no eviction of the inputs): add of 2^22 doubles, 1T on the Zen 4 VM,
+// 3.4-4.5 -> 2.5-3.0 ms in plain loops.
 bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   const DType dt = a.dtype();
@@ -381,7 +417,7 @@ bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tens
     const std::size_t out_bytes = static_cast<std::size_t>(out.numel()) * sizeof(T);
     const std::size_t moved = out_bytes * (1 + (a_one ? 0 : 1) + (b_one ? 0 : 1));
     const bool in_place = out.raw_data() == a.raw_data() || out.raw_data() == b.raw_data();
-    const bool streaming = !in_place && moved >= stream_threshold_bytes();
+    const bool streaming = !in_place && streams_output(moved);
     backend.parallel_for(
         out.numel(), backend.parallel_threshold(), [&](std::int64_t lo, std::int64_t hi) {
           const T* x = a_one ? pa : pa + lo;
@@ -483,10 +519,26 @@ void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, cons
       const T* pa = static_cast<const T*>(a.raw_data());
       const T* pb = static_cast<const T*>(b.raw_data());
       T* o = static_cast<T*>(out.raw_data());
+      // A fresh output beyond the cache is streamed (cpu/stream_store.hpp).
+      const auto n = static_cast<std::size_t>(out.numel());
+      const bool streaming = o != pa && o != pb && static_cast<const void*>(o) != c &&
+                             streams_output(n * (sizeof(T) + (cu ? 1 : 0) + (au ? sizeof(T) : 0) +
+                                                 (bu ? sizeof(T) : 0)));
       backend.parallel_for(out.numel(), backend.parallel_threshold(),
                            [&](std::int64_t lo, std::int64_t hi) {
-                             select_run(c + (cu ? lo : 0), cu, pa + (au ? lo : 0), au,
-                                        pb + (bu ? lo : 0), bu, o + lo, hi - lo);
+                             if (!streaming) {
+                               return select_run(c + (cu ? lo : 0), cu, pa + (au ? lo : 0), au,
+                                                 pb + (bu ? lo : 0), bu, o + lo, hi - lo);
+                             }
+                             // (a single-value operand has no stream: the output stands in)
+                             streamed_blocks(
+                                 o + lo, hi - lo,
+                                 [&](T* dst, std::int64_t s, std::int64_t m) {
+                                   const std::int64_t at = lo + s;
+                                   select_run(c + (cu ? at : 0), cu, pa + (au ? at : 0), au,
+                                              pb + (bu ? at : 0), bu, dst, m);
+                                 },
+                                 au ? pa + lo : o + lo, bu ? pb + lo : o + lo);
                            });
       return;
     }

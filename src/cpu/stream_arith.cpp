@@ -12,10 +12,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <exception>
-#include <fstream>
-#include <string>
-
 #include "cpu/target_clones.hpp"
 
 #if TENFERRO_HAS_TARGET_AVX2
@@ -140,47 +136,6 @@ bool stream_arith_available() {
 #else
   return false;
 #endif
-}
-
-namespace {
-
-// The size of the largest cache the first processor reports in sysfs (one
-// instance of it: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) gave the whole
-// socket's 320 MiB on the Zen 4 VM, whose L3 instance is 32 MiB); 0 when
-// there is none to read.
-std::size_t last_level_cache_bytes() {
-  std::size_t best = 0;
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
-    int level = 0;
-    std::string size;
-    if (!(level_file >> level) || !(size_file >> size) || size.empty()) continue;
-    std::size_t pos = 0;
-    unsigned long long value = 0;
-    try {
-      value = std::stoull(size, &pos);
-    } catch (const std::exception&) {
-      continue;
-    }
-    const char unit = pos < size.size() ? size[pos] : ' ';
-    const std::size_t bytes = unit == 'K'   ? value << 10
-                              : unit == 'M' ? value << 20
-                              : unit == 'G' ? value << 30
-                                            : value;
-    if (level >= 2 && bytes > best) best = bytes;
-  }
-  return best;
-}
-
-}  // namespace
-
-std::size_t stream_threshold_bytes() {
-  static const std::size_t bytes = [] {
-    const std::size_t llc = last_level_cache_bytes();
-    return llc > 0 ? llc : std::size_t{32} << 20;
-  }();
-  return bytes;
 }
 
 bool stream_arith(BinaryOp op, const double* a, bool a_one, const double* b, bool b_one, double* o,

@@ -125,9 +125,14 @@ struct TensorSink {
   CpuBackend& cpu;
   const Tensor& x;
   const Tensor& out;
+  bool light;  // the op's element function is light (light_unary)
   template <class Out, class T, class F>
   void elements(const F& f) const {
-    map_elements<Out, T>(cpu, out, f, x);
+    if (light) {
+      map_light_elements<Out, T>(cpu, out, f, x);
+    } else {
+      map_elements<Out, T>(cpu, out, f, x);
+    }
   }
   template <class T>
   void array(void (*vf)(const T*, T*, std::int64_t)) const {
@@ -403,11 +408,34 @@ T integer_bound(const Scalar& s, bool is_lower) {
   return static_cast<T>(v);
 }
 
+// The ops whose element function costs about its load and store on every
+// dtype (map_light_elements: a compact one over more than the cache streams
+// its output). Not the rounding functions (calls to libm in the baseline
+// build) nor complex abs (a hypot).
+bool light_unary(UnaryOp op, DType dtype) {
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Conj:
+    case UnaryOp::Square:
+    case UnaryOp::Sign:
+    case UnaryOp::Real:
+    case UnaryOp::Imag:
+    case UnaryOp::IsFinite:
+    case UnaryOp::IsNan:
+    case UnaryOp::LogicalNot:
+      return true;
+    case UnaryOp::Abs:
+      return !is_complex(dtype);
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void unary_kernel(CpuBackend& backend, UnaryOp op, const Tensor& x, const Tensor& out) {
   if (is_special_op(op)) return special_unary_kernel(backend, op, x, out);
-  const TensorSink sink{backend, x, out};
+  const TensorSink sink{backend, x, out, light_unary(op, x.dtype())};
   tenferro::detail::dispatch_dtype(
       x.dtype(), [&](auto tag) { unary_typed<typename decltype(tag)::type>(op, x.dtype(), sink); });
 }
@@ -429,7 +457,7 @@ void clamp_kernel(CpuBackend& backend, const Tensor& x, std::optional<Scalar> lo
       const T h = hi ? hi->to<T>() : std::numeric_limits<T>::infinity();
       // min(max(x, lo), hi): lo > hi gives hi (like PyTorch); NaN in x or in a
       // bound propagates.
-      map_elements<T, T>(
+      map_light_elements<T, T>(
           backend, out,
           [l, h](T v) {
             v = (v < l || l != l) ? l : v;
@@ -439,7 +467,7 @@ void clamp_kernel(CpuBackend& backend, const Tensor& x, std::optional<Scalar> lo
     } else if constexpr (is_int_v<T>) {
       const T l = lo ? integer_bound<T>(*lo, true) : std::numeric_limits<T>::lowest();
       const T h = hi ? integer_bound<T>(*hi, false) : std::numeric_limits<T>::max();
-      map_elements<T, T>(
+      map_light_elements<T, T>(
           backend, out,
           [l, h](T v) {
             v = v < l ? l : v;

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 
 #include "../../src/cpu/stream_arith.hpp"
+#include "../../src/cpu/stream_store.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -703,4 +705,152 @@ TEST(ElementwiseBinary, StreamedOutputsEqualTheCachedLoop) {
     EXPECT_TRUE(halves_match(view, op, a, b)) << name(op);
     EXPECT_EQ(store.slice(0, 0, 1).to_vector<double>()[0], 0.0);
   }
+}
+
+namespace {
+
+// Runs streamed_blocks over an output with guard elements either side, at
+// the given offset (in elements) from a 64-byte line, and counts the
+// elements that hold body's value; the guards must stay untouched.
+template <class T>
+std::int64_t check_streamed_blocks(std::int64_t offset, std::int64_t n) {
+  const auto value = [](std::int64_t i) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return i % 3 == 0;
+    } else {
+      return static_cast<T>(static_cast<int>(i % 97) + 1);
+    }
+  };
+  constexpr std::int64_t kGuard = 64;
+  std::vector<unsigned char> space((n + 2 * kGuard) * sizeof(T) + 128, 0xAB);
+  auto* first = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(space.data()) + 63) / 64 * 64);
+  T* out = reinterpret_cast<T*>(first) + kGuard + offset;
+  const auto in = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
+  for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = value(i);
+  cpu::streamed_blocks(
+      out, n,
+      [&](T* dst, std::int64_t s, std::int64_t m) {
+        for (std::int64_t k = 0; k < m; ++k) dst[k] = in[static_cast<std::size_t>(s + k)];
+      },
+      in.get());
+  std::int64_t matched = 0;
+  for (std::int64_t i = 0; i < n; ++i) matched += out[i] == value(i) ? 1 : 0;
+  const auto* before = reinterpret_cast<const unsigned char*>(out) - kGuard * sizeof(T);
+  const auto* after = reinterpret_cast<const unsigned char*>(out + n);
+  for (std::size_t k = 0; k < kGuard * sizeof(T); ++k)
+    if (before[k] != 0xAB || after[k] != 0xAB) return -1;
+  return matched;
+}
+
+template <class T>
+void expect_streamed_blocks() {
+  constexpr std::int64_t kLine = 64 / sizeof(T), kBlock = 4096 / sizeof(T);
+  for (std::int64_t offset = 0; offset < kLine; ++offset) {
+    for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, kLine - 1, kLine, kLine + 1,
+                                 kBlock - 1, kBlock, kBlock + kLine + 3, 3 * kBlock + 5}) {
+      EXPECT_EQ(check_streamed_blocks<T>(offset, n), n)
+          << sizeof(T) << "-byte elements, offset " << offset << ", n " << n;
+    }
+  }
+}
+
+}  // namespace
+
+// The streamed form of any elementwise loop (cpu/stream_store.hpp): every
+// element written once with the body's value, at every offset from a line
+// and at lengths around the line and the 4 KiB block, and nothing outside
+// the output.
+TEST(StreamStore, BlocksWriteEveryElementAtEveryOffset) {
+  if (!cpu::stream_stores_available()) {
+    EXPECT_FALSE(cpu::streams_output(std::size_t{1} << 40));
+    return;
+  }
+  expect_streamed_blocks<bool>();
+  expect_streamed_blocks<float>();
+  expect_streamed_blocks<double>();
+  expect_streamed_blocks<c128_t>();
+}
+
+// The block lies as far from the streams as it can, modulo 4 KiB.
+TEST(StreamStore, BlockKeepsAwayFromTheStreams) {
+  const auto gap = [](std::size_t at, std::uintptr_t s) {
+    const std::size_t d = (s - at) % 4096;
+    return std::min(d, 4096 - d);
+  };
+  const std::uintptr_t one[] = {0x7f0000001000};
+  EXPECT_EQ(cpu::detail_stream::block_residue(one, 1), 2048u);
+  const std::uintptr_t two[] = {0x7f0000001040, 0x7f0000002840};
+  const std::size_t at = cpu::detail_stream::block_residue(two, 2);
+  EXPECT_EQ(at % 64, 0u);
+  EXPECT_GE(std::min(gap(at, two[0]), gap(at, two[1])), 1024u - 64u);
+  const std::uintptr_t three[] = {0x1000, 0x1400, 0x1c00};
+  const std::size_t at3 = cpu::detail_stream::block_residue(three, 3);
+  EXPECT_EQ(std::min({gap(at3, three[0]), gap(at3, three[1]), gap(at3, three[2])}), 1024u);
+}
+
+// Through the op layer: light elementwise ops (negation, comparison,
+// selection, integer and complex arithmetic, clamp) that move the streaming
+// threshold or more stream their output, split across two threads; each half
+// must equal the same op on that half alone (below the threshold: the cached
+// loop), bit for bit.
+TEST(ElementwiseBinary, LightOpsStreamedEqualTheCachedLoop) {
+  CpuBackend two({.num_threads = 2});
+  // Unary f64 ops move 16 bytes an element: n is past the threshold for
+  // them (and for every op below), capped like the test above.
+  const std::int64_t n =
+      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes() / 16),
+                             std::int64_t{1} << 23) +
+      5;
+  const std::int64_t half = n / 2;
+  Generator gen(7);
+  const Tensor a = randn({n}, f64, gen), b = randn({n}, f64, gen);
+  const Tensor ai = arange(n, i64), bi = mul(arange(n, i64), Tensor::scalar(std::int64_t{3}), two);
+  const Tensor z = complex(a, b, two), w = complex(b, a, two);
+  const Tensor cond = lt(a, b, two);
+  const auto same_bits = [](const Tensor& x, const Tensor& y) {
+    const Tensor cx = x.contiguous(), cy = y.contiguous();
+    return cx.dtype() == cy.dtype() && cx.numel() == cy.numel() &&
+           std::memcmp(cx.raw_data(), cy.raw_data(),
+                       static_cast<std::size_t>(cx.numel()) * itemsize(cx.dtype())) == 0;
+  };
+  // f(inputs) against f on each half of the inputs.
+  const auto halves_match = [&](const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                const std::vector<Tensor>& ins) {
+    const auto part = [&](std::int64_t lo, std::int64_t hi) {
+      std::vector<Tensor> p;
+      for (const Tensor& t : ins) p.push_back(t.rank() == 0 ? t : t.slice(0, lo, hi));
+      return p;
+    };
+    const Tensor got = f(ins);
+    return same_bits(got.slice(0, 0, half), f(part(0, half))) &&
+           same_bits(got.slice(0, half, n), f(part(half, n)));
+  };
+  const auto un = [&](UnaryOp op) {
+    return [&two, op](const std::vector<Tensor>& t) { return unary(op, t[0], two); };
+  };
+  const auto bin = [&](BinaryOp op) {
+    return [&two, op](const std::vector<Tensor>& t) { return binary(op, t[0], t[1], two); };
+  };
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Square, UnaryOp::Sign, UnaryOp::IsNan})
+    EXPECT_TRUE(halves_match(un(op), {a})) << name(op);
+  EXPECT_TRUE(halves_match(un(UnaryOp::Conj), {z}));
+  for (BinaryOp op : {BinaryOp::Lt, BinaryOp::Maximum, BinaryOp::Copysign})
+    EXPECT_TRUE(halves_match(bin(op), {a, b})) << name(op);
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Eq})
+    EXPECT_TRUE(halves_match(bin(op), {ai, bi})) << name(op);
+  EXPECT_TRUE(halves_match(bin(BinaryOp::Mul), {z, w}));
+  const auto sel = [&two](const std::vector<Tensor>& t) { return where(t[0], t[1], t[2], two); };
+  EXPECT_TRUE(halves_match(sel, {cond, a, b}));
+  EXPECT_TRUE(halves_match(sel, {cond, a, Tensor::scalar(0.5)}));
+  EXPECT_TRUE(halves_match(
+      [&two](const std::vector<Tensor>& t) { return clamp(t[0], Scalar(-0.5), Scalar(0.5), two); },
+      {a}));
+  // An output view that starts mid-line, with the element before it kept.
+  const Tensor store = zeros({n + 1}, f64);
+  const Tensor view = store.slice(0, 1, n + 1);
+  unary_into(UnaryOp::Neg, a, view, two);
+  EXPECT_TRUE(same_bits(view.slice(0, 0, half), unary(UnaryOp::Neg, a.slice(0, 0, half), two)));
+  EXPECT_TRUE(same_bits(view.slice(0, half, n), unary(UnaryOp::Neg, a.slice(0, half, n), two)));
+  EXPECT_EQ(store.slice(0, 0, 1).to_vector<double>()[0], 0.0);
 }
