@@ -64,7 +64,7 @@ bool run_with_scalar_operand(Out* o, const Inc& inc, const Ptrs& p, std::int64_t
 }
 
 // Whether the flat loop of a light element function streams its output:
-// the op moves stream_threshold_bytes() or more (cpu/stream_store.hpp) and the
+// the op moves enough (streams_output: 1.5x the last-level cache) and the
 // output overlaps none of the inputs (in place, the output lines are in the
 // cache already, read as inputs).
 template <class Out, class... In>

@@ -796,13 +796,19 @@ TEST(StreamStore, BlockKeepsAwayFromTheStreams) {
 // loop), bit for bit.
 TEST(ElementwiseBinary, LightOpsStreamedEqualTheCachedLoop) {
   CpuBackend two({.num_threads = 2});
-  // Unary f64 ops move 16 bytes an element: n is past the threshold for
-  // them (and for every op below), capped like the test above.
+  // Unary f64 ops move 16 bytes an element: n is past the threshold
+  // (streams_output: 1.5x stream_threshold_bytes()) for them and for every
+  // op below, capped like the test above; each half of an f64 op is below it.
   const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes() / 16),
+      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes() / 32 * 3),
                              std::int64_t{1} << 23) +
       5;
   const std::int64_t half = n / 2;
+  if (cpu::stream_stores_available() && n < (std::int64_t{1} << 23)) {
+    // The premise: the whole op streams, each half alone does not.
+    ASSERT_TRUE(cpu::streams_output(static_cast<std::size_t>(n) * 16));
+    ASSERT_FALSE(cpu::streams_output(static_cast<std::size_t>(n - half) * 16));
+  }
   Generator gen(7);
   const Tensor a = randn({n}, f64, gen), b = randn({n}, f64, gen);
   const Tensor ai = arange(n, i64), bi = mul(arange(n, i64), Tensor::scalar(std::int64_t{3}), two);
