@@ -47,6 +47,9 @@ for t in (1, 2):
     for lg in ("2^20", "2^22"):
         for op in ("add", "mul"):
             CASES += [(op, lg, v, t, "4 elementwise") for v in ("fresh", "into")]
+    # light ops beyond the cache (streamed through blocks, cpu/stream_store.hpp)
+    CASES += [("neg", "2^22", "into", t, "4 elementwise"), ("where", "2^22", "fresh", t,
+                                                            "4 elementwise")]
 CASES += [("tanh_chain", "2^20", v, 1, "5 tanh chain") for v in ("eager", "traced")]
 CASES += [(c, "2048x2048", "", t, "6 reductions")
           for t in (1, 2) for c in ("sum_all", "sum_axis0", "sum_axis1", "max_all")]
@@ -154,7 +157,7 @@ ROUNDS = 3
 AB_GROUPS = ("4 elementwise", "6 reductions")
 # Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
-              ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21,
+              ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21, ("neg", "2^22"): 1 << 22,
               ("permute", "2048x2048"): 1 << 22, ("permute", "256x256x64"): 1 << 22,
               ("permute", "3^15"): 3**15}
 

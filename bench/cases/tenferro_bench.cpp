@@ -211,6 +211,24 @@ void Suite::elementwise_cases() {
           ref);
     }
   }
+  {
+    // Light ops beyond the cache: their outputs are streamed (cpu/stream_store.hpp).
+    const std::int64_t n = std::int64_t{1} << 22;
+    const Tensor a = make_input({n}, 1), b = make_input({n}, 2);
+    const auto av = input_vector(n, 1), bv = input_vector(n, 2);
+    const Tensor out = cpu_.empty(Shape{n}, f64);
+    const Tensor cond = lt(a, b, cpu_);
+    run(
+        "neg", "2^22", "into",
+        [&] {
+          unary_into(UnaryOp::Neg, a, out, cpu_);
+          return out;
+        },
+        [&](std::int64_t q) { return -av[q]; });
+    run(
+        "where", "2^22", "fresh", [&] { return where(cond, a, b, cpu_); },
+        [&](std::int64_t q) { return av[q] < bv[q] ? av[q] : bv[q]; });
+  }
   // x <- tanh(t * x + b), eight times, from x = a; eager direct ops.
   const std::int64_t n = std::int64_t{1} << 20;
   const Tensor a = make_input({n}, 1), b = make_input({n}, 2);

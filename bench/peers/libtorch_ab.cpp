@@ -143,6 +143,25 @@ class Ab {
             [&, add] { return add ? torch::add_out(tout, ta, tb) : torch::mul_out(tout, ta, tb); });
       }
     }
+    {
+      // Light ops beyond the cache (streamed through blocks on our side).
+      const std::int64_t n = std::int64_t{1} << 22;
+      const tf::Tensor a = ours_input({n}, 1), b = ours_input({n}, 2);
+      const tf::Tensor out = cpu_.empty(tf::Shape{n}, tf::f64), cond = tf::lt(a, b, cpu_);
+      auto ta = bench::torch_input({n}, 1), tb = bench::torch_input({n}, 2),
+           tout = bench::torch_input({n}, 3);
+      auto tcond = torch::lt(ta, tb);
+      run(
+          "neg", "2^22", "into",
+          [&] {
+            tf::unary_into(tf::UnaryOp::Neg, a, out, cpu_);
+            return out;
+          },
+          [&] { return torch::neg_out(tout, ta); });
+      run(
+          "where", "2^22", "fresh", [&] { return tf::where(cond, a, b, cpu_); },
+          [&] { return torch::where(tcond, ta, tb); });
+    }
     const std::string size = "2048x2048";
     const tf::Tensor x = ours_input({2048, 2048}, 1);
     const torch::Tensor tx = bench::torch_input({2048, 2048}, 1);

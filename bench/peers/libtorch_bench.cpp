@@ -112,6 +112,13 @@ class Suite {
       run("mul", size, "into", [&] { return torch::mul_out(out, a, b); });
     }
     {
+      const std::int64_t n = std::int64_t{1} << 22;
+      auto a = torch_input({n}, 1), b = torch_input({n}, 2), out = torch_input({n}, 3);
+      auto cond = torch::lt(a, b);
+      run("neg", "2^22", "into", [&] { return torch::neg_out(out, a); });
+      run("where", "2^22", "fresh", [&] { return torch::where(cond, a, b); });
+    }
+    {
       const std::int64_t n = std::int64_t{1} << 20;
       auto a = torch_input({n}, 1), b = torch_input({n}, 2);
       run("tanh_chain", "2^20", "eager", [&] {

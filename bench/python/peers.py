@@ -248,6 +248,12 @@ class Suite:
                     f = getattr(np, "add" if opname == "add" else "multiply")
                     self.run(opname, f"2^{lg}", "fresh", lambda: f(a, b))
                     self.run(opname, f"2^{lg}", "into", lambda: f(a, b, out=out))
+        n = 1 << 22
+        a, b, out = self.arr([n], 1), self.arr([n], 2), self.arr([n], 3)
+        xp = t if t is not None else np
+        cond = xp.less(a, b)
+        self.run("neg", "2^22", "into", lambda: xp.negative(a, out=out))
+        self.run("where", "2^22", "fresh", lambda: xp.where(cond, a, b))
         n = 1 << 20
         a, b = self.arr([n], 1), self.arr([n], 2)
         tanh = t.tanh if t is not None else np.tanh
