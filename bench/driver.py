@@ -155,7 +155,9 @@ ROUNDS = 3
 # alternating blocks of calls (bench/peers/libtorch_ab.cpp): memory-bound rows,
 # which move most from one process to the next on a shared machine.
 AB_GROUPS = ("4 elementwise", "6 reductions")
-# Memory floors: the numpy copy that moves the same bytes (see peers.py floors()).
+# Memory floors: a copy that moves the same bytes (see peers.py floors()):
+# NumPy's at 1T, PyTorch's `copy_` at 2T (NumPy copies on one thread).
+FLOOR_COPY_IMPL = {1: "numpy", 2: "torch"}
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
               ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21, ("neg", "2^22"): 1 << 22,
               ("permute", "2048x2048"): 1 << 22, ("permute", "256x256x64"): 1 << 22,
@@ -319,11 +321,12 @@ def main():
         if libtorch.exists():
             cmds.append(("libtorch", [str(libtorch), *mode, "--threads", str(threads), "--cases",
                                       ids]))
-        # the memory floors (copies of the same bytes) run with numpy at 1T
+        # the memory floors (copies of the same bytes): numpy's copy at 1T,
+        # torch's (split over the threads) at 2T
         floors = "".join(f",floor_copy/{n}/floor" for n in sorted(
             {COPY_FLOOR[(c, s)] for c, s, _ in in_batch if (c, s) in COPY_FLOOR}))
         for impl in ("torch", "numpy"):
-            wanted = ids + (floors if impl == "numpy" and threads == 1 else "")
+            wanted = ids + (floors if impl == FLOOR_COPY_IMPL[threads] else "")
             cmds.append((impl, [PY, str(ROOT / "bench/python/peers.py"), "--impl", impl, *mode,
                                 "--threads", str(threads), "--cases", wanted]))
         n_rounds = rounds if batch == "rounds" else 1
@@ -412,7 +415,7 @@ def main():
         if (c, s) in TWO_T_FLOPS and t in peak:
             floor = TWO_T_FLOPS[(c, s)] / peak[t]
         elif (c, s) in COPY_FLOOR:
-            floor = t_of("floor_copy", str(COPY_FLOOR[(c, s)]), "floor", 1, "numpy")
+            floor = t_of("floor_copy", str(COPY_FLOOR[(c, s)]), "floor", t, FLOOR_COPY_IMPL[t])
         else:
             floor = next((t_of(c, s, v, t, f) for f in FLOOR_IMPLS if t_of(c, s, v, t, f)), None)
         bad = [i for (cc, ss, vv, tt, i) in mismatches if (cc, ss, vv, tt) == (c, s, v, t)]

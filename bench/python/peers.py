@@ -623,13 +623,17 @@ class Suite:
             self.run("sort_axis0", "1024x1024", "", lambda: np.sort(m, axis=1, kind="stable"))
 
     def floors(self):
-        """Memory floors: a copy moving the same bytes (numpy impl only)."""
-        if self.impl != "numpy":
-            return
+        """Memory floors: a copy moving the same bytes; NumPy's at 1T, and
+        PyTorch's `copy_` (split over the threads) at 2T, NumPy copying on
+        one thread."""
         # add/mul read two arrays and write one: a copy of 1.5 n moves as much
         for n in (3 << 19, 3 << 21, 1 << 22, 3**15):
-            src, dst = inp(n, 1), inp(n, 2)
-            self.run("floor_copy", str(n), "floor", lambda: np.copyto(dst, src) or dst)
+            if self.impl == "numpy" and self.opts.threads == 1:
+                src, dst = inp(n, 1), inp(n, 2)
+                self.run("floor_copy", str(n), "floor", lambda: np.copyto(dst, src) or dst)
+            elif self.impl == "torch" and self.opts.threads == 2:
+                src, dst = self.arr([n], 1), self.arr([n], 2)
+                self.run("floor_copy", str(n), "floor", lambda: dst.copy_(src))
 
     def all(self):
         self.matmul()
