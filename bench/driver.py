@@ -157,6 +157,7 @@ ROUNDS = 3
 AB_GROUPS = ("4 elementwise", "6 reductions")
 # Memory floors: a copy that moves the same bytes (see peers.py floors()):
 # NumPy's at 1T, PyTorch's `copy_` at 2T (NumPy copies on one thread).
+# Other thread counts have no copy floor.
 FLOOR_COPY_IMPL = {1: "numpy", 2: "torch"}
 COPY_FLOOR = {("add", "2^20"): 3 << 19, ("mul", "2^20"): 3 << 19,
               ("add", "2^22"): 3 << 21, ("mul", "2^22"): 3 << 21, ("neg", "2^22"): 1 << 22,
@@ -326,7 +327,7 @@ def main():
         floors = "".join(f",floor_copy/{n}/floor" for n in sorted(
             {COPY_FLOOR[(c, s)] for c, s, _ in in_batch if (c, s) in COPY_FLOOR}))
         for impl in ("torch", "numpy"):
-            wanted = ids + (floors if impl == FLOOR_COPY_IMPL[threads] else "")
+            wanted = ids + (floors if impl == FLOOR_COPY_IMPL.get(threads) else "")
             cmds.append((impl, [PY, str(ROOT / "bench/python/peers.py"), "--impl", impl, *mode,
                                 "--threads", str(threads), "--cases", wanted]))
         n_rounds = rounds if batch == "rounds" else 1
@@ -415,7 +416,7 @@ def main():
         if (c, s) in TWO_T_FLOPS and t in peak:
             floor = TWO_T_FLOPS[(c, s)] / peak[t]
         elif (c, s) in COPY_FLOOR:
-            floor = t_of("floor_copy", str(COPY_FLOOR[(c, s)]), "floor", t, FLOOR_COPY_IMPL[t])
+            floor = t_of("floor_copy", str(COPY_FLOOR[(c, s)]), "floor", t, FLOOR_COPY_IMPL.get(t))
         else:
             floor = next((t_of(c, s, v, t, f) for f in FLOOR_IMPLS if t_of(c, s, v, t, f)), None)
         bad = [i for (cc, ss, vv, tt, i) in mismatches if (cc, ss, vv, tt) == (c, s, v, t)]
