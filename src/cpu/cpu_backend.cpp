@@ -271,6 +271,10 @@ void CpuBackend::parallel_for_pool(std::int64_t n, std::int64_t grain,
   });
 }
 
+void CpuBackend::park_threads() {
+  if (num_threads_.load(std::memory_order_relaxed) > 1) impl_->current_threads()->park();
+}
+
 // ---- sessions --------------------------------------------------------------------
 
 CpuSession::CpuSession(CpuBackend& backend) : backend_(backend), previous_(t_current_session) {

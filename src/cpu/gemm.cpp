@@ -292,7 +292,9 @@ void blas_batched(CpuBackend& backend, std::int64_t m, std::int64_t n, std::int6
     const std::int64_t grain = std::max<std::int64_t>(1, backend.parallel_threshold() / per_call);
     backend.parallel_for(batches, grain, run);
   } else {
-    run(0, batches);  // large matrices: BLAS uses its own threads
+    // Large matrices: BLAS uses its own threads.
+    if (work >= kSmallGemmWork) backend.park_threads();
+    run(0, batches);
   }
 }
 

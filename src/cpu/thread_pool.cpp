@@ -20,7 +20,11 @@ bool ThreadPool::inside_task() {
   return t_inside_task;
 }
 
-ThreadPool::ThreadPool(int num_threads) {
+ThreadPool::ThreadPool(int num_threads, std::optional<std::chrono::microseconds> worker_spin)
+    : worker_spin_(worker_spin ? *worker_spin
+                   : static_cast<unsigned>(num_threads) <= std::thread::hardware_concurrency()
+                       ? kWorkerSpin
+                       : kOversubscribedSpin) {
   workers_.reserve(static_cast<std::size_t>(std::max(num_threads - 1, 0)));
   for (int i = 1; i < num_threads; ++i) {
     try {
@@ -92,21 +96,27 @@ void cpu_relax() {
 void ThreadPool::worker_loop(int participant) {
   t_inside_task = true;
   std::uint64_t seen = 0;
+  std::uint64_t parked = parked_.load(std::memory_order_acquire);
   for (;;) {
     const std::function<void(std::int64_t)>* job = nullptr;
     // Back-to-back jobs (a chain of parallel ops) find the worker still
-    // awake: it watches for the next job for a short while before sleeping
-    // on the condition variable, whose wake-up costs tens of microseconds.
-    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    // awake: it watches for the next job for a while before sleeping on the
+    // condition variable, unless a caller parks the pool first.
+    const auto spin_until = std::chrono::steady_clock::now() + worker_spin_;
     while (published_.load(std::memory_order_acquire) == seen &&
+           parked_.load(std::memory_order_acquire) == parked &&
            std::chrono::steady_clock::now() < spin_until) {
       for (int k = 0; k < 64; ++k) cpu_relax();
     }
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      if (!stop_ && generation_ == seen) ++sleeps_;
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      // A park() after the job's publication (after run() returns, say)
+      // ends the next spin; one before it is over.
+      parked = published_parked_;
       job = job_;
       if (job == nullptr) continue;  // woke after that job had already finished
       ++active_workers_;
@@ -134,6 +144,7 @@ void ThreadPool::run(std::int64_t num_chunks, const std::function<void(std::int6
     pending_ = num_chunks;
     error_ = nullptr;
     ++generation_;
+    published_parked_ = parked_.load(std::memory_order_acquire);
     published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
@@ -144,7 +155,7 @@ void ThreadPool::run(std::int64_t num_chunks, const std::function<void(std::int6
   // for that briefly before sleeping on the condition variable, whose
   // wake-up (a futex and, on a virtual machine, an interrupt to a halted
   // virtual CPU) costs tens of microseconds.
-  const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+  const auto spin_until = std::chrono::steady_clock::now() + kCallerSpin;
   while ((pending_.load(std::memory_order_acquire) != 0 ||
           active_workers_.load(std::memory_order_acquire) != 0) &&
          std::chrono::steady_clock::now() < spin_until) {

@@ -88,8 +88,9 @@ unsigned effort_flags(PlanningEffort e);
 struct KernelSettings {
   PlanningEffort effort = PlanningEffort::Estimate;
   int threads = 1;
+  CpuBackend* cpu = nullptr;  // the backend whose pool threaded plans park
 };
-KernelSettings settings_for(const Backend& backend);
+KernelSettings settings_for(Backend& backend);
 
 /// The FFTW kernel of a node (kernels.cpp): x is any layout; the output is
 /// a fresh compact tensor from `backend`.

@@ -142,6 +142,12 @@ PlanConfig config_for(const KernelSettings& ks, std::int64_t elements, const voi
   return c;
 }
 
+// Before running a threaded plan: the CPU backend's idle pool workers sleep
+// instead of competing with FFTW's threads.
+void park_pool_for(const KernelSettings& ks, const PlanConfig& c) {
+  if (c.threads > 1 && ks.cpu != nullptr) ks.cpu->park_threads();
+}
+
 // key: precision, flags, threads, then the transform's own key.
 template <class R, class Make>
 std::shared_ptr<const PlanHolder<R>> cached_plan(ExtensionCaches& caches, const PlanConfig& c,
@@ -279,6 +285,7 @@ void c2c(ExtensionCaches& caches, const KernelSettings& ks, const Shape& shape,
     return F::c2c(static_cast<int>(l.dims.size()), l.dims.data(), static_cast<int>(l.batch.size()),
                   l.batch.data(), a.in, a.out, sign, f);
   });
+  park_pool_for(ks, c);
   F::exec_c2c(p->plan, i, o);
 }
 
@@ -300,6 +307,7 @@ void r2c(ExtensionCaches& caches, const KernelSettings& ks, const Shape& in_shap
     return F::r2c(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), a.in, a.out,
                   f);
   });
+  park_pool_for(ks, c);
   F::exec_r2c(p->plan, i, o);
 }
 
@@ -319,6 +327,7 @@ void c2r(ExtensionCaches& caches, const KernelSettings& ks, const Shape& out_sha
     return F::c2r(1, l.dims.data(), static_cast<int>(l.batch.size()), l.batch.data(), a.in, a.out,
                   f);
   });
+  park_pool_for(ks, c);
   F::exec_c2r(p->plan, i, out);
 }
 

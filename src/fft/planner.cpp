@@ -80,10 +80,13 @@ std::vector<std::string> expressions(std::string_view text, const char* op) {
 }
 }  // namespace
 
-KernelSettings settings_for(const Backend& backend) {
+KernelSettings settings_for(Backend& backend) {
   KernelSettings ks;
   ks.effort = t_effort;
-  if (const auto* cpu = dynamic_cast<const CpuBackend*>(&backend)) ks.threads = cpu->num_threads();
+  if (auto* cpu = dynamic_cast<CpuBackend*>(&backend)) {
+    ks.threads = cpu->num_threads();
+    ks.cpu = cpu;
+  }
   return ks;
 }
 

@@ -71,6 +71,24 @@ std::vector<Tensor> apply_direct(const LinalgOpBase& op, ListRef<Tensor> inputs,
   return run_kernel(op, backend, std::span<const Tensor>(inputs.begin(), inputs.size()), caches);
 }
 
+namespace {
+// LAPACK on matrices of 64 x 64 and more goes through OpenBLAS's threaded
+// level-3 kernels (OpenBLAS splits GEMMs above 64^3 multiply-adds): the CPU
+// backend's idle pool workers are parked first so they do not compete with
+// OpenBLAS's threads. Batches of small matrices run on our own pool instead.
+constexpr std::int64_t kThreadedMatrixElements = 64 * 64;
+
+void park_before_lapack(Backend& backend, std::span<const Tensor> inputs) {
+  if (backend.kind() != BackendKind::Cpu) return;
+  for (const Tensor& x : inputs) {
+    if (x.rank() >= 2 && x.shape()[0] * x.shape()[1] >= kThreadedMatrixElements) {
+      static_cast<CpuBackend&>(backend).park_threads();
+      return;
+    }
+  }
+}
+}  // namespace
+
 std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
                                std::span<const Tensor> inputs, ExtensionCaches& caches) {
   const bool any_empty =
@@ -92,6 +110,7 @@ std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
       return outs;
     }
   }
+  park_before_lapack(backend, inputs);
   Workspaces workspaces(caches);
   return op.execute(backend, inputs, workspaces);
 }

@@ -1,13 +1,16 @@
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../../src/cpu/thread_pool.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -226,4 +229,43 @@ TEST(CpuBackend, LargeBlocksAskForHugePages) {
   const auto* mid2 = static_cast<const char*>(heap.raw_data()) + (std::size_t{1} << 22);
   EXPECT_NE(vm_flags_of(mid2).find(" hg"), std::string::npos) << vm_flags_of(mid2);
   EXPECT_EQ(big.to_vector<double>().size(), std::size_t{1} << 20);
+}
+
+TEST(ThreadPool, ParkSendsTheSpinningWorkerToSleep) {
+  // A spin far longer than the test: only park() ends it.
+  tenferro::detail::ThreadPool pool(2, std::chrono::minutes(10));
+  std::vector<std::atomic<int>> hits(4);
+  const std::function<void(std::int64_t)> job = [&](std::int64_t i) {
+    hits[static_cast<std::size_t>(i)]++;
+  };
+  pool.run(4, job);
+  const std::uint64_t before = pool.sleeps();
+  // Between jobs the worker keeps watching for the next one...
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(pool.sleeps(), before);
+  // ...until a caller parks the pool before handing the cores to BLAS or FFTW.
+  pool.park();
+  std::uint64_t after = before;
+  for (int i = 0; i < 6000 && after == before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    after = pool.sleeps();
+  }
+  EXPECT_EQ(after, before + 1);
+  // A parked worker is woken by the next job; every chunk still runs once.
+  for (int round = 0; round < 20; ++round) pool.run(4, job);
+  for (auto& h : hits) EXPECT_EQ(h.load(), 21);
+}
+
+TEST(CpuBackend, ParkThreadsLeavesLaterParallelWorkWhole) {
+  for (int threads : {1, 2}) {
+    CpuBackend cpu(CpuBackendOptions{threads});
+    std::vector<std::atomic<int>> seen(1000);
+    for (int round = 0; round < 10; ++round) {
+      cpu.park_threads();
+      cpu.parallel_for(1000, 10, [&](std::int64_t b, std::int64_t e) {
+        for (auto i = b; i < e; ++i) seen[static_cast<std::size_t>(i)]++;
+      });
+    }
+    for (auto& h : seen) EXPECT_EQ(h.load(), 10) << threads << " threads";
+  }
 }

@@ -138,6 +138,12 @@ class CpuBackend final : public Backend {
                          const std::function<void(std::int64_t, std::int64_t)>& body);
   /// Applies the thread setting to OpenBLAS (done on session entry).
   void apply_blas_threads();
+  /// Call before handing the cores to a library that runs threads of its own
+  /// (a BLAS or LAPACK call large enough to go parallel, a threaded FFTW
+  /// plan): our pool's idle workers, which watch for the next job for a few
+  /// milliseconds after each one, stop watching and sleep instead of
+  /// competing with that library's threads.
+  void park_threads();
 
  private:
   friend class CpuSession;
