@@ -25,14 +25,27 @@ namespace detail {
 // program (`madvise` mode): a stream over 2^22-double operands spends much of
 // its time in page walks with 4 KiB pages, the more so in a virtual machine
 // (add of 2^22 doubles on a 2-core AMD EPYC VM: 4.1 ms best with 4 KiB pages,
-// 2.8-2.9 ms with huge pages). The start keeps its 64-byte alignment: the
-// kernel backs the 2 MiB-aligned interior, and blocks do not all begin on
+// 2.8-2.9 ms with huge pages). The start is not moved to a 2 MiB boundary:
+// the kernel backs the 2 MiB-aligned interior, and blocks do not all begin on
 // the same cache sets (2 MiB-aligned GEMM operands were slower on an Intel VM).
 constexpr std::size_t kHugePageAdviceFrom = std::size_t{1} << 22;
 
+// Blocks of 64 KiB and more start on a 4 KiB page boundary, so that arrays
+// of that size share their address modulo 4 KiB. A loop that stores to one
+// array while loading from another whose address, modulo 4 KiB, lies a
+// little below the store's makes each such load wait for the store (4K
+// aliasing), and blocks taken one after another from the heap land at such
+// distances: an add of 2^20 doubles at 2T took 185-189 us with its output
+// 64-256 bytes above an input modulo 4 KiB, 154-161 us at other distances
+// and at 0. Higher address bits still differ from block to block (the
+// cache-set note above).
+constexpr std::size_t kPageAlignFrom = std::size_t{1} << 16;
+constexpr std::size_t kPage = 4096;
+
 void* host_alloc(std::size_t nbytes, const char* op) {
-  const std::size_t rounded = (nbytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  const std::size_t align = nbytes >= kPageAlignFrom ? kPage : 64;
+  const std::size_t rounded = (nbytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
   if (p == nullptr) {
     fail(ErrorKind::OutOfMemory, op, "could not allocate ", nbytes,
          " bytes of host memory; free tensors or use smaller shapes");
