@@ -195,18 +195,30 @@ inline bool reduce_inner_first(const Layout& l) {
   return std::abs(l.red[0].in) < l.kept[0].in && l.red[0].extent >= kMinInnerRun;
 }
 
-// Calls body(in_offset, out_offset) for every output, in parallel over outputs
-// when there is enough work (`work` input elements per output).
+// Calls body(count, in_offset, in_step, out_offset, out_step) for runs of
+// outputs covering every output once, in parallel over outputs when there is
+// enough work (`work` input elements per output).
 template <class Body>
-void for_each_output(CpuBackend& cpu, const Layout& l, std::int64_t work, Body&& body) {
+void for_each_output_run(CpuBackend& cpu, const Layout& l, std::int64_t work, Body&& body) {
   const auto plan = plan_of<2>(l.kept);
   const std::int64_t grain =
       std::max<std::int64_t>(1, cpu.parallel_threshold() / std::max<std::int64_t>(1, work));
   cpu.parallel_for(plan.numel, grain, [&](std::int64_t b, std::int64_t e) {
     plan.run(b, e, [&](std::int64_t n, const auto& off, const auto& inc) {
-      for (std::int64_t i = 0; i < n; ++i) body(off[0] + i * inc[0], off[1] + i * inc[1]);
+      body(n, off[0], inc[0], off[1], inc[1]);
     });
   });
+}
+
+// Calls body(in_offset, out_offset) for every output, as above.
+template <class Body>
+void for_each_output(CpuBackend& cpu, const Layout& l, std::int64_t work, Body&& body) {
+  for_each_output_run(cpu, l, work,
+                      [&](std::int64_t n, std::int64_t in_off, std::int64_t in_inc,
+                          std::int64_t out_off, std::int64_t out_inc) {
+                        for (std::int64_t i = 0; i < n; ++i)
+                          body(in_off + i * in_inc, out_off + i * out_inc);
+                      });
 }
 
 // Splits the smallest-stride kept dim into chunks and calls
@@ -338,6 +350,28 @@ void reduce_outputs(CpuBackend& cpu, const Layout& l, const typename Op::In* x,
   };
   const std::int64_t threshold = cpu.parallel_threshold();
   if (l.num_out >= kFewOutputs || l.num_red < 2 * threshold) {
+    if constexpr (requires(const typename Op::In* p) { Op::leaf(p, std::int64_t{}); }) {
+      if (l.red.size() == 1 && l.red[0].in == 1) {
+        // f32/f64 sums along one contiguous axis (a column-major matrix over
+        // axis 0): a loop of pairwise sums per run of outputs, the same
+        // additions as reduce_range below without its per-output layers
+        // (2048 columns of 2048 doubles, in-process medians:
+        // 619-671 -> 587-605 us at 1T, level with the sum of all of them,
+        // 582-609 us; at 2T 238-347 -> 224-225 us).
+        const std::int64_t n = l.red[0].extent;
+        for_each_output_run(cpu, l, n,
+                            [&](std::int64_t count, std::int64_t in_off, std::int64_t in_inc,
+                                std::int64_t out_off, std::int64_t out_inc) {
+                              for (std::int64_t i = 0; i < count; ++i) {
+                                Acc acc = Op::identity();
+                                Op::combine(acc, pairwise_contiguous<Op>(x + in_off + i * in_inc, n,
+                                                                         typename Op::Shift{}));
+                                out[out_off + i * out_inc] = acc;
+                              }
+                            });
+        return;
+      }
+    }
     for_each_output(cpu, l, l.num_red, [&](std::int64_t in_off, std::int64_t out_off) {
       out[out_off] = reduce_range(in_off, out_off, 0, l.num_red);
     });

@@ -476,3 +476,43 @@ TEST(Reduce, ContiguousFloatSumsAreThePairwiseFoldBitForBit) {
     EXPECT_EQ(sum(xf, cpu).item<float>(), pairwise_reference(vf.data(), n)) << n;
   }
 }
+
+// Sums along a contiguous axis with many outputs (a column-major matrix over
+// axis 0) take a loop of pairwise sums per run of outputs: each output is
+// still the pairwise fold of its column, bit for bit, at 1 and 2 threads,
+// for columns of every leaf shape, kept axes of any stride, and the view of
+// every other column.
+TEST(Reduce, AxisZeroSumsAreEachColumnsPairwiseFold) {
+  Generator gen(9);
+  for (int threads : {1, 2}) {
+    CpuBackend cpu({.num_threads = threads});
+    for (std::int64_t n : {1, 31, 33, 1024, 1025, 2048, 4099}) {
+      for (std::int64_t cols : {1, 7, 300}) {
+        const Tensor x = sub(rand({n, cols, 2}, f64, gen), Tensor::scalar(0.5), cpu);
+        const Tensor xf = sub(rand({n, cols, 2}, f32, gen), full({}, Scalar(0.5), f32), cpu);
+        const Tensor every_other = x.slice(1, 0, std::nullopt, 2);  // kept stride 2n
+        const auto v = x.to_vector<double>();
+        const auto vf = xf.to_vector<float>();
+        const auto s = sum(x, {0}, cpu).to_vector<double>();
+        const auto sf = sum(xf, {0}, cpu).to_vector<float>();
+        const auto se = sum(every_other, {0}, cpu).to_vector<double>();
+        ASSERT_EQ(s.size(), static_cast<std::size_t>(cols * 2));
+        ASSERT_EQ(se.size(), static_cast<std::size_t>((cols + 1) / 2 * 2));
+        for (std::int64_t c = 0; c < cols * 2; ++c) {
+          const auto at = static_cast<std::size_t>(c * n);
+          EXPECT_EQ(s[static_cast<std::size_t>(c)], pairwise_reference(v.data() + at, n))
+              << threads << "T n " << n << " column " << c;
+          EXPECT_EQ(sf[static_cast<std::size_t>(c)], pairwise_reference(vf.data() + at, n))
+              << threads << "T n " << n << " column " << c;
+        }
+        for (std::int64_t k = 0; k < (cols + 1) / 2 * 2; ++k) {
+          // Output k of the view: column 2 * (k mod ceil(cols/2)) of plane k div ceil(cols/2).
+          const std::int64_t half = (cols + 1) / 2, j = 2 * (k % half), plane = k / half;
+          const auto at = static_cast<std::size_t>((plane * cols + j) * n);
+          EXPECT_EQ(se[static_cast<std::size_t>(k)], pairwise_reference(v.data() + at, n))
+              << threads << "T n " << n << " view output " << k;
+        }
+      }
+    }
+  }
+}
