@@ -350,27 +350,26 @@ void reduce_outputs(CpuBackend& cpu, const Layout& l, const typename Op::In* x,
   };
   const std::int64_t threshold = cpu.parallel_threshold();
   if (l.num_out >= kFewOutputs || l.num_red < 2 * threshold) {
-    if constexpr (requires(const typename Op::In* p) { Op::leaf(p, std::int64_t{}); }) {
-      if (l.red.size() == 1 && l.red[0].in == 1) {
-        // f32/f64 sums along one contiguous axis (a column-major matrix over
-        // axis 0): a loop of pairwise sums per run of outputs, the same
-        // additions as reduce_range below without its per-output layers
-        // (2048 columns of 2048 doubles, in-process medians:
-        // 619-671 -> 587-605 us at 1T, level with the sum of all of them,
-        // 582-609 us; at 2T 238-347 -> 224-225 us).
-        const std::int64_t n = l.red[0].extent;
-        for_each_output_run(cpu, l, n,
-                            [&](std::int64_t count, std::int64_t in_off, std::int64_t in_inc,
-                                std::int64_t out_off, std::int64_t out_inc) {
-                              for (std::int64_t i = 0; i < count; ++i) {
-                                Acc acc = Op::identity();
-                                Op::combine(acc, pairwise_contiguous<Op>(x + in_off + i * in_inc, n,
-                                                                         typename Op::Shift{}));
-                                out[out_off + i * out_inc] = acc;
-                              }
-                            });
-        return;
-      }
+    if (l.red.size() == 1) {
+      // One reduced axis (a matrix over axis 0, say): each output is one run,
+      // reduced as reduce_range below does it (the same operations in the
+      // same order, so the same bits) without walking a plan per output,
+      // which cost about 20 ns an output (f64 sums of 2048 columns of 2048,
+      // in-process medians: 619-671 -> 587-605 us at 1T, level with the sum
+      // of all of them, 582-609 us; at 2T 238-347 -> 224-225 us).
+      const Dim r = l.red[0];
+      for_each_output_run(cpu, l, r.extent,
+                          [&](std::int64_t count, std::int64_t in_off, std::int64_t in_inc,
+                              std::int64_t out_off, std::int64_t out_inc) {
+                            for (std::int64_t i = 0; i < count; ++i) {
+                              const std::int64_t o = out_off + i * out_inc;
+                              Acc acc = Op::identity();
+                              Op::combine(acc, reduce_run<Op>(x + in_off + i * in_inc, r.extent,
+                                                              r.in, shift_at<Op>(shift, o)));
+                              out[o] = acc;
+                            }
+                          });
+      return;
     }
     for_each_output(cpu, l, l.num_red, [&](std::int64_t in_off, std::int64_t out_off) {
       out[out_off] = reduce_range(in_off, out_off, 0, l.num_red);
