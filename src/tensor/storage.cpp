@@ -39,11 +39,11 @@ constexpr std::size_t kHugePageAdviceFrom = std::size_t{1} << 22;
 // 64-256 bytes above an input modulo 4 KiB, 154-161 us at other distances
 // and at 0. Higher address bits still differ from block to block (the
 // cache-set note above).
-constexpr std::size_t kPageAlignFrom = std::size_t{1} << 16;
-constexpr std::size_t kPage = 4096;
+constexpr std::size_t kAliasAlignFrom = std::size_t{1} << 16;
+constexpr std::size_t kAliasSpan = 4096;  // 4K aliasing compares the low 12 address bits
 
 void* host_alloc(std::size_t nbytes, const char* op) {
-  const std::size_t align = nbytes >= kPageAlignFrom ? kPage : 64;
+  const std::size_t align = nbytes >= kAliasAlignFrom ? kAliasSpan : 64;
   const std::size_t rounded = (nbytes + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
   if (p == nullptr) {
