@@ -258,6 +258,7 @@ Runtime::Runtime(std::shared_ptr<const RuntimeSnapshot> snapshot, RuntimeOptions
     : id_(next_context_id()),
       snapshot_(std::move(snapshot)),
       backend_(&snapshot_->selected().backend()),
+      epoch_(snapshot_->epoch()),
       plans_(std::make_unique<PlanCache>(options.plan_cache_capacity)),
       extension_caches_(std::make_unique<ExtensionCacheStore>()) {}
 
@@ -284,6 +285,7 @@ void Runtime::publish(std::shared_ptr<RuntimeSnapshot> candidate,
     candidate->epoch_ = snapshot_->epoch_ + 1;
     snapshot_ = std::move(candidate);
     backend_.store(&snapshot_->selected().backend(), std::memory_order_release);
+    epoch_.store(snapshot_->epoch_, std::memory_order_release);
   }
   plans_->retain_epoch(snapshot()->epoch());
 }

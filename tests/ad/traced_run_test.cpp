@@ -114,6 +114,8 @@ TEST(TracedRun, StalePlansAfterReconfigure) {
   // Any reconfiguration bumps the epoch: the explicit path reports it ...
   auto other = std::make_shared<tenferro::SimpleModule>("test.other");
   ASSERT_TRUE(rt->install_module(other));
+  EXPECT_EQ(rt->epoch(), plan.epoch() + 1);
+  EXPECT_EQ(rt->epoch(), rt->snapshot()->epoch());  // published with the snapshot
   EXPECT_TF_ERROR(run(*rt, plan, in), ErrorKind::RuntimeState);
   // ... the convenience path prepares again.
   expect_identical(run_compiled(*rt, p, in)[0], expected);

@@ -92,7 +92,8 @@ struct PrepareOptions {
 
 /// A program prepared for a runtime epoch and an abstract input signature
 /// (dtypes, ranks, constant extents, placements); named sizes stay free and
-/// bind on each run. Cheap to copy.
+/// bind on each run. Cheap to copy. It holds the engine selected at its
+/// epoch (the backend its steps run on) until the last copy is dropped.
 class PreparedProgram {
  public:
   PreparedProgram() = default;

@@ -156,7 +156,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   /// Process-unique id of this runtime.
   std::uint64_t id() const { return id_; }
   std::shared_ptr<const RuntimeSnapshot> snapshot() const;
-  std::uint64_t epoch() const { return snapshot()->epoch(); }
+  /// The current snapshot's epoch: one atomic load, no lock.
+  std::uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
   Backend& backend() const;
 
   /// Builds a candidate from the current snapshot, applies `edit`, validates
@@ -236,6 +237,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // The selected engine's backend, published with each snapshot: backend()
   // is one load (every eager op asks for it).
   std::atomic<Backend*> backend_{nullptr};
+  // The current snapshot's epoch, published with it (epoch() is one load:
+  // every run of a prepared program checks it).
+  std::atomic<std::uint64_t> epoch_{0};
   std::unique_ptr<PlanCache> plans_;
   std::unique_ptr<ExtensionCacheStore> extension_caches_;
   std::atomic<std::uint64_t> program_preparations_{0};

@@ -48,6 +48,10 @@ struct PreparedState {
   Program program;
   std::uint64_t runtime_id = 0;
   std::uint64_t epoch = 0;
+  /// The engine selected at `epoch` (its backend runs the steps, its ingress
+  /// admits the inputs): while the runtime stays at `epoch` it is the
+  /// selected one, so a run needs no snapshot of the runtime.
+  std::shared_ptr<const EngineRegistration> engine;
   PrepareOptions options;
   std::vector<Step> steps;
   std::vector<FusedPlan> groups;

@@ -134,7 +134,11 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   auto s = std::make_shared<PreparedState>();
   s->program = program;
   s->runtime_id = runtime.id();
-  s->epoch = runtime.epoch();
+  {
+    const auto snap = runtime.snapshot();
+    s->epoch = snap->epoch();
+    s->engine = snap->selected_ptr();
+  }
   s->options = options;
   const ProgramGraph& g = *program.graph();
   const std::size_t n = g.nodes.size();
@@ -442,14 +446,14 @@ DimBindings bind_dimensions(const Program& program, std::span<const Shape> input
 
 namespace {
 // An input the runtime's selected engine does not accept is NoInputIngressError.
-void require_ingress(const RuntimeSnapshot& snap, const char* what, std::size_t i,
+void require_ingress(const EngineRegistration& engine, const char* what, std::size_t i,
                      const Placement& placement) {
-  if (snap.selected().accepts(placement)) return;
+  if (engine.accepts(placement)) return;
   throw NoInputIngressError(
       what,
       detail::cat("input ", i, " lives on ", to_string(placement), ", which engine ",
-                  snap.selected_engine().str(), " does not accept; move it there explicitly first"),
-      i, placement, snap.selected_engine());
+                  engine.id().str(), " does not accept; move it there explicitly first"),
+      i, placement, engine.id());
 }
 
 // Self-installing families (linalg, einsum, FFT) install their modules before
@@ -477,7 +481,7 @@ PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSig
   for (std::size_t i = 0; i < signature.size(); ++i) {
     shapes.push_back(signature[i].shape);
     dtypes.push_back(signature[i].dtype);
-    require_ingress(*snap, "prepare", i, signature[i].placement);
+    require_ingress(snap->selected(), "prepare", i, signature[i].placement);
   }
   const DimBindings bindings = detail::bind_inputs(*program.graph(), shapes, dtypes, "prepare");
   auto state = detail::prepare_state(runtime, program, options);
@@ -511,14 +515,15 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
     fail(ErrorKind::ContextMismatch, "run", "the program was prepared on runtime ",
          state.runtime_id, ", not on runtime ", runtime.id(), "; prepare it on this runtime");
   }
-  // One snapshot for the epoch check, the ingress check and the backend the
-  // steps run on.
-  const auto snap = runtime.snapshot();
-  if (state.epoch != snap->epoch()) {
+  // One load for the epoch check; at the prepared epoch, the engine the
+  // program was prepared for is the selected one (ingress, backend).
+  const std::uint64_t epoch = runtime.epoch();
+  if (state.epoch != epoch) {
     fail(ErrorKind::RuntimeState, "run", "the program was prepared at runtime epoch ", state.epoch,
-         " but the runtime was reconfigured (epoch ", snap->epoch(),
+         " but the runtime was reconfigured (epoch ", epoch,
          "); prepare it again, or use run_compiled, which does");
   }
+  const EngineRegistration& engine = *state.engine;
   DimBindings bindings;
   if (!matches_static_signature(state, inputs)) {
     std::vector<Shape> shapes;
@@ -538,13 +543,13 @@ std::vector<Tensor> run_checked(Runtime& runtime, const PreparedProgram& prepare
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Placement p = inputs[i].placement();
     if (i > 0 && p == accepted) continue;
-    require_ingress(*snap, "run", i, p);
+    require_ingress(engine, "run", i, p);
     accepted = p;
   }
   detail::LiveCounter counter;
   if (stats) *stats = RunStats{};
-  auto out = detail::execute_state(runtime, snap->selected().backend(), state, inputs, bindings,
-                                   counter, stats);
+  auto out =
+      detail::execute_state(runtime, engine.backend(), state, inputs, bindings, counter, stats);
   if (stats) {
     stats->peak_live_values = counter.peak;
     stats->bindings = std::move(bindings);
