@@ -379,6 +379,73 @@ bool is_arith(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
 }
 
+// Two arithmetic ops in one loop, for the fused executor: o = m op2 c with
+// m = a op1 b, or o = c op2 m where the first op's value is op2's right
+// operand (kMidRight). m is rounded to T like the first op's own output and
+// this file is built with -ffp-contract=off, so each element takes the same
+// two IEEE operations as two arith_run calls (never one FMA): same bits,
+// without the store and reload of m. `o` may be `a`, `b` or `c`.
+template <BinaryOp kOp, class T>
+[[gnu::always_inline]] inline T arith1(T x, T y) {
+  if constexpr (kOp == BinaryOp::Add) return x + y;
+  if constexpr (kOp == BinaryOp::Sub) return x - y;
+  if constexpr (kOp == BinaryOp::Mul) return x * y;
+  if constexpr (kOp == BinaryOp::Div) return x / y;
+}
+
+template <BinaryOp kOp1, BinaryOp kOp2, bool kMidRight, class T>
+[[gnu::always_inline]] inline void arith2_loop(const T* a, const T* b, const T* c, T* o,
+                                               std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T m = arith1<kOp1>(a[i], b[i]);
+    o[i] = kMidRight ? arith1<kOp2>(c[i], m) : arith1<kOp2>(m, c[i]);
+  }
+}
+
+// Add and Mul commute, so only Sub and Div take the intermediate on the right.
+template <BinaryOp kOp1, class T>
+[[gnu::always_inline]] inline void arith2_second(BinaryOp op2, bool mid_right, const T* a,
+                                                 const T* b, const T* c, T* o, std::int64_t n) {
+  switch (op2) {
+    case BinaryOp::Add:
+      return arith2_loop<kOp1, BinaryOp::Add, false>(a, b, c, o, n);
+    case BinaryOp::Mul:
+      return arith2_loop<kOp1, BinaryOp::Mul, false>(a, b, c, o, n);
+    case BinaryOp::Sub:
+      if (mid_right) return arith2_loop<kOp1, BinaryOp::Sub, true>(a, b, c, o, n);
+      return arith2_loop<kOp1, BinaryOp::Sub, false>(a, b, c, o, n);
+    default:
+      if (mid_right) return arith2_loop<kOp1, BinaryOp::Div, true>(a, b, c, o, n);
+      return arith2_loop<kOp1, BinaryOp::Div, false>(a, b, c, o, n);
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void arith2_any(BinaryOp op1, BinaryOp op2, bool mid_right,
+                                              const T* a, const T* b, const T* c, T* o,
+                                              std::int64_t n) {
+  switch (op1) {
+    case BinaryOp::Add:
+      return arith2_second<BinaryOp::Add>(op2, mid_right, a, b, c, o, n);
+    case BinaryOp::Sub:
+      return arith2_second<BinaryOp::Sub>(op2, mid_right, a, b, c, o, n);
+    case BinaryOp::Mul:
+      return arith2_second<BinaryOp::Mul>(op2, mid_right, a, b, c, o, n);
+    default:
+      return arith2_second<BinaryOp::Div>(op2, mid_right, a, b, c, o, n);
+  }
+}
+
+TENFERRO_TARGET_CLONES void arith2_run(BinaryOp op1, BinaryOp op2, bool mid_right, const double* a,
+                                       const double* b, const double* c, double* o,
+                                       std::int64_t n) {
+  arith2_any(op1, op2, mid_right, a, b, c, o, n);
+}
+TENFERRO_TARGET_CLONES void arith2_run(BinaryOp op1, BinaryOp op2, bool mid_right, const float* a,
+                                       const float* b, const float* c, float* o, std::int64_t n) {
+  arith2_any(op1, op2, mid_right, a, b, c, o, n);
+}
+
 // An operand the flat loops (compact_arith, the flat select) read: laid out
 // like the compact output (unit = true), or one value broadcast (every
 // stride 0).
@@ -452,6 +519,21 @@ bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, v
   const RawSink sink{a, b, out, n};
   tenferro::detail::dispatch_dtype(
       dtype, [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, dtype, sink); });
+  return true;
+}
+
+bool binary2_contiguous(BinaryOp op1, BinaryOp op2, bool mid_right, DType dtype, const void* a,
+                        const void* b, const void* c, void* out, std::int64_t n) {
+  if (!is_arith(op1) || !is_arith(op2)) return false;
+  if (dtype == DType::F64) {
+    arith2_run(op1, op2, mid_right, static_cast<const double*>(a), static_cast<const double*>(b),
+               static_cast<const double*>(c), static_cast<double*>(out), n);
+  } else if (dtype == DType::F32) {
+    arith2_run(op1, op2, mid_right, static_cast<const float*>(a), static_cast<const float*>(b),
+               static_cast<const float*>(c), static_cast<float*>(out), n);
+  } else {
+    return false;
+  }
   return true;
 }
 

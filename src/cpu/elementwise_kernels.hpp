@@ -31,6 +31,12 @@ bool unary_contiguous(UnaryOp op, DType dtype, const void* x, void* out, std::in
 /// out[i] = op(a[i], b[i]) likewise (a and b of the compute dtype `dtype`).
 bool binary_contiguous(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
                        std::int64_t n);
+/// out[i] = m op2 c[i], or c[i] op2 m when `mid_right`, with m = a[i] op1 b[i]
+/// rounded to the dtype: the values of two binary_contiguous calls through a
+/// scratch array, in one loop. f32/f64 add, sub, mul and div only (false,
+/// nothing written, otherwise). `out` may be a, b or c.
+bool binary2_contiguous(BinaryOp op1, BinaryOp op2, bool mid_right, DType dtype, const void* a,
+                        const void* b, const void* c, void* out, std::int64_t n);
 /// out = cond ? a : b; cond is bool, a, b and out share one dtype.
 void where_kernel(CpuBackend& backend, const Tensor& cond, const Tensor& a, const Tensor& b,
                   const Tensor& out);

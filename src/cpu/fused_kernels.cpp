@@ -232,6 +232,7 @@ class RawPass {
       ext_.push_back({static_cast<const std::byte*>(t.raw_data()),
                       static_cast<std::int64_t>(itemsize(t.dtype())), t.dtype(), t.numel() == 1});
     }
+    pair_arithmetic();
   }
 
   std::size_t slots() const { return base_ + ext_.size(); }
@@ -253,21 +254,68 @@ class RawPass {
       const External& x = ext_[o.index];
       return x.single ? slot(base_ + o.index) : x.data + s * x.size;
     };
+    auto write = [&](std::size_t m) -> void* {
+      return m + 1 == steps_.size() ? dst : slot(static_cast<std::size_t>(steps_[m].buffer));
+    };
     for (std::size_t m = 0; m < steps_.size(); ++m) {
       const FusedElementwise::Step& st = steps_[m];
-      void* out = m + 1 == steps_.size() ? dst : slot(static_cast<std::size_t>(st.buffer));
       const FusedElementwise::Operand& a = st.operands[0];
-      const DType in = a.external ? ext_[a.index].dtype : steps_[a.index].dtype;
-      const bool done =
-          st.kind == Kind::Unary
-              ? cpu::unary_contiguous(st.unary, in, read(a), out, len)
-              : cpu::binary_contiguous(st.binary, in, read(a), read(st.operands[1]), out, len);
+      bool done;
+      if (paired_[m]) {  // st and the next step in one loop
+        const FusedElementwise::Step& next = steps_[m + 1];
+        const bool mid_right = !next.operands[1].external && next.operands[1].index == m;
+        done = cpu::binary2_contiguous(st.binary, next.binary, mid_right, st.dtype, read(a),
+                                       read(st.operands[1]), read(next.operands[mid_right ? 0 : 1]),
+                                       write(m + 1), len);
+        ++m;
+      } else {
+        const DType in = a.external ? ext_[a.index].dtype : steps_[a.index].dtype;
+        done = st.kind == Kind::Unary ? cpu::unary_contiguous(st.unary, in, read(a), write(m), len)
+                                      : cpu::binary_contiguous(st.binary, in, read(a),
+                                                               read(st.operands[1]), write(m), len);
+      }
       if (!done)
         fail(ErrorKind::Internal, "fused_elementwise", "step ", m, " has no compact kernel");
     }
   }
 
  private:
+  // Marks step m paired when it and step m + 1 are f32/f64 add, sub, mul or
+  // div of one dtype and step m's value is read once, by step m + 1, as one
+  // operand: the two run as one loop (cpu::binary2_contiguous), the
+  // intermediate never stored (a * x + b: two loads and a store an element
+  // fewer).
+  void pair_arithmetic() {
+    const std::size_t n = steps_.size();
+    paired_.assign(n, false);
+    SmallVector<std::uint32_t, 32> reads(n, 0);
+    for (const FusedElementwise::Step& st : steps_)
+      for (const FusedElementwise::Operand& o : st.operands)
+        if (!o.external) ++reads[o.index];
+    auto arithmetic = [&](const FusedElementwise::Step& st) {
+      if (st.kind != Kind::Binary || (st.dtype != DType::F64 && st.dtype != DType::F32))
+        return false;
+      if (st.binary != BinaryOp::Add && st.binary != BinaryOp::Sub && st.binary != BinaryOp::Mul &&
+          st.binary != BinaryOp::Div)
+        return false;
+      for (const FusedElementwise::Operand& o : st.operands)
+        if ((o.external ? ext_[o.index].dtype : steps_[o.index].dtype) != st.dtype) return false;
+      return true;
+    };
+    for (std::size_t m = 0; m + 1 < n; ++m) {
+      const FusedElementwise::Step& next = steps_[m + 1];
+      if (reads[m] != 1 || !arithmetic(steps_[m]) || !arithmetic(next) ||
+          next.dtype != steps_[m].dtype)
+        continue;
+      bool reads_m = false;
+      for (const FusedElementwise::Operand& o : next.operands)
+        reads_m |= !o.external && o.index == m;
+      if (!reads_m) continue;
+      paired_[m] = true;
+      ++m;  // step m + 1 is taken
+    }
+  }
+
   // What the blocks read of an external, looked up once per pass.
   struct External {
     const std::byte* data;
@@ -278,6 +326,7 @@ class RawPass {
   const std::vector<FusedElementwise::Step>& steps_;
   std::size_t base_;  // first splat slot
   SmallVector<External, 8> ext_;
+  SmallVector<bool, 32> paired_;  // per step: runs with the next one
 };
 
 // Scratch of `cells` Cells, on the stack when small (a 4-element pass needs

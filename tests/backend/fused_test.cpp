@@ -194,6 +194,70 @@ TEST(FusedElementwise, RealArithmeticStepsMatchTheDirectOpsInPlace) {
   EXPECT_EQ(compared, 2 * 4 * 4 * 2);
 }
 
+// Two real arithmetic steps where the second reads the first's value once
+// run as one loop: the same bits as the direct ops for every pair of ops,
+// with that value on either side of the second op, written over the
+// buffer of the second op's other operand, at lengths with vector tails. A
+// contracted x * y - z (one FMA) differs from them: checked to occur.
+TEST(FusedElementwise, PairedArithmeticStepsMatchTheDirectOps) {
+  Generator gen(7);
+  CpuBackend cpu({.num_threads = 1});
+  const BinaryOp ops[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div};
+  int compared = 0, fma_differs = 0;
+  for (DType dt : {f64, f32}) {
+    for (std::int64_t n : {1, 13, 1001}) {
+      auto input = [&](double lo) {
+        return cast(add(rand({n}, f64, gen), full({}, Scalar(lo), f64), cpu), dt, cpu);
+      };
+      const Tensor x = input(0.5), y = input(0.25), z = input(0.75);
+      const Tensor in[3] = {x, y, z};
+      for (BinaryOp op1 : ops) {
+        for (BinaryOp op2 : ops) {
+          for (bool right : {false, true}) {
+            // w = -z (buffer 1); s = x op1 y (buffer 0); t = s op2 w or
+            // w op2 s, over w (buffer 1); out = -t.
+            FusedElementwise pass;
+            auto push = [&](Kind k, UnaryOp u, BinaryOp b, std::vector<FusedElementwise::Operand> o,
+                            int buffer) {
+              FusedElementwise::Step st;
+              st.kind = k, st.unary = u, st.binary = b, st.operands = std::move(o), st.dtype = dt;
+              st.buffer = buffer;
+              pass.steps.push_back(st);
+            };
+            push(Kind::Unary, UnaryOp::Neg, op1, {ext(2)}, 1);
+            push(Kind::Binary, UnaryOp::Neg, op1, {ext(0), ext(1)}, 0);
+            push(Kind::Binary, UnaryOp::Neg, op2,
+                 right ? std::vector{step(0), step(1)} : std::vector{step(1), step(0)}, 1);
+            push(Kind::Unary, UnaryOp::Neg, op1, {step(2)}, -1);
+            pass.buffer_count = 2;
+            const Tensor w = unary(UnaryOp::Neg, z, cpu), sv = binary(op1, x, y, cpu);
+            const Tensor want =
+                unary(UnaryOp::Neg, right ? binary(op2, w, sv, cpu) : binary(op2, sv, w, cpu), cpu);
+            for (std::int64_t block : {7, 2048}) {
+              const Tensor got = fused_elementwise(pass, in, Shape{n}.span(), cpu, block);
+              ASSERT_EQ(got.dtype(), dt);
+              EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(),
+                                    static_cast<std::size_t>(n) * itemsize(dt)),
+                        0)
+                  << name(dt) << " " << name(op1) << " " << name(op2) << (right ? " right" : "")
+                  << " n=" << n << " block=" << block;
+              ++compared;
+            }
+            if (dt == f64 && op1 == BinaryOp::Mul && op2 == BinaryOp::Add && !right) {
+              const auto xv = x.to_vector<double>(), yv = y.to_vector<double>();
+              const auto zv = z.to_vector<double>(), wv = want.to_vector<double>();
+              for (std::int64_t i = 0; i < n; ++i)
+                fma_differs += -std::fma(xv[i], yv[i], -zv[i]) != wv[i];
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 3 * 4 * 4 * 2 * 2);
+  EXPECT_GT(fma_differs, 0);
+}
+
 TEST(FusedElementwise, ZeroSizeAndStridedExternals) {
   CpuBackend cpu({.num_threads = 1});
   Generator gen(3);
