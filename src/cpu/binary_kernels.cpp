@@ -463,11 +463,12 @@ bool flat_operand(const Tensor& t, const Tensor& out, bool& unit) {
 // Compact f32/f64 add, sub, mul and div on the instruction-set clones above,
 // split across the pool: the eager form of the most common binary ops (the
 // generic loop is built for the baseline instruction set). An op that moves
-// stream_threshold_bytes() or more (the last-level cache's size), into an
-// output that is not one of its inputs, streams its output from the
-// registers (cpu/stream_arith.hpp: no read for ownership of each output
-// line, no eviction of the inputs): add of 2^22 doubles, 1T on the Zen 4 VM,
-// 3.4-4.5 -> 2.5-3.0 ms in plain loops.
+// stream_threshold_bytes(threads) or more (the last-level cache's size,
+// three quarters of it on one thread), into an output that is not one of its
+// inputs, streams its output from the registers (cpu/stream_arith.hpp: no
+// read for ownership of each output line, no eviction of the inputs): add of
+// 2^22 doubles, 1T on the Zen 4 VM, 3.4-4.5 -> 2.5-3.0 ms in plain loops; of
+// 2^20 doubles at 1T 460-590 -> 300-330 us.
 bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                    const Tensor& out) {
   const DType dt = a.dtype();
@@ -484,7 +485,7 @@ bool compact_arith(CpuBackend& backend, BinaryOp op, const Tensor& a, const Tens
     const std::size_t out_bytes = static_cast<std::size_t>(out.numel()) * sizeof(T);
     const std::size_t moved = out_bytes * (1 + (a_one ? 0 : 1) + (b_one ? 0 : 1));
     const bool in_place = out.raw_data() == a.raw_data() || out.raw_data() == b.raw_data();
-    const bool streaming = !in_place && moved >= stream_threshold_bytes();
+    const bool streaming = !in_place && moved >= stream_threshold_bytes(backend.num_threads());
     backend.parallel_for(
         out.numel(), backend.parallel_threshold(), [&](std::int64_t lo, std::int64_t hi) {
           const T* x = a_one ? pa : pa + lo;

@@ -4,7 +4,7 @@
 // last-level cache, where a normal store first reads each output line
 // from memory (read for ownership) and the output then evicts input lines the
 // loop still streams through. binary_kernel takes this form when the op moves
-// stream_threshold_bytes() or more (cpu/stream_store.hpp) and its output is
+// stream_threshold_bytes(threads) or more (cpu/stream_store.hpp) and its output is
 // not one of its inputs. Not installed.
 
 #include <cstddef>

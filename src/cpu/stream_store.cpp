@@ -81,12 +81,12 @@ std::size_t last_level_cache_bytes() {
 
 }  // namespace
 
-std::size_t stream_threshold_bytes() {
+std::size_t stream_threshold_bytes(int threads) {
   static const std::size_t bytes = [] {
     const std::size_t llc = last_level_cache_bytes();
     return llc > 0 ? llc : std::size_t{32} << 20;
   }();
-  return bytes;
+  return threads <= 1 ? bytes / 4 * 3 : bytes;
 }
 
 namespace detail_stream {
@@ -110,7 +110,7 @@ std::size_t block_residue(const std::uintptr_t* streams, int count) {
 }  // namespace detail_stream
 
 bool streams_output(std::size_t moved_bytes) {
-  return stream_stores_available() && moved_bytes >= stream_threshold_bytes() / 2 * 3;
+  return stream_stores_available() && moved_bytes >= stream_threshold_bytes(2) / 2 * 3;
 }
 
 }  // namespace tenferro::cpu

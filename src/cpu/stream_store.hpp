@@ -22,27 +22,31 @@ bool stream_stores_available();
 
 /// The bytes an op must move (its operand runs read plus its output written)
 /// for the register form of compact add, sub, mul and div
-/// (cpu/stream_arith.hpp) to stream its output: the size of the last-level
-/// cache (one instance, from sysfs; 32 MiB where the system does not say).
+/// (cpu/stream_arith.hpp) to stream its output when it runs on `threads`
+/// threads: the size of the last-level cache (one instance, from sysfs; 32
+/// MiB where the system does not say), three quarters of it for one thread.
 /// Measured on the 2-core Zen 4 VM (32 MiB L3), output not an input, medians
-/// of 20 alternating rounds of plain loops: an add of 2^21 doubles (48 MiB
+/// of alternating rounds of plain loops: an add of 2^21 doubles (48 MiB
 /// moved) 1.3-1.5x faster with streaming stores at 1T and 2T; of 2^20
-/// doubles (24 MiB) 1.3-1.5x faster at 1T but 5-10% slower at 2T, where two
-/// cores read the cached inputs faster than this VM's memory takes the
-/// streamed output (about 26 GB/s); of 2^19 doubles, 12-18% slower. x * c
-/// of 2^21 doubles (32 MiB) 1.7x faster at 1T, 1.2x at 2T. In place (the
-/// output is an input) streaming was slower at every size up to 2^23
-/// doubles: the line is in the cache already, read as an input.
-std::size_t stream_threshold_bytes();
+/// doubles (24 MiB) 1.3-1.7x faster at 1T (a chain of eight such adds 1.6x)
+/// but 5-20% slower at 2T, where two cores read the cached inputs faster
+/// than this VM's memory takes the streamed output (about 26 GB/s; chains
+/// level); x * c of 2^20 doubles (16 MiB) 10% slower at 1T; of 2^21 (32
+/// MiB) 1.7x faster at 1T, 1.2x at 2T; of 2^19 doubles 12-18% slower (one
+/// run; 15% faster in another). One thread reads cached inputs at one core's
+/// share of the cache's bandwidth, which an output streamed to memory keeps
+/// up with from a smaller size. In place (the output is an input) streaming
+/// was slower at every size up to 2^23 doubles: the line is in the cache
+/// already, read as an input.
+std::size_t stream_threshold_bytes(int threads);
 
 /// Whether an op that moves `moved_bytes` (operands read plus output
 /// written) into an output that is none of its inputs streams its output
 /// through streamed_blocks: streaming stores available and at least 1.5x
-/// stream_threshold_bytes() moved. The blocks cost more than the register
-/// form: neg and abs of 2^21 doubles (32 MiB moved, the cache's size) were
-/// 1.2x faster streamed at 1T but 1.5x slower at 2T, where inputs and output
-/// stay in the cache between calls; of 2^22 doubles 1.1-1.2x faster at both
-/// (in-process A/B, medians of 16 rounds).
+/// the last-level cache moved (stream_threshold_bytes at two threads). The blocks cost more than
+/// the register form: neg and abs of 2^21 doubles (32 MiB moved, the cache's size) were 1.2x faster
+/// streamed at 1T but 1.5x slower at 2T, where inputs and output stay in the cache between calls;
+/// of 2^22 doubles 1.1-1.2x faster at both (in-process A/B, medians of 16 rounds).
 bool streams_output(std::size_t moved_bytes);
 
 /// Copies `bytes` (a multiple of 64) from `src` to `dst`, both aligned to 64

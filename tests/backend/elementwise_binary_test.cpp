@@ -639,7 +639,7 @@ std::int64_t check_stream_arith() {
 }  // namespace
 
 // The streaming form of compact add, sub, mul and div (cpu/stream_arith.hpp,
-// for ops that move cpu::stream_threshold_bytes() or more) against one scalar IEEE
+// for ops that move cpu::stream_threshold_bytes(threads) or more) against one scalar IEEE
 // operation per element, bit for bit, with signed zeros, infinities, NaN,
 // subnormals and division by zero among the values. A tail or head left
 // unwritten, or a store past the end, fails it.
@@ -675,7 +675,7 @@ TEST(ElementwiseBinary, StreamedOutputsEqualTheCachedLoop) {
   // over 128 MiB some of these ops stay below the threshold (the kernel test
   // above still covers the streaming form itself).
   const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes() / 16),
+      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes(2) / 16),
                              std::int64_t{1} << 23) +
       3;
   const std::int64_t half = n / 2;
@@ -797,10 +797,10 @@ TEST(StreamStore, BlockKeepsAwayFromTheStreams) {
 TEST(ElementwiseBinary, LightOpsStreamedEqualTheCachedLoop) {
   CpuBackend two({.num_threads = 2});
   // Unary f64 ops move 16 bytes an element: n is past the threshold
-  // (streams_output: 1.5x stream_threshold_bytes()) for them and for every
+  // (streams_output: 1.5x stream_threshold_bytes(2)) for them and for every
   // op below, capped like the test above; each half of an f64 op is below it.
   const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes() / 32 * 3),
+      std::min<std::int64_t>(static_cast<std::int64_t>(cpu::stream_threshold_bytes(2) / 32 * 3),
                              std::int64_t{1} << 23) +
       5;
   const std::int64_t half = n / 2;
