@@ -130,9 +130,11 @@ int main(int argc, char** argv) {
   for (auto& b : blocks) {
     strip_includes(b.code);
     if (b.file_scope) {
+      // `auto`: a main() that ends without `return 0;` (allowed for main
+      // only) deduces void instead of falling off the end of an int function.
       for (std::size_t p = b.code.find("int main("); p != std::string::npos;
            p = b.code.find("int main(", p)) {
-        b.code.replace(p, 9, "int doc_main_" + std::to_string(b.line) + "(");
+        b.code.replace(p, 9, "auto doc_main_" + std::to_string(b.line) + "(");
       }
     }
   }
