@@ -304,9 +304,9 @@ class RawPass {
     };
     for (std::size_t m = 0; m + 1 < n; ++m) {
       const FusedElementwise::Step& next = steps_[m + 1];
-      if (reads[m] != 1 || !arithmetic(steps_[m]) || !arithmetic(next) ||
-          next.dtype != steps_[m].dtype)
-        continue;
+      // arithmetic(next) holds its operands to its own dtype, so a next that
+      // reads step m has m's dtype.
+      if (reads[m] != 1 || !arithmetic(steps_[m]) || !arithmetic(next)) continue;
       bool reads_m = false;
       for (const FusedElementwise::Operand& o : next.operands)
         reads_m |= !o.external && o.index == m;
