@@ -335,25 +335,34 @@ namespace {
 // Operand::One reads a single value for every element (x * 0.5, x + bias).
 enum class Operand { Run, One };
 
+// One IEEE operation: the element function of the loops below.
+template <BinaryOp kOp, class T>
+[[gnu::always_inline]] inline T arith1(T x, T y) {
+  if constexpr (kOp == BinaryOp::Add) return x + y;
+  if constexpr (kOp == BinaryOp::Sub) return x - y;
+  if constexpr (kOp == BinaryOp::Mul) return x * y;
+  if constexpr (kOp == BinaryOp::Div) return x / y;
+}
+
+template <BinaryOp kOp, Operand kA, Operand kB, class T>
+[[gnu::always_inline]] inline void arith_op_loop(const T* a, const T* b, T* o, std::int64_t n) {
+  const T a0 = *a, b0 = *b;  // n > 0
+  for (std::int64_t i = 0; i < n; ++i)
+    o[i] = arith1<kOp>(kA == Operand::One ? a0 : a[i], kB == Operand::One ? b0 : b[i]);
+}
+
 template <Operand kA, Operand kB, class T>
 [[gnu::always_inline]] inline void arith_loop(BinaryOp op, const T* a, const T* b, T* o,
                                               std::int64_t n) {
-  const T a0 = *a, b0 = *b;  // n > 0
-  const auto x = [&](std::int64_t i) { return kA == Operand::One ? a0 : a[i]; };
-  const auto y = [&](std::int64_t i) { return kB == Operand::One ? b0 : b[i]; };
   switch (op) {
     case BinaryOp::Add:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) + y(i);
-      return;
+      return arith_op_loop<BinaryOp::Add, kA, kB>(a, b, o, n);
     case BinaryOp::Sub:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) - y(i);
-      return;
+      return arith_op_loop<BinaryOp::Sub, kA, kB>(a, b, o, n);
     case BinaryOp::Mul:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) * y(i);
-      return;
+      return arith_op_loop<BinaryOp::Mul, kA, kB>(a, b, o, n);
     default:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = x(i) / y(i);
-      return;
+      return arith_op_loop<BinaryOp::Div, kA, kB>(a, b, o, n);
   }
 }
 
@@ -385,13 +394,6 @@ bool is_arith(BinaryOp op) {
 // this file is built with -ffp-contract=off, so each element takes the same
 // two IEEE operations as two arith_run calls (never one FMA): same bits,
 // without the store and reload of m. `o` may be `a`, `b` or `c`.
-template <BinaryOp kOp, class T>
-[[gnu::always_inline]] inline T arith1(T x, T y) {
-  if constexpr (kOp == BinaryOp::Add) return x + y;
-  if constexpr (kOp == BinaryOp::Sub) return x - y;
-  if constexpr (kOp == BinaryOp::Mul) return x * y;
-  if constexpr (kOp == BinaryOp::Div) return x / y;
-}
 
 template <BinaryOp kOp1, BinaryOp kOp2, bool kMidRight, class T>
 [[gnu::always_inline]] inline void arith2_loop(const T* a, const T* b, const T* c, T* o,
