@@ -48,8 +48,8 @@ for t in (1, 2):
         for op in ("add", "mul"):
             CASES += [(op, lg, v, t, "4 elementwise") for v in ("fresh", "into")]
     # light ops beyond the cache (streamed through blocks, cpu/stream_store.hpp)
-    CASES += [("neg", "2^22", "into", t, "4 elementwise"), ("where", "2^22", "fresh", t,
-                                                            "4 elementwise")]
+    CASES += [(c, "2^22", v, t, "4 elementwise")
+              for c, v in (("neg", "into"), ("copy", "into"), ("where", "fresh"))]
 CASES += [("tanh_chain", "2^20", v, 1, "5 tanh chain") for v in ("eager", "traced")]
 CASES += [(c, "2048x2048", "", t, "6 reductions")
           for t in (1, 2) for c in ("sum_all", "sum_axis0", "sum_axis1", "max_all")]

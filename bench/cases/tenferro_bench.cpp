@@ -226,6 +226,13 @@ void Suite::elementwise_cases() {
         },
         [&](std::int64_t q) { return -av[q]; });
     run(
+        "copy", "2^22", "into",
+        [&] {
+          cpu_.copy(a, out);
+          return out;
+        },
+        [&](std::int64_t q) { return av[q]; });
+    run(
         "where", "2^22", "fresh", [&] { return where(cond, a, b, cpu_); },
         [&](std::int64_t q) { return av[q] < bv[q] ? av[q] : bv[q]; });
   }

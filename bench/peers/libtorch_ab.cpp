@@ -159,6 +159,13 @@ class Ab {
           },
           [&] { return torch::neg_out(tout, ta); });
       run(
+          "copy", "2^22", "into",
+          [&] {
+            cpu_.copy(a, out);
+            return out;
+          },
+          [&] { return tout.copy_(ta); });
+      run(
           "where", "2^22", "fresh", [&] { return tf::where(cond, a, b, cpu_); },
           [&] { return torch::where(tcond, ta, tb); });
     }

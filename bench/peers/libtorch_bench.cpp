@@ -116,6 +116,7 @@ class Suite {
       auto a = torch_input({n}, 1), b = torch_input({n}, 2), out = torch_input({n}, 3);
       auto cond = torch::lt(a, b);
       run("neg", "2^22", "into", [&] { return torch::neg_out(out, a); });
+      run("copy", "2^22", "into", [&] { return out.copy_(a); });
       run("where", "2^22", "fresh", [&] { return torch::where(cond, a, b); });
     }
     {

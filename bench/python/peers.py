@@ -253,6 +253,10 @@ class Suite:
         xp = t if t is not None else np
         cond = xp.less(a, b)
         self.run("neg", "2^22", "into", lambda: xp.negative(a, out=out))
+        if t is not None:
+            self.run("copy", "2^22", "into", lambda: out.copy_(a))
+        else:
+            self.run("copy", "2^22", "into", lambda: np.copyto(out, a) or out)
         self.run("where", "2^22", "fresh", lambda: xp.where(cond, a, b))
         n = 1 << 20
         a, b = self.arr([n], 1), self.arr([n], 2)

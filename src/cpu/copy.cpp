@@ -1,14 +1,43 @@
 // cpu::copy (dtype-converting strided copy, internal/strided_copy.hpp on the
-// backend's pool) and cpu::fill.
+// backend's pool; large compact same-dtype copies with streaming stores) and
+// cpu::fill.
 
 #include <algorithm>
+#include <cstdint>
 
 #include "cpu/kernels.hpp"
+#include "cpu/stream_store.hpp"
 #include "internal/dispatch.hpp"
 #include "internal/strided.hpp"
 #include "internal/strided_copy.hpp"
 
 namespace tenferro::cpu {
+
+namespace {
+
+// A same-dtype copy between compact tensors that do not overlap and move
+// enough to stream (streams_output: the bytes read plus the bytes written),
+// run as stream_copy over the pool's chunks (whole lines of each chunk
+// streamed, the lines two chunks share written by plain stores). False
+// (nothing done) otherwise; strided_copy_into takes those.
+bool streams_compact_copy(CpuBackend& backend, const Tensor& src, const Tensor& dst) {
+  if (src.dtype() != dst.dtype() || !src.is_contiguous() || !dst.is_contiguous()) return false;
+  const std::size_t item = itemsize(src.dtype());
+  const std::size_t bytes = static_cast<std::size_t>(src.numel()) * item;
+  if (!streams_output(2 * bytes)) return false;
+  const auto* s = static_cast<const unsigned char*>(src.raw_data());
+  auto* d = static_cast<unsigned char*>(dst.raw_data());
+  const auto sa = reinterpret_cast<std::uintptr_t>(s), da = reinterpret_cast<std::uintptr_t>(d);
+  if (sa < da + bytes && da < sa + bytes) return false;
+  backend.parallel_for(
+      src.numel(), backend.parallel_threshold(), [&](std::int64_t b, std::int64_t e) {
+        stream_copy(s + static_cast<std::size_t>(b) * item, d + static_cast<std::size_t>(b) * item,
+                    static_cast<std::size_t>(e - b) * item);
+      });
+  return true;
+}
+
+}  // namespace
 
 void copy(CpuBackend& backend, const Tensor& src, const Tensor& dst) {
   if (!src.defined() || !dst.defined()) {
@@ -22,6 +51,7 @@ void copy(CpuBackend& backend, const Tensor& src, const Tensor& dst) {
     fail(ErrorKind::Unsupported, "copy", "host copy between ", to_string(src.placement()), " and ",
          to_string(dst.placement()), "; use the device backend's copy");
   }
+  if (streams_compact_copy(backend, src, dst)) return;
   detail::strided_copy_into(
       src, dst,
       [&](std::int64_t n, std::int64_t grain, auto&& body) {

@@ -6,6 +6,7 @@
 #include "cpu/stream_store.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -45,6 +46,30 @@ void stream_lines(const void* src, void* dst, std::size_t bytes) {
 void stream_fence() {
 #if defined(__x86_64__)
   _mm_sfence();
+#endif
+}
+
+void stream_copy(const void* src, void* dst, std::size_t bytes) {
+#if defined(__x86_64__)
+  const auto* s = static_cast<const unsigned char*>(src);
+  auto* d = static_cast<unsigned char*>(dst);
+  const std::size_t head = std::min(bytes, (64 - reinterpret_cast<std::uintptr_t>(d) % 64) % 64);
+  std::memcpy(d, s, head);
+  std::size_t k = head;
+  for (; bytes - k >= 64; k += 64) {
+    const auto* in = reinterpret_cast<const __m128i*>(s + k);
+    auto* out = reinterpret_cast<__m128i*>(d + k);
+    const __m128i v0 = _mm_loadu_si128(in), v1 = _mm_loadu_si128(in + 1);
+    const __m128i v2 = _mm_loadu_si128(in + 2), v3 = _mm_loadu_si128(in + 3);
+    _mm_stream_si128(out, v0);
+    _mm_stream_si128(out + 1, v1);
+    _mm_stream_si128(out + 2, v2);
+    _mm_stream_si128(out + 3, v3);
+  }
+  std::memcpy(d + k, s + k, bytes - k);
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, bytes);
 #endif
 }
 

@@ -58,6 +58,18 @@ void stream_lines(const void* src, void* dst, std::size_t bytes);
 /// pool's join, another thread's read).
 void stream_fence();
 
+/// memcpy(dst, src, bytes) for buffers that do not overlap, any alignment:
+/// the whole 64-byte lines of `dst` with streaming stores (the source read
+/// unaligned), its ragged ends with memcpy; ends with stream_fence(). Only
+/// where stream_stores_available(). glibc's memcpy streams only above a
+/// share of the cache it takes from sysconf, which on the Zen 4 VM reports
+/// the whole socket's 320 MiB L3, so it never streams there: a copy of 2^22
+/// doubles took 2.3-2.7 ms as memcpy and 1.7-1.9 ms streamed at 1T, 1.6-2.0
+/// against 1.3-1.4 ms at 2T (alternating rounds, one process); of 2^21
+/// doubles (32 MiB moved) 1.2x faster at 1T but 1.4x slower at 2T, of 2^20
+/// 1.4-2x slower (cpu::copy streams from streams_output's size).
+void stream_copy(const void* src, void* dst, std::size_t bytes);
+
 namespace detail_stream {
 /// The address modulo 4 KiB, a multiple of 64, for a 4 KiB block whose
 /// addresses lie farthest (modulo 4 KiB) from those of the given streams.

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "../../src/cpu/kernels.hpp"
+#include "../../src/cpu/stream_store.hpp"
 #include "../../src/internal/transpose_tile.hpp"
 #include "test_util.hpp"
 
@@ -256,6 +257,43 @@ TEST(Copy, CompactSameDTypeIsExact) {
   check_copy(cpu, t, c64);
   // A compact view with an offset (the last columns).
   check_copy(cpu, t.slice(1, 4, std::nullopt), c64);
+}
+
+// Same-dtype copies between compact tensors that move enough take the
+// streaming form (cpu/stream_store.hpp stream_copy over the pool's chunks):
+// views at odd offsets from a cache line on both sides, on one thread and
+// split across two; every byte copied, the destination's neighbours kept.
+TEST(Copy, LargeCompactCopiesStreamEveryByte) {
+  CpuBackend one({.num_threads = 1});
+  CpuBackend two({.num_threads = 2});
+  for (const DType dtype : {bool_, f64, c128}) {
+    const auto item = static_cast<std::int64_t>(itemsize(dtype));
+    // Reads plus writes at least streams_output's size.
+    const std::int64_t n =
+        static_cast<std::int64_t>(cpu::stream_threshold_bytes(2) * 3 / 2) / (2 * item) + 37;
+    if (cpu::stream_stores_available()) {
+      EXPECT_TRUE(cpu::streams_output(static_cast<std::size_t>(2 * n * item)));
+    }
+    const Tensor src_store = zeros({n + 5}, dtype);
+    auto* sb = static_cast<unsigned char*>(src_store.raw_data());
+    for (std::int64_t k = 0; k < (n + 5) * item; ++k) {
+      sb[k] = static_cast<unsigned char>(dtype == bool_ ? k % 3 == 0 : (k * 131 + 7) % 251);
+    }
+    const Tensor src = src_store.slice(0, 3, 3 + n);
+    for (CpuBackend* cpu : {&one, &two}) {
+      const Tensor dst_store = zeros({n + 9}, dtype);
+      auto* db = static_cast<unsigned char*>(dst_store.raw_data());
+      std::memset(db, dtype == bool_ ? 1 : 0xAB, static_cast<std::size_t>((n + 9) * item));
+      cpu::copy(*cpu, src, dst_store.slice(0, 5, 5 + n));
+      std::int64_t wrong = 0;
+      for (std::int64_t k = 0; k < n * item; ++k) wrong += db[5 * item + k] != sb[3 * item + k];
+      for (std::int64_t k = 0; k < 5 * item; ++k) wrong += db[k] != (dtype == bool_ ? 1 : 0xAB);
+      for (std::int64_t k = (5 + n) * item; k < (n + 9) * item; ++k) {
+        wrong += db[k] != (dtype == bool_ ? 1 : 0xAB);
+      }
+      EXPECT_EQ(wrong, 0) << name(dtype) << " on " << cpu->num_threads() << " thread(s)";
+    }
+  }
 }
 
 TEST(Copy, ConvertingDTypePairs) {

@@ -772,6 +772,39 @@ TEST(StreamStore, BlocksWriteEveryElementAtEveryOffset) {
   expect_streamed_blocks<c128_t>();
 }
 
+// stream_copy (cpu/stream_store.hpp) at every offset of source and
+// destination from a 64-byte line and at lengths around a line: every byte
+// copied, nothing outside the destination written.
+TEST(StreamStore, CopyAtEveryAlignmentAndLength) {
+  if (!cpu::stream_stores_available()) GTEST_SKIP() << "no streaming stores on this processor";
+  constexpr std::size_t kGuard = 64;
+  const std::size_t lengths[] = {0, 1, 17, 63, 64, 65, 127, 128, 129, 4096 + 13};
+  std::int64_t checked = 0;
+  for (std::size_t s_off = 0; s_off < 64; s_off += 3) {
+    for (std::size_t d_off = 0; d_off < 64; d_off += 5) {
+      for (const std::size_t n : lengths) {
+        std::vector<unsigned char> src(n + 128), dst(n + 2 * kGuard + 128, 0xAB);
+        auto* s = reinterpret_cast<unsigned char*>(
+                      (reinterpret_cast<std::uintptr_t>(src.data()) + 63) / 64 * 64) +
+                  s_off;
+        auto* d = reinterpret_cast<unsigned char*>(
+                      (reinterpret_cast<std::uintptr_t>(dst.data()) + kGuard + 63) / 64 * 64) +
+                  d_off;
+        for (std::size_t k = 0; k < n; ++k) s[k] = static_cast<unsigned char>((k * 131 + 7) % 251);
+        cpu::stream_copy(s, d, n);
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < n; ++k) wrong += d[k] != s[k] ? 1 : 0;
+        for (std::size_t k = 1; k <= kGuard; ++k) wrong += *(d - k) != 0xAB ? 1 : 0;
+        for (std::size_t k = 0; k < kGuard; ++k) wrong += d[n + k] != 0xAB ? 1 : 0;
+        EXPECT_EQ(wrong, 0u) << "source offset " << s_off << ", destination offset " << d_off
+                             << ", " << n << " bytes";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 22 * 13 * 10);
+}
+
 // The block lies as far from the streams as it can, modulo 4 KiB.
 TEST(StreamStore, BlockKeepsAwayFromTheStreams) {
   const auto gap = [](std::size_t at, std::uintptr_t s) {
