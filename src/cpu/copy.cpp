@@ -33,6 +33,7 @@ bool streams_compact_copy(CpuBackend& backend, const Tensor& src, const Tensor& 
       src.numel(), backend.parallel_threshold(), [&](std::int64_t b, std::int64_t e) {
         stream_copy(s + static_cast<std::size_t>(b) * item, d + static_cast<std::size_t>(b) * item,
                     static_cast<std::size_t>(e - b) * item);
+        stream_fence();
       });
   return true;
 }

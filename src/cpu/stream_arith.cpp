@@ -61,7 +61,7 @@ TENFERRO_TARGET_AVX2 inline V apply(V x, V y) {
 enum class Operand { Run, One };
 
 template <BinaryOp kOp, Operand kA, Operand kB, class T>
-TENFERRO_TARGET_AVX2 void stream_loop(const T* a, const T* b, T* o, std::int64_t n) {
+TENFERRO_TARGET_AVX2 void stream_loop(const T* a, const T* b, T* o, std::int64_t n, bool fence) {
   constexpr std::int64_t kW = 32 / sizeof(T);  // elements per vector
   constexpr std::int64_t kLine = 2 * kW;       // elements per 64-byte line
   const T a0 = *a, b0 = *b;
@@ -82,37 +82,121 @@ TENFERRO_TARGET_AVX2 void stream_loop(const T* a, const T* b, T* o, std::int64_t
   }
   for (; i < n; ++i)
     o[i] = apply<kOp>(kA == Operand::One ? a0 : a[i], kB == Operand::One ? b0 : b[i]);
-  _mm_sfence();
+  if (fence) _mm_sfence();
+}
+
+// stream_loop for two operations: o[i] = m op2 c[i] (or c[i] op2 m), with
+// m = a[i] op1 b[i] rounded to T (this file is built with -ffp-contract=off,
+// so no multiply-add is fused).
+template <BinaryOp kOp1, BinaryOp kOp2, bool kMidRight, class V>
+TENFERRO_TARGET_AVX2 inline V apply2(V x, V y, V z) {
+  const V m = apply<kOp1>(x, y);
+  return kMidRight ? apply<kOp2>(z, m) : apply<kOp2>(m, z);
+}
+
+template <BinaryOp kOp1, BinaryOp kOp2, bool kMidRight, class T>
+TENFERRO_TARGET_AVX2 void stream_loop2(const T* a, const T* b, const T* c, T* o, std::int64_t n,
+                                       bool fence) {
+  constexpr std::int64_t kW = 32 / sizeof(T);
+  constexpr std::int64_t kLine = 2 * kW;
+  const auto misaligned = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(o) % 64);
+  const std::int64_t head =
+      std::min<std::int64_t>(n, (64 - misaligned) % 64 / static_cast<std::int64_t>(sizeof(T)));
+  std::int64_t i = 0;
+  for (; i < head; ++i) o[i] = apply2<kOp1, kOp2, kMidRight>(a[i], b[i], c[i]);
+  for (; i + kLine <= n; i += kLine) {
+    const auto x0 = vload(a + i), x1 = vload(a + i + kW);
+    const auto y0 = vload(b + i), y1 = vload(b + i + kW);
+    const auto z0 = vload(c + i), z1 = vload(c + i + kW);
+    vstream(o + i, apply2<kOp1, kOp2, kMidRight>(x0, y0, z0));
+    vstream(o + i + kW, apply2<kOp1, kOp2, kMidRight>(x1, y1, z1));
+  }
+  for (; i < n; ++i) o[i] = apply2<kOp1, kOp2, kMidRight>(a[i], b[i], c[i]);
+  if (fence) _mm_sfence();
+}
+
+template <BinaryOp kOp1, BinaryOp kOp2, class T>
+void by_side(bool mid_right, const T* a, const T* b, const T* c, T* o, std::int64_t n, bool fence) {
+  if (mid_right) {
+    stream_loop2<kOp1, kOp2, true>(a, b, c, o, n, fence);
+  } else {
+    stream_loop2<kOp1, kOp2, false>(a, b, c, o, n, fence);
+  }
+}
+
+template <BinaryOp kOp1, class T>
+bool by_second(BinaryOp op2, bool mid_right, const T* a, const T* b, const T* c, T* o,
+               std::int64_t n, bool fence) {
+  switch (op2) {
+    case BinaryOp::Add:
+      by_side<kOp1, BinaryOp::Add>(mid_right, a, b, c, o, n, fence);
+      return true;
+    case BinaryOp::Sub:
+      by_side<kOp1, BinaryOp::Sub>(mid_right, a, b, c, o, n, fence);
+      return true;
+    case BinaryOp::Mul:
+      by_side<kOp1, BinaryOp::Mul>(mid_right, a, b, c, o, n, fence);
+      return true;
+    case BinaryOp::Div:
+      by_side<kOp1, BinaryOp::Div>(mid_right, a, b, c, o, n, fence);
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_arith(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
+template <class T>
+bool stream_any2(BinaryOp op1, BinaryOp op2, bool mid_right, const T* a, const T* b, const T* c,
+                 T* o, std::int64_t n, bool fence) {
+  if (!stream_arith_available() || !is_arith(op1) || !is_arith(op2) ||
+      reinterpret_cast<std::uintptr_t>(o) % sizeof(T) != 0)
+    return false;
+  if (n <= 0) return true;
+  switch (op1) {
+    case BinaryOp::Add:
+      return by_second<BinaryOp::Add>(op2, mid_right, a, b, c, o, n, fence);
+    case BinaryOp::Sub:
+      return by_second<BinaryOp::Sub>(op2, mid_right, a, b, c, o, n, fence);
+    case BinaryOp::Mul:
+      return by_second<BinaryOp::Mul>(op2, mid_right, a, b, c, o, n, fence);
+    default:
+      return by_second<BinaryOp::Div>(op2, mid_right, a, b, c, o, n, fence);
+  }
 }
 
 template <BinaryOp kOp, class T>
-void by_operands(const T* a, bool a_one, const T* b, bool b_one, T* o, std::int64_t n) {
+void by_operands(const T* a, bool a_one, const T* b, bool b_one, T* o, std::int64_t n, bool fence) {
   if (a_one) {
-    stream_loop<kOp, Operand::One, Operand::Run>(a, b, o, n);
+    stream_loop<kOp, Operand::One, Operand::Run>(a, b, o, n, fence);
   } else if (b_one) {
-    stream_loop<kOp, Operand::Run, Operand::One>(a, b, o, n);
+    stream_loop<kOp, Operand::Run, Operand::One>(a, b, o, n, fence);
   } else {
-    stream_loop<kOp, Operand::Run, Operand::Run>(a, b, o, n);
+    stream_loop<kOp, Operand::Run, Operand::Run>(a, b, o, n, fence);
   }
 }
 
 template <class T>
-bool stream_any(BinaryOp op, const T* a, bool a_one, const T* b, bool b_one, T* o, std::int64_t n) {
+bool stream_any(BinaryOp op, const T* a, bool a_one, const T* b, bool b_one, T* o, std::int64_t n,
+                bool fence) {
   if (!stream_arith_available() || (a_one && b_one) ||
       reinterpret_cast<std::uintptr_t>(o) % sizeof(T) != 0)
     return false;
   switch (op) {
     case BinaryOp::Add:
-      if (n > 0) by_operands<BinaryOp::Add>(a, a_one, b, b_one, o, n);
+      if (n > 0) by_operands<BinaryOp::Add>(a, a_one, b, b_one, o, n, fence);
       return true;
     case BinaryOp::Sub:
-      if (n > 0) by_operands<BinaryOp::Sub>(a, a_one, b, b_one, o, n);
+      if (n > 0) by_operands<BinaryOp::Sub>(a, a_one, b, b_one, o, n, fence);
       return true;
     case BinaryOp::Mul:
-      if (n > 0) by_operands<BinaryOp::Mul>(a, a_one, b, b_one, o, n);
+      if (n > 0) by_operands<BinaryOp::Mul>(a, a_one, b, b_one, o, n, fence);
       return true;
     case BinaryOp::Div:
-      if (n > 0) by_operands<BinaryOp::Div>(a, a_one, b, b_one, o, n);
+      if (n > 0) by_operands<BinaryOp::Div>(a, a_one, b, b_one, o, n, fence);
       return true;
     default:
       return false;
@@ -122,7 +206,12 @@ bool stream_any(BinaryOp op, const T* a, bool a_one, const T* b, bool b_one, T* 
 #else
 
 template <class T>
-bool stream_any(BinaryOp, const T*, bool, const T*, bool, T*, std::int64_t) {
+bool stream_any(BinaryOp, const T*, bool, const T*, bool, T*, std::int64_t, bool) {
+  return false;
+}
+
+template <class T>
+bool stream_any2(BinaryOp, BinaryOp, bool, const T*, const T*, const T*, T*, std::int64_t, bool) {
   return false;
 }
 
@@ -139,13 +228,23 @@ bool stream_arith_available() {
 }
 
 bool stream_arith(BinaryOp op, const double* a, bool a_one, const double* b, bool b_one, double* o,
-                  std::int64_t n) {
-  return stream_any(op, a, a_one, b, b_one, o, n);
+                  std::int64_t n, bool fence) {
+  return stream_any(op, a, a_one, b, b_one, o, n, fence);
 }
 
 bool stream_arith(BinaryOp op, const float* a, bool a_one, const float* b, bool b_one, float* o,
-                  std::int64_t n) {
-  return stream_any(op, a, a_one, b, b_one, o, n);
+                  std::int64_t n, bool fence) {
+  return stream_any(op, a, a_one, b, b_one, o, n, fence);
+}
+
+bool stream_arith2(BinaryOp op1, BinaryOp op2, bool mid_right, const double* a, const double* b,
+                   const double* c, double* o, std::int64_t n, bool fence) {
+  return stream_any2(op1, op2, mid_right, a, b, c, o, n, fence);
+}
+
+bool stream_arith2(BinaryOp op1, BinaryOp op2, bool mid_right, const float* a, const float* b,
+                   const float* c, float* o, std::int64_t n, bool fence) {
+  return stream_any2(op1, op2, mid_right, a, b, c, o, n, fence);
 }
 
 }  // namespace tenferro::cpu

@@ -67,7 +67,6 @@ void stream_copy(const void* src, void* dst, std::size_t bytes) {
     _mm_stream_si128(out + 3, v3);
   }
   std::memcpy(d + k, s + k, bytes - k);
-  _mm_sfence();
 #else
   std::memcpy(dst, src, bytes);
 #endif

@@ -60,7 +60,7 @@ void stream_fence();
 
 /// memcpy(dst, src, bytes) for buffers that do not overlap, any alignment:
 /// the whole 64-byte lines of `dst` with streaming stores (the source read
-/// unaligned), its ragged ends with memcpy; ends with stream_fence(). Only
+/// unaligned), its ragged ends with memcpy; no fence (see stream_fence). Only
 /// where stream_stores_available(). glibc's memcpy streams only above a
 /// share of the cache it takes from sysconf, which on the Zen 4 VM reports
 /// the whole socket's 320 MiB L3, so it never streams there: a copy of 2^22

@@ -792,6 +792,7 @@ TEST(StreamStore, CopyAtEveryAlignmentAndLength) {
                   d_off;
         for (std::size_t k = 0; k < n; ++k) s[k] = static_cast<unsigned char>((k * 131 + 7) % 251);
         cpu::stream_copy(s, d, n);
+        cpu::stream_fence();
         std::size_t wrong = 0;
         for (std::size_t k = 0; k < n; ++k) wrong += d[k] != s[k] ? 1 : 0;
         for (std::size_t k = 1; k <= kGuard; ++k) wrong += *(d - k) != 0xAB ? 1 : 0;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../../src/cpu/stream_store.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/reduce.hpp"
 #include "tenferro/backend/structural.hpp"
@@ -256,6 +257,79 @@ TEST(FusedElementwise, PairedArithmeticStepsMatchTheDirectOps) {
   }
   EXPECT_EQ(compared, 2 * 3 * 4 * 4 * 2 * 2);
   EXPECT_GT(fma_differs, 0);
+}
+
+// Passes that move the streaming threshold of eager arithmetic
+// (cpu::stream_threshold_bytes at the pool's threads) end in the streaming
+// form of their last arithmetic step or pair (cpu/stream_arith.hpp): the
+// same bits as the direct ops, on one thread and two, for each op in either
+// place of a pair, the pair's first value on either side, a single-value
+// external (splatted) and an unpaired last step, and blocks of 7 elements
+// (outputs off the line boundary in every block, ragged ends).
+TEST(FusedElementwise, StreamedOutputsMatchTheDirectOps) {
+  Generator gen(9);
+  struct Pair {
+    BinaryOp op1, op2;
+    bool right;
+  };
+  const Pair pairs[] = {{BinaryOp::Mul, BinaryOp::Add, false},
+                        {BinaryOp::Sub, BinaryOp::Div, true},
+                        {BinaryOp::Div, BinaryOp::Sub, false},
+                        {BinaryOp::Add, BinaryOp::Mul, true}};
+  int compared = 0;
+  for (const int threads : {1, 2}) {
+    CpuBackend cpu({.num_threads = threads});
+    for (const DType dt : {f64, f32}) {
+      // Two compact externals and the output: 3 runs moved.
+      const auto item = static_cast<std::int64_t>(itemsize(dt));
+      const std::int64_t n =
+          static_cast<std::int64_t>(cpu::stream_threshold_bytes(threads)) / (3 * item) + 101;
+      auto input = [&](double lo) {
+        return cast(add(rand({n}, f64, gen), full({}, Scalar(lo), f64), cpu), dt, cpu);
+      };
+      const Tensor x = input(0.5), y = input(0.25);
+      const Tensor t = cast(full({}, Scalar(0.375), f64), dt, cpu);
+      auto expect_equal = [&](const Tensor& got, const Tensor& want, const std::string& what) {
+        ASSERT_EQ(got.dtype(), dt);
+        EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), static_cast<std::size_t>(n * item)),
+                  0)
+            << what << " " << name(dt) << " on " << threads << " thread(s)";
+        ++compared;
+      };
+      auto push = [&](FusedElementwise& pass, Kind k, BinaryOp b,
+                      std::vector<FusedElementwise::Operand> o, int buffer) {
+        FusedElementwise::Step st;
+        st.kind = k, st.unary = UnaryOp::Neg, st.binary = b, st.operands = std::move(o);
+        st.dtype = dt, st.buffer = buffer;
+        pass.steps.push_back(st);
+      };
+      for (const Pair& p : pairs) {
+        // out = (t op1 x) op2 y, or y op2 (t op1 x); t a single value.
+        FusedElementwise pass;
+        push(pass, Kind::Binary, p.op1, {ext(0), ext(1)}, 0);
+        push(pass, Kind::Binary, p.op2,
+             p.right ? std::vector{ext(2), step(0)} : std::vector{step(0), ext(2)}, -1);
+        pass.buffer_count = 1;
+        const Tensor in[3] = {t, x, y};
+        const Tensor mid = binary(p.op1, t, x, cpu);
+        const Tensor want = p.right ? binary(p.op2, y, mid, cpu) : binary(p.op2, mid, y, cpu);
+        for (const std::int64_t block : {std::int64_t{7}, std::int64_t{2048}}) {
+          expect_equal(fused_elementwise(pass, in, Shape{n}.span(), cpu, block), want,
+                       std::string(name(p.op1)) + " then " + std::string(name(p.op2)) +
+                           (p.right ? " (right)" : "") + ", block " + std::to_string(block));
+        }
+      }
+      // out = -x * y: a last step that pairs with nothing.
+      FusedElementwise single;
+      push(single, Kind::Unary, BinaryOp::Mul, {ext(0)}, 0);
+      push(single, Kind::Binary, BinaryOp::Mul, {step(0), ext(1)}, -1);
+      single.buffer_count = 1;
+      const Tensor in2[2] = {x, y};
+      expect_equal(fused_elementwise(single, in2, Shape{n}.span(), cpu),
+                   binary(BinaryOp::Mul, unary(UnaryOp::Neg, x, cpu), y, cpu), "-x * y");
+    }
+  }
+  EXPECT_EQ(compared, 2 * 2 * (4 * 2 + 1));
 }
 
 TEST(FusedElementwise, ZeroSizeAndStridedExternals) {
