@@ -49,7 +49,8 @@ for t in (1, 2):
             CASES += [(op, lg, v, t, "4 elementwise") for v in ("fresh", "into")]
     # light ops beyond the cache (streamed through blocks, cpu/stream_store.hpp)
     CASES += [(c, "2^22", v, t, "4 elementwise")
-              for c, v in (("neg", "into"), ("copy", "into"), ("where", "fresh"))]
+              for c, v in (("neg", "into"), ("copy", "into"), ("where", "fresh"),
+                           ("axpy", "eager"), ("axpy", "traced"))]
 CASES += [("tanh_chain", "2^20", v, 1, "5 tanh chain") for v in ("eager", "traced")]
 CASES += [(c, "2048x2048", "", t, "6 reductions")
           for t in (1, 2) for c in ("sum_all", "sum_axis0", "sum_axis1", "max_all")]
@@ -124,6 +125,7 @@ PENDING_OURS = {}
 # Rows whose peers compute exactly another row's result: the peers are not run
 # again, their numbers (times and checks) are that row's.
 PEER_ALIAS = {("tanh_chain", "2^20", "traced"): ("tanh_chain", "2^20", "eager"),
+              ("axpy", "2^22", "traced"): ("axpy", "2^22", "eager"),
               ("overhead_small_program", "4", "prepared"): ("overhead_small_program", "4", "eager"),
               ("fft", "2^20", "c128-measure"): ("fft", "2^20", "c128"),
               ("rfft", "2^20", "f64-measure"): ("rfft", "2^20", "f64")}

@@ -233,6 +233,9 @@ void Suite::elementwise_cases() {
         },
         [&](std::int64_t q) { return av[q]; });
     run(
+        "axpy", "2^22", "eager", [&] { return add(mul(Tensor::scalar(0.5), a, cpu_), b, cpu_); },
+        [&](std::int64_t q) { return 0.5 * av[q] + bv[q]; });
+    run(
         "where", "2^22", "fresh", [&] { return where(cond, a, b, cpu_); },
         [&](std::int64_t q) { return av[q] < bv[q] ? av[q] : bv[q]; });
   }
@@ -289,6 +292,21 @@ void Suite::traced_cases() {
           for (int i = 0; i < 8; ++i) v = std::tanh(0.5 * v + bv[q]);
           return v;
         });
+  }
+
+  // t * a + b over 2^22 doubles as one fused pass (the output streamed from
+  // the registers); the peers run the eager row.
+  {
+    const std::int64_t n = std::int64_t{1} << 22;
+    const auto av = input_vector(n, 1), bv = input_vector(n, 2);
+    auto t = placeholder(f64, {}, "t");
+    auto a = placeholder(f64, {n}, "a");
+    auto b = placeholder(f64, {n}, "b");
+    const std::vector<Tensor> in{Tensor::scalar(0.5), make_input({n}, 1), make_input({n}, 2)};
+    const PreparedProgram plan = prepared(compile({t * a + b}, {t, a, b}), in);
+    run(
+        "axpy", "2^22", "traced", [&] { return tenferro::run(*rt, plan, in)[0]; },
+        [&](std::int64_t q) { return 0.5 * av[q] + bv[q]; });
   }
 
   // Case 13, small programs: sum(exp(x) * w + x) on 4 elements as one run()
