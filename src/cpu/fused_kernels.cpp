@@ -5,7 +5,8 @@
 // place, scalars are splatted once per thread, anything else is gathered per
 // block. A pass of unary and binary steps over such externals runs on raw
 // pointers (the kernels' compact forms: no tensor per step and block); any
-// other pass goes through tensor views of the blocks.
+// other pass goes through tensor views of the blocks. A raw pass that moves
+// beyond the cache and ends in arithmetic streams its output (run_cpu_raw).
 
 #include <algorithm>
 #include <array>
