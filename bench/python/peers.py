@@ -255,11 +255,14 @@ class Suite:
         self.run("neg", "2^22", "into", lambda: xp.negative(a, out=out))
         if t is not None:
             self.run("copy", "2^22", "into", lambda: out.copy_(a))
-            # one pass: b + alpha * a
-            self.run("axpy", "2^22", "eager", lambda: t.add(b, a, alpha=0.5))
+            # eager: the same two ops as ours; traced: one pass, b + alpha * a
+            self.run("axpy", "2^22", "eager", lambda: 0.5 * a + b)
+            self.run("axpy", "2^22", "traced", lambda: t.add(b, a, alpha=0.5))
         else:
             self.run("copy", "2^22", "into", lambda: np.copyto(out, a) or out)
+            # NumPy has no one-pass form: both rows run its two ops
             self.run("axpy", "2^22", "eager", lambda: 0.5 * a + b)
+            self.run("axpy", "2^22", "traced", lambda: 0.5 * a + b)
         self.run("where", "2^22", "fresh", lambda: xp.where(cond, a, b))
         n = 1 << 20
         a, b = self.arr([n], 1), self.arr([n], 2)
