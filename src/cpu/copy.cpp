@@ -21,10 +21,11 @@ namespace {
 // streamed, the lines two chunks share written by plain stores). False
 // (nothing done) otherwise; strided_copy_into takes those.
 bool streams_compact_copy(CpuBackend& backend, const Tensor& src, const Tensor& dst) {
-  if (src.dtype() != dst.dtype() || !src.is_contiguous() || !dst.is_contiguous()) return false;
   const std::size_t item = itemsize(src.dtype());
   const std::size_t bytes = static_cast<std::size_t>(src.numel()) * item;
-  if (!streams_output(2 * bytes)) return false;
+  if (!streams_output(2 * bytes) || src.dtype() != dst.dtype() || !src.is_contiguous() ||
+      !dst.is_contiguous())
+    return false;
   const auto* s = static_cast<const unsigned char*>(src.raw_data());
   auto* d = static_cast<unsigned char*>(dst.raw_data());
   const auto sa = reinterpret_cast<std::uintptr_t>(s), da = reinterpret_cast<std::uintptr_t>(d);

@@ -26,23 +26,6 @@ bool stream_stores_available() {
 #endif
 }
 
-void stream_lines(const void* src, void* dst, std::size_t bytes) {
-#if defined(__x86_64__)
-  const auto* s = static_cast<const __m128i*>(src);
-  auto* d = static_cast<__m128i*>(dst);
-  for (std::size_t k = 0; k < bytes / 16; k += 4) {
-    const __m128i v0 = _mm_load_si128(s + k), v1 = _mm_load_si128(s + k + 1);
-    const __m128i v2 = _mm_load_si128(s + k + 2), v3 = _mm_load_si128(s + k + 3);
-    _mm_stream_si128(d + k, v0);
-    _mm_stream_si128(d + k + 1, v1);
-    _mm_stream_si128(d + k + 2, v2);
-    _mm_stream_si128(d + k + 3, v3);
-  }
-#else
-  std::memcpy(dst, src, bytes);
-#endif
-}
-
 void stream_fence() {
 #if defined(__x86_64__)
   _mm_sfence();
@@ -54,7 +37,8 @@ void stream_copy(const void* src, void* dst, std::size_t bytes) {
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
   const std::size_t head = std::min(bytes, (64 - reinterpret_cast<std::uintptr_t>(d) % 64) % 64);
-  std::memcpy(d, s, head);
+  // The ends only where there are any (streamed_blocks' blocks have none).
+  if (head > 0) std::memcpy(d, s, head);
   std::size_t k = head;
   for (; bytes - k >= 64; k += 64) {
     const auto* in = reinterpret_cast<const __m128i*>(s + k);
@@ -66,7 +50,7 @@ void stream_copy(const void* src, void* dst, std::size_t bytes) {
     _mm_stream_si128(out + 2, v2);
     _mm_stream_si128(out + 3, v3);
   }
-  std::memcpy(d + k, s + k, bytes - k);
+  if (k < bytes) std::memcpy(d + k, s + k, bytes - k);
 #else
   std::memcpy(dst, src, bytes);
 #endif

@@ -49,11 +49,6 @@ std::size_t stream_threshold_bytes(int threads);
 /// of 2^22 doubles 1.1-1.2x faster at both (in-process A/B, medians of 16 rounds).
 bool streams_output(std::size_t moved_bytes);
 
-/// Copies `bytes` (a multiple of 64) from `src` to `dst`, both aligned to 64
-/// bytes, with streaming stores; no fence (see stream_fence). Only where
-/// stream_stores_available().
-void stream_lines(const void* src, void* dst, std::size_t bytes);
-
 /// Orders the streaming stores before whatever the thread does next (the
 /// pool's join, another thread's read).
 void stream_fence();
@@ -111,7 +106,7 @@ void streamed_blocks(Out* out, std::int64_t n, const Body& body, const In*... in
     while (n - i >= kLine) {
       const std::int64_t m = std::min(kBlock, (n - i) / kLine * kLine);
       body(block, i, m);
-      stream_lines(block, out + i, static_cast<std::size_t>(m * kSize));
+      stream_copy(block, out + i, static_cast<std::size_t>(m * kSize));
       i += m;
     }
   }
