@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cpu/arith_ops.hpp"
 #include "cpu/elementwise_kernels.hpp"
 #include "cpu/special_kernels.hpp"
 #include "cpu/stream_arith.hpp"
@@ -384,10 +385,6 @@ TENFERRO_TARGET_CLONES void arith_run(BinaryOp op, const float* a, bool a_one, c
   arith_any(op, a, a_one, b, b_one, o, n);
 }
 
-bool is_arith(BinaryOp op) {
-  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
-}
-
 // Two arithmetic ops in one loop, for the fused executor: o = m op2 c with
 // m = a op1 b, or o = c op2 m where the first op's value is op2's right
 // operand (kMidRight). m is rounded to T like the first op's own output and
@@ -404,7 +401,10 @@ template <BinaryOp kOp1, BinaryOp kOp2, bool kMidRight, class T>
   }
 }
 
-// Add and Mul commute, so only Sub and Div take the intermediate on the right.
+// Add and Mul commute, so only Sub and Div take the intermediate on the right
+// (order_matters). Explicit switches rather than visit_arith's lambdas: GCC
+// builds a lambda as a function of its own, for the baseline instruction
+// set, where these loops must be inlined into each target clone.
 template <BinaryOp kOp1, class T>
 [[gnu::always_inline]] inline void arith2_second(BinaryOp op2, bool mid_right, const T* a,
                                                  const T* b, const T* c, T* o, std::int64_t n) {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu/arith_ops.hpp"
 #include "cpu/target_clones.hpp"
 
 #if TENFERRO_HAS_TARGET_AVX2
@@ -115,40 +116,6 @@ TENFERRO_TARGET_AVX2 void stream_loop2(const T* a, const T* b, const T* c, T* o,
   if (fence) _mm_sfence();
 }
 
-template <BinaryOp kOp1, BinaryOp kOp2, class T>
-void by_side(bool mid_right, const T* a, const T* b, const T* c, T* o, std::int64_t n, bool fence) {
-  if (mid_right) {
-    stream_loop2<kOp1, kOp2, true>(a, b, c, o, n, fence);
-  } else {
-    stream_loop2<kOp1, kOp2, false>(a, b, c, o, n, fence);
-  }
-}
-
-template <BinaryOp kOp1, class T>
-bool by_second(BinaryOp op2, bool mid_right, const T* a, const T* b, const T* c, T* o,
-               std::int64_t n, bool fence) {
-  switch (op2) {
-    case BinaryOp::Add:
-      by_side<kOp1, BinaryOp::Add>(mid_right, a, b, c, o, n, fence);
-      return true;
-    case BinaryOp::Sub:
-      by_side<kOp1, BinaryOp::Sub>(mid_right, a, b, c, o, n, fence);
-      return true;
-    case BinaryOp::Mul:
-      by_side<kOp1, BinaryOp::Mul>(mid_right, a, b, c, o, n, fence);
-      return true;
-    case BinaryOp::Div:
-      by_side<kOp1, BinaryOp::Div>(mid_right, a, b, c, o, n, fence);
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_arith(BinaryOp op) {
-  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
-}
-
 template <class T>
 bool stream_any2(BinaryOp op1, BinaryOp op2, bool mid_right, const T* a, const T* b, const T* c,
                  T* o, std::int64_t n, bool fence) {
@@ -156,16 +123,17 @@ bool stream_any2(BinaryOp op1, BinaryOp op2, bool mid_right, const T* a, const T
       reinterpret_cast<std::uintptr_t>(o) % sizeof(T) != 0)
     return false;
   if (n <= 0) return true;
-  switch (op1) {
-    case BinaryOp::Add:
-      return by_second<BinaryOp::Add>(op2, mid_right, a, b, c, o, n, fence);
-    case BinaryOp::Sub:
-      return by_second<BinaryOp::Sub>(op2, mid_right, a, b, c, o, n, fence);
-    case BinaryOp::Mul:
-      return by_second<BinaryOp::Mul>(op2, mid_right, a, b, c, o, n, fence);
-    default:
-      return by_second<BinaryOp::Div>(op2, mid_right, a, b, c, o, n, fence);
-  }
+  const bool right = mid_right && order_matters(op2);
+  // As arith2_run (binary_kernels.cpp): add and mul commute, so only sub
+  // and div take the intermediate on the right.
+  visit_arith(op1, [&](auto k1) {
+    visit_arith(op2, [&](auto k2) {
+      constexpr BinaryOp kOp1 = decltype(k1)::value, kOp2 = decltype(k2)::value;
+      if (right) return stream_loop2<kOp1, kOp2, true>(a, b, c, o, n, fence);
+      stream_loop2<kOp1, kOp2, false>(a, b, c, o, n, fence);
+    });
+  });
+  return true;
 }
 
 template <BinaryOp kOp, class T>
@@ -182,25 +150,13 @@ void by_operands(const T* a, bool a_one, const T* b, bool b_one, T* o, std::int6
 template <class T>
 bool stream_any(BinaryOp op, const T* a, bool a_one, const T* b, bool b_one, T* o, std::int64_t n,
                 bool fence) {
-  if (!stream_arith_available() || (a_one && b_one) ||
+  if (!stream_arith_available() || !is_arith(op) || (a_one && b_one) ||
       reinterpret_cast<std::uintptr_t>(o) % sizeof(T) != 0)
     return false;
-  switch (op) {
-    case BinaryOp::Add:
-      if (n > 0) by_operands<BinaryOp::Add>(a, a_one, b, b_one, o, n, fence);
-      return true;
-    case BinaryOp::Sub:
-      if (n > 0) by_operands<BinaryOp::Sub>(a, a_one, b, b_one, o, n, fence);
-      return true;
-    case BinaryOp::Mul:
-      if (n > 0) by_operands<BinaryOp::Mul>(a, a_one, b, b_one, o, n, fence);
-      return true;
-    case BinaryOp::Div:
-      if (n > 0) by_operands<BinaryOp::Div>(a, a_one, b, b_one, o, n, fence);
-      return true;
-    default:
-      return false;
-  }
+  if (n > 0)
+    visit_arith(op,
+                [&](auto k) { by_operands<decltype(k)::value>(a, a_one, b, b_one, o, n, fence); });
+  return true;
 }
 
 #else
