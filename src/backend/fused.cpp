@@ -6,7 +6,6 @@
 #include <array>
 
 #include "backend/checks.hpp"
-#include "internal/fused_run.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {
@@ -190,7 +189,7 @@ CheckedFusedPass::CheckedFusedPass(FusedElementwise pass, std::vector<DType> ext
   if (reduce_) validate_reduce(pass_, *reduce_, op);
 }
 
-Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+void CheckedFusedPass::check(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
                              Backend& backend, std::int64_t block) const {
   const char* op = reduce_ ? "fused_reduce_all" : "fused_elementwise";
   check_block(block, op);
@@ -198,19 +197,37 @@ Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const 
     fail(ErrorKind::InvalidArgument, op, "the pass was checked for ", dtypes_.size(),
          " externals, got ", externals.size());
   }
-  const Shape pass_shape(shape);
-  check_externals(externals, pass_shape, backend, op, dtypes_);
-  return run_checked(pass_, reduce_, externals, pass_shape.span(), backend, block);
+  check_externals(externals, Shape(shape), backend, op, dtypes_);
 }
 
-namespace detail {
-
-Tensor run_fused_prevalidated(const CheckedFusedPass& pass, std::span<const Tensor> externals,
-                              std::span<const std::int64_t> shape, Backend& backend,
-                              std::int64_t block) {
-  return run_checked(pass.pass(), pass.reduce(), externals, shape, backend, block);
+Tensor CheckedFusedPass::run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                             Backend& backend, std::int64_t block) const {
+  check(externals, shape, backend, block);
+  return run_checked(pass_, reduce_, externals, shape, backend, block);
 }
 
-}  // namespace detail
+namespace {
+
+// Backend::prepare_fused's default: the checked pass kept as it is.
+class KeptPass final : public PreparedFusedPass {
+ public:
+  KeptPass(const CheckedFusedPass& pass, Backend& backend) : pass_(pass), backend_(backend) {}
+  Tensor run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+             std::int64_t block) const override {
+    return run_checked(pass_.pass(), pass_.reduce(), externals, shape, backend_, block);
+  }
+
+ private:
+  CheckedFusedPass pass_;
+  Backend& backend_;
+};
+
+}  // namespace
+
+PreparedFusedPass::~PreparedFusedPass() = default;
+
+std::unique_ptr<PreparedFusedPass> Backend::prepare_fused(const CheckedFusedPass& pass) {
+  return std::make_unique<KeptPass>(pass, *this);
+}
 
 }  // namespace tenferro

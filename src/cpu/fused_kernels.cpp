@@ -199,12 +199,22 @@ bool same_extents(const Shape& a, std::span<const std::int64_t> b) {
   return true;
 }
 
-// Whether `pass` runs on raw pointers: unary and binary steps with compact
-// kernels only (not the special functions, which have their own; not
-// fmod/remainder, whose integer form checks the whole divisor first), and
-// every external compact of the pass shape or a single value.
-bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals,
-              std::span<const std::int64_t> shape) {
+// The L1 data cache of this machine in bytes (32 KiB where the system does
+// not say).
+std::int64_t l1_data_bytes() {
+  static const std::int64_t bytes = [] {
+    const long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return v >= (16 << 10) && v <= (4 << 20) ? static_cast<std::int64_t>(v)
+                                             : std::int64_t{32} << 10;
+  }();
+  return bytes;
+}
+
+// Whether every step of `pass` has a compact kernel to run on raw pointers:
+// unary and binary steps only, not the special functions (which have their
+// own kernels) nor fmod/remainder (whose integer form checks the whole
+// divisor first).
+bool raw_steps(const FusedElementwise& pass) {
   for (const FusedElementwise::Step& st : pass.steps) {
     if (st.kind == Kind::Unary) {
       if (cpu::is_special_op(st.unary)) return false;
@@ -216,6 +226,12 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals,
       return false;
     }
   }
+  return true;
+}
+
+// Whether a pass of raw_steps runs on raw pointers over these externals:
+// each compact of the pass shape, or a single value.
+bool raw_externals(std::span<const Tensor> externals, std::span<const std::int64_t> shape) {
   for (const Tensor& t : externals) {
     const bool compact = same_extents(t.shape(), shape) && t.is_contiguous();
     if (!compact && t.numel() != 1) return false;
@@ -223,46 +239,71 @@ bool runs_raw(const FusedElementwise& pass, std::span<const Tensor> externals,
   return true;
 }
 
-// A pass that runs_raw, on raw pointers: the steps of one block [s, s + len)
+// A pass of raw_steps as it runs on raw pointers, worked out once from the
+// pass and its externals' dtypes (per call by fused_elementwise, per
+// prepared program by prepare_fused): the steps of one block [s, s + len)
 // through the kernels' compact forms, intermediates in scratch slots (as in
 // run_cpu: Cell-sized elements, slots `stride` cells apart), the last step
 // into `dst`. Slots [0, buffer_count) are the steps' buffers, then one per
-// external (a single value splatted there once per scratch).
-class RawPass {
+// external (a single value splatted there once per scratch). Holds `pass`
+// by reference.
+class RawPlan {
  public:
-  RawPass(const FusedElementwise& pass, std::span<const Tensor> externals)
+  RawPlan(const FusedElementwise& pass, std::span<const DType> external_dtypes)
       : steps_(pass.steps), base_(static_cast<std::size_t>(pass.buffer_count)) {
-    for (const Tensor& t : externals) {
-      ext_.push_back({static_cast<const std::byte*>(t.raw_data()),
-                      static_cast<std::int64_t>(itemsize(t.dtype())), t.dtype(), t.numel() == 1});
-    }
+    for (DType d : external_dtypes) ext_.push_back({d, static_cast<std::int64_t>(itemsize(d))});
     pair_arithmetic();
+    block_bytes();
   }
+  RawPlan(const RawPlan&) = delete;
+  RawPlan& operator=(const RawPlan&) = delete;
 
   std::size_t slots() const { return base_ + ext_.size(); }
-
-  // Writes each single-value external `count` times into its slot.
-  void splat(Cell* scratch, std::size_t stride, std::int64_t count) const {
-    for (std::size_t e = 0; e < ext_.size(); ++e) {
-      if (!ext_[e].single) continue;
-      const auto size = static_cast<std::size_t>(ext_[e].size);
-      auto* d = reinterpret_cast<std::byte*>(scratch + (base_ + e) * stride);
-      for (std::int64_t i = 0; i < count; ++i) std::memcpy(d + i * size, ext_[e].data, size);
-    }
-  }
 
   // Whether the last step (or pair) is f32/f64 add, sub, mul or div, which
   // block() can stream into dst.
   bool last_streams() const { return last_streams_ && cpu::stream_arith_available(); }
 
+  // The most elements per block whose working set (per element: the output,
+  // every external, every scratch slot in the widest dtype) fills half the
+  // L1 data cache, in multiples of 64 and at least 256. Beyond that, each
+  // step's reads and writes of the scratch go to L2: 8 layers of y * a + b
+  // over 2^20 f64 took 4.8 ms in blocks of 2048 (96 KiB per block) against
+  // 2.7 ms in blocks of 512, measured with a 48 KiB L1.
+  std::int64_t l1_block() const {
+    return std::max<std::int64_t>(256, l1_data_bytes() / 2 / element_bytes_ / 64 * 64);
+  }
+
+  // One call's externals: where each starts, and whether it is one value.
+  struct Data {
+    const std::byte* data;
+    bool single;
+  };
+  using Externals = SmallVector<Data, 8>;
+  static Externals data_of(std::span<const Tensor> externals) {
+    Externals d;
+    for (const Tensor& t : externals)
+      d.push_back({static_cast<const std::byte*>(t.raw_data()), t.numel() == 1});
+    return d;
+  }
+
+  // Writes each single-value external `count` times into its slot.
+  void splat(const Externals& x, Cell* scratch, std::size_t stride, std::int64_t count) const {
+    for (std::size_t e = 0; e < ext_.size(); ++e) {
+      if (!x[e].single) continue;
+      const auto size = static_cast<std::size_t>(ext_[e].size);
+      auto* d = reinterpret_cast<std::byte*>(scratch + (base_ + e) * stride);
+      for (std::int64_t i = 0; i < count; ++i) std::memcpy(d + i * size, x[e].data, size);
+    }
+  }
+
   // stream: the last step streams into dst (last_streams()).
-  void block(Cell* scratch, std::size_t stride, std::int64_t s, std::int64_t len, void* dst,
-             bool stream = false) const {
+  void block(const Externals& x, Cell* scratch, std::size_t stride, std::int64_t s,
+             std::int64_t len, void* dst, bool stream = false) const {
     auto slot = [&](std::size_t k) { return static_cast<void*>(scratch + k * stride); };
     auto read = [&](const FusedElementwise::Operand& o) -> const void* {
       if (!o.external) return slot(static_cast<std::size_t>(steps_[o.index].buffer));
-      const External& x = ext_[o.index];
-      return x.single ? slot(base_ + o.index) : x.data + s * x.size;
+      return x[o.index].single ? slot(base_ + o.index) : x[o.index].data + s * ext_[o.index].size;
     };
     auto write = [&](std::size_t m) -> void* {
       return m + 1 == steps_.size() ? dst : slot(static_cast<std::size_t>(steps_[m].buffer));
@@ -317,7 +358,7 @@ class RawPass {
   bool stream_typed(const FusedElementwise::Step& st, std::size_t m, const T* a, const T* b,
                     const T* c, T* dst, std::int64_t len) const {
     // No fence per block (a fence every few KiB cost 15% at 2^22 doubles):
-    // run_cpu_raw fences once per chunk.
+    // run_raw fences once per chunk.
     if (c == nullptr) return cpu::stream_arith(st.binary, a, false, b, false, dst, len, false);
     return cpu::stream_arith2(st.binary, steps_[m + 1].binary, mid_right(m), a, b, c, dst, len,
                               false);
@@ -360,18 +401,26 @@ class RawPass {
     last_streams_ = n > 0 && ((n >= 2 && paired_[n - 2]) || arithmetic(steps_[n - 1]));
   }
 
-  // What the blocks read of an external, looked up once per pass.
+  // The bytes an element of a block occupies (l1_block).
+  void block_bytes() {
+    const auto out = static_cast<std::int64_t>(itemsize(steps_.back().dtype));
+    std::int64_t widest = out;
+    for (const FusedElementwise::Step& st : steps_)
+      widest = std::max(widest, static_cast<std::int64_t>(itemsize(st.dtype)));
+    element_bytes_ = out + static_cast<std::int64_t>(base_) * widest;
+    for (const External& e : ext_) element_bytes_ += e.size;
+  }
+
   struct External {
-    const std::byte* data;
-    std::int64_t size;  // bytes per element
     DType dtype;
-    bool single;  // one value, splatted into its slot
+    std::int64_t size;  // bytes per element
   };
   const std::vector<FusedElementwise::Step>& steps_;
   std::size_t base_;  // first splat slot
   SmallVector<External, 8> ext_;
   SmallVector<bool, 32> paired_;  // per step: runs with the next one
   bool last_streams_ = false;     // the last step (or pair) is arithmetic
+  std::int64_t element_bytes_ = 0;
 };
 
 // Scratch of `cells` Cells, on the stack when small (a 4-element pass needs
@@ -395,7 +444,7 @@ class Scratch {
   Cell* data_ = stack_.data();
 };
 
-// Whether a raw pass whose last step streams (RawPass::last_streams) streams
+// Whether a raw pass whose last step streams (RawPlan::last_streams) streams
 // its output: the pass moves what an eager add, sub, mul or div streams from
 // (stream_threshold_bytes at the pool's threads; its compact externals read
 // plus the output written) and the output overlaps none of them (a plan may
@@ -417,14 +466,16 @@ bool streams_pass_output(std::span<const Tensor> externals, const Tensor& out, i
   return moved >= cpu::stream_threshold_bytes(threads);
 }
 
-// run_cpu for a pass that runs_raw: the same blocks, scratch layout and
-// kernels' element functions, on raw pointers. A streamed output takes the
+// run_cpu for a pass of raw_steps over raw_externals: the same blocks,
+// scratch layout and kernels' element functions, on raw pointers, in blocks
+// of at most `block` that fit the L1 cache. A streamed output takes the
 // last step's streaming form (cpu/stream_arith.hpp): t * a + b over 2^22
 // doubles at 1T (96 MiB moved) took 4.2-4.6 ms with cached stores, as long
 // again as an eager add moving as much (2.3-2.4 ms).
-void run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const Tensor> externals,
-                 std::int64_t total, std::int64_t block, const Tensor& out) {
-  const RawPass raw(pass, externals);
+void run_raw(CpuBackend& cpu, const RawPlan& raw, std::span<const Tensor> externals,
+             std::int64_t total, std::int64_t block, const Tensor& out) {
+  if (block > 256) block = std::min(block, raw.l1_block());
+  const RawPlan::Externals x = RawPlan::data_of(externals);
   const std::int64_t blocks = (total + block - 1) / block;
   const std::int64_t grain = std::max<std::int64_t>(1, cpu.parallel_threshold() / block);
   std::byte* const out_base = static_cast<std::byte*>(out.raw_data());
@@ -434,10 +485,10 @@ void run_cpu_raw(CpuBackend& cpu, const FusedElementwise& pass, std::span<const 
   cpu.parallel_for(blocks, grain, [&](std::int64_t b0, std::int64_t b1) {
     const auto stride = static_cast<std::size_t>(block) + kSlotPad;
     Scratch scratch(raw.slots() * stride);
-    raw.splat(scratch.data(), stride, block);
+    raw.splat(x, scratch.data(), stride, block);
     for (std::int64_t blk = b0; blk < b1; ++blk) {
       const std::int64_t s = blk * block;
-      raw.block(scratch.data(), stride, s, std::min(block, total - s), out_base + s * out_size,
+      raw.block(x, scratch.data(), stride, s, std::min(block, total - s), out_base + s * out_size,
                 streaming);
     }
     if (streaming) cpu::stream_fence();
@@ -457,52 +508,94 @@ Cell* leaf_scratch(std::size_t cells) {
   return buffer.get();
 }
 
-// The fused reduction of a pass that runs_raw: its values made leaf by leaf
-// (the reduction's own pairwise leaves) into one more scratch slot and
-// reduced there, in reduce_axes' order, so the result is the unfused one.
+// The fused reduction of a pass of raw_steps over raw_externals: its
+// values made leaf by leaf (the reduction's own pairwise leaves) into one
+// more scratch slot and reduced there, in reduce_axes' order, so the result
+// is the unfused one.
 template <class Op>
-typename Op::Acc reduce_raw(CpuBackend& cpu, const RawPass& raw, std::int64_t total) {
+typename Op::Acc reduce_raw(CpuBackend& cpu, const RawPlan& raw, const RawPlan::Externals& x,
+                            std::int64_t total) {
   const std::int64_t leaf_max = std::min(cpu::reduce_engine::kPairwiseLeaf, total);
   const auto stride = static_cast<std::size_t>(leaf_max) + kSlotPad;
   auto make_leaf = [&] {
     Cell* scratch = leaf_scratch((raw.slots() + 1) * stride);
-    raw.splat(scratch, stride, leaf_max);
-    return [&raw, stride, scratch](std::int64_t s, std::int64_t len) {
+    raw.splat(x, scratch, stride, leaf_max);
+    return [&raw, &x, stride, scratch](std::int64_t s, std::int64_t len) {
       Cell* result = scratch + raw.slots() * stride;
-      raw.block(scratch, stride, s, len, result);
+      raw.block(x, scratch, stride, s, len, result);
       return reinterpret_cast<const typename Op::In*>(result);
     };
   };
   return cpu::reduce_engine::reduce_single_by_leaves<Op>(cpu, total, make_leaf);
 }
 
-// The L1 data cache of this machine in bytes (32 KiB where the system does
-// not say).
-std::int64_t l1_data_bytes() {
-  static const std::int64_t bytes = [] {
-    const long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    return v >= (16 << 10) && v <= (4 << 20) ? static_cast<std::int64_t>(v)
-                                             : std::int64_t{32} << 10;
-  }();
-  return bytes;
+// fused_reduce_all of a pass of raw_steps over raw_externals (`total` > 0).
+void reduce_all_raw(CpuBackend& cpu, const RawPlan& raw, std::span<const Tensor> externals,
+                    std::int64_t total, ReduceOp op, const Tensor& out) {
+  const RawPlan::Externals x = RawPlan::data_of(externals);
+  detail::dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (cpu::reduce_engine::kInexact<T>) {
+      T* o = static_cast<T*>(out.raw_data());
+      if (op == ReduceOp::Prod) {
+        *o = reduce_raw<cpu::reduce_engine::ProdOp<T>>(cpu, raw, x, total);
+      } else {
+        *o = reduce_raw<cpu::reduce_engine::SumOp<T>>(cpu, raw, x, total);
+        if (op == ReduceOp::Mean) *o = *o / static_cast<detail::real_of_t<T>>(total);
+      }
+    } else {
+      fail(ErrorKind::DTypeMismatch, "fused_reduce_all", "no fused reduction for ",
+           name(out.dtype()));
+    }
+  });
 }
 
-// The most elements per block of a raw pass whose working set (per element:
-// the output, every compact external, every scratch slot in the widest dtype)
-// fills half the L1 data cache, in multiples of 64 and at least 256. Beyond
-// that, each step's reads and writes of the scratch go to L2: 8 layers of
-// y * a + b over 2^20 f64 took 4.8 ms in blocks of 2048 (96 KiB per block)
-// against 2.7 ms in blocks of 512, measured with a 48 KiB L1.
-std::int64_t l1_block(const FusedElementwise& pass, std::span<const Tensor> externals,
-                      const Tensor& out) {
-  std::int64_t widest = static_cast<std::int64_t>(itemsize(out.dtype()));
-  for (const FusedElementwise::Step& st : pass.steps)
-    widest = std::max(widest, static_cast<std::int64_t>(itemsize(st.dtype)));
-  std::int64_t bytes = static_cast<std::int64_t>(itemsize(out.dtype())) +
-                       static_cast<std::int64_t>(pass.buffer_count) * widest;
-  for (const Tensor& t : externals) bytes += static_cast<std::int64_t>(itemsize(t.dtype()));
-  return std::max<std::int64_t>(256, l1_data_bytes() / 2 / bytes / 64 * 64);
+// The externals' dtypes (a RawPlan's).
+SmallVector<DType, 8> dtypes_of(std::span<const Tensor> externals) {
+  SmallVector<DType, 8> d;
+  for (const Tensor& t : externals) d.push_back(t.dtype());
+  return d;
 }
+
+// A checked pass prepared on the CPU backend: its raw plan (when its steps
+// run raw) made once; a call checks only whether its externals run raw.
+class CpuPreparedPass final : public PreparedFusedPass {
+ public:
+  CpuPreparedPass(CpuBackend& cpu, const CheckedFusedPass& pass)
+      : cpu_(cpu), pass_(pass.pass()), reduce_(pass.reduce()) {
+    if (raw_steps(pass_)) raw_.emplace(pass_, pass.external_dtypes());
+  }
+
+  Tensor run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+             std::int64_t block) const override {
+    const DType dtype = pass_.steps.back().dtype;
+    const bool raw = raw_ && raw_externals(externals, shape);
+    if (reduce_) {
+      Tensor out = cpu_.empty({}, dtype);
+      const std::int64_t total = shape_numel(shape, "fused_reduce_all");
+      if (raw && total > 0) {
+        reduce_all_raw(cpu_, *raw_, externals, total, *reduce_, out);
+      } else {
+        cpu_.fused_reduce_all(pass_, externals, shape, *reduce_, block, out);
+      }
+      return out;
+    }
+    Tensor out = cpu_.empty(shape, dtype);
+    const std::int64_t total = out.numel();
+    if (raw && total > 0) {
+      run_raw(cpu_, *raw_, externals, total, std::min(block, total), out);
+    } else {
+      cpu_.fused_elementwise(pass_, externals, block, out);
+    }
+    return out;
+  }
+
+ private:
+  CpuBackend& cpu_;
+  FusedElementwise pass_;
+  std::optional<ReduceOp> reduce_;
+  std::optional<RawPlan> raw_;  // holds pass_ by reference
+};
 
 }  // namespace
 
@@ -512,9 +605,8 @@ void CpuBackend::fused_elementwise(const FusedElementwise& pass, std::span<const
   if (total == 0) return;
   // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
   block = std::min(block, total);
-  if (runs_raw(pass, externals, out.shape())) {
-    if (block > 256) block = std::min(block, l1_block(pass, externals, out));
-    run_cpu_raw(*this, pass, externals, total, block, out);
+  if (raw_steps(pass) && raw_externals(externals, out.shape())) {
+    run_raw(*this, RawPlan(pass, dtypes_of(externals).span()), externals, total, block, out);
   } else {
     run_cpu(*this, pass, externals, out.shape(), total, block, out);
   }
@@ -524,31 +616,20 @@ void CpuBackend::fused_reduce_all(const FusedElementwise& pass, std::span<const 
                                   std::span<const std::int64_t> shape, ReduceOp op,
                                   std::int64_t block, const Tensor& out) {
   const std::int64_t total = shape_numel(shape, "fused_reduce_all");
-  if (total == 0 || !runs_raw(pass, externals, shape)) {
-    // The pass's result materialised, then the reduction kernels.
-    const Tensor values = empty(shape, out.dtype());
-    fused_elementwise(pass, externals, block, values);
-    const auto all = std::make_unique<bool[]>(shape.size());
-    std::fill_n(all.get(), shape.size(), true);
-    reduce(op, values, std::span<const bool>(all.get(), shape.size()), out);
+  if (total > 0 && raw_steps(pass) && raw_externals(externals, shape)) {
+    reduce_all_raw(*this, RawPlan(pass, dtypes_of(externals).span()), externals, total, op, out);
     return;
   }
-  const RawPass raw(pass, externals);
-  detail::dispatch_dtype(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (cpu::reduce_engine::kInexact<T>) {
-      T* o = static_cast<T*>(out.raw_data());
-      if (op == ReduceOp::Prod) {
-        *o = reduce_raw<cpu::reduce_engine::ProdOp<T>>(*this, raw, total);
-      } else {
-        *o = reduce_raw<cpu::reduce_engine::SumOp<T>>(*this, raw, total);
-        if (op == ReduceOp::Mean) *o = *o / static_cast<detail::real_of_t<T>>(total);
-      }
-    } else {
-      fail(ErrorKind::DTypeMismatch, "fused_reduce_all", "no fused reduction for ",
-           name(out.dtype()));
-    }
-  });
+  // The pass's result materialised, then the reduction kernels.
+  const Tensor values = empty(shape, out.dtype());
+  fused_elementwise(pass, externals, block, values);
+  const auto all = std::make_unique<bool[]>(shape.size());
+  std::fill_n(all.get(), shape.size(), true);
+  reduce(op, values, std::span<const bool>(all.get(), shape.size()), out);
+}
+
+std::unique_ptr<PreparedFusedPass> CpuBackend::prepare_fused(const CheckedFusedPass& pass) {
+  return std::make_unique<CpuPreparedPass>(*this, pass);
 }
 
 }  // namespace tenferro

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include "../../src/cpu/stream_store.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
@@ -509,4 +511,118 @@ TEST(CheckedFusedPass, ChecksOnceAndRunsLikeTheFreeFunctions) {
   const Tensor wide[4] = {rand({7, 5}, f64, gen), b, in[2], d};
   EXPECT_TF_ERROR(values.run(wide, shape.span(), cpu), ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(values.run(in, shape.span(), cpu, 0), ErrorKind::InvalidArgument);
+}
+
+namespace {
+
+// A backend that runs fused passes through a CpuBackend but keeps
+// Backend::prepare_fused's default.
+class ForwardingBackend final : public Backend {
+ public:
+  explicit ForwardingBackend(CpuBackend& cpu) : cpu_(cpu) {}
+  BackendKind kind() const override { return cpu_.kind(); }
+  Placement placement() const override { return cpu_.placement(); }
+  Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
+    return cpu_.empty(shape, dtype);
+  }
+  void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
+                         std::int64_t block, const Tensor& out) override {
+    cpu_.fused_elementwise(pass, externals, block, out);
+  }
+  void fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
+                        std::span<const std::int64_t> shape, ReduceOp op, std::int64_t block,
+                        const Tensor& out) override {
+    cpu_.fused_reduce_all(pass, externals, shape, op, block, out);
+  }
+
+ private:
+  CpuBackend& cpu_;
+};
+
+// z = x * k + y * x (two pairs of arithmetic steps: runs raw, pairs, and
+// streams its output when large).
+FusedElementwise arithmetic_pass() {
+  FusedElementwise p;
+  FusedElementwise::Step s;
+  s.kind = Kind::Binary, s.binary = BinaryOp::Mul, s.operands = {ext(0), ext(1)}, s.dtype = f64;
+  s.buffer = 0;
+  p.steps.push_back(s);
+  s.operands = {ext(2), ext(0)}, s.buffer = 1;
+  p.steps.push_back(s);
+  s.binary = BinaryOp::Add, s.operands = {step(0), step(1)}, s.buffer = -1;
+  p.steps.push_back(s);
+  p.buffer_count = 2;
+  return p;
+}
+
+}  // namespace
+
+// Backend::prepare_fused: a prepared pass gives what CheckedFusedPass::run
+// gives, bit for bit, on every path of the CPU executor (raw pointers,
+// paired and streamed steps, gathered externals, steps without a compact
+// kernel, fused reductions, empty shapes, one and two threads) and through
+// the default of a backend that does not override it; the prepared pass
+// holds its own copy of the pass.
+TEST(PreparedFusedPass, RunsLikeTheCheckedPassOnEveryPath) {
+  Generator gen(12);
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+           std::memcmp(a.raw_data(), b.raw_data(), a.numel() * itemsize(a.dtype())) == 0;
+  };
+  int compared = 0;
+  for (int threads : {1, 2}) {
+    CpuBackend cpu({.num_threads = threads, .parallel_threshold = 1000});
+    ForwardingBackend forwarding(cpu);
+    for (Backend* backend : {static_cast<Backend*>(&cpu), static_cast<Backend*>(&forwarding)}) {
+      // Arithmetic: compact and single-value externals, then a broadcast one.
+      for (std::optional<ReduceOp> op : {std::optional<ReduceOp>{}, std::optional{ReduceOp::Sum},
+                                         std::optional{ReduceOp::Mean}}) {
+        std::unique_ptr<PreparedFusedPass> prepared;
+        std::optional<CheckedFusedPass> checked;
+        {
+          FusedElementwise pass = arithmetic_pass();
+          checked.emplace(pass, std::vector<DType>{f64, f64, f64}, op);
+          prepared = backend->prepare_fused(*checked);
+          pass.steps.clear();  // the prepared pass keeps its own copy
+        }
+        // 2^21 doubles stream the output (48 MiB read, 16 MiB written).
+        for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{5},
+                               std::int64_t{1025}, std::int64_t{7001}, std::int64_t{1} << 21}) {
+          const Tensor x = rand({n}, f64, gen), y = rand({n}, f64, gen);
+          const Tensor k = full({}, Scalar(0.5), f64);
+          const Tensor row = rand({1}, f64, gen);
+          for (const Tensor& third : {y, row}) {
+            const Tensor in[3] = {x, k, third};
+            for (std::int64_t block : {7, 2048}) {
+              if (block == 7 && n > 10000) continue;  // as 2048, but slower
+              const Tensor got = prepared->run(in, Shape{n}.span(), block);
+              EXPECT_TRUE(same_bits(got, checked->run(in, Shape{n}.span(), *backend, block)))
+                  << "n=" << n << " block=" << block << " threads=" << threads;
+              ++compared;
+            }
+          }
+        }
+        // A strided external: gathered per block.
+        const Tensor big = rand({6, 40}, f64, gen);
+        const Tensor at = big.transpose(0, 1);
+        const Tensor in[3] = {at, full({}, Scalar(2.0), f64), rand({40, 6}, f64, gen)};
+        EXPECT_TRUE(same_bits(prepared->run(in, Shape{40, 6}.span(), 2048),
+                              checked->run(in, Shape{40, 6}.span(), *backend)));
+        ++compared;
+      }
+      // Select, clamp and convert steps: no compact kernel, run through tensors.
+      const Tensor a = add(rand({300, 24}, f64, gen), full({}, Scalar(-0.5), f64), cpu);
+      const Tensor in[4] = {a, rand({300, 24}, f64, gen), full({}, Scalar(0.25), f64),
+                            rand({24}, f32, gen)};
+      const Shape shape{300, 24};
+      for (std::optional<ReduceOp> op : {std::optional<ReduceOp>{}, std::optional{ReduceOp::Sum}}) {
+        const CheckedFusedPass checked(model_pass(), {f64, f64, f64, f32}, op);
+        const auto prepared = backend->prepare_fused(checked);
+        EXPECT_TRUE(same_bits(prepared->run(in, shape.span(), 2048),
+                              checked.run(in, shape.span(), *backend)));
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 2 * (3 * (5 * 2 * 2 + 2 + 1) + 2));
 }

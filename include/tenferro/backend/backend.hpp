@@ -26,6 +26,27 @@ enum class UnaryOp : unsigned char;
 enum class BinaryOp : unsigned char;
 enum class ReduceOp : unsigned char;
 struct FusedElementwise;
+class CheckedFusedPass;
+
+/// A checked fused pass (fused.hpp) as one backend runs it: what the backend
+/// works out of the pass alone (which steps it runs together, how it blocks
+/// them) worked out once, by Backend::prepare_fused, for many runs. The
+/// traced tier's prepared programs hold their fused groups so. Valid while
+/// the backend that made it lives; run() may be called from several threads
+/// at once.
+class PreparedFusedPass {
+ public:
+  PreparedFusedPass() = default;
+  PreparedFusedPass(const PreparedFusedPass&) = delete;
+  PreparedFusedPass& operator=(const PreparedFusedPass&) = delete;
+  virtual ~PreparedFusedPass();
+  /// What CheckedFusedPass::run(externals, shape, backend, block) gives, bit
+  /// for bit, without its checks: the caller guarantees what run() checks
+  /// (the externals' count and dtypes, that they broadcast to `shape` and
+  /// the backend reads them, `block` in [1, kMaxFusionBlock]).
+  virtual Tensor run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                     std::int64_t block) const = 0;
+};
 
 /// One operand of Backend::gemm. Element (0, 0) of batch 0 lives at `data`;
 /// the stored matrix is column-major with leading dimension `ld` and is read
@@ -140,6 +161,9 @@ class Backend {
   virtual void fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
                                 std::span<const std::int64_t> shape, ReduceOp op,
                                 std::int64_t block, const Tensor& out);
+  /// `pass` prepared for runs on this backend. The default keeps a copy and
+  /// runs it through empty() and fused_elementwise / fused_reduce_all.
+  virtual std::unique_ptr<PreparedFusedPass> prepare_fused(const CheckedFusedPass& pass);
 
   /// State that code built on this backend keeps for as long as the backend
   /// lives: the object stored under `key`, made by `make()` on first use

@@ -82,9 +82,15 @@ class CheckedFusedPass {
                    std::optional<ReduceOp> reduce = std::nullopt);
 
   const FusedElementwise& pass() const { return pass_; }
+  /// The dtypes of the externals the pass was checked for.
+  std::span<const DType> external_dtypes() const { return dtypes_; }
   std::optional<ReduceOp> reduce() const { return reduce_; }
 
   Tensor run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+             Backend& backend, std::int64_t block = 2048) const;
+  /// What run() checks of a call, without running it (then a
+  /// PreparedFusedPass of this pass may run it).
+  void check(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
              Backend& backend, std::int64_t block = 2048) const;
 
  private:

@@ -18,6 +18,8 @@ struct FusedPlan {
   std::vector<std::uint32_t> nodes;  // program nodes covered, in order
   /// The pass (and reduction), checked once for the externals' dtypes.
   std::optional<CheckedFusedPass> pass;
+  /// The pass as the prepared engine's backend runs it (prepare_state).
+  std::shared_ptr<const PreparedFusedPass> prepared;
   std::vector<ValueRef> externals;    // values read from outside the group
   SymShape shape;                     // the elementwise chain's shape
   std::optional<Shape> static_shape;  // the shape when no extent is symbolic

@@ -7,7 +7,6 @@
 #include <typeinfo>
 
 #include "ad/program/exec.hpp"
-#include "internal/fused_run.hpp"
 
 namespace tenferro {
 
@@ -156,7 +155,10 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   s->value_count = count;
   std::vector<int> group_of(n, -1);
   if (options.fuse_elementwise) s->groups = plan_fusion(g, group_of);
-  for (auto& grp : s->groups) grp.static_shape = try_concrete(grp.shape);
+  for (auto& grp : s->groups) {
+    grp.static_shape = try_concrete(grp.shape);
+    grp.prepared = s->engine->backend().prepare_fused(*grp.pass);
+  }
   std::vector<Shape> input_shapes;
   for (std::uint32_t idx : g.input_nodes) {
     auto shape = try_concrete(g.nodes[idx].outputs[0].shape);
@@ -341,11 +343,14 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
       // Static shapes: the run checked the inputs against the prepared
       // signature and inference fixed every intermediate, so the pass's own
       // per-call checks would repeat them. Bound shapes are checked.
-      set(state.value_base[plan.nodes.back()],
-          plan.static_shape
-              ? detail::run_fused_prevalidated(*plan.pass, ext, plan.static_shape->span(), backend,
-                                               block)
-              : plan.pass->run(ext, evaluate(plan.shape, bindings).span(), backend, block));
+      if (plan.static_shape) {
+        set(state.value_base[plan.nodes.back()],
+            plan.prepared->run(ext, plan.static_shape->span(), block));
+      } else {
+        const Shape shape = evaluate(plan.shape, bindings);
+        plan.pass->check(ext, shape.span(), backend, block);
+        set(state.value_base[plan.nodes.back()], plan.prepared->run(ext, shape.span(), block));
+      }
       drop_operands(step, ext.size());
       if (stats) ++stats->fused_passes;
     } else {

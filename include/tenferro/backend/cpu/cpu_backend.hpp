@@ -118,6 +118,9 @@ class CpuBackend final : public Backend {
   void fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,
                         std::span<const std::int64_t> shape, ReduceOp op, std::int64_t block,
                         const Tensor& out) override;
+  /// Works out once which steps run together on raw pointers and how large
+  /// a block fits the L1 cache (what fused_elementwise redoes per call).
+  std::unique_ptr<PreparedFusedPass> prepare_fused(const CheckedFusedPass& pass) override;
 
   // ---- for backend and kernel authors --------------------------------------
   /// Runs body(begin, end) over [0, n) in chunks of at least `grain`, on the
