@@ -572,7 +572,9 @@ class CpuPreparedPass final : public PreparedFusedPass {
     const bool raw = raw_ && raw_externals(externals, shape);
     if (reduce_) {
       Tensor out = cpu_.empty({}, dtype);
-      const std::int64_t total = shape_numel(shape, "fused_reduce_all");
+      // The shape is the checked pass shape (run()'s contract): no overflow.
+      std::int64_t total = 1;
+      for (std::int64_t d : shape) total *= d;
       if (raw && total > 0) {
         reduce_all_raw(cpu_, *raw_, externals, total, *reduce_, out);
       } else {
