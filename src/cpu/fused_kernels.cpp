@@ -6,7 +6,7 @@
 // block. A pass of unary and binary steps over such externals runs on raw
 // pointers (the kernels' compact forms: no tensor per step and block); any
 // other pass goes through tensor views of the blocks. A raw pass that moves
-// beyond the cache and ends in arithmetic streams its output (run_cpu_raw).
+// beyond the cache and ends in arithmetic streams its output (run_raw).
 
 #include <algorithm>
 #include <array>
