@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,6 +29,7 @@
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/fused.hpp"
 #include "tenferro/backend/structural.hpp"
 #include "tenferro/runtime/simple_family.hpp"
@@ -251,6 +253,45 @@ TEST(Hardening, RunCompiledRetriesWhenAnotherThreadReconfigures) {
   installer.join();
   EXPECT_EQ(errors, 0);
   EXPECT_GE(runtime.epoch(), epoch_before + 200);  // every install moved the epoch
+}
+
+// One prepared program run on four threads at once, on a backend of two
+// threads: its fused groups (a pass on raw pointers with a fused sum, a
+// pass with a clamp step that runs through tensor views, and a pair of
+// arithmetic steps), each prepared once on the backend, give every run the
+// bits of a run alone.
+TEST(Hardening, OnePreparedProgramRunsOnSeveralThreadsAtOnce) {
+  auto runtime = Runtime::builder()
+                     .cpu(std::make_shared<CpuBackend>(
+                         CpuBackendOptions{.num_threads = 2, .parallel_threshold = 1000}))
+                     .build();
+  const TracedTensor x = placeholder(f64, {20000}), w = placeholder(f64, {20000});
+  const Program p = compile(
+      {sum(exp(x) * w + x), clamp(x * w - x, Scalar(-0.1), Scalar(0.2)), x * 0.5 + w}, {x, w});
+  Generator gen(31);
+  const std::vector<Tensor> in{rand({20000}, f64, gen), rand({20000}, f64, gen)};
+  const PreparedProgram plan = prepare(*runtime, p, InputSignature::of(in));
+  EXPECT_EQ(plan.fused_group_count(), 3u);
+  const std::vector<Tensor> want = run(*runtime, plan, in);
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() &&
+           std::memcmp(a.raw_data(), b.raw_data(), a.numel() * itemsize(a.dtype())) == 0;
+  };
+  std::atomic<int> runs{0}, mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        const std::vector<Tensor> got = run(*runtime, plan, in);
+        for (std::size_t k = 0; k < want.size(); ++k)
+          if (!same_bits(got[k], want[k])) mismatches.fetch_add(1);
+        runs.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(runs.load(), 100);
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(Hardening, OneRuleOneKindInEveryTier) {
