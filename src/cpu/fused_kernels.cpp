@@ -557,6 +557,35 @@ SmallVector<DType, 8> dtypes_of(std::span<const Tensor> externals) {
   return d;
 }
 
+// CpuBackend::fused_elementwise with `raw` the pass's raw plan when it runs
+// raw over these externals (raw_steps and raw_externals), else nullptr.
+void elementwise(CpuBackend& cpu, const FusedElementwise& pass, const RawPlan* raw,
+                 std::span<const Tensor> externals, std::int64_t block, const Tensor& out) {
+  const std::int64_t total = out.numel();
+  if (total == 0) return;
+  // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
+  block = std::min(block, total);
+  if (raw) {
+    run_raw(cpu, *raw, externals, total, block, out);
+  } else {
+    run_cpu(cpu, pass, externals, out.shape(), total, block, out);
+  }
+}
+
+// CpuBackend::fused_reduce_all over `total` elements, `raw` as for
+// elementwise().
+void reduce_all(CpuBackend& cpu, const FusedElementwise& pass, const RawPlan* raw,
+                std::span<const Tensor> externals, std::span<const std::int64_t> shape,
+                std::int64_t total, ReduceOp op, std::int64_t block, const Tensor& out) {
+  if (raw && total > 0) return reduce_all_raw(cpu, *raw, externals, total, op, out);
+  // The pass's result materialised, then the reduction kernels.
+  const Tensor values = cpu.empty(shape, out.dtype());
+  elementwise(cpu, pass, raw, externals, block, values);
+  const auto all = std::make_unique<bool[]>(shape.size());
+  std::fill_n(all.get(), shape.size(), true);
+  cpu.reduce(op, values, std::span<const bool>(all.get(), shape.size()), out);
+}
+
 // A checked pass prepared on the CPU backend: its raw plan (when its steps
 // run raw) made once; a call checks only whether its externals run raw.
 class CpuPreparedPass final : public PreparedFusedPass {
@@ -569,26 +598,17 @@ class CpuPreparedPass final : public PreparedFusedPass {
   Tensor run(std::span<const Tensor> externals, std::span<const std::int64_t> shape,
              std::int64_t block) const override {
     const DType dtype = pass_.steps.back().dtype;
-    const bool raw = raw_ && raw_externals(externals, shape);
+    const RawPlan* raw = raw_ && raw_externals(externals, shape) ? &*raw_ : nullptr;
     if (reduce_) {
       Tensor out = cpu_.empty({}, dtype);
       // The shape is the checked pass shape (run()'s contract): no overflow.
       std::int64_t total = 1;
       for (std::int64_t d : shape) total *= d;
-      if (raw && total > 0) {
-        reduce_all_raw(cpu_, *raw_, externals, total, *reduce_, out);
-      } else {
-        cpu_.fused_reduce_all(pass_, externals, shape, *reduce_, block, out);
-      }
+      reduce_all(cpu_, pass_, raw, externals, shape, total, *reduce_, block, out);
       return out;
     }
     Tensor out = cpu_.empty(shape, dtype);
-    const std::int64_t total = out.numel();
-    if (raw && total > 0) {
-      run_raw(cpu_, *raw_, externals, total, std::min(block, total), out);
-    } else {
-      cpu_.fused_elementwise(pass_, externals, block, out);
-    }
+    elementwise(cpu_, pass_, raw, externals, block, out);
     return out;
   }
 
@@ -603,14 +623,11 @@ class CpuPreparedPass final : public PreparedFusedPass {
 
 void CpuBackend::fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                                    std::int64_t block, const Tensor& out) {
-  const std::int64_t total = out.numel();
-  if (total == 0) return;
-  // Buffers no longer than the data: a 4-element pass allocates 4-element slots.
-  block = std::min(block, total);
   if (raw_steps(pass) && raw_externals(externals, out.shape())) {
-    run_raw(*this, RawPlan(pass, dtypes_of(externals).span()), externals, total, block, out);
+    const RawPlan raw(pass, dtypes_of(externals).span());
+    elementwise(*this, pass, &raw, externals, block, out);
   } else {
-    run_cpu(*this, pass, externals, out.shape(), total, block, out);
+    elementwise(*this, pass, nullptr, externals, block, out);
   }
 }
 
@@ -618,16 +635,12 @@ void CpuBackend::fused_reduce_all(const FusedElementwise& pass, std::span<const 
                                   std::span<const std::int64_t> shape, ReduceOp op,
                                   std::int64_t block, const Tensor& out) {
   const std::int64_t total = shape_numel(shape, "fused_reduce_all");
-  if (total > 0 && raw_steps(pass) && raw_externals(externals, shape)) {
-    reduce_all_raw(*this, RawPlan(pass, dtypes_of(externals).span()), externals, total, op, out);
-    return;
+  if (raw_steps(pass) && raw_externals(externals, shape)) {
+    const RawPlan raw(pass, dtypes_of(externals).span());
+    reduce_all(*this, pass, &raw, externals, shape, total, op, block, out);
+  } else {
+    reduce_all(*this, pass, nullptr, externals, shape, total, op, block, out);
   }
-  // The pass's result materialised, then the reduction kernels.
-  const Tensor values = empty(shape, out.dtype());
-  fused_elementwise(pass, externals, block, values);
-  const auto all = std::make_unique<bool[]>(shape.size());
-  std::fill_n(all.get(), shape.size(), true);
-  reduce(op, values, std::span<const bool>(all.get(), shape.size()), out);
 }
 
 std::unique_ptr<PreparedFusedPass> CpuBackend::prepare_fused(const CheckedFusedPass& pass) {
