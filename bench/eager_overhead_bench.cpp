@@ -6,6 +6,7 @@
 
 #include "tenferro/ad/eager_extension.hpp"
 #include "tenferro/ad/eager_ops.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/einsum/einsum.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
@@ -93,7 +94,7 @@ void BM_ExtensionCallEager(benchmark::State& state) {
     return std::vector<Tensor>{y};
   });
   auto rt = EagerRuntime::make(Runtime::builder()
-                                   .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+                                   .backend(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
                                    .module(module)
                                    .build());
   auto op = std::make_shared<AddOne>();

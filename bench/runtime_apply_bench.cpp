@@ -3,6 +3,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 
 namespace {
@@ -29,7 +30,7 @@ RuntimePtr make_runtime() {
     return std::vector<Tensor>{y};
   });
   return Runtime::builder()
-      .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+      .backend(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
       .module(module)
       .build();
 }

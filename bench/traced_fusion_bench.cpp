@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "tenferro/ad/program.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 
 namespace {
 
@@ -46,10 +47,10 @@ void BM_ChainDirectOps(benchmark::State& state) {
 }
 
 void chain_traced(benchmark::State& state, bool fuse) {
-  auto rt =
-      Runtime::builder()
-          .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{static_cast<int>(state.range(0))}))
-          .build();
+  auto rt = Runtime::builder()
+                .backend(std::make_shared<CpuBackend>(
+                    CpuBackendOptions{static_cast<int>(state.range(0))}))
+                .build();
   ChainInputs in;
   const Tensor inputs[3] = {in.t, in.a, in.b};
   Program p = chain_program();
@@ -93,13 +94,13 @@ Program large_program(std::vector<Tensor>* inputs) {
 }
 
 void BM_PrepareSmall(benchmark::State& state) {
-  auto rt = Runtime::builder().cpu().build();
+  auto rt = Runtime::builder().backend(std::make_shared<CpuBackend>()).build();
   Program p = small_program();
   auto in = small_inputs();
   for (auto _ : state) benchmark::DoNotOptimize(prepare(*rt, p, InputSignature::of(in)));
 }
 void BM_RunSmall(benchmark::State& state) {
-  auto rt = Runtime::builder().cpu().build();
+  auto rt = Runtime::builder().backend(std::make_shared<CpuBackend>()).build();
   Program p = small_program();
   auto in = small_inputs();
   PreparedProgram plan = prepare(*rt, p, InputSignature::of(in));
@@ -109,7 +110,7 @@ void BM_RunSmall(benchmark::State& state) {
 // shapes on 4 elements, one thread, and the same four ops as direct calls
 // (eager, untracked).
 void BM_RunSmallStatic(benchmark::State& state) {
-  auto rt = Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build();
+  auto rt = Runtime::builder().backend(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build();
   auto x = placeholder(f64, {4});
   auto w = placeholder(f64, {4});
   Program p = compile({sum(exp(x) * w + x)}, {x, w});
@@ -126,13 +127,13 @@ void BM_SmallDirectOps(benchmark::State& state) {
     benchmark::DoNotOptimize(sum(add(mul(exp(in[0], cpu), in[1], cpu), in[0], cpu), cpu));
 }
 void BM_PrepareLarge(benchmark::State& state) {
-  auto rt = Runtime::builder().cpu().build();
+  auto rt = Runtime::builder().backend(std::make_shared<CpuBackend>()).build();
   std::vector<Tensor> in;
   Program p = large_program(&in);
   for (auto _ : state) benchmark::DoNotOptimize(prepare(*rt, p, InputSignature::of(in)));
 }
 void BM_RunLarge(benchmark::State& state) {
-  auto rt = Runtime::builder().cpu().build();
+  auto rt = Runtime::builder().backend(std::make_shared<CpuBackend>()).build();
   std::vector<Tensor> in;
   Program p = large_program(&in);
   PreparedProgram plan = prepare(*rt, p, InputSignature::of(in));

@@ -653,7 +653,7 @@ void run_traced_cases(const bench::Options& o, const ManyRunner& run_many) {
   const std::int64_t n = 256;
   const int ni = static_cast<int>(n);
   auto rt = Runtime::builder()
-                .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = o.threads}))
+                .backend(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = o.threads}))
                 .build();
   const auto rows = [&](const std::string& loss, const Program& p,
                         const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents,

@@ -262,7 +262,7 @@ void Suite::elementwise_cases() {
 // each timed call is one run() of the prepared program.
 void Suite::traced_cases() {
   auto rt = Runtime::builder()
-                .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = o_.threads}))
+                .backend(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = o_.threads}))
                 .build();
   const auto prepared = [&](const Program& p, const std::vector<Tensor>& inputs) {
     return prepare(*rt, p, InputSignature::of(inputs));
@@ -539,7 +539,7 @@ void Suite::overhead_cases() {
     return std::vector<Tensor>{dst};
   });
   auto rt = Runtime::builder()
-                .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{o_.threads}))
+                .backend(std::make_shared<CpuBackend>(CpuBackendOptions{o_.threads}))
                 .module(module)
                 .build();
   auto op = std::make_shared<AddOne>();

@@ -77,8 +77,9 @@ TEST(IsingTrg, AdDerivativesMatchFiniteDifferencesOfTheSameNetwork) {
 TEST(IsingTrg, EagerAndTracedTiersAgree) {
   const ising::EagerTrg eager(tf::EagerRuntime::make_cpu(), small_network());
   int steps_reported = 0;
-  const ising::TracedTrg traced(tf::Runtime::builder().cpu().build(), small_network(),
-                                [&](int, int) { ++steps_reported; });
+  const ising::TracedTrg traced(
+      tf::Runtime::builder().backend(std::make_shared<tf::CpuBackend>()).build(), small_network(),
+      [&](int, int) { ++steps_reported; });
   EXPECT_EQ(steps_reported, small_network().steps);
   EXPECT_GT(traced.node_count(), 100u);
   for (double beta : {0.35, 0.5}) {  // one prepared program, two temperatures

@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     std::optional<ising::EagerTrg> eager;
     std::optional<ising::TracedTrg> traced;
     if (config.traced) {
-      auto runtime = tf::Runtime::builder().cpu(backend).build();
+      auto runtime = tf::Runtime::builder().backend(backend).build();
       traced.emplace(runtime, config.trg, [&](int step, int steps) {
         progress.show(
             0, "building the graph: RG step " + std::to_string(step) + "/" + std::to_string(steps));
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
       progress.show(
           0, "program ready: " + std::to_string(traced->node_count()) + " nodes (ln Z, grad, hvp)");
     } else {
-      eager.emplace(tf::EagerRuntime::make(tf::Runtime::builder().cpu(backend).build()),
+      eager.emplace(tf::EagerRuntime::make(tf::Runtime::builder().backend(backend).build()),
                     config.trg);
     }
 

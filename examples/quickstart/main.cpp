@@ -130,7 +130,7 @@ int main() {
     // 10. Traced tier: build a graph with a named size, transform it, compile
     //     and prepare once, run for different n without re-preparing.
     std::cout << "\n-- traced program --\n";
-    auto runtime = tf::Runtime::builder().cpu().build();
+    auto runtime = tf::Runtime::builder().backend(std::make_shared<tf::CpuBackend>()).build();
     const tf::SymDim n = tf::SymDim::var("n");
     auto tx = tf::placeholder(tf::f64, {n}, "x");
     auto ty = tf::sum(tf::exp(tf::sin(tx)));

@@ -44,51 +44,61 @@ void Backend::release_attachments() {
   items.clear();  // outside the lock: a destructor may use the backend
 }
 
+BackendSession::~BackendSession() = default;
+
+EngineId Backend::engine_id() const {
+  return EngineId("tenferro." + std::string(kind()) + ".v1");
+}
+
+std::unique_ptr<BackendSession> Backend::enter_session(bool) {
+  return std::make_unique<BackendSession>();
+}
+
 // ---- kernels a backend does not have -----------------------------------------
 
-void Backend::no_kernel(const char* op) const {
-  fail(ErrorKind::Unsupported, op, "no kernel for the ", name(kind()),
-       " backend yet; run it on a CpuBackend");
+void Backend::no_kernel(std::string_view op, std::string_view kernel) const {
+  fail(ErrorKind::Unsupported, std::string(op), "the ", kind(), " backend has no ", kernel,
+       " kernel (Backend::", kernel, "); run it on a backend that implements it, e.g. CpuBackend");
 }
 
 void Backend::copy(const Tensor&, const Tensor&) {
-  no_kernel("copy");
+  no_kernel("copy", "copy");
 }
 void Backend::cast(const Tensor&, const Tensor&) {
-  no_kernel("cast");
+  no_kernel("cast", "cast");
 }
 void Backend::fill(const Tensor&, Scalar) {
-  no_kernel("fill");
+  no_kernel("fill", "fill");
 }
 void Backend::unary(UnaryOp op, const Tensor&, const Tensor&) {
-  no_kernel(std::string(tenferro::name(op)).c_str());
+  no_kernel(tenferro::name(op), "unary");
 }
 void Backend::binary(BinaryOp op, const Tensor&, const Tensor&, const Tensor&) {
-  no_kernel(std::string(tenferro::name(op)).c_str());
+  no_kernel(tenferro::name(op), "binary");
 }
 void Backend::polygamma(std::int64_t, const Tensor&, const Tensor&) {
-  no_kernel("polygamma");
+  no_kernel("polygamma", "polygamma");
 }
 void Backend::where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
-  no_kernel("where");
+  no_kernel("where", "where");
 }
 void Backend::clamp(const Tensor&, std::optional<Scalar>, std::optional<Scalar>, const Tensor&) {
-  no_kernel("clamp");
+  no_kernel("clamp", "clamp");
 }
 void Backend::zero_triangle(const Tensor&, std::int64_t, bool keep_lower) {
-  no_kernel(keep_lower ? "tril" : "triu");
+  no_kernel(keep_lower ? "tril" : "triu", "zero_triangle");
 }
 void Backend::reduce(ReduceOp op, const Tensor&, std::span<const bool>, const Tensor&) {
-  no_kernel(std::string(tenferro::name(op)).c_str());
+  no_kernel(tenferro::name(op), "reduce");
 }
 void Backend::variance(const Tensor&, std::span<const bool>, double, bool root, const Tensor&) {
-  no_kernel(root ? "std" : "var");
+  no_kernel(root ? "std" : "var", "variance");
 }
 void Backend::arg_reduce(bool is_max, const Tensor&, std::int64_t, const Tensor&) {
-  no_kernel(is_max ? "argmax" : "argmin");
+  no_kernel(is_max ? "argmax" : "argmin", "arg_reduce");
 }
 void Backend::cumulate(const Tensor&, std::int64_t, bool product, bool) {
-  no_kernel(product ? "cumprod" : "cumsum");
+  no_kernel(product ? "cumprod" : "cumsum", "cumulate");
 }
 void Backend::cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axis, bool product,
                             bool reverse) {
@@ -96,7 +106,7 @@ void Backend::cumulate_into(const Tensor& x, const Tensor& out, std::int64_t axi
   cumulate(out, axis, product, reverse);
 }
 void Backend::argsort(const Tensor&, std::int64_t, bool, const Tensor&) {
-  no_kernel("argsort");
+  no_kernel("argsort", "argsort");
 }
 void Backend::sort_into(const Tensor& x, std::int64_t axis, bool descending, const Tensor& values,
                         const Tensor& indices) {
@@ -104,36 +114,26 @@ void Backend::sort_into(const Tensor& x, std::int64_t axis, bool descending, con
   gather(x, indices, axis, values);
 }
 Tensor Backend::normalize_indices(const Tensor&, std::int64_t, std::int64_t, const char* op) {
-  no_kernel(op);
+  no_kernel(op, "normalize_indices");
 }
 void Backend::gather(const Tensor&, const Tensor&, std::int64_t, const Tensor&) {
-  no_kernel("gather");
+  no_kernel("gather", "gather");
 }
 void Backend::scatter_add(const Tensor&, const Tensor&, std::int64_t, const Tensor&) {
-  no_kernel("scatter_add");
+  no_kernel("scatter_add", "scatter_add");
 }
 void Backend::gemm(DType, std::int64_t, std::int64_t, std::int64_t, const GemmOperand&,
                    const GemmOperand&, void*, const Shape&) {
-  no_kernel("dot_general");
+  no_kernel("dot_general", "gemm");
 }
 void Backend::fused_elementwise(const FusedElementwise&, std::span<const Tensor>, std::int64_t,
                                 const Tensor&) {
-  no_kernel("fused_elementwise");
+  no_kernel("fused_elementwise", "fused_elementwise");
 }
 void Backend::fused_reduce_all(const FusedElementwise&, std::span<const Tensor>,
                                std::span<const std::int64_t>, ReduceOp, std::int64_t,
                                const Tensor&) {
-  no_kernel("fused_reduce_all");
-}
-
-std::string_view name(BackendKind k) {
-  switch (k) {
-    case BackendKind::Cpu:
-      return "cpu";
-    case BackendKind::Cuda:
-      return "cuda";
-  }
-  return "?";
+  no_kernel("fused_reduce_all", "fused_reduce_all");
 }
 
 }  // namespace tenferro

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <optional>
 
-#include "internal/small_sort.hpp"
+#include "tensor/small_sort.hpp"
 
 namespace tenferro {
 

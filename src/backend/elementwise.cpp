@@ -70,7 +70,7 @@ void require_defined(const Tensor& t, std::string_view op, const char* which) {
 void require_host(const Backend& backend, const Tensor& t, std::string_view op) {
   if (!backend.accepts(t.placement())) {
     fail(ErrorKind::Unsupported, std::string(op), "a tensor placed at ", to_string(t.placement()),
-         " cannot be read by the ", name(backend.kind()),
+         " cannot be read by the ", backend.kind(),
          " backend; transfer it to the backend's placement first");
   }
 }

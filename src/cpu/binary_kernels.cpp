@@ -14,7 +14,7 @@
 #include "cpu/stream_arith.hpp"
 #include "cpu/stream_store.hpp"
 #include "cpu/target_clones.hpp"
-#include "internal/dispatch.hpp"
+#include "tensor/dispatch.hpp"
 
 namespace tenferro::cpu {
 

@@ -1,4 +1,4 @@
-// cpu::copy (dtype-converting strided copy, internal/strided_copy.hpp on the
+// cpu::copy (dtype-converting strided copy, tensor/strided_copy.hpp on the
 // backend's pool; large compact same-dtype copies with streaming stores) and
 // cpu::fill.
 
@@ -7,9 +7,9 @@
 
 #include "cpu/kernels.hpp"
 #include "cpu/stream_store.hpp"
-#include "internal/dispatch.hpp"
-#include "internal/strided.hpp"
-#include "internal/strided_copy.hpp"
+#include "tensor/dispatch.hpp"
+#include "tensor/strided.hpp"
+#include "tensor/strided_copy.hpp"
 
 namespace tenferro::cpu {
 

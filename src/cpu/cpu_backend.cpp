@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "cpu/thread_pool.hpp"
-#include "internal/host_alloc.hpp"
-#include "internal/object_pool.hpp"
+#include "tensor/host_alloc.hpp"
+#include "tensor/object_pool.hpp"
 
 namespace tenferro {
 
@@ -300,12 +300,18 @@ CpuSession* CpuSession::current(const CpuBackend& backend) {
   return nullptr;
 }
 
+std::unique_ptr<BackendSession> CpuBackend::enter_session(bool reuse) {
+  if (reuse && CpuSession::current(*this) != nullptr) return std::make_unique<BackendSession>();
+  return std::make_unique<CpuSession>(*this);
+}
+
 CpuBackend& require_cpu(Backend& backend, const char* op) {
-  if (backend.kind() != BackendKind::Cpu) {
-    fail(ErrorKind::Unsupported, op, "no kernel for the ", name(backend.kind()),
-         " backend yet; run it on a CpuBackend");
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr) {
+    fail(ErrorKind::Unsupported, op, "this op has kernels for the CPU backend only, not the ",
+         backend.kind(), " backend; run it on a CpuBackend");
   }
-  return static_cast<CpuBackend&>(backend);
+  return *cpu;
 }
 
 ScopedCpuSession::ScopedCpuSession(CpuBackend& backend) {

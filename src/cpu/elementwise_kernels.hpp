@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "cpu/stream_store.hpp"
-#include "internal/strided.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
+#include "tensor/strided.hpp"
 
 namespace tenferro::cpu {
 

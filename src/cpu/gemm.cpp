@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cpu/target_clones.hpp"
-#include "internal/dispatch.hpp"
-#include "internal/strided.hpp"
+#include "tensor/dispatch.hpp"
+#include "tensor/strided.hpp"
 
 namespace tenferro::cpu {
 

@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "cpu/kernels.hpp"
-#include "internal/dispatch.hpp"
-#include "internal/strided.hpp"
+#include "tensor/dispatch.hpp"
+#include "tensor/strided.hpp"
 
 namespace tenferro::cpu {
 

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "internal/dispatch.hpp"
+#include "tensor/dispatch.hpp"
 
 namespace tenferro::cpu {
 

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "cpu/reduce_kernels.hpp"
-#include "internal/dispatch.hpp"
-#include "internal/small_sort.hpp"
-#include "internal/strided.hpp"
+#include "tensor/dispatch.hpp"
+#include "tensor/small_sort.hpp"
+#include "tensor/strided.hpp"
 
 namespace tenferro::cpu::reduce_engine {
 

@@ -15,7 +15,7 @@
 #include "cpu/sleef_kernels.hpp"
 #include "cpu/special_kernels.hpp"
 #include "cpu/vector_math.hpp"
-#include "internal/dispatch.hpp"
+#include "tensor/dispatch.hpp"
 
 namespace tenferro::cpu {
 

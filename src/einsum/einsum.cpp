@@ -224,18 +224,11 @@ EagerTensor eager_cached(const Equation& equation, const std::vector<EagerTensor
   return run_eager(*cached_program(store, equation, xs, ranks, options, parse), xs);
 }
 
-CpuBackend& require_cpu_backend(Backend& backend) {
-  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
-  if (cpu == nullptr) fail(ErrorKind::Unsupported, kOp, "einsum runs on the CPU backend only");
-  return *cpu;
-}
-
 // The direct call, on the cache of the backend's attached runtime: a warm call
 // neither parses nor plans.
 template <class Equation, class Parse>
 Tensor direct_cached(const Equation& equation, const std::vector<Tensor>& xs, Backend& backend,
                      const EinsumOptions& options, Parse&& parse) {
-  require_cpu_backend(backend);
   const std::vector<std::int64_t> ranks = ranks_of(xs);
   if (xs.empty()) (void)parse(ranks);  // the operand-count error
   ExtensionCacheStore& store = EagerRuntime::attached(backend)->runtime()->extension_caches();
@@ -405,7 +398,6 @@ const std::vector<Shape>& EinsumPlan::shapes() const {
 Tensor EinsumPlan::run(const std::vector<Tensor>& operands, Backend& backend) const {
   using namespace einsum_detail;
   const Program& p = require_prepared(program_);
-  require_cpu_backend(backend);
   ranks_of(operands);
   check_dtypes(operands);
   check_signature(p, operands.empty() ? p.dtype : operands.front().dtype(), shapes_of(operands));

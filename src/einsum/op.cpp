@@ -191,10 +191,10 @@ class Engine final : public ExtensionEngine {
   }
 };
 
-ExtensionModulePtr build_module() {
+ExtensionModulePtr build_module(const EngineId& engine) {
   auto module = std::make_shared<SimpleModule>(kModuleId);
   const FamilyId family{std::string(EinsumOp::kFamily)};
-  module->engine(family, cpu_engine_id(), std::make_shared<const Engine>());
+  module->engine(family, engine, std::make_shared<const Engine>());
   ad::FamilyRules rules;
   rules.emplace_back(family, EinsumOp::rules());
   return ad::with_rules(module, std::move(rules));
@@ -202,10 +202,9 @@ ExtensionModulePtr build_module() {
 
 }  // namespace
 
-ExtensionModulePtr EinsumOp::module_for(const EngineId& engine) const {
-  if (!(engine == cpu_engine_id())) return nullptr;
-  static const ExtensionModulePtr module = build_module();
-  return module;
+ExtensionModulePtr EinsumOp::module_for(const EngineRegistration& engine) const {
+  static const ModulesByEngine modules(build_module);
+  return modules.get(engine.id());
 }
 
 // ---- AD: einsum is linear in each operand -------------------------------------------

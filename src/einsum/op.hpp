@@ -35,7 +35,9 @@ class EinsumOp final : public ExtensionOp, public SelfInstallingOp, public ad::R
   /// a symbolic extent must equal its label's extent (a constraint checked
   /// when dimensions bind): only a constant 1 broadcasts.
   InferenceResult infer(std::span<const TensorMeta> in) const override;
-  ExtensionModulePtr module_for(const EngineId& engine) const override;
+  /// Any engine: einsum runs on the Backend kernels (gemm, copy, binary,
+  /// reduce); one a backend lacks is Unsupported naming it.
+  ExtensionModulePtr module_for(const EngineRegistration& engine) const override;
   const ad::RuleSet& ad_rules() const override { return rules(); }
   static const ad::RuleSet& rules();
 

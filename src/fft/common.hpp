@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tenferro/ad/eager_extension.hpp"
+#include "tenferro/ad/on_backend.hpp"
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
@@ -20,6 +21,8 @@
 #include "tenferro/runtime/simple_family.hpp"
 
 namespace tenferro::fft::detail {
+
+using tenferro::detail::on_backend;
 
 inline constexpr const char* kModuleId = "tenferro.fft";
 /// The name of the runtime extension cache holding FFTW plans.
@@ -59,7 +62,7 @@ class FftOp final : public ExtensionOp, public SelfInstallingOp, public ad::Rule
   std::size_t output_count() const override { return 1; }
   std::string describe() const override;
   InferenceResult infer(std::span<const TensorMeta> in) const override;
-  ExtensionModulePtr module_for(const EngineId& engine) const override;
+  ExtensionModulePtr module_for(const EngineRegistration& engine) const override;
   const ad::RuleSet& ad_rules() const override { return rules(); }
   static const ad::RuleSet& rules();
   /// Runs the transform on a concrete input (checked by infer()); FFTW plans
@@ -101,24 +104,12 @@ Tensor run_transform(const FftParams& p, const Tensor& x, Backend& backend,
 /// exponent sign `sign`, times `scale` (an in-place FFTW plan from `caches`).
 void c2c_in_place(Tensor& x, const std::vector<std::int64_t>& axes, int sign, double scale,
                   ExtensionCaches& caches, const KernelSettings& ks);
-/// The family's module for an eager target (Unsupported off the CPU engine).
+/// The family's module for an eager target (Unsupported for a backend whose
+/// tensors are not in host memory, which FFTW reads).
 ExtensionModulePtr module_factory(const EagerExtensionTarget& target);
 
 /// The node in the eager tier (install-ensure on first use) and the traced one.
 EagerTensor apply(const FftParams& p, const EagerTensor& x);
 TracedTensor apply(const FftParams& p, const TracedTensor& x);
-
-/// Runs `f(EagerRuntime&)` on an untracked eager runtime over `backend`: the
-/// direct tier of the public functions.
-template <class F>
-auto on_backend(Backend& backend, const char* op, F&& f) {
-  if (dynamic_cast<CpuBackend*>(&backend) == nullptr) {
-    fail(ErrorKind::Unsupported, op, "the FFT family runs on the CPU backend only");
-  }
-  // The backend's attached runtime: installed modules and plans persist
-  // across direct calls.
-  EagerRuntime& rt = *EagerRuntime::attached(backend);
-  return report_as(op, [&] { return f(rt); });  // errors name the function called
-}
 
 }  // namespace tenferro::fft::detail

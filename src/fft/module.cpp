@@ -159,37 +159,42 @@ const ad::RuleSet& FftOp::rules() {
 // ---- module and tiers ------------------------------------------------------------------
 
 namespace {
-ExtensionModulePtr build_module() {
+ExtensionModulePtr build_module(const EngineId& engine) {
   auto module = std::make_shared<SimpleModule>(kModuleId);
   ad::FamilyRules rules;
-  module->family<FftOp>([](const FftOp& op, ExecutionScope& scope, ExtensionCaches& caches,
-                           std::span<const Tensor> in) {
-    return std::vector<Tensor>{op.execute(scope.backend(), in[0], caches)};
-  });
+  module->family<FftOp>(
+      [](const FftOp& op, ExecutionScope& scope, ExtensionCaches& caches,
+         std::span<const Tensor> in) {
+        return std::vector<Tensor>{op.execute(scope.backend(), in[0], caches)};
+      },
+      nullptr, engine);
   module->cache(FamilyId(std::string(FftOp::kFamily)), kPlanCache,
                 ExtensionCacheLimits{.max_entries = 256, .max_bytes = std::size_t{64} << 20});
   rules.emplace_back(FamilyId(std::string(FftOp::kFamily)), FftOp::rules());
   return ad::with_rules(module, std::move(rules));
 }
 
-ExtensionModulePtr module_for_engine(const EngineId& engine) {
-  if (!(engine == cpu_engine_id())) return nullptr;
-  static const ExtensionModulePtr module = build_module();
-  return module;
+// FFTW reads and writes the tensors' memory: the family runs on any backend
+// whose tensors live on the host.
+ExtensionModulePtr module_for_engine(const EngineId& engine, std::string_view backend_kind,
+                                     const Placement& placement) {
+  if (!placement.is_host()) {
+    fail(ErrorKind::Unsupported, "fft",
+         "the FFT family's kernels (FFTW) work on host memory, but the ", backend_kind,
+         " backend keeps its tensors on ", to_string(placement),
+         "; run it on a backend with host memory (CpuBackend)");
+  }
+  static const ModulesByEngine modules(build_module);
+  return modules.get(engine);
 }
 }  // namespace
 
-ExtensionModulePtr FftOp::module_for(const EngineId& engine) const {
-  return module_for_engine(engine);
+ExtensionModulePtr FftOp::module_for(const EngineRegistration& engine) const {
+  return module_for_engine(engine.id(), engine.kind(), engine.backend().placement());
 }
 
 ExtensionModulePtr module_factory(const EagerExtensionTarget& target) {
-  ExtensionModulePtr m = module_for_engine(target.engine);
-  if (!m) {
-    fail(ErrorKind::Unsupported, "fft", "the FFT family has kernels for the CPU engine only, not ",
-         target.engine.str(), "; select the CPU engine");
-  }
-  return m;
+  return module_for_engine(target.engine, target.backend_kind, target.placement);
 }
 
 EagerTensor apply(const FftParams& p, const EagerTensor& x) {

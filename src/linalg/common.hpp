@@ -12,6 +12,7 @@
 
 #include "linalg/workspace.hpp"
 #include "tenferro/ad/eager_extension.hpp"
+#include "tenferro/ad/on_backend.hpp"
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
@@ -20,15 +21,19 @@
 
 namespace tenferro::linalg::detail {
 
+using tenferro::detail::on_backend;
+
 using ad::Emitter;
 using ad::MaybeVal;
 using ad::RuleArgs;
 using ad::RuleSet;
 using ad::Val;
 
-/// The family's module on `engine` (every linalg op, its kernels and its AD
-/// rules), or nullptr for an engine the family has no kernels for.
-ExtensionModulePtr module_for_engine(const EngineId& engine);
+/// The family's module on an engine (every linalg op, its kernels and its AD
+/// rules): any engine whose backend keeps its tensors in host memory, which
+/// LAPACK reads. Another backend is Unsupported naming `op`.
+ExtensionModulePtr module_for_engine(std::string_view op, const EngineId& engine,
+                                     std::string_view backend_kind, const Placement& placement);
 /// The id of that module.
 inline constexpr const char* kModuleId = "tenferro.linalg";
 
@@ -37,8 +42,8 @@ inline constexpr const char* kModuleId = "tenferro.linalg";
 /// (RuleCarryingOp), and the kernel both the runtime and the direct tier call.
 class LinalgOpBase : public ExtensionOp, public SelfInstallingOp, public ad::RuleCarryingOp {
  public:
-  ExtensionModulePtr module_for(const EngineId& engine) const override {
-    return module_for_engine(engine);
+  ExtensionModulePtr module_for(const EngineRegistration& engine) const override {
+    return module_for_engine(name(), engine.id(), engine.kind(), engine.backend().placement());
   }
   /// Runs the op on concrete inputs (already checked by infer()). Outputs
   /// come from `backend.empty`; inputs may be strided. LAPACK workspaces
@@ -76,11 +81,13 @@ std::vector<Tensor> run_kernel(const LinalgOpBase& op, Backend& backend,
 struct Registry {
   SimpleModule& module;
   ad::FamilyRules& rules;
+  const EngineId& engine;
   template <class OpT>
   void add() {
     module.family<OpT>(
         [](const OpT& op, ExecutionScope& scope, ExtensionCaches& caches,
-           std::span<const Tensor> in) { return run_kernel(op, scope.backend(), in, caches); });
+           std::span<const Tensor> in) { return run_kernel(op, scope.backend(), in, caches); },
+        nullptr, engine);
     rules.emplace_back(FamilyId(std::string(OpT::kFamily)), OpT::rules());
   }
 };
@@ -112,19 +119,6 @@ std::vector<Tensor> apply_direct(const LinalgOpBase& op, ListRef<Tensor> inputs,
 inline std::vector<Val> emit(Emitter& e, const std::shared_ptr<const LinalgOpBase>& op,
                              std::initializer_list<Val> inputs) {
   return e.emit(op, std::span<const Val>(inputs.begin(), inputs.size()));
-}
-
-/// Runs `f(EagerRuntime&)` on an untracked eager runtime over `backend`: the
-/// direct tier of functions composed of other linalg and core ops.
-template <class F>
-auto on_backend(Backend& backend, const char* op, F&& f) {
-  if (dynamic_cast<CpuBackend*>(&backend) == nullptr) {
-    fail(ErrorKind::Unsupported, op, "the linalg family runs on the CPU backend only");
-  }
-  // The backend's attached runtime: installed modules and plans persist
-  // across direct calls.
-  EagerRuntime& rt = *EagerRuntime::attached(backend);
-  return report_as(op, [&] { return f(rt); });  // errors name the function called
 }
 
 // ---- checks shared by infer() ---------------------------------------------------------

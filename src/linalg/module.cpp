@@ -9,10 +9,10 @@ namespace tenferro::linalg::detail {
 // ---- module ------------------------------------------------------------------------
 
 namespace {
-ExtensionModulePtr build_module() {
+ExtensionModulePtr build_module(const EngineId& engine) {
   auto module = std::make_shared<SimpleModule>(kModuleId);
   ad::FamilyRules rules;
-  Registry registry{*module, rules};
+  Registry registry{*module, rules, engine};
   register_triangular(registry);
   register_spectral(registry);
   register_factor(registry);
@@ -20,13 +20,26 @@ ExtensionModulePtr build_module() {
   register_truncated(registry);
   return ad::with_rules(module, std::move(rules));
 }
+
+// LAPACK reads and writes the tensors' memory: the family runs on any backend
+// whose tensors live on the host.
+void require_host_memory(std::string_view op, std::string_view backend_kind,
+                         const Placement& placement) {
+  if (!placement.is_host()) {
+    fail(ErrorKind::Unsupported, std::string(op),
+         "the linalg family's kernels (LAPACK) work on host memory, but the ", backend_kind,
+         " backend keeps its tensors on ", to_string(placement),
+         "; run it on a backend with host memory (CpuBackend)");
+  }
+}
 }  // namespace
 
-ExtensionModulePtr module_for_engine(const EngineId& engine) {
-  if (!(engine == cpu_engine_id())) return nullptr;
+ExtensionModulePtr module_for_engine(std::string_view op, const EngineId& engine,
+                                     std::string_view backend_kind, const Placement& placement) {
+  require_host_memory(op, backend_kind, placement);
   // Immutable once built (the install-ensure path asks on every cold call).
-  static const ExtensionModulePtr module = build_module();
-  return module;
+  static const ModulesByEngine modules(build_module);
+  return modules.get(engine);
 }
 
 // ---- tiers -------------------------------------------------------------------------
@@ -34,13 +47,7 @@ ExtensionModulePtr module_for_engine(const EngineId& engine) {
 std::vector<EagerTensor> apply(const std::shared_ptr<const LinalgOpBase>& op,
                                ListRef<EagerTensor> inputs) {
   return apply_eager_with_module_factory(op, inputs, [&op](const EagerExtensionTarget& target) {
-    ExtensionModulePtr m = module_for_engine(target.engine);
-    if (!m) {
-      fail(ErrorKind::Unsupported, std::string(op->name()),
-           "the linalg family has kernels for the CPU engine only, not ", target.engine.str(),
-           "; select the CPU engine");
-    }
-    return m;
+    return module_for_engine(op->name(), target.engine, target.backend_kind, target.placement);
   });
 }
 
@@ -64,8 +71,8 @@ std::vector<Tensor> apply_direct(const LinalgOpBase& op, ListRef<Tensor> inputs,
   }
   const InferenceResult inferred = op.infer(metas);
   check_constraints(name, inferred.constraints, shapes);
-  CpuBackend& cpu = require_cpu(backend, name.c_str());
-  ScopedCpuSession session(cpu);
+  require_host_memory(name, backend.kind(), backend.placement());
+  const auto session = backend.enter_session(/*reuse=*/true);
   // The backend's attached runtime owns the workspaces of direct calls.
   ExtensionCaches caches(EagerRuntime::attached(backend)->runtime()->extension_caches(), name);
   return run_kernel(op, backend, std::span<const Tensor>(inputs.begin(), inputs.size()), caches);
@@ -79,10 +86,11 @@ namespace {
 constexpr std::int64_t kThreadedMatrixElements = 64 * 64;
 
 void park_before_lapack(Backend& backend, std::span<const Tensor> inputs) {
-  if (backend.kind() != BackendKind::Cpu) return;
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (cpu == nullptr) return;
   for (const Tensor& x : inputs) {
     if (x.rank() >= 2 && x.shape()[0] * x.shape()[1] >= kThreadedMatrixElements) {
-      static_cast<CpuBackend&>(backend).park_threads();
+      cpu->park_threads();
       return;
     }
   }

@@ -3,9 +3,9 @@
 // parameters and checks what the direct ops cannot see (input count, bound
 // extents, fill values).
 
-#include "internal/execute_refs.hpp"
 #include "ops/primitive_infer.hpp"
 #include "tenferro/backend/structural.hpp"
+#include "tenferro/ops/primitives.hpp"
 
 namespace tenferro {
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <variant>
 
-#include "internal/object_pool.hpp"
 #include "tenferro/core/error.hpp"
+#include "tensor/object_pool.hpp"
 
 namespace tenferro::prim {
 

@@ -17,14 +17,24 @@ std::vector<Tensor> PlanExecutor::execute_in_session(EngineSession&, ExtensionCa
        "this executor has no session form; call it through the runtime's top-level apply");
 }
 
+namespace {
+std::shared_ptr<Backend> require_backend(std::shared_ptr<Backend> backend) {
+  if (!backend) fail(ErrorKind::InvalidArgument, "engine", "the backend is null; pass one");
+  return backend;
+}
+}  // namespace
+
+EngineRegistration::EngineRegistration(std::shared_ptr<Backend> backend)
+    : EngineRegistration(require_backend(backend)->engine_id(), backend) {}
+
 EngineRegistration::EngineRegistration(EngineId id, std::shared_ptr<Backend> backend,
                                        std::function<bool(const Placement&)> accepts)
     : id_(std::move(id)), backend_(std::move(backend)), accepts_(std::move(accepts)) {
   if (!backend_)
     fail(ErrorKind::InvalidArgument, "engine", "engine ", id_.str(), " has no backend");
   if (!accepts_) {
-    const Placement p = backend_->placement();
-    accepts_ = [p](const Placement& q) { return q == p; };
+    const Backend* b = backend_.get();  // kept alive by backend_, as long as this registration
+    accepts_ = [b](const Placement& q) { return b->accepts(q); };
   }
 }
 
@@ -47,6 +57,13 @@ void ModuleRegistrar::register_cache(FamilyId family, std::string cache,
                                      ExtensionCacheLimits limits) {
   if (cache.empty()) fail(ErrorKind::InvalidArgument, family.str(), "cache name must be non-empty");
   caches_.push_back({std::move(family), std::move(cache), limits});
+}
+
+ExtensionModulePtr ModulesByEngine::get(const EngineId& engine) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = modules_.find(engine);
+  if (it == modules_.end()) it = modules_.emplace(engine, build_(engine)).first;
+  return it->second;
 }
 
 }  // namespace tenferro

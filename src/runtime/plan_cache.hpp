@@ -59,3 +59,12 @@ class PlanCacheImpl {
 };
 
 }  // namespace tenferro::detail
+
+namespace tenferro {
+
+/// The runtime's plan cache (Runtime holds it by an incomplete type).
+struct Runtime::PlanCache : detail::PlanCacheImpl {
+  using detail::PlanCacheImpl::PlanCacheImpl;
+};
+
+}  // namespace tenferro

@@ -1,5 +1,6 @@
 #pragma once
-// Engine sessions and execution contexts per backend kind.
+// Engine sessions (each backend's own, Backend::enter_session) and the erased
+// execution context.
 
 #include <memory>
 

@@ -46,7 +46,7 @@ std::size_t hash_entries(const std::vector<TensorSignature>& entries) {
   for (const auto& e : entries) {
     h = hash_combine(h, static_cast<std::size_t>(e.dtype));
     h = hash_combine(h, static_cast<std::size_t>(e.layout) * 31 + e.alignment);
-    h = hash_combine(h, static_cast<std::size_t>(e.placement.kind) * 131 +
+    h = hash_combine(h, std::hash<std::string_view>{}(e.placement.device) * 131 +
                             static_cast<std::size_t>(e.placement.ordinal));
     for (auto x : e.shape) h = hash_combine(h, static_cast<std::size_t>(x));
     for (auto x : e.strides) h = hash_combine(h, static_cast<std::size_t>(x) * 7);

@@ -1,7 +1,7 @@
 #include <cmath>
 
-#include "internal/dispatch.hpp"
 #include "tenferro/tensor/tensor.hpp"
+#include "tensor/dispatch.hpp"
 
 namespace tenferro {
 

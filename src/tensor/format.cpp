@@ -3,8 +3,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "internal/dispatch.hpp"
 #include "tenferro/tensor/tensor.hpp"
+#include "tensor/dispatch.hpp"
 
 namespace tenferro {
 

@@ -1,4 +1,4 @@
-#include "internal/object_pool.hpp"
+#include "tensor/object_pool.hpp"
 
 #include <new>
 

@@ -1,7 +1,7 @@
 #include "tenferro/tensor/storage.hpp"
 
-#include "internal/host_alloc.hpp"
 #include "tenferro/core/error.hpp"
+#include "tensor/host_alloc.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -15,7 +15,8 @@
 namespace tenferro {
 
 std::string to_string(const Placement& p) {
-  return p.kind == DeviceKind::Host ? std::string("host") : "cuda:" + std::to_string(p.ordinal);
+  if (p.is_host()) return "host";
+  return std::string(p.device) + ":" + std::to_string(p.ordinal);
 }
 
 namespace detail {

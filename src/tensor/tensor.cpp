@@ -4,9 +4,9 @@
 #include <cstring>
 #include <limits>
 
-#include "internal/dispatch.hpp"
-#include "internal/strided.hpp"
-#include "internal/strided_copy.hpp"
+#include "tensor/dispatch.hpp"
+#include "tensor/strided.hpp"
+#include "tensor/strided_copy.hpp"
 
 namespace tenferro {
 

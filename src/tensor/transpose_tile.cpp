@@ -1,4 +1,4 @@
-// Register-blocked 2-D tile transposition (see internal/transpose_tile.hpp).
+// Register-blocked 2-D tile transposition (see tensor/transpose_tile.hpp).
 //
 // Each kernel reads a block of source rows (consecutive elements along the
 // source's memory) into registers, transposes it there and stores whole
@@ -9,7 +9,7 @@
 // another (write combining for the streaming form). Edges the blocks do not
 // cover take the scalar loop.
 
-#include "internal/transpose_tile.hpp"
+#include "tensor/transpose_tile.hpp"
 
 #include <cstring>
 

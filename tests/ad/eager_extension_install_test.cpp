@@ -54,7 +54,7 @@ std::shared_ptr<SimpleModule> scale_module(std::vector<EngineId> engines,
 
 EagerRuntimePtr bare_rt() {
   return EagerRuntime::make(
-      Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build());
+      Runtime::builder().backend(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build());
 }
 
 const EngineId kSecondEngine("test.cpu2.v1");
@@ -62,7 +62,7 @@ const EngineId kSecondEngine("test.cpu2.v1");
 // Two CPU engines; the default selection is the first.
 EagerRuntimePtr two_engine_rt(ExtensionModulePtr module) {
   auto builder = Runtime::builder()
-                     .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+                     .backend(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
                      .engine(EngineRegistration(kSecondEngine,
                                                 std::make_shared<CpuBackend>(CpuBackendOptions{1}),
                                                 [](const Placement& p) { return p.is_host(); }));
@@ -209,7 +209,7 @@ TEST(EagerExtensionInstall, EnsureIsKeyedAndReadOnlyWhenInstalledUnderConcurrenc
   std::atomic<int> calls{0};
   auto factory = [&](const EagerExtensionTarget& target) -> ExtensionModulePtr {
     EXPECT_EQ(target.engine, cpu_engine_id());
-    EXPECT_EQ(target.backend_kind, BackendKind::Cpu);
+    EXPECT_EQ(target.backend_kind, "cpu");
     ++calls;
     return module;
   };
@@ -258,15 +258,15 @@ TEST(EagerExtensionInstall, ChecksComeBeforeTheFactory) {
       ErrorKind::ContextMismatch);
   double data[1] = {1};
   const std::int64_t shape[1] = {1};
-  std::vector<EagerTensor> device{rt->tensor(
-      Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0}))};
+  std::vector<EagerTensor> device{
+      rt->tensor(Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{"cuda", 0}))};
   try {
     apply_eager_with_module_factory(op, device, factory);
     ADD_FAILURE() << "no error";
   } catch (const NoInputIngressError& e) {
     EXPECT_EQ(e.kind(), ErrorKind::NoInputIngress);
     EXPECT_EQ(e.input_index(), 0u);
-    EXPECT_EQ(e.placement().kind, DeviceKind::Cuda);
+    EXPECT_EQ(e.placement().device, "cuda");
     EXPECT_EQ(e.engine(), cpu_engine_id());
   }
   EXPECT_EQ(calls, 0);
@@ -331,8 +331,8 @@ TEST(EagerExtensionInstall, InPlacePrepareOrderAndRefusalsLeaveInputUsable) {
   }
   double data[2] = {1, 2};
   const std::int64_t shape[1] = {2};
-  auto device = rt->tensor(
-      Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0}));
+  auto device =
+      rt->tensor(Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{"cuda", 0}));
   EXPECT_TF_ERROR(prepare_eager_in_place_input(device, "example.scale_by.v1", factory),
                   ErrorKind::NoInputIngress);
   EXPECT_EQ(calls, 0);
@@ -467,8 +467,8 @@ TEST(EagerExtensionInstall, ModuleCarriesItsRules) {
   // A runtime built with such a module gets the rules with EagerRuntime::make.
   auto built = EagerRuntime::make(
       Runtime::builder()
-          .cpu()
-          .module(factory(EagerExtensionTarget{cpu_engine_id(), BackendKind::Cpu}))
+          .backend(std::make_shared<CpuBackend>())
+          .module(factory(EagerExtensionTarget{cpu_engine_id(), "cpu", Placement{}}))
           .build());
   EXPECT_NE(built->ad().find("example.scale_by.v1"), nullptr);
 }
@@ -516,7 +516,7 @@ TEST(EagerExtensionInstall, CaptureRecordsUntrackedCallsButNothingInsideNoGrad) 
 // ---- errors ----------------------------------------------------------------------------
 
 TEST(EagerExtensionInstall, EagerRuntimesOverOneRuntimeHaveDistinctIds) {
-  auto runtime = Runtime::builder().cpu().build();
+  auto runtime = Runtime::builder().backend(std::make_shared<CpuBackend>()).build();
   auto a = EagerRuntime::make(runtime);
   auto b = EagerRuntime::make(runtime);
   EXPECT_NE(a->id(), b->id());

@@ -26,7 +26,7 @@ void register_scale_rules(ad::AdContext& ctx) {
 EagerRuntimePtr make_rt(bool with_module = true) {
   auto ctx = ad::AdContext::with_core_rules();
   register_scale_rules(*ctx);
-  auto builder = Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}));
+  auto builder = Runtime::builder().backend(std::make_shared<CpuBackend>(CpuBackendOptions{1}));
   if (with_module) builder.module(example::make_example_module());
   return EagerRuntime::make(builder.build(), ctx);
 }

@@ -211,7 +211,7 @@ TEST(EagerFunctional, ComplexGradFollowsPytorchConvention) {
 
 TEST(EagerAd, MissingRuleIsUnsupportedAdRule) {
   auto rt = EagerRuntime::make(
-      Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build(),
+      Runtime::builder().backend(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build(),
       std::make_shared<ad::AdContext>());  // no rules at all
   auto x = rt->variable(vec({1, 2}));
   try {

@@ -262,7 +262,7 @@ TEST(Hardening, RunCompiledRetriesWhenAnotherThreadReconfigures) {
 // bits of a run alone.
 TEST(Hardening, OnePreparedProgramRunsOnSeveralThreadsAtOnce) {
   auto runtime = Runtime::builder()
-                     .cpu(std::make_shared<CpuBackend>(
+                     .backend(std::make_shared<CpuBackend>(
                          CpuBackendOptions{.num_threads = 2, .parallel_threshold = 1000}))
                      .build();
   const TracedTensor x = placeholder(f64, {20000}), w = placeholder(f64, {20000});

@@ -15,7 +15,7 @@ using namespace tenferro;
 
 inline RuntimePtr cpu_runtime(CpuBackendOptions options = {}) {
   return Runtime::builder()
-      .cpu(std::make_shared<CpuBackend>(options))
+      .backend(std::make_shared<CpuBackend>(options))
       .module(example::make_example_module())
       .build();
 }

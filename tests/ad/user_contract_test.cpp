@@ -33,7 +33,7 @@ EagerRuntimePtr make_rt() {
   rs.residuals = ad::Residuals::none();
   ctx->register_family(FamilyId("example.scale_by.v1"), rs);
   auto runtime = Runtime::builder()
-                     .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+                     .backend(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
                      .module(example::make_example_module())
                      .build();
   return EagerRuntime::make(runtime, ctx);
@@ -172,7 +172,7 @@ TEST(UserContract, FamilyIdIsWrittenOnceAndCheckedAtRegistration) {
     EXPECT_NE(std::string(e.what()).find("example.scale_by.v1"), std::string::npos);
   }
   // Nothing was registered by the refused call; the id-free form registers.
-  auto rt = Runtime::builder().cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build();
+  auto rt = Runtime::builder().backend(std::make_shared<CpuBackend>(CpuBackendOptions{1})).build();
   rt->install_module(module);
   EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(2.0), {vec({1})}),
                   ErrorKind::MissingExtension);

@@ -1,4 +1,4 @@
-// cpu::copy and Tensor::copy_into (one kernel, internal/strided_copy.hpp)
+// cpu::copy and Tensor::copy_into (one kernel, tensor/strided_copy.hpp)
 // against element reads through the strides (same dtype), and conversions
 // against a compact same-dtype copy converted element by element.
 
@@ -8,7 +8,7 @@
 
 #include "../../src/cpu/kernels.hpp"
 #include "../../src/cpu/stream_store.hpp"
-#include "../../src/internal/transpose_tile.hpp"
+#include "../../src/tensor/transpose_tile.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
@@ -129,7 +129,7 @@ TEST(Copy, Rank3PermutationsAndSmallExtents) {
   check_copy(cpu, cube.permute({4, 0, 8, 1, 7, 2, 6, 3, 5}), c128);
 }
 
-// The register-blocked tiles (internal/transpose_tile.hpp): 4- and 8-byte
+// The register-blocked tiles (tensor/transpose_tile.hpp): 4- and 8-byte
 // elements, edges that are no multiple of the 8 x 8 / 16 x 8 blocks, outer
 // axes, row strides that are not the row extent (a slice) or negative, an
 // unaligned destination, two threads, and an output above the streaming-store

@@ -347,8 +347,8 @@ TEST(ElementwiseUnary, Errors) {
 namespace {
 class OtherBackend final : public Backend {
  public:
-  BackendKind kind() const override { return BackendKind::Cuda; }
-  Placement placement() const override { return {DeviceKind::Cuda, 0}; }
+  std::string_view kind() const override { return "cuda"; }
+  Placement placement() const override { return {"cuda", 0}; }
   using Backend::empty;
   Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
     return tenferro::empty(shape, dtype);

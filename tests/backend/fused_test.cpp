@@ -520,7 +520,7 @@ namespace {
 class ForwardingBackend final : public Backend {
  public:
   explicit ForwardingBackend(CpuBackend& cpu) : cpu_(cpu) {}
-  BackendKind kind() const override { return cpu_.kind(); }
+  std::string_view kind() const override { return cpu_.kind(); }
   Placement placement() const override { return cpu_.placement(); }
   Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
     return cpu_.empty(shape, dtype);

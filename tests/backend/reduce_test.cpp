@@ -407,8 +407,8 @@ TEST(Reduce, Errors) {
                   ErrorKind::InvalidArgument);
 
   struct OtherBackend final : Backend {
-    BackendKind kind() const override { return BackendKind::Cuda; }
-    Placement placement() const override { return Placement{DeviceKind::Cuda, 0}; }
+    std::string_view kind() const override { return "cuda"; }
+    Placement placement() const override { return Placement{"cuda", 0}; }
     using Backend::empty;
     Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
       return tenferro::empty(shape, dtype);

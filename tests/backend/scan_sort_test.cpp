@@ -284,7 +284,7 @@ namespace {
 // and topk take Backend's default (argsort, then a gather of the values).
 class GatherSortBackend final : public Backend {
  public:
-  BackendKind kind() const override { return BackendKind::Cpu; }
+  std::string_view kind() const override { return "cpu"; }
   Placement placement() const override { return Placement{}; }
   Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
     return cpu().empty(shape, dtype);

@@ -63,7 +63,7 @@ void expect_fresh(const Tensor& out, const Tensor& x, DType dtype) {
 // An f64 tensor whose storage claims to live on a GPU (numel <= 64).
 Tensor on_device(const Shape& shape) {
   static double data[64];
-  return Tensor::wrap(data, f64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0});
+  return Tensor::wrap(data, f64, shape, {}, nullptr, Placement{"cuda", 0});
 }
 
 }  // namespace
@@ -445,7 +445,7 @@ namespace {
 // A non-CPU backend over host memory: ops must refuse it rather than misuse it.
 class OtherBackend final : public Backend {
  public:
-  BackendKind kind() const override { return BackendKind::Cuda; }
+  std::string_view kind() const override { return "cuda"; }
   Placement placement() const override { return Placement{}; }
   Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
     return tenferro::empty(shape, dtype);

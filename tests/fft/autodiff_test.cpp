@@ -80,7 +80,7 @@ TEST(FftAutodiff, MultiAxisTransformsPassGradientChecks) {
 
 TEST(FftAutodiff, TracedDirectAndEagerAgreeAndTheFamilyInstallsItself) {
   auto runtime = Runtime::builder()
-                     .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 1}))
+                     .backend(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 1}))
                      .build();
   auto a = placeholder(f64, {6, 2}, "a");
   auto y = fft::irfft(fft::rfft(a), 6);

@@ -200,7 +200,7 @@ TEST(HermitianAutodiff, GradientChecksInEveryNormAndAxisOrder) {
 
 TEST(HermitianAutodiff, TracedGradientEqualsEager) {
   auto runtime = Runtime::builder()
-                     .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 1}))
+                     .backend(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 1}))
                      .build();
   auto a = placeholder(f64, {5, 3}, "a");
   const TracedTensor h = fft::ihfftn(a, {}, {0, 1}, "ortho");

@@ -56,7 +56,7 @@ TEST(LinalgFamily, ConcurrentFirstCallsInstallOnce) {
 
 TEST(LinalgFamily, TracedProgramPreparesOnAFreshRuntimeAndStaysValid) {
   auto runtime = Runtime::builder()
-                     .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 1}))
+                     .backend(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 1}))
                      .build();
   auto a = placeholder(f64, {2, 2}, "a");
   auto b = placeholder(f64, {2, 1}, "b");

@@ -189,7 +189,7 @@ TEST(RuntimeApply, NoIngressForForeignPlacement) {
   rt->install_module(example::make_example_module());
   double data[2] = {1, 2};
   const std::int64_t shape[1] = {2};
-  auto device = Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{DeviceKind::Cuda, 0});
+  auto device = Tensor::wrap(data, DType::F64, shape, {}, nullptr, Placement{"cuda", 0});
   EXPECT_TF_ERROR(rt->apply(std::make_shared<example::ScaleBy>(1.0), {device}),
                   ErrorKind::NoInputIngress);
 }

@@ -152,7 +152,7 @@ class OneFamilyModule final : public ExtensionModule {
 
 inline RuntimePtr make_runtime(RuntimeOptions options = {}) {
   return Runtime::builder()
-      .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
+      .backend(std::make_shared<CpuBackend>(CpuBackendOptions{1}))
       .options(options)
       .build();
 }

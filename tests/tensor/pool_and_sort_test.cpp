@@ -1,6 +1,6 @@
 // Internal helpers under the eager tier's hot path: the thread-local object
-// pool (internal/object_pool.hpp) and the allocation-free stable sort
-// (internal/small_sort.hpp).
+// pool (tensor/object_pool.hpp) and the allocation-free stable sort
+// (tensor/small_sort.hpp).
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "../../src/internal/object_pool.hpp"
-#include "../../src/internal/small_sort.hpp"
+#include "../../src/tensor/object_pool.hpp"
+#include "../../src/tensor/small_sort.hpp"
 
 namespace {
 

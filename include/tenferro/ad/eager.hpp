@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tenferro/ad/rules.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"  // make_cpu's options
 #include "tenferro/core/list_ref.hpp"
 #include "tenferro/runtime/runtime.hpp"
 
@@ -31,8 +32,12 @@ struct GradNode;
 /// Owns a runtime (engine, backend, caches) and an AD context.
 class EagerRuntime : public std::enable_shared_from_this<EagerRuntime> {
  public:
-  /// A CPU runtime with the core AD rules.
+  /// A runtime over a new CpuBackend with the core AD rules (the CPU is
+  /// the one backend the eager tier offers a shorthand for).
   static EagerRuntimePtr make_cpu(CpuBackendOptions options = {});
+  /// A runtime over `backend` (the engine it names, Backend::engine_id) with
+  /// the core AD rules: any backend, the CPU one or another.
+  static EagerRuntimePtr make(std::shared_ptr<Backend> backend);
   /// Over an existing runtime and AD context (default: core rules). The AD
   /// rules carried by modules already installed in `runtime` are registered
   /// in the context (see ad::RuleProvider).
@@ -41,7 +46,7 @@ class EagerRuntime : public std::enable_shared_from_this<EagerRuntime> {
   /// first use over the backend (not owning it), it lives as long as the
   /// backend. The direct tier of the families (linalg, einsum, FFT) runs on
   /// it, so their installed modules and plan caches persist across direct
-  /// calls. Unsupported for a backend other than the CPU one.
+  /// calls. Any backend: the runtime registers it as the engine it names.
   static EagerRuntimePtr attached(Backend& backend);
 
   /// Process-unique id of this eager runtime (two eager runtimes over one

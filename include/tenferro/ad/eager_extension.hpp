@@ -55,9 +55,13 @@ std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const Ext
 /// Which engine the module factory must build for.
 struct EagerExtensionTarget {
   EngineId engine;
-  BackendKind backend_kind;
+  /// The engine's backend, in a word (Backend::kind(): "cpu").
+  std::string backend_kind;
+  /// Where the engine's backend keeps its tensors (Backend::placement()): a
+  /// family whose kernels read host memory checks it.
+  Placement placement;
 };
-/// The eager runtime's selected engine and its backend kind.
+/// The eager runtime's selected engine and its backend.
 EagerExtensionTarget eager_extension_target(const EagerRuntime& rt);
 
 /// Builds a family's module for a target. Called on every factory call

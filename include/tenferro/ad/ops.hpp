@@ -16,7 +16,7 @@
 //
 // How it is built: the one-line forms below are inline and reduce to a few
 // tier hooks (`unary`, `binary`, `detail::apply_primitive`, `full_like`...)
-// that src/ad/ops/tensor_ops.cpp defines once and instantiates for both tiers.
+// that src/ad/surface/tensor_ops.cpp defines once and instantiates for both tiers.
 
 #include <concepts>
 #include <cstdint>

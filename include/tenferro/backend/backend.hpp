@@ -13,13 +13,10 @@
 #include <span>
 #include <string_view>
 
+#include "tenferro/core/id.hpp"
 #include "tenferro/tensor/tensor.hpp"
 
 namespace tenferro {
-
-enum class BackendKind : unsigned char { Cpu, Cuda };
-
-std::string_view name(BackendKind k);
 
 // Defined with their ops (elementwise.hpp, reduce.hpp, fused.hpp).
 enum class UnaryOp : unsigned char;
@@ -59,6 +56,18 @@ struct GemmOperand {
   Strides batch_strides;
 };
 
+/// A session one thread holds on one backend (Backend::enter_session):
+/// while it lives, the backend's work from this thread runs in it (the CPU
+/// backend applies its thread setting to BLAS once, at entry). Released by
+/// its destructor, on the thread that entered it.
+class BackendSession {
+ public:
+  BackendSession() = default;
+  BackendSession(const BackendSession&) = delete;
+  BackendSession& operator=(const BackendSession&) = delete;
+  virtual ~BackendSession();
+};
+
 class Backend {
  public:
   Backend();
@@ -66,7 +75,18 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
   virtual ~Backend();
 
-  virtual BackendKind kind() const = 0;
+  /// What kind of backend this is, in a word ("cpu"): messages name it.
+  /// A string with static storage duration (a literal).
+  virtual std::string_view kind() const = 0;
+  /// The engine a runtime registers this backend as
+  /// (Runtime::builder().backend(b)); by default "tenferro.<kind>.v1".
+  virtual EngineId engine_id() const;
+  /// Enters a session on this backend for the calling thread. Entering one
+  /// while this thread already holds a session of this backend is a
+  /// RuntimeState error, unless `reuse`: then the session held goes on and
+  /// the one returned enters nothing. The default session holds nothing (a
+  /// backend with no per-thread state).
+  virtual std::unique_ptr<BackendSession> enter_session(bool reuse = false);
   /// Where tensors allocated by this backend live.
   virtual Placement placement() const = 0;
   /// Uninitialised compact column-major tensor in this backend's memory.
@@ -178,8 +198,9 @@ class Backend {
   /// Releases every attachment; a derived backend calls it first in its
   /// destructor, while its memory and threads still exist.
   void release_attachments();
-  /// Unsupported: `op` has no kernel on this backend (what the defaults throw).
-  [[noreturn]] void no_kernel(const char* op) const;
+  /// Unsupported: `op` needs `kernel`, which this backend does not have
+  /// (what the defaults throw).
+  [[noreturn]] void no_kernel(std::string_view op, std::string_view kernel) const;
 
  private:
   struct Attachments;

@@ -9,36 +9,10 @@
 #include <string_view>
 #include <typeinfo>
 
+#include "tenferro/core/id.hpp"
 #include "tenferro/ops/op.hpp"
 
 namespace tenferro {
-
-/// A validated family id "<library>.<op>.v<N>": lowercase segments of
-/// [a-z0-9_] starting with a letter, N >= 1. Malformed ids are InvalidArgument.
-class FamilyId {
- public:
-  explicit FamilyId(std::string id);
-  const std::string& str() const { return id_; }
-  std::string_view library() const;
-  int version() const;
-  friend bool operator==(const FamilyId&, const FamilyId&) = default;
-  friend auto operator<=>(const FamilyId&, const FamilyId&) = default;
-
- private:
-  std::string id_;
-};
-
-/// Same grammar as FamilyId, used for engines ("tenferro.cpu.v1").
-class EngineId {
- public:
-  explicit EngineId(std::string id);
-  const std::string& str() const { return id_; }
-  friend bool operator==(const EngineId&, const EngineId&) = default;
-  friend auto operator<=>(const EngineId&, const EngineId&) = default;
-
- private:
-  std::string id_;
-};
 
 /// Builds primitive calls for a lowering; the runtime supplies one that
 /// executes immediately, the tracer one that records graph nodes.

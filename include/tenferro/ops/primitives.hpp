@@ -198,4 +198,12 @@ const OpPtr& elementwise_primitive(BinaryOp op);
 Tensor execute_primitive(const PrimitiveOp& op, std::span<const Tensor> inputs, Backend& backend,
                          const DimBindings& bindings = {});
 
+namespace detail {
+/// execute_primitive over pointers to the input tensors, with no dimension
+/// bindings, for callers whose inputs are not in one array (the eager tier's
+/// handles): no copy of each Tensor.
+Tensor execute_primitive_refs(const PrimitiveOp& op, std::span<const Tensor* const> inputs,
+                              Backend& backend);
+}  // namespace detail
+
 }  // namespace tenferro

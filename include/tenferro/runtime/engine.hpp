@@ -164,11 +164,15 @@ class ExtensionEngine {
 
 class EngineRegistration {
  public:
-  /// `accepts` decides input ingress; by default the backend's placement only.
+  /// `backend` under the engine id it names (Backend::engine_id()), accepting
+  /// the placements it accepts (Backend::accepts).
+  explicit EngineRegistration(std::shared_ptr<Backend> backend);
+  /// `accepts` decides input ingress; by default what the backend accepts.
   EngineRegistration(EngineId id, std::shared_ptr<Backend> backend,
                      std::function<bool(const Placement&)> accepts = nullptr);
   const EngineId& id() const { return id_; }
-  BackendKind kind() const { return backend_->kind(); }
+  /// The backend's kind ("cpu"), for messages.
+  std::string_view kind() const { return backend_->kind(); }
   Backend& backend() const { return *backend_; }
   const std::shared_ptr<Backend>& backend_ptr() const { return backend_; }
   bool accepts(const Placement& p) const { return accepts_(p); }

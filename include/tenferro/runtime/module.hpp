@@ -1,7 +1,10 @@
 #pragma once
 // Extension modules: the unit a family library installs into a runtime.
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,9 +66,27 @@ using ExtensionModulePtr = std::shared_ptr<const ExtensionModule>;
 class SelfInstallingOp {
  public:
   virtual ~SelfInstallingOp() = default;
-  /// The module registering this op's family for `engine`, or nullptr when
-  /// the family has none for that engine (then MissingExtension as usual).
-  virtual ExtensionModulePtr module_for(const EngineId& engine) const = 0;
+  /// The module registering this op's family for `engine` (its id and its
+  /// backend), or nullptr when the family has none for that engine (then
+  /// MissingExtension as usual). A family whose kernels cannot run on the
+  /// engine's backend throws Unsupported naming what is missing.
+  virtual ExtensionModulePtr module_for(const EngineRegistration& engine) const = 0;
+};
+
+/// A family library's modules, one per engine id, each built by
+/// `build(engine)` on first use and kept (thread-safe): a family whose
+/// kernels run on any backend that implements what they call registers for
+/// whichever engine it is asked for.
+class ModulesByEngine {
+ public:
+  using Build = std::function<ExtensionModulePtr(const EngineId&)>;
+  explicit ModulesByEngine(Build build) : build_(std::move(build)) {}
+  ExtensionModulePtr get(const EngineId& engine) const;
+
+ private:
+  Build build_;
+  mutable std::mutex mutex_;
+  mutable std::map<EngineId, ExtensionModulePtr> modules_;
 };
 
 }  // namespace tenferro

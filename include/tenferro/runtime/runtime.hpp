@@ -7,10 +7,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
-#include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/core/list_ref.hpp"
 #include "tenferro/ops/primitives.hpp"
 #include "tenferro/runtime/module.hpp"
@@ -118,8 +119,9 @@ using RuntimePtr = std::shared_ptr<Runtime>;
 class RuntimeBuilder {
  public:
   RuntimeBuilder& engine(EngineRegistration engine);
-  /// Registers the CPU engine "tenferro.cpu.v1" over `backend`.
-  RuntimeBuilder& cpu(std::shared_ptr<CpuBackend> backend = std::make_shared<CpuBackend>());
+  /// Registers `backend` as the engine it names (Backend::engine_id(), e.g.
+  /// "tenferro.cpu.v1" for a CpuBackend), accepting what it accepts.
+  RuntimeBuilder& backend(std::shared_ptr<Backend> backend);
   RuntimeBuilder& module(ExtensionModulePtr module);
   RuntimeBuilder& select(EngineId engine);
   RuntimeBuilder& options(RuntimeOptions options);
@@ -140,11 +142,6 @@ std::uint64_t next_context_id();
 /// engine lacks, ensures the module it names (Runtime::ensure_module).
 /// Returns whether a module was installed; false for every other op.
 bool ensure_self_installing(Runtime& runtime, const Op& op);
-
-/// The CPU engine id.
-const EngineId& cpu_engine_id();
-/// An engine registration for a CPU backend (accepts host inputs).
-EngineRegistration cpu_engine(std::shared_ptr<CpuBackend> backend);
 
 class Runtime : public std::enable_shared_from_this<Runtime> {
  public:

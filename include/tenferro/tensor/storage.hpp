@@ -5,15 +5,17 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tenferro {
 
-enum class DeviceKind : unsigned char { Host, Cuda };
-
+/// Where a buffer lives: a device ("host", or the name a backend gives its
+/// memory, e.g. "cuda") and an ordinal among the devices of that name. The
+/// set of devices is open: a backend names its own.
 struct Placement {
-  DeviceKind kind = DeviceKind::Host;
+  std::string_view device = "host";  // a string with static storage duration
   int ordinal = 0;
-  bool is_host() const { return kind == DeviceKind::Host; }
+  bool is_host() const { return device == "host"; }
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 

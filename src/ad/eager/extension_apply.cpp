@@ -90,7 +90,9 @@ std::vector<EagerTensor> apply_eager_in_session(EagerSession& session, const Ext
 
 EagerExtensionTarget eager_extension_target(const EagerRuntime& rt) {
   auto snap = rt.runtime()->snapshot();
-  return EagerExtensionTarget{snap->selected_engine(), snap->selected().kind()};
+  const EngineRegistration& engine = snap->selected();
+  return EagerExtensionTarget{engine.id(), std::string(engine.kind()),
+                              engine.backend().placement()};
 }
 
 std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,

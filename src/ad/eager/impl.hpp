@@ -4,9 +4,9 @@
 #include <atomic>
 #include <mutex>
 
-#include "internal/object_pool.hpp"
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/linearize.hpp"
+#include "tensor/object_pool.hpp"
 
 namespace tenferro::detail {
 

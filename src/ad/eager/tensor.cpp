@@ -3,8 +3,9 @@
 #include <array>
 #include <vector>
 
-#include "internal/execute_refs.hpp"
+#include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
+#include "tenferro/ops/primitives.hpp"
 
 namespace tenferro {
 
@@ -24,7 +25,12 @@ EagerRuntime::EagerRuntime(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad
     : id_(next_context_id()), runtime_(std::move(runtime)), ad_(std::move(ad)) {}
 
 EagerRuntimePtr EagerRuntime::make_cpu(CpuBackendOptions options) {
-  return make(Runtime::builder().cpu(std::make_shared<CpuBackend>(options)).build());
+  return make(std::make_shared<CpuBackend>(options));
+}
+
+EagerRuntimePtr EagerRuntime::make(std::shared_ptr<Backend> backend) {
+  if (!backend) fail(ErrorKind::InvalidArgument, "EagerRuntime", "backend is null");
+  return make(Runtime::builder().backend(std::move(backend)).build());
 }
 
 EagerRuntimePtr EagerRuntime::make(RuntimePtr runtime, std::shared_ptr<ad::AdContext> ad) {
@@ -36,17 +42,11 @@ EagerRuntimePtr EagerRuntime::make(RuntimePtr runtime, std::shared_ptr<ad::AdCon
 }
 
 EagerRuntimePtr EagerRuntime::attached(Backend& backend) {
-  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
-  if (cpu == nullptr) {
-    fail(ErrorKind::Unsupported, "EagerRuntime::attached",
-         "only the CPU backend carries an attached runtime; make a runtime with "
-         "Runtime::builder() for another backend");
-  }
-  auto made = backend.attachment("tenferro.eager_runtime", [cpu]() -> std::shared_ptr<void> {
+  auto made = backend.attachment("tenferro.eager_runtime", [&backend]() -> std::shared_ptr<void> {
     // Non-owning: the runtime is released with the backend (attachments go
     // first in its destructor).
-    std::shared_ptr<CpuBackend> borrowed(std::shared_ptr<CpuBackend>{}, cpu);
-    return make(Runtime::builder().cpu(std::move(borrowed)).build());
+    std::shared_ptr<Backend> borrowed(std::shared_ptr<Backend>{}, &backend);
+    return make(std::move(borrowed));
   });
   return std::static_pointer_cast<EagerRuntime>(made);
 }

@@ -1038,7 +1038,7 @@ struct State {
   EagerRuntimePtr ert;
   State() {
     rt = Runtime::builder()
-             .cpu(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 2}))
+             .backend(std::make_shared<CpuBackend>(CpuBackendOptions{.num_threads = 2}))
              .build();
     ert = EagerRuntime::make(rt);
   }

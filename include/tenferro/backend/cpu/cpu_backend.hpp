@@ -42,12 +42,10 @@ class CpuBackend;
 /// An entered CPU session: while it lives, ops on its backend from this thread
 /// reuse it instead of entering one per op. Entering a second session of the
 /// same backend on the same thread is a RuntimeState error. Not movable.
-class CpuSession {
+class CpuSession final : public BackendSession {
  public:
   explicit CpuSession(CpuBackend& backend);
-  CpuSession(const CpuSession&) = delete;
-  CpuSession& operator=(const CpuSession&) = delete;
-  ~CpuSession();
+  ~CpuSession() override;
 
   CpuBackend& backend() const { return backend_; }
   /// The session this thread has entered on `backend`, or nullptr.
@@ -63,8 +61,13 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(CpuBackendOptions options = {});
   ~CpuBackend() override;
 
-  BackendKind kind() const override { return BackendKind::Cpu; }
+  std::string_view kind() const override { return "cpu"; }
+  EngineId engine_id() const override { return cpu_engine_id(); }
   Placement placement() const override { return Placement{}; }
+  /// Any host memory (wrapped buffers of every host ordinal included).
+  bool accepts(Placement p) const override { return p.is_host(); }
+  /// A CpuSession (with `reuse`, nothing when this thread holds one already).
+  std::unique_ptr<BackendSession> enter_session(bool reuse = false) override;
   using Backend::empty;
   /// Pooled allocation (reuses a cached buffer of the same size class).
   Tensor empty(std::span<const std::int64_t> shape, DType dtype) override;

@@ -1,6 +1,6 @@
 #pragma once
 // The 2-D tile transposition under the permuted strided copy
-// (internal/strided_copy.hpp): d[i + j * dld] = s[i * sld + j] for i < rows,
+// (tensor/strided_copy.hpp): d[i + j * dld] = s[i * sld + j] for i < rows,
 // j < cols, elements of `item` bytes. 4- and 8-byte elements go through
 // register-blocked transposes (AVX-512 or AVX2, picked once at load time),
 // other sizes through a scalar loop. With `streaming`, destination lines that

@@ -14,11 +14,11 @@
 #include <cstring>
 #include <numeric>
 
-#include "internal/dispatch.hpp"
-#include "internal/small_sort.hpp"
-#include "internal/strided.hpp"
-#include "internal/transpose_tile.hpp"
 #include "tenferro/tensor/tensor.hpp"
+#include "tensor/dispatch.hpp"
+#include "tensor/small_sort.hpp"
+#include "tensor/strided.hpp"
+#include "tensor/transpose_tile.hpp"
 
 namespace tenferro::detail {
 

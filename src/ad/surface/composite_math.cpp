@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "ad/ops/composite_checks.hpp"
+#include "ad/surface/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/core/report_as.hpp"
 

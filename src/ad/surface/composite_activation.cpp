@@ -13,7 +13,7 @@
 #include <string>
 #include <type_traits>
 
-#include "ad/ops/composite_checks.hpp"
+#include "ad/surface/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/core/report_as.hpp"

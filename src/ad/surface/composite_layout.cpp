@@ -3,7 +3,7 @@
 // are reshapes, broadcasts, slices and concatenations, so their derivatives
 // are exact to any order.
 
-#include "ad/ops/composite_checks.hpp"
+#include "ad/surface/composite_checks.hpp"
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/core/report_as.hpp"
 
