@@ -10,6 +10,17 @@
 
 namespace tenferro {
 
+namespace {
+// The ops a runtime applies: core primitives and extension ops. Ops that live
+// only in traced programs (with bodies, constant slots) run in a prepared one.
+void require_primitive(const Op& op) {
+  if (op.kind_key() < 0) {
+    fail(ErrorKind::Unsupported, std::string(op.name()),
+         "this op exists only in traced programs; compile and prepare a program to run it");
+  }
+}
+}  // namespace
+
 void Runtime::check_ingress(std::string_view op_name, std::span<const Tensor> inputs) const {
   auto snap = snapshot();
   const EngineRegistration& engine = snap->selected();
@@ -39,6 +50,7 @@ std::vector<Tensor> Runtime::apply(const OpPtr& op, ListRef<Tensor> inputs) {
          " inputs, got ", inputs.size());
   }
   if (op->is_extension()) return run_extension(op, inputs, nullptr);
+  require_primitive(*op);
   check_ingress(op->name(), inputs);
   return {execute_primitive(static_cast<const PrimitiveOp&>(*op), inputs, backend())};
 }
@@ -60,6 +72,7 @@ std::vector<Tensor> Runtime::apply_in_session(EngineSession& session, const OpPt
             " now selects engine ", selected.str(), "; leave this session and enter a new one");
   }
   if (op->is_extension()) return run_extension(op, inputs, &session);
+  require_primitive(*op);
   check_ingress(op->name(), inputs);
   return {execute_primitive(static_cast<const PrimitiveOp&>(*op), inputs, session.backend())};
 }

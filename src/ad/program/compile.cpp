@@ -310,30 +310,6 @@ bool ConstantSlotOp::equals(const Op& other) const {
   return o != nullptr && o->slot_ == slot_ && o->meta_ == meta_;
 }
 
-bool RegionOp::equals(const Op& other) const {
-  auto* o = dynamic_cast<const RegionOp*>(&other);
-  return o != nullptr &&
-         (o->body_.graph() == body_.graph() || o->body_.graph()->same_structure(*body_.graph()));
-}
-
-InferenceResult RegionOp::infer(std::span<const TensorMeta> inputs) const {
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (!(inputs[i] == body_.input_meta(i))) {
-      fail(ErrorKind::ShapeMismatch, "checkpoint", "region input ", i, " was traced as ",
-           tenferro::name(body_.input_meta(i).dtype), to_string(body_.input_meta(i).shape),
-           " but gets ", tenferro::name(inputs[i].dtype), to_string(inputs[i].shape),
-           "; trace the region again");
-    }
-  }
-  InferenceResult r;
-  for (std::size_t j = 0; j < body_.output_count(); ++j) r.outputs.push_back(body_.output_meta(j));
-  return r;
-}
-
-std::string RegionOp::describe() const {
-  return "checkpoint(" + std::to_string(body_.node_count()) + " ops)";
-}
-
 Program compile_graph(std::span<const TracedTensor> outputs, std::span<const TracedTensor> inputs,
                       const std::shared_ptr<const std::vector<Tensor>>& base,
                       const CompileOptions& options) {

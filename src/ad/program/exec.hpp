@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "ad/program/graph.hpp"
+#include "ad/program/body_op.hpp"
 #include "tenferro/backend/backend.hpp"
 #include "tenferro/backend/fused.hpp"
 
@@ -44,6 +44,11 @@ struct Step {
   /// + 1, ... in order, they are passed in place (no copies); else -1.
   std::int32_t first_input = -1;
   std::vector<std::uint32_t> frees;  // value ids whose last use is this step
+  /// A step of an op with bodies: per operand, whether this step is the
+  /// value's last reader (its last place among the operands, and no later
+  /// step reads it). Such operands are moved into the op when the run owns
+  /// them, so the op can release them early (BodyOp::run).
+  std::vector<char> last_reads;
 };
 
 struct PreparedState {
@@ -81,8 +86,12 @@ struct PreparedState {
   /// have exactly these shapes and the program's dtypes binds nothing and
   /// meets every shape constraint (prepare() checked them), so it skips both.
   std::optional<std::vector<Shape>> static_input_shapes;
-  /// Prepared bodies of checkpoint regions, by node index.
-  std::vector<std::shared_ptr<const PreparedState>> regions;
+  /// Per value id: the input position of an input value, else kNoSlot (a
+  /// run whose inputs it owns releases them at their last use).
+  std::vector<std::uint32_t> input_position_of;
+  /// The prepared bodies of the ops with bodies, by node index (empty for
+  /// the other nodes).
+  std::vector<PreparedBodies> bodies;
 };
 
 std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Program& program,
@@ -99,10 +108,13 @@ struct LiveCounter {
 };
 
 /// Runs the steps. `bindings` holds the named sizes and gains the dynamic
-/// sizes the steps fix.
+/// sizes the steps fix. With `owned` (the inputs themselves, which the run
+/// may clear) each input is released at its last use, as the steps' values
+/// are; otherwise the inputs are the caller's and stay.
 std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const PreparedState& state,
                                   std::span<const Tensor> inputs, DimBindings& bindings,
-                                  LiveCounter& counter, RunStats* stats);
+                                  LiveCounter& counter, RunStats* stats,
+                                  std::span<Tensor> owned = {});
 
 /// Checks inputs against the program's metadata and binds named sizes.
 DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes,

@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the traced tier: the compiled graph behind Program, the ops
-// that exist only in traced graphs (constant slots, checkpoint regions), and
-// the compile/instantiate entry points the transforms build on.
+// Internal to the traced tier: the compiled graph behind Program, the op
+// that exists only in traced graphs to refer to constants (constant slots),
+// and the compile/instantiate entry points the transforms build on. Ops with
+// bodies are ad/program/body_op.hpp.
 
 #include "tenferro/ad/program.hpp"
 
@@ -51,25 +52,6 @@ class ConstantSlotOp final : public Op {
  private:
   std::size_t slot_;
   TensorMeta meta_;
-};
-
-/// A checkpointed region: a body program without constants, run as one step.
-/// The executor frees the body's intermediates when the step ends; reverse
-/// mode emits another region that recomputes them.
-class RegionOp final : public Op {
- public:
-  explicit RegionOp(Program body) : body_(std::move(body)) {}
-  const Program& body() const { return body_; }
-  std::string_view name() const override { return "checkpoint"; }
-  std::size_t input_count() const override { return body_.input_count(); }
-  std::size_t output_count() const override { return body_.output_count(); }
-  std::size_t hash() const override { return hash_combine(0x6368656b, body_.fingerprint()); }
-  bool equals(const Op& other) const override;
-  InferenceResult infer(std::span<const TensorMeta> inputs) const override;
-  std::string describe() const override;
-
- private:
-  Program body_;
 };
 
 /// compile() with constant slots resolved against `base` (may be null when

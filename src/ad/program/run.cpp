@@ -120,8 +120,8 @@ DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes
 void check_program_constraints(const PreparedState& state, const DimBindings& bindings) {
   const ProgramGraph& g = *state.program.graph();
   for (std::uint32_t idx : state.constrained) check_node_constraints(g, idx, bindings);
-  for (const auto& r : state.regions)
-    if (r) check_program_constraints(*r, bindings);
+  for (const auto& bodies : state.bodies)
+    for (const auto& body : bodies) check_program_constraints(*body, bindings);
 }
 
 std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Program& program,
@@ -166,7 +166,7 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
     input_shapes.push_back(std::move(*shape));
   }
   if (input_shapes.size() == g.input_nodes.size()) s->static_input_shapes = std::move(input_shapes);
-  s->regions.resize(n);
+  s->bodies.resize(n);
   for (const auto& grp : s->groups) s->fused_ops += grp.nodes.size();
 
   // Steps in node order; a fused group runs where its root is. Constraints
@@ -185,9 +185,8 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
         s->constrained.push_back(i);
       }
     }
-    if (auto* region = dynamic_cast<const RegionOp*>(node.op.get())) {
-      s->regions[i] = prepare_state(runtime, region->body(), options);
-    }
+    const BodyOp* with_bodies = body_op(node.op.get());
+    if (with_bodies != nullptr) s->bodies[i] = with_bodies->prepare(runtime, options);
     const int grp = group_of[i];
     if (grp >= 0 && s->groups[static_cast<std::size_t>(grp)].nodes.back() != i) continue;
     Step step;
@@ -198,7 +197,7 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
     } else {
       step.index = i;
       reads.push_back(node.inputs);
-      if (node.op->is_extension() && s->regions[i] == nullptr) {
+      if (node.op->is_extension() && with_bodies == nullptr) {
         for (const TensorMeta& m : node.outputs)
           for (const SymDim& d : m.shape) step.binds_dynamic |= d.is_dynamic();
       }
@@ -252,6 +251,22 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
       s->dead_on_arrival.push_back(v);
     }
   }
+  // Release analysis of the steps of ops with bodies: an operand whose value
+  // dies at the step (and appears there for the last time) may be moved in.
+  for (std::size_t k = 0; k < reads.size(); ++k) {
+    Step& step = s->steps[k];
+    if (step.fused || s->bodies[step.index].empty()) continue;
+    const auto& r = reads[k];
+    step.last_reads.assign(r.size(), 0);
+    for (std::size_t j = 0; j < r.size(); ++j) {
+      const std::uint32_t v = value_id(*s, r[j]);
+      bool again = false;
+      for (std::size_t l = j + 1; l < r.size(); ++l) again |= value_id(*s, r[l]) == v;
+      step.last_reads[j] = !again && !is_output[v] && last[v] == static_cast<std::int64_t>(k);
+    }
+  }
+  s->input_position_of.assign(count, PreparedState::kNoSlot);
+  for (const auto& [v, position] : s->input_values) s->input_position_of[v] = position;
   return s;
 }
 
@@ -285,7 +300,8 @@ class TensorSlots {
 
 std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const PreparedState& state,
                                   std::span<const Tensor> inputs, DimBindings& bindings,
-                                  LiveCounter& counter, RunStats* stats) {
+                                  LiveCounter& counter, RunStats* stats,
+                                  std::span<Tensor> owned_inputs) {
   const ProgramGraph& g = *state.program.graph();
   const auto& constants = state.program.constants();
   // Where each value lives: the caller's input, the program's constant, or
@@ -327,11 +343,37 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   for (const auto& [v, slot] : state.input_values) at[v] = &inputs[slot];
   for (const auto& [v, slot] : state.constant_values) at[v] = &constants.at(slot);
   counter.add(state.input_values.size() + state.constant_values.size());
+  // The tensor holding value v that this run may clear or move: a step's
+  // value it holds, or an input it owns.
+  auto clearable = [&](std::uint32_t v) -> Tensor* {
+    if (at[v] == nullptr) return nullptr;
+    if (Tensor* slot = held(v)) return slot;
+    const std::uint32_t position = state.input_position_of[v];
+    if (owned_inputs.empty() || position == PreparedState::kNoSlot) return nullptr;
+    return &owned_inputs[position];
+  };
   auto release = [&](std::uint32_t v) {
     if (at[v] == nullptr) return;
-    if (Tensor* slot = held(v)) *slot = Tensor();
+    if (Tensor* t = clearable(v)) *t = Tensor();
     at[v] = nullptr;
     --counter.live;
+  };
+  // An op with bodies owns its operands: those it reads last are moved in.
+  auto owned_operands = [&](const Step& step, std::span<const ValueRef> refs) {
+    std::vector<Tensor> ins;
+    ins.reserve(refs.size());
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      const std::uint32_t v = value_id(state, refs[k]);
+      Tensor* t = step.last_reads[k] ? clearable(v) : nullptr;
+      if (t == nullptr) {
+        ins.push_back(*at[v]);
+        continue;
+      }
+      ins.push_back(std::move(*t));
+      at[v] = nullptr;
+      --counter.live;
+    }
+    return ins;
   };
   for (std::uint32_t v : state.dead_on_arrival) release(v);
   for (const Step& step : state.steps) {
@@ -355,13 +397,23 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
       if (stats) ++stats->fused_passes;
     } else {
       const ProgramNode& n = g.nodes[step.index];
-      const auto ins = operands_of(step, n.inputs);
-      if (state.regions[step.index]) {
-        auto outs = execute_state(runtime, backend, *state.regions[step.index], ins, bindings,
-                                  counter, nullptr);
+      const PreparedBodies& bodies = state.bodies[step.index];
+      if (!bodies.empty()) {
+        const BodyRun run{runtime, backend, bindings, counter};
+        auto outs =
+            static_cast<const BodyOp&>(*n.op).run(run, bodies, owned_operands(step, n.inputs));
+        if (outs.size() != n.outputs.size()) {
+          fail_in(ErrorPhase::Execute, ErrorKind::Internal, std::string(n.op->name()), "returned ",
+                  outs.size(), " outputs but declares ", n.outputs.size());
+        }
         for (std::uint32_t j = 0; j < outs.size(); ++j)
           set(state.value_base[step.index] + j, std::move(outs[j]));
-      } else if (n.op->is_extension()) {
+        if (stats) ++stats->executed_steps;
+        for (std::uint32_t v : step.frees) release(v);
+        continue;
+      }
+      const auto ins = operands_of(step, n.inputs);
+      if (n.op->is_extension()) {
         auto outs = runtime.apply(n.op, ins);
         if (outs.size() != n.outputs.size()) {
           fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(n.op->name()),
@@ -402,6 +454,18 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
   for (const Tensor* t : at)
     if (t != nullptr) --counter.live;
   return out;
+}
+
+PreparedBodies BodyOp::prepare(Runtime& runtime, const PrepareOptions& options) const {
+  PreparedBodies prepared;
+  for (const Program& body : bodies()) prepared.push_back(prepare_state(runtime, body, options));
+  return prepared;
+}
+
+std::vector<Tensor> run_body(const BodyRun& run, const PreparedState& body,
+                             std::vector<Tensor> inputs) {
+  return execute_state(run.runtime, run.backend, body, inputs, run.bindings, run.counter, nullptr,
+                       inputs);
 }
 
 }  // namespace detail
@@ -467,8 +531,8 @@ void require_ingress(const EngineRegistration& engine, const char* what, std::si
 void ensure_families(Runtime& runtime, const detail::ProgramGraph& g) {
   for (const auto& node : g.nodes) {
     if (node.kind != detail::ProgramNode::Kind::Op) continue;
-    if (auto* region = dynamic_cast<const detail::RegionOp*>(node.op.get())) {
-      ensure_families(runtime, *region->body().graph());
+    if (const auto* with_bodies = detail::body_op(node.op.get())) {
+      for (const Program& body : with_bodies->bodies()) ensure_families(runtime, *body.graph());
     } else if (node.op->is_extension()) {
       ensure_self_installing(runtime, *node.op);
     }

@@ -1,12 +1,133 @@
 // checkpoint(): a traced region run as one step whose intermediates are
-// recomputed, not stored, for reverse mode.
+// recomputed, not stored, for reverse mode: an op with one body
+// (ad/program/body_op.hpp).
 
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ad/program/graph.hpp"
+#include "ad/program/body_op.hpp"
+#include "tenferro/ad/transforms.hpp"
 
 namespace tenferro {
+
+namespace {
+
+/// A checkpointed region: a body program without constants, run as one step.
+/// The body's intermediates are freed when the step ends; reverse mode emits
+/// another region that recomputes them and runs the body's vjp, so they are
+/// never stored between the passes; forward mode a region running its jvp.
+class RegionOp final : public detail::BodyOp {
+ public:
+  explicit RegionOp(Program body) : body_(std::move(body)) {}
+  std::string_view name() const override { return "checkpoint"; }
+  std::size_t input_count() const override { return body_.input_count(); }
+  std::size_t output_count() const override { return body_.output_count(); }
+  std::size_t hash() const override { return hash_combine(0x6368656b, body_.fingerprint()); }
+  bool equals(const Op& other) const override {
+    auto* o = dynamic_cast<const RegionOp*>(&other);
+    return o != nullptr &&
+           (o->body_.graph() == body_.graph() || o->body_.graph()->same_structure(*body_.graph()));
+  }
+  InferenceResult infer(std::span<const TensorMeta> inputs) const override;
+  std::string describe() const override {
+    return "checkpoint(" + std::to_string(body_.node_count()) + " ops)";
+  }
+
+  std::span<const Program> bodies() const override { return {&body_, 1}; }
+  std::vector<Tensor> run(const detail::BodyRun& run, const detail::PreparedBodies& bodies,
+                          std::vector<Tensor> inputs) const override {
+    return detail::run_body(run, *bodies[0], std::move(inputs));
+  }
+  std::vector<std::optional<TracedTensor>> jvp(
+      std::span<const TracedTensor> inputs, std::span<const std::optional<TracedTensor>> tangents,
+      const ad::AdContext& rules) const override;
+  std::vector<std::optional<TracedTensor>> vjp(
+      std::span<const TracedTensor> inputs, std::span<const std::optional<TracedTensor>> cotangents,
+      const ad::AdContext& rules) const override;
+
+ private:
+  Program body_;
+};
+
+InferenceResult RegionOp::infer(std::span<const TensorMeta> inputs) const {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!(inputs[i] == body_.input_meta(i))) {
+      fail(ErrorKind::ShapeMismatch, "checkpoint", "region input ", i, " was traced as ",
+           tenferro::name(body_.input_meta(i).dtype), to_string(body_.input_meta(i).shape),
+           " but gets ", tenferro::name(inputs[i].dtype), to_string(inputs[i].shape),
+           "; trace the region again");
+    }
+  }
+  InferenceResult r;
+  for (std::size_t j = 0; j < body_.output_count(); ++j) r.outputs.push_back(body_.output_meta(j));
+  return r;
+}
+
+// Reverse mode: a region over the body's inputs and the outputs' cotangents
+// that recomputes the body and returns the inputs' cotangents.
+std::vector<std::optional<TracedTensor>> RegionOp::vjp(
+    std::span<const TracedTensor> call_inputs,
+    std::span<const std::optional<TracedTensor>> cotangents, const ad::AdContext& rules) const {
+  std::vector<TracedTensor> ps = detail::placeholders_for(body_);
+  std::vector<TracedTensor> outs = detail::instantiate(*body_.graph(), ps, &body_.constants());
+  std::vector<TracedTensor> seeded, seeds, inputs = ps;
+  std::vector<TracedTensor> call_args(call_inputs.begin(), call_inputs.end());
+  for (std::size_t j = 0; j < outs.size(); ++j) {
+    if (!cotangents[j]) continue;
+    TracedTensor c = placeholder(outs[j].dtype(), outs[j].shape());
+    seeded.push_back(outs[j]);
+    seeds.push_back(c);
+    inputs.push_back(c);
+    call_args.push_back(*cotangents[j]);
+  }
+  auto in_ct = vjp_many(seeded, seeds, ps, rules);
+  std::vector<TracedTensor> body_outs;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < in_ct.size(); ++i) {
+    if (!in_ct[i]) continue;
+    body_outs.push_back(*in_ct[i]);
+    which.push_back(i);
+  }
+  std::vector<std::optional<TracedTensor>> result(call_inputs.size());
+  if (body_outs.empty()) return result;
+  auto out = detail::make_traced(std::make_shared<RegionOp>(compile(body_outs, inputs)), call_args);
+  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = out[k];
+  return result;
+}
+
+// Forward mode: a region over the body's inputs and their tangents that
+// returns the outputs' tangents.
+std::vector<std::optional<TracedTensor>> RegionOp::jvp(
+    std::span<const TracedTensor> call_inputs,
+    std::span<const std::optional<TracedTensor>> tangents, const ad::AdContext& rules) const {
+  std::vector<TracedTensor> ps = detail::placeholders_for(body_);
+  std::vector<TracedTensor> outs = detail::instantiate(*body_.graph(), ps, &body_.constants());
+  std::vector<TracedTensor> moved, dirs, inputs = ps;
+  std::vector<TracedTensor> call_args(call_inputs.begin(), call_inputs.end());
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    if (!tangents[i]) continue;
+    TracedTensor t = placeholder(ps[i].dtype(), ps[i].shape());
+    moved.push_back(ps[i]);
+    dirs.push_back(t);
+    inputs.push_back(t);
+    call_args.push_back(*tangents[i]);
+  }
+  auto out_t = jvp_many(outs, moved, dirs, rules);
+  std::vector<TracedTensor> body_outs;
+  std::vector<std::size_t> which;
+  for (std::size_t j = 0; j < out_t.size(); ++j) {
+    if (!out_t[j]) continue;
+    body_outs.push_back(*out_t[j]);
+    which.push_back(j);
+  }
+  std::vector<std::optional<TracedTensor>> result(outs.size());
+  if (body_outs.empty()) return result;
+  auto out = detail::make_traced(std::make_shared<RegionOp>(compile(body_outs, inputs)), call_args);
+  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = out[k];
+  return result;
+}
+
+}  // namespace
 
 std::vector<TracedTensor> checkpoint(const TracedFn& fn, ListRef<TracedTensor> inputs) {
   if (!fn) fail(ErrorKind::InvalidArgument, "checkpoint", "the function is empty");
@@ -74,7 +195,7 @@ std::vector<TracedTensor> checkpoint(const TracedFn& fn, ListRef<TracedTensor> i
   Program body = compile(body_outs, body_inputs);
   std::vector<TracedTensor> call_inputs(inputs.begin(), inputs.end());
   call_inputs.insert(call_inputs.end(), captured_outer.begin(), captured_outer.end());
-  return detail::make_traced(std::make_shared<detail::RegionOp>(std::move(body)), call_inputs);
+  return detail::make_traced(std::make_shared<RegionOp>(std::move(body)), call_inputs);
 }
 
 TracedTensor checkpoint(const std::function<TracedTensor(const TracedTensor&)>& fn,

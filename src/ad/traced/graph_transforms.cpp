@@ -1,13 +1,12 @@
 // Graph-level transforms: forward and reverse sweeps over traced graphs that
 // run the AdContext rules through an emitter whose values are graph nodes.
-// Checkpoint regions are differentiated as regions: reverse mode emits a
-// region that recomputes the body and runs its vjp, so the body's
-// intermediates are never stored between the passes.
+// Ops with bodies (checkpoint regions, control flow) are differentiated by
+// their own jvp and vjp hooks.
 
 #include <map>
 #include <unordered_map>
 
-#include "ad/program/graph.hpp"
+#include "ad/program/body_op.hpp"
 #include "tenferro/ad/linearize.hpp"
 #include "tenferro/ad/transforms.hpp"
 
@@ -82,73 +81,28 @@ Dependence analyse(const std::vector<NodePtr>& order, std::span<const TracedTens
   return d;
 }
 
-const detail::RegionOp* region_of(const TracedNode& n) {
-  return dynamic_cast<const detail::RegionOp*>(n.op.get());
-}
-
-std::vector<ad::MaybeVal> region_backward(GraphEmitter& em, const TracedNode& n,
-                                          const detail::RegionOp& region,
-                                          std::span<const ad::MaybeVal> cts,
-                                          const ad::AdContext& rules) {
-  const Program& body = region.body();
-  std::vector<TracedTensor> ps = detail::placeholders_for(body);
-  std::vector<TracedTensor> outs = detail::instantiate(*body.graph(), ps, &body.constants());
-  std::vector<TracedTensor> seeded, seeds, inputs = ps, call_args = n.inputs;
-  for (std::size_t j = 0; j < outs.size(); ++j) {
-    if (!cts[j]) continue;
-    TracedTensor c = placeholder(outs[j].dtype(), outs[j].shape());
-    seeded.push_back(outs[j]);
-    seeds.push_back(c);
-    inputs.push_back(c);
-    call_args.push_back(em.get(*cts[j]));
-  }
-  auto in_ct = vjp_many(seeded, seeds, ps, rules);
-  std::vector<TracedTensor> body_outs;
-  std::vector<std::size_t> which;
-  for (std::size_t i = 0; i < in_ct.size(); ++i) {
-    if (!in_ct[i]) continue;
-    body_outs.push_back(*in_ct[i]);
-    which.push_back(i);
-  }
-  std::vector<ad::MaybeVal> result(n.inputs.size());
-  if (body_outs.empty()) return result;
-  Program recompute = compile(body_outs, inputs);
-  auto out =
-      detail::make_traced(std::make_shared<detail::RegionOp>(std::move(recompute)), call_args);
-  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = em.add_value(out[k]);
+// An op with bodies is differentiated by its own hooks (ad/program/body_op.hpp)
+// over the traced values the emitter holds.
+std::vector<ad::MaybeVal> body_backward(GraphEmitter& em, const TracedNode& n,
+                                        const detail::BodyOp& op, std::span<const ad::MaybeVal> cts,
+                                        const ad::AdContext& rules) {
+  std::vector<std::optional<TracedTensor>> out_ct;
+  for (const auto& c : cts) out_ct.push_back(c ? std::optional(em.get(*c)) : std::nullopt);
+  std::vector<ad::MaybeVal> result;
+  for (const auto& c : op.vjp(n.inputs, out_ct, rules))
+    result.push_back(c ? ad::MaybeVal(em.add_value(*c)) : std::nullopt);
   return result;
 }
 
-std::vector<ad::MaybeVal> region_forward(GraphEmitter& em, const TracedNode& n,
-                                         const detail::RegionOp& region,
-                                         std::span<const ad::MaybeVal> tangents,
-                                         const ad::AdContext& rules) {
-  const Program& body = region.body();
-  std::vector<TracedTensor> ps = detail::placeholders_for(body);
-  std::vector<TracedTensor> outs = detail::instantiate(*body.graph(), ps, &body.constants());
-  std::vector<TracedTensor> moved, dirs, inputs = ps, call_args = n.inputs;
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    if (!tangents[i]) continue;
-    TracedTensor t = placeholder(ps[i].dtype(), ps[i].shape());
-    moved.push_back(ps[i]);
-    dirs.push_back(t);
-    inputs.push_back(t);
-    call_args.push_back(em.get(*tangents[i]));
-  }
-  auto out_t = jvp_many(outs, moved, dirs, rules);
-  std::vector<TracedTensor> body_outs;
-  std::vector<std::size_t> which;
-  for (std::size_t j = 0; j < out_t.size(); ++j) {
-    if (!out_t[j]) continue;
-    body_outs.push_back(*out_t[j]);
-    which.push_back(j);
-  }
-  std::vector<ad::MaybeVal> result(outs.size());
-  if (body_outs.empty()) return result;
-  Program tangent_body = compile(body_outs, inputs);
-  auto out =
-      detail::make_traced(std::make_shared<detail::RegionOp>(std::move(tangent_body)), call_args);
-  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = em.add_value(out[k]);
+std::vector<ad::MaybeVal> body_forward(GraphEmitter& em, const TracedNode& n,
+                                       const detail::BodyOp& op,
+                                       std::span<const ad::MaybeVal> tangents,
+                                       const ad::AdContext& rules) {
+  std::vector<std::optional<TracedTensor>> in_t;
+  for (const auto& t : tangents) in_t.push_back(t ? std::optional(em.get(*t)) : std::nullopt);
+  std::vector<ad::MaybeVal> result;
+  for (const auto& t : op.jvp(n.inputs, in_t, rules))
+    result.push_back(t ? ad::MaybeVal(em.add_value(*t)) : std::nullopt);
   return result;
 }
 
@@ -215,8 +169,8 @@ std::vector<std::optional<TracedTensor>> vjp_many(ListRef<TracedTensor> outputs,
     }
     if (cut || !dep.node.at(&n) || n.op == nullptr) continue;
     std::vector<ad::MaybeVal> in_ct;
-    if (const auto* region = region_of(n)) {
-      in_ct = region_backward(em, n, *region, out_ct, rules);
+    if (const auto* body = detail::body_op(n.op.get())) {
+      in_ct = body_backward(em, n, *body, out_ct, rules);
     } else {
       std::vector<ad::Val> ins, outs;
       std::vector<TensorMeta> metas;
@@ -270,8 +224,8 @@ std::vector<std::optional<TracedTensor>> jvp_many(ListRef<TracedTensor> outputs,
     }
     if (!any) continue;
     std::vector<ad::MaybeVal> out_t;
-    if (const auto* region = region_of(n)) {
-      out_t = region_forward(em, n, *region, in_t, rules);
+    if (const auto* body = detail::body_op(n.op.get())) {
+      out_t = body_forward(em, n, *body, in_t, rules);
     } else {
       std::vector<ad::Val> ins, outs;
       for (const auto& t : n.inputs) ins.push_back(em.add_value(t));
