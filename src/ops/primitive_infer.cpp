@@ -186,20 +186,28 @@ void require_nonempty(const InferContext& ctx, const SymShape& shape, const Axes
 
 }  // namespace
 
+}  // namespace tenferro::detail
+
+// ---- the kinds' inference hooks -------------------------------------------------------
+
+namespace tenferro {
+
+using namespace detail;
+
 // ---- elementwise -------------------------------------------------------------------
 
-void infer_kind(const prim::Unary& p, InferContext& ctx) {
+void prim::Unary::infer(const Unary& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   ctx.emit(unary_dtype(ctx, p.op, x.dtype), x.shape);
 }
 
-void infer_kind(const prim::Binary& p, InferContext& ctx) {
+void prim::Binary::infer(const Binary& p, InferContext& ctx) {
   const TensorMeta &a = ctx.in[0], &b = ctx.in[1];
   const DType dtype = binary_dtype(ctx, p.op, a.dtype, b.dtype);
   ctx.emit(dtype, broadcast_shape(ctx, a.shape, b.shape));
 }
 
-void infer_kind(const prim::Select&, InferContext& ctx) {
+void prim::Select::infer(const Select&, InferContext& ctx) {
   const TensorMeta &cond = ctx.in[0], &a = ctx.in[1], &b = ctx.in[2];
   if (!is_bool(cond.dtype)) {
     fail(ErrorKind::DTypeMismatch, ctx.op, "cond has dtype ", name(cond.dtype),
@@ -210,7 +218,7 @@ void infer_kind(const prim::Select&, InferContext& ctx) {
   ctx.emit(dtype, broadcast_shape(ctx, shape, b.shape));
 }
 
-void infer_kind(const prim::Polygamma& p, InferContext& ctx) {
+void prim::Polygamma::infer(const Polygamma& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   if (p.n < 0 || p.n > kMaxPolygammaOrder) {
     fail(ErrorKind::InvalidArgument, ctx.op, "order n = ", p.n,
@@ -219,7 +227,7 @@ void infer_kind(const prim::Polygamma& p, InferContext& ctx) {
   ctx.emit(polygamma_result_dtype(x.dtype), x.shape);
 }
 
-void infer_kind(const prim::Clamp& p, InferContext& ctx) {
+void prim::Clamp::infer(const Clamp& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   if (is_complex(x.dtype) || is_bool(x.dtype)) {
     fail(ErrorKind::DTypeMismatch, ctx.op, "not defined for dtype ", name(x.dtype),
@@ -236,7 +244,7 @@ void infer_kind(const prim::Clamp& p, InferContext& ctx) {
 
 // ---- reductions --------------------------------------------------------------------
 
-void infer_kind(const prim::Reduce& p, InferContext& ctx) {
+void prim::Reduce::infer(const Reduce& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   const Axes axes = normalize_axes_for(ctx, p.axes, x.rank());
   const DType dtype = reduce_result_dtype(p.op, x.dtype);  // the descriptor's rule
@@ -244,7 +252,7 @@ void infer_kind(const prim::Reduce& p, InferContext& ctx) {
   ctx.emit(dtype, reduced_shape(x.shape, axes, p.keepdim));
 }
 
-void infer_kind(const prim::Variance& p, InferContext& ctx) {
+void prim::Variance::infer(const Variance& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   const Axes axes = normalize_axes_for(ctx, p.axes, x.rank());
   if (std::isnan(p.correction)) {
@@ -254,7 +262,7 @@ void infer_kind(const prim::Variance& p, InferContext& ctx) {
   ctx.emit(variance_result_dtype(x.dtype), reduced_shape(x.shape, axes, p.keepdim));
 }
 
-void infer_kind(const prim::ArgReduce& p, InferContext& ctx) {
+void prim::ArgReduce::infer(const ArgReduce& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   require_no_complex(ctx, x.dtype, "complex numbers are not ordered; use abs() or real()");
   const Axes axes{normalize_axis_for(ctx, p.axis, x.rank())};
@@ -263,6 +271,7 @@ void infer_kind(const prim::ArgReduce& p, InferContext& ctx) {
 }
 
 // A rank-0 input is one lane of length 1 (axis 0 or -1, like PyTorch).
+namespace {
 std::int64_t lane_axis_for(const InferContext& ctx, std::int64_t axis, std::int64_t rank) {
   if (rank == 0) {
     if (axis != 0 && axis != -1) {
@@ -273,8 +282,9 @@ std::int64_t lane_axis_for(const InferContext& ctx, std::int64_t axis, std::int6
   }
   return normalize_axis_for(ctx, axis, rank);
 }
+}  // namespace
 
-void infer_kind(const prim::Cumulative& p, InferContext& ctx) {
+void prim::Cumulative::infer(const Cumulative& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   if (p.op != ReduceOp::Sum && p.op != ReduceOp::Prod) {
     fail(ErrorKind::InvalidArgument, ctx.op, "cumulative ", name(p.op),
@@ -284,7 +294,7 @@ void infer_kind(const prim::Cumulative& p, InferContext& ctx) {
   ctx.emit(cumulative_result_dtype(x.dtype), x.shape);
 }
 
-void infer_kind(const prim::Argsort& p, InferContext& ctx) {
+void prim::Argsort::infer(const Argsort& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   require_no_complex(ctx, x.dtype,
                      "complex numbers are not ordered; sort abs(x), real(x) or imag(x) instead");
@@ -312,7 +322,7 @@ void infer_kind(const prim::Argsort& p, InferContext& ctx) {
 
 // ---- contraction -------------------------------------------------------------------
 
-void infer_kind(const prim::DotGeneral& p, InferContext& ctx) {
+void prim::DotGeneral::infer(const DotGeneral& p, InferContext& ctx) {
   const TensorMeta &lhs = ctx.in[0], &rhs = ctx.in[1];
   for (const auto& [side, t] : {std::pair{"lhs", &lhs}, std::pair{"rhs", &rhs}}) {
     if (is_bool(t->dtype)) {
@@ -376,7 +386,7 @@ void infer_kind(const prim::DotGeneral& p, InferContext& ctx) {
 
 // ---- conversion and sources --------------------------------------------------------
 
-void infer_kind(const prim::Convert& p, InferContext& ctx) {
+void prim::Convert::infer(const Convert& p, InferContext& ctx) {
   const TensorMeta& x = only_input(ctx);
   if (!p.lossy && !is_lossless_conversion(x.dtype, p.dtype)) {
     fail(ErrorKind::DTypeMismatch, ctx.op, name(x.dtype), " -> ", name(p.dtype),
@@ -385,22 +395,18 @@ void infer_kind(const prim::Convert& p, InferContext& ctx) {
   ctx.emit(p.dtype, x.shape);
 }
 
-void infer_kind(const prim::Full& p, InferContext& ctx) {
+void prim::Full::infer(const Full& p, InferContext& ctx) {
   require_nonnegative(ctx.op, p.shape, "shape");
   check_fill_value(ctx.op, p.value, p.dtype);
   ctx.emit(p.dtype, p.shape);
 }
 
-void infer_kind(const prim::Constant& p, InferContext& ctx) {
+void prim::Constant::infer(const Constant& p, InferContext& ctx) {
   if (!p.value.defined()) {
     fail(ErrorKind::InvalidArgument, ctx.op, "the constant's tensor is undefined; pass a tensor");
   }
   ctx.emit(p.value.dtype(), to_sym_shape(p.value.shape()));
 }
-
-}  // namespace tenferro::detail
-
-namespace tenferro {
 
 InferenceResult PrimitiveOp::infer(std::span<const TensorMeta> inputs) const {
   detail::InferContext ctx{std::string(name()), inputs, {}};
@@ -408,7 +414,7 @@ InferenceResult PrimitiveOp::infer(std::span<const TensorMeta> inputs) const {
     fail(ErrorKind::InvalidArgument, ctx.op, "expects ", input_count(), " input(s), got ",
          inputs.size());
   }
-  std::visit([&](const auto& p) { detail::infer_kind(p, ctx); }, params_);
+  std::visit([&](const auto& p) { std::decay_t<decltype(p)>::infer(p, ctx); }, params_);
   return std::move(ctx.result);
 }
 

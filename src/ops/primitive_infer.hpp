@@ -51,33 +51,4 @@ void check_fill_value(const std::string& op, const Scalar& value, DType dtype);
 /// "[1, 2, 3]".
 std::string axes_to_string(std::span<const std::int64_t> axes);
 
-// One inference routine per kind; they validate and call ctx.emit.
-void infer_kind(const prim::Unary& p, InferContext& ctx);
-void infer_kind(const prim::Binary& p, InferContext& ctx);
-void infer_kind(const prim::Select& p, InferContext& ctx);
-void infer_kind(const prim::Clamp& p, InferContext& ctx);
-void infer_kind(const prim::Reduce& p, InferContext& ctx);
-void infer_kind(const prim::Variance& p, InferContext& ctx);
-void infer_kind(const prim::ArgReduce& p, InferContext& ctx);
-void infer_kind(const prim::Cumulative& p, InferContext& ctx);
-void infer_kind(const prim::Argsort& p, InferContext& ctx);
-void infer_kind(const prim::DotGeneral& p, InferContext& ctx);
-void infer_kind(const prim::Convert& p, InferContext& ctx);
-void infer_kind(const prim::Full& p, InferContext& ctx);
-void infer_kind(const prim::Constant& p, InferContext& ctx);
-void infer_kind(const prim::Polygamma& p, InferContext& ctx);
-void infer_kind(const prim::Transpose& p, InferContext& ctx);
-void infer_kind(const prim::Reshape& p, InferContext& ctx);
-void infer_kind(const prim::BroadcastInDim& p, InferContext& ctx);
-void infer_kind(const prim::Slice& p, InferContext& ctx);
-void infer_kind(const prim::Pad& p, InferContext& ctx);
-void infer_kind(const prim::Concatenate& p, InferContext& ctx);
-void infer_kind(const prim::Reverse& p, InferContext& ctx);
-void infer_kind(const prim::IndexSelect& p, InferContext& ctx);
-void infer_kind(const prim::TakeAlongAxis& p, InferContext& ctx);
-void infer_kind(const prim::ScatterAdd& p, InferContext& ctx);
-void infer_kind(const prim::Diagonal& p, InferContext& ctx);
-void infer_kind(const prim::DiagEmbed& p, InferContext& ctx);
-void infer_kind(const prim::Triangle& p, InferContext& ctx);
-
 }  // namespace tenferro::detail

@@ -46,7 +46,13 @@ void require_rank_at_least(const InferContext& ctx, const TensorMeta& x, std::in
 
 }  // namespace
 
-void infer_kind(const prim::Transpose& p, InferContext& ctx) {
+}  // namespace tenferro::detail
+
+namespace tenferro {
+
+using namespace detail;
+
+void prim::Transpose::infer(const Transpose& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   if (static_cast<std::int64_t>(p.perm.size()) != x.rank()) {
     fail(ErrorKind::RankMismatch, ctx.op, "permutation ", axes_to_string(p.perm), " has ",
@@ -58,7 +64,7 @@ void infer_kind(const prim::Transpose& p, InferContext& ctx) {
   ctx.emit(x.dtype, std::move(out));
 }
 
-void infer_kind(const prim::Reshape& p, InferContext& ctx) {
+void prim::Reshape::infer(const Reshape& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   require_nonnegative(ctx.op, p.shape, "target shape");
   const SymDim from = numel(x.shape), to = numel(p.shape);
@@ -76,7 +82,7 @@ void infer_kind(const prim::Reshape& p, InferContext& ctx) {
   ctx.emit(x.dtype, p.shape);
 }
 
-void infer_kind(const prim::BroadcastInDim& p, InferContext& ctx) {
+void prim::BroadcastInDim::infer(const BroadcastInDim& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   if (static_cast<std::int64_t>(p.dims.size()) != x.rank()) {
     fail(ErrorKind::RankMismatch, ctx.op, "dims has ", p.dims.size(),
@@ -109,7 +115,7 @@ void infer_kind(const prim::BroadcastInDim& p, InferContext& ctx) {
   ctx.emit(x.dtype, p.shape);
 }
 
-void infer_kind(const prim::Slice& p, InferContext& ctx) {
+void prim::Slice::infer(const Slice& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   require_entries(ctx, p.start, x.rank(), "start");
   require_entries(ctx, p.limit, x.rank(), "limit");
@@ -137,7 +143,7 @@ void infer_kind(const prim::Slice& p, InferContext& ctx) {
   ctx.emit(x.dtype, std::move(out));
 }
 
-void infer_kind(const prim::Pad& p, InferContext& ctx) {
+void prim::Pad::infer(const Pad& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   require_entries(ctx, p.low, x.rank(), "low");
   require_entries(ctx, p.high, x.rank(), "high");
@@ -161,7 +167,7 @@ void infer_kind(const prim::Pad& p, InferContext& ctx) {
   ctx.emit(x.dtype, std::move(out));
 }
 
-void infer_kind(const prim::Concatenate& p, InferContext& ctx) {
+void prim::Concatenate::infer(const Concatenate& p, InferContext& ctx) {
   if (ctx.in.empty()) {
     fail(ErrorKind::InvalidArgument, ctx.op, "needs at least one tensor; set count >= 1");
   }
@@ -189,13 +195,13 @@ void infer_kind(const prim::Concatenate& p, InferContext& ctx) {
   ctx.emit(dtype, std::move(out));
 }
 
-void infer_kind(const prim::Reverse& p, InferContext& ctx) {
+void prim::Reverse::infer(const Reverse& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   (void)normalize_axes_for(ctx, p.axes, x.rank());
   ctx.emit(x.dtype, x.shape);
 }
 
-void infer_kind(const prim::IndexSelect& p, InferContext& ctx) {
+void prim::IndexSelect::infer(const IndexSelect& p, InferContext& ctx) {
   const TensorMeta &x = ctx.in[0], &index = ctx.in[1];
   require_index_dtype(ctx, index);
   if (index.rank() != 1) {
@@ -208,7 +214,7 @@ void infer_kind(const prim::IndexSelect& p, InferContext& ctx) {
   ctx.emit(x.dtype, std::move(out));
 }
 
-void infer_kind(const prim::TakeAlongAxis& p, InferContext& ctx) {
+void prim::TakeAlongAxis::infer(const TakeAlongAxis& p, InferContext& ctx) {
   const TensorMeta &x = ctx.in[0], &index = ctx.in[1];
   require_index_dtype(ctx, index);
   require_same_rank(ctx, x, index, "index");
@@ -220,7 +226,7 @@ void infer_kind(const prim::TakeAlongAxis& p, InferContext& ctx) {
   ctx.emit(x.dtype, index.shape);
 }
 
-void infer_kind(const prim::ScatterAdd& p, InferContext& ctx) {
+void prim::ScatterAdd::infer(const ScatterAdd& p, InferContext& ctx) {
   const TensorMeta &x = ctx.in[0], &index = ctx.in[1], &src = ctx.in[2];
   require_index_dtype(ctx, index);
   require_same_rank(ctx, x, index, "index");
@@ -242,7 +248,7 @@ void infer_kind(const prim::ScatterAdd& p, InferContext& ctx) {
   ctx.emit(promote_types(x.dtype, src.dtype), x.shape);
 }
 
-void infer_kind(const prim::Diagonal& p, InferContext& ctx) {
+void prim::Diagonal::infer(const Diagonal& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   const auto a = static_cast<std::size_t>(normalize_axis_for(ctx, p.axis1, x.rank()));
   const auto b = static_cast<std::size_t>(normalize_axis_for(ctx, p.axis2, x.rank()));
@@ -259,7 +265,7 @@ void infer_kind(const prim::Diagonal& p, InferContext& ctx) {
   ctx.emit(x.dtype, std::move(out));
 }
 
-void infer_kind(const prim::DiagEmbed& p, InferContext& ctx) {
+void prim::DiagEmbed::infer(const DiagEmbed& p, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   require_rank_at_least(ctx, x, 1, "[n, batch...]");
   if (p.offset == INT64_MIN) {
@@ -271,10 +277,10 @@ void infer_kind(const prim::DiagEmbed& p, InferContext& ctx) {
   ctx.emit(x.dtype, std::move(out));
 }
 
-void infer_kind(const prim::Triangle&, InferContext& ctx) {
+void prim::Triangle::infer(const Triangle&, InferContext& ctx) {
   const TensorMeta& x = ctx.in[0];
   require_rank_at_least(ctx, x, 2, "[m, n, batch...]");
   ctx.emit(x.dtype, x.shape);
 }
 
-}  // namespace tenferro::detail
+}  // namespace tenferro

@@ -1,12 +1,13 @@
-// Identity of the core primitives: names, input counts, parameter equality,
-// hashes and descriptions. Inference lives in primitive_infer*.cpp and
-// execution in primitive_execute.cpp.
+// The catalog's machinery, derived from each parameter struct's declaration
+// (ops/primitives.hpp): kind keys and names, input counts, hashes and
+// describe()'s text from the fields() lists, the run-time catalog and
+// construction by name. Inference and execution are the kinds' hooks
+// (src/ops/primitive_infer*.cpp, primitive_execute.cpp).
 
 #include "tenferro/ops/primitives.hpp"
 
 #include <array>
 #include <bit>
-#include <iterator>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -17,185 +18,98 @@
 
 namespace tenferro::prim {
 
+std::string_view name(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::Int:
+      return "int";
+    case FieldKind::Axis:
+      return "axis";
+    case FieldKind::Axes:
+      return "axes";
+    case FieldKind::Ints:
+      return "ints";
+    case FieldKind::SymShape:
+      return "sym_shape";
+    case FieldKind::Flag:
+      return "flag";
+    case FieldKind::Real:
+      return "real";
+    case FieldKind::Scalar:
+      return "scalar";
+    case FieldKind::OptionalScalar:
+      return "optional_scalar";
+    case FieldKind::DType:
+      return "dtype";
+    case FieldKind::Tensor:
+      return "tensor";
+    case FieldKind::Count:
+      return "count";
+    case FieldKind::UnaryOp:
+      return "unary_op";
+    case FieldKind::BinaryOp:
+      return "binary_op";
+    case FieldKind::ReduceOp:
+      return "reduce_op";
+  }
+  return "?";
+}
+
 namespace {
 
-// ---- names and arities -------------------------------------------------------------
+// ---- the kinds of a parameter struct (one, or kKinds named by a parameter) ---------
 
-std::string_view kind_name(const Unary& p) {
-  return name(p.op);
-}
-std::string_view kind_name(const Binary& p) {
-  return name(p.op);
-}
-std::string_view kind_name(const Reduce& p) {
-  return name(p.op);
-}
-std::string_view kind_name(const Select&) {
-  return "select";
-}
-std::string_view kind_name(const Clamp&) {
-  return "clamp";
-}
-std::string_view kind_name(const Variance& p) {
-  return p.take_sqrt ? "std" : "var";
-}
-std::string_view kind_name(const ArgReduce& p) {
-  return p.is_max ? "argmax" : "argmin";
-}
-std::string_view kind_name(const DotGeneral&) {
-  return "dot_general";
-}
-std::string_view kind_name(const Transpose&) {
-  return "transpose";
-}
-std::string_view kind_name(const Reshape&) {
-  return "reshape";
-}
-std::string_view kind_name(const BroadcastInDim&) {
-  return "broadcast_in_dim";
-}
-std::string_view kind_name(const Slice&) {
-  return "slice";
-}
-std::string_view kind_name(const Pad&) {
-  return "pad";
-}
-std::string_view kind_name(const Concatenate&) {
-  return "concatenate";
-}
-std::string_view kind_name(const Reverse&) {
-  return "reverse";
-}
-std::string_view kind_name(const IndexSelect&) {
-  return "index_select";
-}
-std::string_view kind_name(const TakeAlongAxis&) {
-  return "take_along_axis";
-}
-std::string_view kind_name(const ScatterAdd&) {
-  return "scatter_add";
-}
-std::string_view kind_name(const Diagonal&) {
-  return "diagonal";
-}
-std::string_view kind_name(const DiagEmbed&) {
-  return "diag_embed";
-}
-std::string_view kind_name(const Triangle& p) {
-  return p.lower ? "tril" : "triu";
-}
-std::string_view kind_name(const Convert& p) {
-  return p.lossy ? "cast" : "convert";
-}
-std::string_view kind_name(const Full&) {
-  return "full";
-}
-std::string_view kind_name(const Constant&) {
-  return "constant";
-}
-std::string_view kind_name(const Polygamma&) {
-  return "polygamma";
-}
-std::string_view kind_name(const Cumulative& p) {
-  return p.op == ReduceOp::Prod ? "cumprod" : "cumsum";
-}
-std::string_view kind_name(const Argsort& p) {
-  return p.k < 0 ? "argsort" : "topk";
-}
-
-// A primitive's kind within its parameter type: the variants whose name
-// depends on a parameter (kind_name) have one sub-kind per name.
-std::int32_t sub_kind(const Unary& p) {
-  return static_cast<std::int32_t>(p.op);
-}
-std::int32_t sub_kind(const Binary& p) {
-  return static_cast<std::int32_t>(p.op);
-}
-std::int32_t sub_kind(const Reduce& p) {
-  return static_cast<std::int32_t>(p.op);
-}
-std::int32_t sub_kind(const Variance& p) {
-  return p.take_sqrt ? 1 : 0;
-}
-std::int32_t sub_kind(const ArgReduce& p) {
-  return p.is_max ? 1 : 0;
-}
-std::int32_t sub_kind(const Triangle& p) {
-  return p.lower ? 1 : 0;
-}
-std::int32_t sub_kind(const Convert& p) {
-  return p.lossy ? 1 : 0;
-}
-std::int32_t sub_kind(const Cumulative& p) {
-  return p.op == ReduceOp::Prod ? 1 : 0;
-}
-std::int32_t sub_kind(const Argsort& p) {
-  return p.k < 0 ? 1 : 0;
-}
 template <class P>
-std::int32_t sub_kind(const P&) {
-  return 0;
-}
+constexpr bool kHasKinds = requires {
+  P::kKinds;
+};
 
-// How many sub-kinds the parameter type P has.
 template <class P>
-constexpr std::int32_t sub_kind_count() {
-  if constexpr (std::is_same_v<P, Unary>) {
-    return kUnaryOpCount;
-  } else if constexpr (std::is_same_v<P, Binary>) {
-    return kBinaryOpCount;
-  } else if constexpr (std::is_same_v<P, Reduce>) {
-    return static_cast<std::int32_t>(std::size(kReduceOps));
-  } else if constexpr (std::is_same_v<P, Variance> || std::is_same_v<P, ArgReduce> ||
-                       std::is_same_v<P, Triangle> || std::is_same_v<P, Convert> ||
-                       std::is_same_v<P, Cumulative> || std::is_same_v<P, Argsort>) {
-    return 2;
+std::string_view kind_name_of(std::int32_t k) {
+  if constexpr (kHasKinds<P>) {
+    return P::kind_name(k);
   } else {
-    return 1;
+    (void)k;
+    return P::kName;
+  }
+}
+template <class P>
+std::int32_t kind_of(const P& p) {
+  if constexpr (kHasKinds<P>) {
+    return P::kind_of(p);
+  } else {
+    (void)p;
+    return 0;
+  }
+}
+template <class P>
+std::string_view functions_of(std::int32_t k) {
+  if constexpr (kHasKinds<P>) {
+    return P::functions(k);
+  } else {
+    (void)k;
+    return P::kFunctions;
   }
 }
 
-// The first key of each parameter type, and (last entry) the key count.
+// The parameter structs' names, in the variant's order.
+constexpr std::array<std::string_view, std::variant_size_v<Params>> kParamNames = {
+    "Unary",     "Binary",      "Select",    "Clamp",       "Reduce",         "Variance",
+    "ArgReduce", "DotGeneral",  "Transpose", "Reshape",     "BroadcastInDim", "Slice",
+    "Pad",       "Concatenate", "Reverse",   "IndexSelect", "TakeAlongAxis",  "ScatterAdd",
+    "Diagonal",  "DiagEmbed",   "Triangle",  "Convert",     "Full",           "Constant",
+    "Polygamma", "Cumulative",  "Argsort"};
+
+// The first kind key of each parameter struct, and (last entry) the key count.
 template <std::size_t... I>
 constexpr std::array<std::int32_t, sizeof...(I) + 1> kind_offsets(std::index_sequence<I...>) {
-  const std::int32_t counts[] = {sub_kind_count<std::variant_alternative_t<I, Params>>()...};
+  const std::int32_t counts[] = {kinds_of<std::variant_alternative_t<I, Params>>()...};
   std::array<std::int32_t, sizeof...(I) + 1> first{};
   for (std::size_t i = 0; i < sizeof...(I); ++i) first[i + 1] = first[i] + counts[i];
   return first;
 }
 constexpr auto kKindOffsets = kind_offsets(std::make_index_sequence<std::variant_size_v<Params>>{});
 
-template <class P>
-std::size_t arity(const P&) {
-  if constexpr (std::is_same_v<P, Full> || std::is_same_v<P, Constant>) {
-    return 0;
-  } else if constexpr (std::is_same_v<P, Binary> || std::is_same_v<P, DotGeneral> ||
-                       std::is_same_v<P, IndexSelect> || std::is_same_v<P, TakeAlongAxis>) {
-    return 2;
-  } else if constexpr (std::is_same_v<P, Select> || std::is_same_v<P, ScatterAdd>) {
-    return 3;
-  } else {
-    return 1;
-  }
-}
-std::size_t arity(const Concatenate& p) {
-  return p.count;
-}
-
-// ---- equality and hashing ----------------------------------------------------------
-
-// Scalars compare by dtype and bit pattern, so NaN parameters equal
-// themselves and hashing stays consistent with equality.
-bool same_scalar(const Scalar& a, const Scalar& b) {
-  return a.dtype() == b.dtype() &&
-         std::bit_cast<std::uint64_t>(a.real()) == std::bit_cast<std::uint64_t>(b.real()) &&
-         std::bit_cast<std::uint64_t>(a.imag()) == std::bit_cast<std::uint64_t>(b.imag()) &&
-         a.to_int() == b.to_int();
-}
-
-bool same_scalar(const std::optional<Scalar>& a, const std::optional<Scalar>& b) {
-  return a.has_value() == b.has_value() && (!a || same_scalar(*a, *b));
-}
+// ---- hashing -------------------------------------------------------------------------
 
 template <class T>
 void mix(std::size_t& h, const T& v) {
@@ -218,105 +132,24 @@ void mix(std::size_t& h, const T& v) {
   } else if constexpr (std::is_same_v<T, std::optional<Scalar>>) {
     mix(h, v.has_value());
     if (v) mix(h, *v);
+  } else if constexpr (std::is_same_v<T, Tensor>) {
+    mix(h, v.offset());
+    mix(h, v.dtype());
+    mix(h, v.shape());
+    h = hash_combine(h, std::hash<const void*>{}(v.storage().get()));
   } else {
     static_assert(sizeof(T) == 0, "no hash for this parameter field");
   }
 }
 
-template <class... T>
-std::size_t hash_fields(const T&... fields) {
+template <class P>
+std::size_t fields_hash(const P& p) {
   std::size_t h = 0;
-  (mix(h, fields), ...);
+  for_each_field<P>([&](const auto& f) { mix(h, value_of(f, p)); });
   return h;
 }
 
-std::size_t fields_hash(const Unary& p) {
-  return hash_fields(p.op);
-}
-std::size_t fields_hash(const Binary& p) {
-  return hash_fields(p.op);
-}
-std::size_t fields_hash(const Select&) {
-  return 0;
-}
-std::size_t fields_hash(const Clamp& p) {
-  return hash_fields(p.lo, p.hi);
-}
-std::size_t fields_hash(const Reduce& p) {
-  return hash_fields(p.op, p.axes, p.keepdim);
-}
-std::size_t fields_hash(const Variance& p) {
-  return hash_fields(p.axes, p.correction, p.keepdim, p.take_sqrt);
-}
-std::size_t fields_hash(const ArgReduce& p) {
-  return hash_fields(p.is_max, p.axis, p.keepdim);
-}
-std::size_t fields_hash(const DotGeneral& p) {
-  return hash_fields(p.dims.lhs_contracting, p.dims.rhs_contracting, p.dims.lhs_batch,
-                     p.dims.rhs_batch);
-}
-std::size_t fields_hash(const Transpose& p) {
-  return hash_fields(p.perm);
-}
-std::size_t fields_hash(const Reshape& p) {
-  return hash_fields(p.shape);
-}
-std::size_t fields_hash(const BroadcastInDim& p) {
-  return hash_fields(p.shape, p.dims);
-}
-std::size_t fields_hash(const Slice& p) {
-  return hash_fields(p.start, p.limit, p.stride);
-}
-std::size_t fields_hash(const Pad& p) {
-  return hash_fields(p.low, p.high, p.interior, p.value);
-}
-std::size_t fields_hash(const Concatenate& p) {
-  return hash_fields(p.axis, p.count);
-}
-std::size_t fields_hash(const Reverse& p) {
-  return hash_fields(p.axes);
-}
-std::size_t fields_hash(const IndexSelect& p) {
-  return hash_fields(p.axis);
-}
-std::size_t fields_hash(const TakeAlongAxis& p) {
-  return hash_fields(p.axis);
-}
-std::size_t fields_hash(const ScatterAdd& p) {
-  return hash_fields(p.axis);
-}
-std::size_t fields_hash(const Diagonal& p) {
-  return hash_fields(p.offset, p.axis1, p.axis2);
-}
-std::size_t fields_hash(const DiagEmbed& p) {
-  return hash_fields(p.offset);
-}
-std::size_t fields_hash(const Triangle& p) {
-  return hash_fields(p.lower, p.k);
-}
-std::size_t fields_hash(const Convert& p) {
-  return hash_fields(p.dtype, p.lossy);
-}
-std::size_t fields_hash(const Full& p) {
-  return hash_fields(p.shape, p.value, p.dtype);
-}
-std::size_t fields_hash(const Constant& p) {
-  const Tensor& t = p.value;
-  return hash_combine(hash_fields(t.offset(), t.dtype(), t.shape()),
-                      std::hash<const void*>{}(t.storage().get()));
-}
-
-std::size_t fields_hash(const Cumulative& p) {
-  return hash_fields(p.op, p.axis, p.reverse);
-}
-std::size_t fields_hash(const Argsort& p) {
-  return hash_fields(p.axis, p.descending, p.k);
-}
-std::size_t fields_hash(const Polygamma& p) {
-  return hash_fields(p.n);
-}
-
-// ---- descriptions ------------------------------------------------------------------
+// ---- describe()'s text -----------------------------------------------------------------
 
 std::string list(std::span<const std::int64_t> v) {
   std::string s = "[";
@@ -343,133 +176,197 @@ std::string scalar_text(const Scalar& v) {
   return os.str();
 }
 
-const char* flag(bool b) {
-  return b ? "true" : "false";
+template <class T>
+std::string value_text(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  } else if constexpr (std::is_same_v<T, Axes>) {
+    return list(v);
+  } else if constexpr (std::is_same_v<T, SymShape>) {
+    return to_string(v);
+  } else if constexpr (std::is_same_v<T, Scalar>) {
+    return scalar_text(v);
+  } else if constexpr (std::is_same_v<T, std::optional<Scalar>>) {
+    return v ? scalar_text(*v) : std::string("none");
+  } else if constexpr (std::is_same_v<T, DType>) {
+    return std::string(name(v));
+  } else if constexpr (std::is_same_v<T, Tensor>) {
+    if (!v.defined()) return "undefined";
+    return "tensor(shape=" + shape_to_string(v.shape()) +
+           ", dtype=" + std::string(name(v.dtype())) + ")";
+  } else {
+    return std::string(name(v));  // the op enums
+  }
 }
 
-std::string params_text(const Unary&) {
-  return {};
-}
-std::string params_text(const Binary&) {
-  return {};
-}
-std::string params_text(const Select&) {
-  return {};
-}
-std::string params_text(const Clamp& p) {
-  return "lo=" + (p.lo ? scalar_text(*p.lo) : std::string("none")) +
-         ", hi=" + (p.hi ? scalar_text(*p.hi) : std::string("none"));
-}
-std::string params_text(const Reduce& p) {
-  return "axes=" + list(p.axes) + ", keepdim=" + flag(p.keepdim);
-}
-std::string params_text(const Variance& p) {
-  std::ostringstream os;
-  os << "axes=" << list(p.axes) << ", correction=" << p.correction
-     << ", keepdim=" << flag(p.keepdim);
-  return os.str();
-}
-std::string params_text(const ArgReduce& p) {
-  return "axis=" + std::to_string(p.axis) + ", keepdim=" + flag(p.keepdim);
-}
-std::string params_text(const DotGeneral& p) {
-  return "lhs_contracting=" + list(p.dims.lhs_contracting) +
-         ", rhs_contracting=" + list(p.dims.rhs_contracting) +
-         ", lhs_batch=" + list(p.dims.lhs_batch) + ", rhs_batch=" + list(p.dims.rhs_batch);
-}
-std::string params_text(const Transpose& p) {
-  return "perm=" + list(p.perm);
-}
-std::string params_text(const Reshape& p) {
-  return "shape=" + to_string(p.shape);
-}
-std::string params_text(const BroadcastInDim& p) {
-  return "shape=" + to_string(p.shape) + ", dims=" + list(p.dims);
-}
-std::string params_text(const Slice& p) {
-  return "start=" + list(p.start) + ", limit=" + list(p.limit) + ", stride=" + list(p.stride);
-}
-std::string params_text(const Pad& p) {
-  return "low=" + list(p.low) + ", high=" + list(p.high) + ", interior=" + list(p.interior) +
-         ", value=" + scalar_text(p.value);
-}
-std::string params_text(const Concatenate& p) {
-  return "axis=" + std::to_string(p.axis) + ", count=" + std::to_string(p.count);
-}
-std::string params_text(const Reverse& p) {
-  return "axes=" + list(p.axes);
-}
-std::string params_text(const IndexSelect& p) {
-  return "axis=" + std::to_string(p.axis);
-}
-std::string params_text(const TakeAlongAxis& p) {
-  return "axis=" + std::to_string(p.axis);
-}
-std::string params_text(const ScatterAdd& p) {
-  return "axis=" + std::to_string(p.axis);
-}
-std::string params_text(const Diagonal& p) {
-  return "offset=" + std::to_string(p.offset) + ", axis1=" + std::to_string(p.axis1) +
-         ", axis2=" + std::to_string(p.axis2);
-}
-std::string params_text(const DiagEmbed& p) {
-  return "offset=" + std::to_string(p.offset);
-}
-std::string params_text(const Triangle& p) {
-  return "k=" + std::to_string(p.k);
-}
-std::string params_text(const Convert& p) {
-  return "dtype=" + std::string(name(p.dtype));
-}
-std::string params_text(const Full& p) {
-  return "shape=" + to_string(p.shape) + ", value=" + scalar_text(p.value) +
-         ", dtype=" + std::string(name(p.dtype));
-}
-std::string params_text(const Constant& p) {
-  if (!p.value.defined()) return "undefined";
-  return "shape=" + shape_to_string(p.value.shape()) +
-         ", dtype=" + std::string(name(p.value.dtype()));
+template <class P>
+std::string fields_text(const P& p) {
+  std::string text;
+  for_each_field<P>([&](const auto& f) {
+    if (f.role != FieldRole::Param) return;
+    if (!text.empty()) text += ", ";
+    text += std::string(f.name) + "=" + value_text(value_of(f, p));
+  });
+  return text;
 }
 
-std::string params_text(const Cumulative& p) {
-  return "axis=" + std::to_string(p.axis) + ", reverse=" + flag(p.reverse);
+// ---- construction by name ----------------------------------------------------------------
+
+std::string_view value_kind(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string_view {
+        using V = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<V, std::int64_t>) return "an integer";
+        if constexpr (std::is_same_v<V, double>) return "a real number";
+        if constexpr (std::is_same_v<V, bool>) return "a bool";
+        if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) return "a list of integers";
+        if constexpr (std::is_same_v<V, Scalar>) return "a scalar";
+        if constexpr (std::is_same_v<V, DType>) return "a dtype";
+        if constexpr (std::is_same_v<V, SymShape>) return "a symbolic shape";
+        if constexpr (std::is_same_v<V, Tensor>) return "a tensor";
+        return "none";
+      },
+      v);
 }
-std::string params_text(const Argsort& p) {
-  return "axis=" + std::to_string(p.axis) + ", descending=" + flag(p.descending) +
-         (p.k < 0 ? std::string() : ", k=" + std::to_string(p.k));
+
+// Sets `target` from `v`; false when the value cannot be that parameter.
+template <class T>
+bool assign(T& target, const ParamValue& v) {
+  const auto* i = std::get_if<std::int64_t>(&v);
+  const auto* list = std::get_if<std::vector<std::int64_t>>(&v);
+  if constexpr (std::is_same_v<T, bool>) {
+    if (const auto* b = std::get_if<bool>(&v)) return target = *b, true;
+  } else if constexpr (std::is_same_v<T, std::size_t>) {
+    if (i && *i >= 0) return target = static_cast<std::size_t>(*i), true;
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (i) return target = *i, true;
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (const auto* d = std::get_if<double>(&v)) return target = *d, true;
+    if (i) return target = static_cast<double>(*i), true;
+  } else if constexpr (std::is_same_v<T, Axes>) {
+    if (list) return target = Axes(list->begin(), list->end()), true;
+  } else if constexpr (std::is_same_v<T, SymShape>) {
+    if (const auto* s = std::get_if<SymShape>(&v)) return target = *s, true;
+    if (list) return target = to_sym_shape(*list), true;
+  } else if constexpr (std::is_same_v<T, Scalar> || std::is_same_v<T, std::optional<Scalar>>) {
+    if constexpr (std::is_same_v<T, std::optional<Scalar>>) {
+      if (std::holds_alternative<std::monostate>(v)) return target = std::nullopt, true;
+    }
+    if (const auto* s = std::get_if<Scalar>(&v)) return target = *s, true;
+    if (const auto* d = std::get_if<double>(&v)) return target = Scalar(*d), true;
+    if (i) return target = Scalar(*i), true;
+    if (const auto* b = std::get_if<bool>(&v)) return target = Scalar(*b), true;
+  } else if constexpr (std::is_same_v<T, DType>) {
+    if (const auto* d = std::get_if<DType>(&v)) return target = *d, true;
+  } else if constexpr (std::is_same_v<T, Tensor>) {
+    if (const auto* t = std::get_if<Tensor>(&v)) return target = *t, true;
+  }
+  return false;
 }
-std::string params_text(const Polygamma& p) {
-  return "n=" + std::to_string(p.n);
+
+template <class P>
+Params build(const PrimitiveInfo& info, std::int32_t kind, std::span<const NamedParam> params) {
+  P p = with_kind<P>(kind);
+  for (const NamedParam& given : params) {
+    bool found = false;
+    for_each_field<P>([&](const auto& f) {
+      if (found || f.role != FieldRole::Param || f.name != given.name) return;
+      found = true;
+      if (!assign(value_of(f, p), given.value)) {
+        fail(ErrorKind::InvalidArgument, std::string(info.name), "parameter '", f.name,
+             "' takes a value of kind ", name(f.kind), ", got ", value_kind(given.value));
+      }
+    });
+    if (!found) {
+      std::string names;
+      for (const FieldInfo& fi : info.fields)
+        names += (names.empty() ? "" : ", ") + std::string(fi.name);
+      fail(ErrorKind::InvalidArgument, std::string(info.name), "has no parameter '", given.name,
+           "'; its parameters are: ", names.empty() ? std::string("none") : names);
+    }
+  }
+  return p;
+}
+
+// ---- the run-time catalog -------------------------------------------------------------------
+
+using Builder = Params (*)(const PrimitiveInfo&, std::int32_t, std::span<const NamedParam>);
+
+struct Catalog {
+  std::vector<PrimitiveInfo> entries;
+  std::vector<Builder> builders;    // per entry
+  std::vector<std::int32_t> kinds;  // per entry: its kind within its struct
+};
+
+std::vector<std::string_view> split_functions(std::string_view list) {
+  std::vector<std::string_view> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+template <std::size_t I>
+void add_entries(Catalog& c) {
+  using P = std::variant_alternative_t<I, Params>;
+  for (std::int32_t k = 0; k < kinds_of<P>(); ++k) {
+    PrimitiveInfo info;
+    info.name = kind_name_of<P>(k);
+    info.kind_key = kKindOffsets[I] + k;
+    info.params = kParamNames[I];
+    info.arity = P::kArity;
+    for_each_field<P>([&](const auto& f) {
+      if (f.role == FieldRole::Param) info.fields.push_back({f.name, f.kind});
+    });
+    info.dtypes = P::kDTypes;
+    info.functions = split_functions(functions_of<P>(k));
+    c.entries.push_back(std::move(info));
+    c.builders.push_back(&build<P>);
+    c.kinds.push_back(k);
+  }
+}
+
+const Catalog& catalog() {
+  static const Catalog c = [] {
+    Catalog made;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (add_entries<I>(made), ...);
+    }
+    (std::make_index_sequence<std::variant_size_v<Params>>{});
+    return made;
+  }();
+  return c;
 }
 
 }  // namespace
 
-bool Clamp::operator==(const Clamp& o) const {
-  return same_scalar(lo, o.lo) && same_scalar(hi, o.hi);
-}
-
-bool DotGeneral::operator==(const DotGeneral& o) const {
-  return dims.lhs_contracting == o.dims.lhs_contracting &&
-         dims.rhs_contracting == o.dims.rhs_contracting && dims.lhs_batch == o.dims.lhs_batch &&
-         dims.rhs_batch == o.dims.rhs_batch;
-}
-
-bool Pad::operator==(const Pad& o) const {
-  return low == o.low && high == o.high && interior == o.interior && same_scalar(value, o.value);
-}
-
-bool Full::operator==(const Full& o) const {
-  return shape == o.shape && dtype == o.dtype && same_scalar(value, o.value);
-}
-
-bool Constant::operator==(const Constant& o) const {
-  return value.storage() == o.value.storage() && value.offset() == o.value.offset() &&
-         value.dtype() == o.value.dtype() && value.shape() == o.value.shape() &&
-         value.strides() == o.value.strides();
-}
-
 std::size_t hash_value(const Params& p) {
   return hash_combine(p.index(), std::visit([](const auto& k) { return fields_hash(k); }, p));
+}
+
+std::string params_text(const Params& p) {
+  return std::visit([](const auto& k) { return fields_text(k); }, p);
+}
+
+std::span<const PrimitiveInfo> primitive_catalog() {
+  return catalog().entries;
+}
+
+const PrimitiveInfo* find_primitive(std::string_view name) {
+  for (const PrimitiveInfo& info : catalog().entries)
+    if (info.name == name) return &info;
+  return nullptr;
 }
 
 }  // namespace tenferro::prim
@@ -479,7 +376,7 @@ namespace tenferro {
 PrimitiveOp::PrimitiveOp(prim::Params params)
     : params_(std::move(params)),
       kind_key_(prim::kKindOffsets[params_.index()] +
-                std::visit([](const auto& p) { return prim::sub_kind(p); }, params_)) {}
+                std::visit([](const auto& p) { return prim::kind_of(p); }, params_)) {}
 
 std::int32_t primitive_kind_count() {
   return prim::kKindOffsets.back();
@@ -497,11 +394,13 @@ std::size_t PrimitiveOp::hash() const {
 }
 
 std::string_view PrimitiveOp::name() const {
-  return std::visit([](const auto& p) { return prim::kind_name(p); }, params_);
+  return prim::catalog().entries[static_cast<std::size_t>(kind_key_)].name;
 }
 
 std::size_t PrimitiveOp::input_count() const {
-  return std::visit([](const auto& p) { return prim::arity(p); }, params_);
+  if (const auto* c = get<prim::Concatenate>()) return c->count;
+  return static_cast<std::size_t>(
+      prim::catalog().entries[static_cast<std::size_t>(kind_key_)].arity);
 }
 
 bool PrimitiveOp::equals(const Op& other) const {
@@ -510,13 +409,25 @@ bool PrimitiveOp::equals(const Op& other) const {
 }
 
 std::string PrimitiveOp::describe() const {
-  std::string text = std::visit([](const auto& p) { return prim::params_text(p); }, params_);
+  std::string text = prim::params_text(params_);
   if (text.empty()) return std::string(name());
   return std::string(name()) + "(" + text + ")";
 }
 
 std::shared_ptr<const PrimitiveOp> make_primitive(prim::Params params) {
   return detail::make_pooled<const PrimitiveOp>(std::move(params));
+}
+
+std::shared_ptr<const PrimitiveOp> make_primitive(std::string_view name,
+                                                  std::span<const prim::NamedParam> params) {
+  const prim::PrimitiveInfo* info = prim::find_primitive(name);
+  if (info == nullptr) {
+    fail(ErrorKind::InvalidArgument, "make_primitive", "no primitive is named '", name,
+         "'; primitive_catalog() lists them");
+  }
+  const auto& c = prim::catalog();
+  const auto at = static_cast<std::size_t>(info->kind_key);
+  return make_primitive(c.builders[at](*info, c.kinds[at], params));
 }
 
 namespace {

@@ -1,5 +1,8 @@
 // register_core_rules and the helpers shared by the core rule files.
 
+#include <utility>
+#include <variant>
+
 #include "ad/rules/core.hpp"
 
 namespace tenferro::ad {
@@ -118,11 +121,21 @@ RuleSet non_differentiable() {
 
 }  // namespace core
 
+namespace {
+// Every named kind of P under its name, with the rules its hook gives.
+template <class P>
+void register_kinds(AdContext& ctx) {
+  for (std::int32_t k = 0; k < prim::kinds_of<P>(); ++k)
+    ctx.register_rules(std::string(PrimitiveOp(prim::with_kind<P>(k)).name()), P::rules(k));
+}
+}  // namespace
+
 void register_core_rules(AdContext& ctx) {
-  core::register_elementwise_rules(ctx);
-  core::register_reduce_rules(ctx);
-  core::register_structural_rules(ctx);
-  core::register_scan_rules(ctx);
+  // The catalog's every kind: a kind without rules does not link.
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (register_kinds<std::variant_alternative_t<I, prim::Params>>(ctx), ...);
+  }
+  (std::make_index_sequence<std::variant_size_v<prim::Params>>{});
 }
 
 }  // namespace tenferro::ad

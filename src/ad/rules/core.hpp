@@ -11,11 +11,6 @@
 
 namespace tenferro::ad::core {
 
-void register_elementwise_rules(AdContext& ctx);
-void register_reduce_rules(AdContext& ctx);
-void register_structural_rules(AdContext& ctx);
-void register_scan_rules(AdContext& ctx);
-
 /// The parameters of the primitive a rule runs for.
 template <class P>
 const P& params(const RuleArgs& a) {

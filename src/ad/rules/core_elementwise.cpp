@@ -519,22 +519,34 @@ RuleSet binary_scaled(BinCoef ca, BinCoef cb, Residuals r) {
   return rules;
 }
 
-void register_elementwise_rules(AdContext& ctx) {
-  for (int i = 0; i < kUnaryOpCount; ++i) {
-    const auto op = static_cast<UnaryOp>(i);
-    ctx.register_rules(std::string(make_primitive(prim::Unary{op})->name()), unary_rules(op));
-  }
-  for (int i = 0; i < kBinaryOpCount; ++i) {
-    const auto op = static_cast<BinaryOp>(i);
-    RuleSet rules = binary_rules(op);
-    if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
-        op == BinaryOp::Complex)
-      add_vjp_from_transpose(rules);
-    ctx.register_rules(std::string(make_primitive(prim::Binary{op})->name()), std::move(rules));
-  }
-  ctx.register_rules("select", select_rule());
-  ctx.register_rules("clamp", clamp_rule());
-  ctx.register_rules("polygamma", polygamma_rule());
+}  // namespace tenferro::ad::core
+
+// ---- the kinds' rule hooks -------------------------------------------------------------
+
+namespace tenferro {
+
+using namespace ad::core;
+
+ad::RuleSet prim::Unary::rules(std::int32_t kind) {
+  return unary_rules(static_cast<UnaryOp>(kind));
 }
 
-}  // namespace tenferro::ad::core
+ad::RuleSet prim::Binary::rules(std::int32_t kind) {
+  const auto op = static_cast<BinaryOp>(kind);
+  ad::RuleSet set = binary_rules(op);
+  if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Complex)
+    add_vjp_from_transpose(set);
+  return set;
+}
+
+ad::RuleSet prim::Select::rules(std::int32_t) {
+  return select_rule();
+}
+ad::RuleSet prim::Clamp::rules(std::int32_t) {
+  return clamp_rule();
+}
+ad::RuleSet prim::Polygamma::rules(std::int32_t) {
+  return polygamma_rule();
+}
+
+}  // namespace tenferro

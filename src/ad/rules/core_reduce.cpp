@@ -251,20 +251,41 @@ RuleSet dot_general_rule() {
 
 }  // namespace
 
-void register_reduce_rules(AdContext& ctx) {
-  ctx.register_rules("sum", with_vjp(sum_rule(ReduceOp::Sum)));
-  ctx.register_rules("mean", with_vjp(sum_rule(ReduceOp::Mean)));
-  ctx.register_rules("prod", prod_rule());
-  ctx.register_rules("max", extremum_rule());
-  ctx.register_rules("min", extremum_rule());
-  ctx.register_rules("logsumexp", logsumexp_rule());
-  ctx.register_rules("all", non_differentiable());
-  ctx.register_rules("any", non_differentiable());
-  ctx.register_rules("var", variance_rule(false));
-  ctx.register_rules("std", variance_rule(true));
-  ctx.register_rules("argmax", non_differentiable());
-  ctx.register_rules("argmin", non_differentiable());
-  ctx.register_rules("dot_general", with_vjp(dot_general_rule()));
+}  // namespace tenferro::ad::core
+
+// ---- the kinds' rule hooks -------------------------------------------------------------
+
+namespace tenferro {
+
+using namespace ad::core;
+
+ad::RuleSet prim::Reduce::rules(std::int32_t kind) {
+  switch (static_cast<ReduceOp>(kind)) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean:
+      return with_vjp(sum_rule(static_cast<ReduceOp>(kind)));
+    case ReduceOp::Prod:
+      return prod_rule();
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+      return extremum_rule();
+    case ReduceOp::LogSumExp:
+      return logsumexp_rule();
+    case ReduceOp::All:
+    case ReduceOp::Any:
+      break;
+  }
+  return non_differentiable();
 }
 
-}  // namespace tenferro::ad::core
+ad::RuleSet prim::Variance::rules(std::int32_t kind) {
+  return variance_rule(kind != 0);
+}
+ad::RuleSet prim::ArgReduce::rules(std::int32_t) {
+  return non_differentiable();
+}
+ad::RuleSet prim::DotGeneral::rules(std::int32_t) {
+  return with_vjp(dot_general_rule());
+}
+
+}  // namespace tenferro

@@ -68,11 +68,19 @@ RuleSet cumprod_rule() {
 
 }  // namespace
 
-void register_scan_rules(AdContext& ctx) {
-  ctx.register_rules("cumsum", with_vjp(cumsum_rule()));
-  ctx.register_rules("cumprod", cumprod_rule());
-  ctx.register_rules("argsort", non_differentiable());
-  ctx.register_rules("topk", non_differentiable());
+}  // namespace tenferro::ad::core
+
+// ---- the kinds' rule hooks -------------------------------------------------------------
+
+namespace tenferro {
+
+using namespace ad::core;
+
+ad::RuleSet prim::Cumulative::rules(std::int32_t kind) {
+  return kind != 0 ? cumprod_rule() : with_vjp(cumsum_rule());  // cumprod : cumsum
+}
+ad::RuleSet prim::Argsort::rules(std::int32_t) {
+  return non_differentiable();
 }
 
-}  // namespace tenferro::ad::core
+}  // namespace tenferro

@@ -304,25 +304,31 @@ RuleSet constant_rule() {
 
 }  // namespace
 
-void register_structural_rules(AdContext& ctx) {
-  ctx.register_rules("transpose", with_vjp(transpose_rule()));
-  ctx.register_rules("reshape", with_vjp(reshape_rule()));
-  ctx.register_rules("broadcast_in_dim", with_vjp(broadcast_rule()));
-  ctx.register_rules("slice", with_vjp(slice_rule()));
-  ctx.register_rules("pad", with_vjp(pad_rule()));
-  ctx.register_rules("concatenate", with_vjp(concatenate_rule()));
-  ctx.register_rules("reverse", with_vjp(reverse_rule()));
-  ctx.register_rules("index_select", with_vjp(gather_rule<prim::IndexSelect>(true)));
-  ctx.register_rules("take_along_axis", with_vjp(gather_rule<prim::TakeAlongAxis>(false)));
-  ctx.register_rules("scatter_add", with_vjp(scatter_add_rule()));
-  ctx.register_rules("diagonal", with_vjp(diagonal_rule()));
-  ctx.register_rules("diag_embed", with_vjp(diag_embed_rule()));
-  ctx.register_rules("tril", with_vjp(triangle_rule()));
-  ctx.register_rules("triu", with_vjp(triangle_rule()));
-  ctx.register_rules("convert", with_vjp(convert_rule()));
-  ctx.register_rules("cast", with_vjp(convert_rule()));
-  ctx.register_rules("full", constant_rule());
-  ctx.register_rules("constant", constant_rule());
-}
-
 }  // namespace tenferro::ad::core
+
+// ---- the kinds' rule hooks -------------------------------------------------------------
+
+namespace tenferro {
+
+using namespace ad::core;
+
+// clang-format off
+ad::RuleSet prim::Transpose::rules(std::int32_t) { return with_vjp(transpose_rule()); }
+ad::RuleSet prim::Reshape::rules(std::int32_t) { return with_vjp(reshape_rule()); }
+ad::RuleSet prim::BroadcastInDim::rules(std::int32_t) { return with_vjp(broadcast_rule()); }
+ad::RuleSet prim::Slice::rules(std::int32_t) { return with_vjp(slice_rule()); }
+ad::RuleSet prim::Pad::rules(std::int32_t) { return with_vjp(pad_rule()); }
+ad::RuleSet prim::Concatenate::rules(std::int32_t) { return with_vjp(concatenate_rule()); }
+ad::RuleSet prim::Reverse::rules(std::int32_t) { return with_vjp(reverse_rule()); }
+ad::RuleSet prim::IndexSelect::rules(std::int32_t) { return with_vjp(gather_rule<IndexSelect>(true)); }
+ad::RuleSet prim::TakeAlongAxis::rules(std::int32_t) { return with_vjp(gather_rule<TakeAlongAxis>(false)); }
+ad::RuleSet prim::ScatterAdd::rules(std::int32_t) { return with_vjp(scatter_add_rule()); }
+ad::RuleSet prim::Diagonal::rules(std::int32_t) { return with_vjp(diagonal_rule()); }
+ad::RuleSet prim::DiagEmbed::rules(std::int32_t) { return with_vjp(diag_embed_rule()); }
+ad::RuleSet prim::Triangle::rules(std::int32_t) { return with_vjp(triangle_rule()); }
+ad::RuleSet prim::Convert::rules(std::int32_t) { return with_vjp(convert_rule()); }
+ad::RuleSet prim::Full::rules(std::int32_t) { return constant_rule(); }
+ad::RuleSet prim::Constant::rules(std::int32_t) { return constant_rule(); }
+// clang-format on
+
+}  // namespace tenferro
