@@ -8,11 +8,11 @@
 
 // The direct tier only: eager overloads (add(EagerTensor, ...)) would make
 // direct-op names ambiguous where tests take their address.
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/backend/contract.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "tenferro/tensor/typed_tensor.hpp"
 
 /// Asserts that `stmt` throws a tenferro::Error of the given ErrorKind.

@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/backend/scan.hpp"
-#include "tenferro/backend/sort.hpp"
 
 namespace bench_scan_sort {
 

@@ -7,8 +7,6 @@
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
 #include "tenferro/backend/scan.hpp"
-#include "tenferro/backend/sort.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "tenferro/core/dtype.hpp"
 #include "tenferro/core/error.hpp"
 #include "tenferro/core/scalar.hpp"
@@ -17,7 +15,9 @@
 #include "tenferro/tensor/storage.hpp"
 #include "tenferro/tensor/tensor.hpp"
 #include "tenferro/tensor/typed_tensor.hpp"
-// The operation vocabulary, runtime and extension API.
+// The operation vocabulary, the one operation surface of every tier (direct
+// forms included), runtime and extension API.
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/ops/extension_op.hpp"
 #include "tenferro/ops/primitives.hpp"
 #include "tenferro/runtime/runtime.hpp"

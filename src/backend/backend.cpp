@@ -46,6 +46,26 @@ void Backend::release_attachments() {
 
 BackendSession::~BackendSession() = default;
 
+void detail::require_operand(const Tensor& x, const Backend& backend, std::string_view op,
+                             std::string_view what) {
+  if (!x.defined()) {
+    fail(ErrorKind::InvalidArgument, std::string(op), what,
+         " is undefined (default-constructed); pass a tensor");
+  }
+  if (!backend.accepts(x.placement())) {
+    fail(ErrorKind::ContextMismatch, std::string(op), what, " lives on ", to_string(x.placement()),
+         " but the ", backend.kind(), " backend works on ", to_string(backend.placement()),
+         "; transfer it to the backend first");
+  }
+}
+
+Tensor copy(const Tensor& x, Backend& backend) {
+  detail::require_operand(x, backend, "copy");
+  Tensor out = backend.empty(x.shape(), x.dtype());
+  backend.copy(x, out);
+  return out;
+}
+
 EngineId Backend::engine_id() const {
   return EngineId("tenferro." + std::string(kind()) + ".v1");
 }

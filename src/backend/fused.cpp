@@ -5,7 +5,6 @@
 
 #include <array>
 
-#include "backend/checks.hpp"
 #include "tenferro/backend/elementwise.hpp"
 
 namespace tenferro {

@@ -7,11 +7,11 @@
 #include <cstring>
 #include <numeric>
 
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/backend/contract.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "tenferro/core/error.hpp"
 
 namespace tenferro::einsum_detail {

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "linalg/factor.hpp"
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/backend/elementwise.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "tenferro/linalg/factor.hpp"
 
 namespace tenferro::linalg {

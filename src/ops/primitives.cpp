@@ -355,6 +355,11 @@ std::size_t hash_value(const Params& p) {
   return hash_combine(p.index(), std::visit([](const auto& k) { return fields_hash(k); }, p));
 }
 
+std::string_view name(const Params& p) {
+  return std::visit(
+      [](const auto& k) { return kind_name_of<std::decay_t<decltype(k)>>(kind_of(k)); }, p);
+}
+
 std::string params_text(const Params& p) {
   return std::visit([](const auto& k) { return fields_text(k); }, p);
 }

@@ -1,6 +1,5 @@
 #include "tenferro/runtime/engine.hpp"
 
-#include "tenferro/backend/structural.hpp"
 #include "tenferro/runtime/module.hpp"
 
 namespace tenferro {

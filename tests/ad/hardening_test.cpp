@@ -26,12 +26,12 @@
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/fused.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 #include "test_util.hpp"
 

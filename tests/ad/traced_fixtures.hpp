@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "example_families/example_families.hpp"
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/transforms.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "test_util.hpp"
 
 namespace ttest {

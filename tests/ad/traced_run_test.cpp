@@ -2,7 +2,7 @@
 // shape constraints at binding, stale plans, run_compiled cache.
 
 #include "ad/traced_fixtures.hpp"
-#include "tenferro/backend/structural.hpp"
+#include "tenferro/ad/ops.hpp"
 
 using namespace ttest;
 

@@ -10,9 +10,9 @@
 #include "tenferro/ad/eager_extension.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/transforms.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;

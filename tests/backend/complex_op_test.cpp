@@ -119,21 +119,26 @@ TEST(ComplexOp, BroadcastStridesRankZeroAndZeroSize) {
   EXPECT_EQ(e.dtype(), c128);
 }
 
+// The primitive promotes mixed and integer parts; complex(re, im) takes one
+// real floating dtype, as torch.complex does.
 TEST(ComplexOp, PromotionOfMixedAndIntegerParts) {
   CpuBackend cpu({.num_threads = 1});
   const Tensor i = Tensor::from_col_major({3}, std::vector<std::int64_t>{-2, 0, 5});
   const Tensor f = Tensor::from_col_major({3}, std::vector<float>{0.5f, -1.5f, 1e30f});
   const Tensor d = Tensor::from_col_major({3}, std::vector<double>{0.25, kInf, -3.0});
-  const Tensor zi = complex(i, d, cpu);
+  const Tensor zi = binary(BinaryOp::Complex, i, d, cpu);
   EXPECT_EQ(zi.dtype(), c128);
   EXPECT_EQ(zi.to_vector<C>(), (std::vector<C>{{-2, 0.25}, {0, kInf}, {5, -3}}));
-  const Tensor zf = complex(d, f, cpu);
+  const Tensor zf = binary(BinaryOp::Complex, d, f, cpu);
   EXPECT_EQ(zf.dtype(), c128);
   EXPECT_EQ(zf.to_vector<C>()[2], C(-3.0, static_cast<double>(1e30f)));
   const Tensor b = ne(Tensor::from_col_major({3}, std::vector<std::int64_t>{1, 0, 1}),
                       Tensor::scalar(std::int64_t{0}), cpu);
   ASSERT_EQ(b.dtype(), bool_);
-  EXPECT_EQ(complex(b, b, cpu).to_vector<C>(), (std::vector<C>{{1, 1}, {0, 0}, {1, 1}}));
+  EXPECT_EQ(binary(BinaryOp::Complex, b, b, cpu).to_vector<C>(),
+            (std::vector<C>{{1, 1}, {0, 0}, {1, 1}}));
+  EXPECT_TF_ERROR(complex(i, d, cpu), ErrorKind::DTypeMismatch);
+  EXPECT_TF_ERROR(complex(d, f, cpu), ErrorKind::DTypeMismatch);
 }
 
 TEST(ComplexOp, IntoAndErrors) {

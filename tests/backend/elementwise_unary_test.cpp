@@ -6,11 +6,19 @@
 #include <limits>
 #include <numbers>
 
+#include "tenferro/ad/composite.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
 
 namespace {
+
+// The direct form of an op (its name also names the template of the other
+// tiers): the function of the given type.
+using DirectUnaryFn = Tensor (*)(const Tensor&, Backend&);
+constexpr DirectUnaryFn direct_unary(DirectUnaryFn f) {
+  return f;
+}
 
 using RealRef = std::function<double(double)>;
 using ComplexRef = std::function<c128_t(c128_t)>;
@@ -94,81 +102,90 @@ double sign_ref(double v) {
 std::vector<UnaryCase> cases() {
   using C = c128_t;
   return {
-      {UnaryOp::Abs, tenferro::abs, [](double v) { return std::abs(v); },
+      {UnaryOp::Abs, direct_unary(tenferro::abs), [](double v) { return std::abs(v); },
        [](C z) { return C(std::abs(z)); }, -2, 2},
-      {UnaryOp::Neg, tenferro::neg, [](double v) { return -v; }, [](C z) { return -z; }, -2, 2},
-      {UnaryOp::Conj, tenferro::conj, [](double v) { return v; }, [](C z) { return std::conj(z); },
-       -2, 2},
-      {UnaryOp::Exp, tenferro::exp, [](double v) { return std::exp(v); },
+      {UnaryOp::Neg, direct_unary(tenferro::neg), [](double v) { return -v; },
+       [](C z) { return -z; }, -2, 2},
+      {UnaryOp::Conj, direct_unary(tenferro::conj), [](double v) { return v; },
+       [](C z) { return std::conj(z); }, -2, 2},
+      {UnaryOp::Exp, direct_unary(tenferro::exp), [](double v) { return std::exp(v); },
        [](C z) { return std::exp(z); }, -2, 2},
-      {UnaryOp::Exp2, tenferro::exp2, [](double v) { return std::exp2(v); },
+      {UnaryOp::Exp2, direct_unary(tenferro::exp2), [](double v) { return std::exp2(v); },
        [](C z) { return std::exp(z * std::numbers::ln2); }, -2, 2},
-      {UnaryOp::Expm1, tenferro::expm1, [](double v) { return std::expm1(v); },
+      {UnaryOp::Expm1, direct_unary(tenferro::expm1), [](double v) { return std::expm1(v); },
        [](C z) { return std::exp(z) - 1.0; }, -2, 2},
-      {UnaryOp::Log, tenferro::log, [](double v) { return std::log(v); },
+      {UnaryOp::Log, direct_unary(tenferro::log), [](double v) { return std::log(v); },
        [](C z) { return std::log(z); }, 0.1, 3},
-      {UnaryOp::Log2, tenferro::log2, [](double v) { return std::log2(v); },
+      {UnaryOp::Log2, direct_unary(tenferro::log2), [](double v) { return std::log2(v); },
        [](C z) { return std::log(z) / std::numbers::ln2; }, 0.1, 3},
-      {UnaryOp::Log10, tenferro::log10, [](double v) { return std::log10(v); },
+      {UnaryOp::Log10, direct_unary(tenferro::log10), [](double v) { return std::log10(v); },
        [](C z) { return std::log10(z); }, 0.1, 3},
-      {UnaryOp::Log1p, tenferro::log1p, [](double v) { return std::log1p(v); },
+      {UnaryOp::Log1p, direct_unary(tenferro::log1p), [](double v) { return std::log1p(v); },
        [](C z) { return std::log(1.0 + z); }, -0.5, 3},
-      {UnaryOp::Sqrt, tenferro::sqrt, [](double v) { return std::sqrt(v); },
+      {UnaryOp::Sqrt, direct_unary(tenferro::sqrt), [](double v) { return std::sqrt(v); },
        [](C z) { return std::sqrt(z); }, 0, 4},
-      {UnaryOp::Rsqrt, tenferro::rsqrt, [](double v) { return 1 / std::sqrt(v); },
+      {UnaryOp::Rsqrt, direct_unary(tenferro::rsqrt), [](double v) { return 1 / std::sqrt(v); },
        [](C z) { return 1.0 / std::sqrt(z); }, 0.1, 4},
-      {UnaryOp::Square, tenferro::square, [](double v) { return v * v; }, [](C z) { return z * z; },
-       -2, 2},
-      {UnaryOp::Reciprocal, tenferro::reciprocal, [](double v) { return 1 / v; },
+      {UnaryOp::Square, direct_unary(tenferro::square), [](double v) { return v * v; },
+       [](C z) { return z * z; }, -2, 2},
+      {UnaryOp::Reciprocal, direct_unary(tenferro::reciprocal), [](double v) { return 1 / v; },
        [](C z) { return 1.0 / z; }, 0.1, 3},
-      {UnaryOp::Sin, tenferro::sin, [](double v) { return std::sin(v); },
+      {UnaryOp::Sin, direct_unary(tenferro::sin), [](double v) { return std::sin(v); },
        [](C z) { return std::sin(z); }, -3, 3},
-      {UnaryOp::Cos, tenferro::cos, [](double v) { return std::cos(v); },
+      {UnaryOp::Cos, direct_unary(tenferro::cos), [](double v) { return std::cos(v); },
        [](C z) { return std::cos(z); }, -3, 3},
-      {UnaryOp::Tan, tenferro::tan, [](double v) { return std::tan(v); },
+      {UnaryOp::Tan, direct_unary(tenferro::tan), [](double v) { return std::tan(v); },
        [](C z) { return std::tan(z); }, -1.2, 1.2},
-      {UnaryOp::Asin, tenferro::asin, [](double v) { return std::asin(v); },
+      {UnaryOp::Asin, direct_unary(tenferro::asin), [](double v) { return std::asin(v); },
        [](C z) { return std::asin(z); }, -0.9, 0.9},
-      {UnaryOp::Acos, tenferro::acos, [](double v) { return std::acos(v); },
+      {UnaryOp::Acos, direct_unary(tenferro::acos), [](double v) { return std::acos(v); },
        [](C z) { return std::acos(z); }, -0.9, 0.9},
-      {UnaryOp::Atan, tenferro::atan, [](double v) { return std::atan(v); },
+      {UnaryOp::Atan, direct_unary(tenferro::atan), [](double v) { return std::atan(v); },
        [](C z) { return std::atan(z); }, -3, 3},
-      {UnaryOp::Sinh, tenferro::sinh, [](double v) { return std::sinh(v); },
+      {UnaryOp::Sinh, direct_unary(tenferro::sinh), [](double v) { return std::sinh(v); },
        [](C z) { return std::sinh(z); }, -2, 2},
-      {UnaryOp::Cosh, tenferro::cosh, [](double v) { return std::cosh(v); },
+      {UnaryOp::Cosh, direct_unary(tenferro::cosh), [](double v) { return std::cosh(v); },
        [](C z) { return std::cosh(z); }, -2, 2},
-      {UnaryOp::Tanh, tenferro::tanh, [](double v) { return std::tanh(v); },
+      {UnaryOp::Tanh, direct_unary(tenferro::tanh), [](double v) { return std::tanh(v); },
        [](C z) { return std::tanh(z); }, -2, 2},
-      {UnaryOp::Asinh, tenferro::asinh, [](double v) { return std::asinh(v); },
+      {UnaryOp::Asinh, direct_unary(tenferro::asinh), [](double v) { return std::asinh(v); },
        [](C z) { return std::asinh(z); }, -2, 2},
-      {UnaryOp::Acosh, tenferro::acosh, [](double v) { return std::acosh(v); },
+      {UnaryOp::Acosh, direct_unary(tenferro::acosh), [](double v) { return std::acosh(v); },
        [](C z) { return std::acosh(z); }, 1, 4},
-      {UnaryOp::Atanh, tenferro::atanh, [](double v) { return std::atanh(v); },
+      {UnaryOp::Atanh, direct_unary(tenferro::atanh), [](double v) { return std::atanh(v); },
        [](C z) { return std::atanh(z); }, -0.9, 0.9},
-      {UnaryOp::Sigmoid, tenferro::sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); },
+      {UnaryOp::Sigmoid, direct_unary(tenferro::sigmoid),
+       [](double v) { return 1 / (1 + std::exp(-v)); },
        [](C z) { return 1.0 / (1.0 + std::exp(-z)); }, -4, 4},
-      {UnaryOp::Erf, tenferro::erf, [](double v) { return std::erf(v); }, nullptr, -2, 2},
-      {UnaryOp::Erfc, tenferro::erfc, [](double v) { return std::erfc(v); }, nullptr, -2, 2},
-      {UnaryOp::Sign, tenferro::sign, sign_ref, nullptr, -2, 2},
-      {UnaryOp::Sgn, tenferro::sgn, sign_ref,
+      {UnaryOp::Erf, direct_unary(tenferro::erf), [](double v) { return std::erf(v); }, nullptr, -2,
+       2},
+      {UnaryOp::Erfc, direct_unary(tenferro::erfc), [](double v) { return std::erfc(v); }, nullptr,
+       -2, 2},
+      {UnaryOp::Sign, direct_unary(tenferro::sign), sign_ref, nullptr, -2, 2},
+      {UnaryOp::Sgn, direct_unary(tenferro::sgn), sign_ref,
        [](C z) { return z == C(0) ? C(0) : z / std::abs(z); }, -2, 2},
-      {UnaryOp::Floor, tenferro::floor, [](double v) { return std::floor(v); }, nullptr, -2.5, 2.5},
-      {UnaryOp::Ceil, tenferro::ceil, [](double v) { return std::ceil(v); }, nullptr, -2.5, 2.5},
-      {UnaryOp::Round, tenferro::round, [](double v) { return std::nearbyint(v); }, nullptr, -2.5,
-       2.5},
-      {UnaryOp::Trunc, tenferro::trunc, [](double v) { return std::trunc(v); }, nullptr, -2.5, 2.5},
-      {UnaryOp::Real, tenferro::real, [](double v) { return v; }, [](C z) { return C(z.real()); },
+      {UnaryOp::Floor, direct_unary(tenferro::floor), [](double v) { return std::floor(v); },
+       nullptr, -2.5, 2.5},
+      {UnaryOp::Ceil, direct_unary(tenferro::ceil), [](double v) { return std::ceil(v); }, nullptr,
+       -2.5, 2.5},
+      {UnaryOp::Round, direct_unary(tenferro::round), [](double v) { return std::nearbyint(v); },
+       nullptr, -2.5, 2.5},
+      {UnaryOp::Trunc, direct_unary(tenferro::trunc), [](double v) { return std::trunc(v); },
+       nullptr, -2.5, 2.5},
+      {UnaryOp::Real, direct_unary(tenferro::real), [](double v) { return v; },
+       [](C z) { return C(z.real()); }, -2, 2},
+      {UnaryOp::Imag, direct_unary(tenferro::imag), [](double) { return 0.0; },
+       [](C z) { return C(z.imag()); }, -2, 2},
+      {UnaryOp::Angle, direct_unary(tenferro::angle),
+       [](double v) { return v < 0 ? std::numbers::pi : 0.0; }, [](C z) { return C(std::arg(z)); },
        -2, 2},
-      {UnaryOp::Imag, tenferro::imag, [](double) { return 0.0; }, [](C z) { return C(z.imag()); },
-       -2, 2},
-      {UnaryOp::Angle, tenferro::angle, [](double v) { return v < 0 ? std::numbers::pi : 0.0; },
-       [](C z) { return C(std::arg(z)); }, -2, 2},
-      {UnaryOp::IsFinite, tenferro::isfinite, [](double v) { return std::isfinite(v) ? 1.0 : 0.0; },
-       [](C) { return C(1); }, -2, 2},
-      {UnaryOp::IsNan, tenferro::isnan, [](double v) { return std::isnan(v) ? 1.0 : 0.0; },
-       [](C) { return C(0); }, -2, 2},
-      {UnaryOp::LogicalNot, tenferro::logical_not, [](double v) { return v == 0 ? 1.0 : 0.0; },
-       [](C z) { return C(z == C(0) ? 1 : 0); }, -2, 2},
+      {UnaryOp::IsFinite, direct_unary(tenferro::isfinite),
+       [](double v) { return std::isfinite(v) ? 1.0 : 0.0; }, [](C) { return C(1); }, -2, 2},
+      {UnaryOp::IsNan, direct_unary(tenferro::isnan),
+       [](double v) { return std::isnan(v) ? 1.0 : 0.0; }, [](C) { return C(0); }, -2, 2},
+      {UnaryOp::LogicalNot, direct_unary(tenferro::logical_not),
+       [](double v) { return v == 0 ? 1.0 : 0.0; }, [](C z) { return C(z == C(0) ? 1 : 0); }, -2,
+       2},
   };
 }
 
@@ -345,21 +362,37 @@ TEST(ElementwiseUnary, Errors) {
 }
 
 namespace {
+// A backend with memory of its own kind and no kernels.
 class OtherBackend final : public Backend {
  public:
+  explicit OtherBackend(Placement p) : placement_(p) {}
   std::string_view kind() const override { return "cuda"; }
-  Placement placement() const override { return {"cuda", 0}; }
+  Placement placement() const override { return placement_; }
   using Backend::empty;
   Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
     return tenferro::empty(shape, dtype);
   }
+
+ private:
+  Placement placement_;
 };
 }  // namespace
 
-TEST(ElementwiseUnary, NonCpuBackendIsUnsupported) {
-  OtherBackend other;
-  EXPECT_TF_ERROR(exp(zeros({2}), other), ErrorKind::Unsupported);
-  EXPECT_TF_ERROR(clamp(zeros({2}), 0.0, 1.0, other), ErrorKind::Unsupported);
+TEST(ElementwiseUnary, MissingKernelIsUnsupportedAndForeignTensorsAContextMismatch) {
+  // Host tensors it can read, no kernel to run: Unsupported naming the kernel.
+  OtherBackend host_memory(Placement{});
+  EXPECT_TF_ERROR(exp(zeros({2}), host_memory), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(clamp(zeros({2}), 0.0, 1.0, host_memory), ErrorKind::Unsupported);
+  try {
+    exp(zeros({2}), host_memory);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no unary kernel (Backend::unary)"), std::string::npos)
+        << e.what();
+  }
+  // Host tensors on a backend whose memory is elsewhere: a context mismatch.
+  OtherBackend device_memory(Placement{"cuda", 0});
+  EXPECT_TF_ERROR(exp(zeros({2}), device_memory), ErrorKind::ContextMismatch);
+  EXPECT_TF_ERROR(clamp(zeros({2}), 0.0, 1.0, device_memory), ErrorKind::ContextMismatch);
 }
 
 TEST(ElementwiseUnary, Clamp) {

@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "../../src/cpu/stream_store.hpp"
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/backend/reduce.hpp"
-#include "tenferro/backend/structural.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;

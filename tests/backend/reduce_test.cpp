@@ -406,16 +406,23 @@ TEST(Reduce, Errors) {
   EXPECT_TF_ERROR(reduce(static_cast<ReduceOp>(99), x, AxisList{0}, cpu),
                   ErrorKind::InvalidArgument);
 
+  // A backend that reads host memory but has no reduce kernel: Unsupported;
+  // host tensors on one whose memory is elsewhere: ContextMismatch.
   struct OtherBackend final : Backend {
+    explicit OtherBackend(Placement p) : at(p) {}
+    Placement at;
     std::string_view kind() const override { return "cuda"; }
-    Placement placement() const override { return Placement{"cuda", 0}; }
+    Placement placement() const override { return at; }
     using Backend::empty;
     Tensor empty(std::span<const std::int64_t> shape, DType dtype) override {
       return tenferro::empty(shape, dtype);
     }
-  } other;
-  EXPECT_TF_ERROR(sum(x, other), ErrorKind::Unsupported);
-  EXPECT_TF_ERROR(max(x, {0}, other), ErrorKind::Unsupported);
+  };
+  OtherBackend host_memory(Placement{}), device_memory(Placement{"cuda", 0});
+  EXPECT_TF_ERROR(sum(x, host_memory), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(max(x, {0}, host_memory), ErrorKind::Unsupported);
+  EXPECT_TF_ERROR(sum(x, device_memory), ErrorKind::ContextMismatch);
+  EXPECT_TF_ERROR(max(x, {0}, device_memory), ErrorKind::ContextMismatch);
 }
 
 // Short runs (under 32 values) take a one-lane path and longer ones the

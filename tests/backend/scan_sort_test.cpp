@@ -9,8 +9,8 @@
 #include <limits>
 #include <numeric>
 
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/backend/scan.hpp"
-#include "tenferro/backend/sort.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;

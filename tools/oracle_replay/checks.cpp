@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "ops.hpp"
+#include "tenferro/ad/ops.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/transforms.hpp"
-#include "tenferro/backend/structural.hpp"
 
 namespace replay {
 

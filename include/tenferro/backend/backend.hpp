@@ -170,6 +170,10 @@ class Backend {
   /// dtype not bool.
   virtual void gemm(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                     const GemmOperand& a, const GemmOperand& b, void* c, const Shape& batch_shape);
+  /// Whether this backend runs fused passes (fused_elementwise and
+  /// fused_reduce_all): the traced tier fuses elementwise chains, and the
+  /// composites run fused, only on a backend that does.
+  virtual bool runs_fused_passes() const { return false; }
   /// Runs a validated fused pass (fused.hpp) into the compact `out`, every
   /// external broadcasting to out's shape, in blocks of `block` elements.
   virtual void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
@@ -206,5 +210,16 @@ class Backend {
   struct Attachments;
   std::unique_ptr<Attachments> attachments_;
 };
+
+/// A compact copy of any tensor on `backend` (its contiguous()).
+Tensor copy(const Tensor& x, Backend& backend);
+
+namespace detail {
+/// The operand check of every operation: `x` is defined (InvalidArgument)
+/// and readable by `backend` (ContextMismatch: a tensor of another device),
+/// naming `op` and `what`.
+void require_operand(const Tensor& x, const Backend& backend, std::string_view op,
+                     std::string_view what = "input");
+}  // namespace detail
 
 }  // namespace tenferro

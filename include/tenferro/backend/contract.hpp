@@ -1,9 +1,9 @@
 #pragma once
-// Direct contractions on BLAS GEMM: explicit backend argument, no AD.
+// The contraction vocabulary: which axes of dot_general's operands contract
+// and which are batch axes (XLA's DotDimensionNumbers). The functions
+// (dot_general, matmul) are in tenferro/ad/ops.hpp, in every tier.
 
-#include <span>
-
-#include "tenferro/backend/backend.hpp"
+#include "tenferro/core/small_vector.hpp"
 
 namespace tenferro {
 
@@ -17,16 +17,5 @@ struct DotDims {
   Axes lhs_batch;
   Axes rhs_batch;
 };
-
-/// General contraction. Operands promote to a common dtype (bool rejected;
-/// integer contractions use a plain loop, floating and complex ones GEMM with
-/// transposes folded into the GEMM flags where the strides allow).
-Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend);
-
-/// Matrix product with batch-last broadcasting: [m, k, batch...] x
-/// [k, n, batch...] -> [m, n, batch...] (batch extents broadcast, right-aligned
-/// as in NumPy). A rank-1 lhs [k] acts as a row vector and a rank-1 rhs [k] as a
-/// column vector; the vector axis is dropped from the result.
-Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend);
 
 }  // namespace tenferro

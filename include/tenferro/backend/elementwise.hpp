@@ -1,9 +1,9 @@
 #pragma once
-// Direct elementwise operations: explicit backend argument, no AD.
-// Binary operations broadcast with NumPy rules (right-aligned) and promote
-// dtypes along the lattice of core/dtype.hpp. Results are fresh compact
-// tensors allocated by the backend; the *_into forms write into `out`, which
-// must already have the result shape and dtype and must not overlap the inputs.
+// The elementwise vocabulary: the ops (one entry each in op_list.hpp), their
+// descriptors and dtype rules, shared by the kernels, the primitives and the
+// operation surface (tenferro/ad/ops.hpp, whose exp(x, backend) and exp(x)
+// are the functions). Binary operations promote dtypes along the lattice of
+// core/dtype.hpp.
 
 #include <cstdint>
 #include <iterator>
@@ -85,56 +85,9 @@ DType binary_compute_dtype(BinaryOp op, DType a, DType b);
 /// the (real) compute dtype for complex, else the compute dtype.
 DType binary_result_dtype(BinaryOp op, DType a, DType b);
 
-Tensor unary(UnaryOp op, const Tensor& x, Backend& backend);
-void unary_into(UnaryOp op, const Tensor& x, const Tensor& out, Backend& backend);
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend);
-void binary_into(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out,
-                 Backend& backend);
-
-// ---- unary: `fn(x, backend)` for every Api entry of TENFERRO_UNARY_OPS -------------
-#define TENFERRO_DECLARE_UNARY(E, fn, compute, result, complex_advice, bool_advice, api) \
-  TENFERRO_DECLARE_UNARY_##api(fn)
-#define TENFERRO_DECLARE_UNARY_Api(fn) Tensor fn(const Tensor& x, Backend& backend);
-#define TENFERRO_DECLARE_UNARY_Internal(fn)
-TENFERRO_UNARY_OPS(TENFERRO_DECLARE_UNARY)
-#undef TENFERRO_DECLARE_UNARY
-#undef TENFERRO_DECLARE_UNARY_Api
-#undef TENFERRO_DECLARE_UNARY_Internal
-
-// ---- unary functions with more than one operand or result ----------------------
 /// Largest order polygamma accepts: beyond it the values overflow or underflow
 /// double except in a narrow band of x, and the reflection for x < 0 costs
 /// O(n^2) per element.
 inline constexpr std::int64_t kMaxPolygammaOrder = 1000;
-/// n-th derivative of digamma, 0 <= n <= kMaxPolygammaOrder (else
-/// InvalidArgument); polygamma(0, x) = digamma(x).
-Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend);
-/// {mantissa, exponent} with x = mantissa * 2^exponent, |mantissa| in [0.5, 1)
-/// (0 for 0) like std::frexp; the mantissa keeps x's floating dtype, the
-/// exponent is i32.
-std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend);
-
-// ---- binary: `fn(a, b, backend)` for every Api entry of TENFERRO_BINARY_OPS --------
-#define TENFERRO_DECLARE_BINARY(E, fn, compute, result, complex_advice, bool_advice, api) \
-  TENFERRO_DECLARE_BINARY_##api(fn)
-#define TENFERRO_DECLARE_BINARY_Api(fn) \
-  Tensor fn(const Tensor& a, const Tensor& b, Backend& backend);
-#define TENFERRO_DECLARE_BINARY_Internal(fn)
-TENFERRO_BINARY_OPS(TENFERRO_DECLARE_BINARY)
-#undef TENFERRO_DECLARE_BINARY
-#undef TENFERRO_DECLARE_BINARY_Api
-#undef TENFERRO_DECLARE_BINARY_Internal
-
-/// re + i im, each part taken exactly (complex(1, inf) = 1 + inf i). Real
-/// operands promote to a common floating dtype (integers and bool give f64)
-/// and broadcast; f32 -> c64, f64 -> c128; complex operands are DTypeMismatch.
-/// (tenferro::complex(re, im) of tensor.hpp is the backend-free form for
-/// operands of one floating dtype and one shape.)
-Tensor complex(const Tensor& re, const Tensor& im, Backend& backend);
-
-/// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend);
-/// Limits values to [lo, hi] (either bound optional); real and integer dtypes.
-Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, Backend& backend);
 
 }  // namespace tenferro

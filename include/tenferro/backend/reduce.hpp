@@ -1,5 +1,7 @@
 #pragma once
-// Direct reductions over any set of axes: explicit backend argument, no AD.
+// The reductions' vocabulary: ReduceOp, its descriptors and dtype rules,
+// shared by the kernels, the primitives and the operation surface
+// (tenferro/ad/ops.hpp: sum(x, axes, backend), sum(x, axes), ...). There
 // `axes` may hold negative axes; duplicates are a DuplicateAxis error. An
 // empty axis list reduces nothing (the result equals the input, dtype rules
 // applied); the overloads without axes reduce every axis. With keepdim the
@@ -60,68 +62,5 @@ std::string_view name(ReduceOp op);
 DType reduce_result_dtype(ReduceOp op, DType x);
 /// var and std: the real dtype of x's floating dtype (bool and integers give f64).
 DType variance_result_dtype(DType x);
-
-Tensor reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-              bool keepdim = false);
-
-Tensor sum(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           bool keepdim = false);
-Tensor prod(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-            bool keepdim = false);
-Tensor mean(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-            bool keepdim = false);
-/// NaN-propagating. An empty reduction is InvalidArgument (no identity).
-Tensor max(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           bool keepdim = false);
-Tensor min(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           bool keepdim = false);
-Tensor all(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           bool keepdim = false);
-Tensor any(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           bool keepdim = false);
-/// log(sum(exp(x))) computed stably (max-shifted).
-Tensor logsumexp(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-                 bool keepdim = false);
-/// Variance with `correction` (1 = unbiased, Bessel), like torch.var.
-Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           double correction = 1.0, bool keepdim = false);
-/// Standard deviation (torch.std); named std_dev so it never clashes with namespace std.
-Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-               double correction = 1.0, bool keepdim = false);
-/// Index of the first maximum along `axis` (NaN counts as maximal); i64.
-Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
-Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
-
-// Whole-tensor forms.
-Tensor sum(const Tensor& x, Backend& backend);
-Tensor prod(const Tensor& x, Backend& backend);
-Tensor mean(const Tensor& x, Backend& backend);
-Tensor max(const Tensor& x, Backend& backend);
-Tensor min(const Tensor& x, Backend& backend);
-Tensor all(const Tensor& x, Backend& backend);
-Tensor any(const Tensor& x, Backend& backend);
-Tensor logsumexp(const Tensor& x, Backend& backend);
-
-// initializer_list forms so that sum(x, {0}, cpu) reads naturally.
-inline Tensor sum(const Tensor& x, std::initializer_list<std::int64_t> axes, Backend& b,
-                  bool keepdim = false) {
-  return sum(x, std::span<const std::int64_t>(axes.begin(), axes.size()), b, keepdim);
-}
-inline Tensor mean(const Tensor& x, std::initializer_list<std::int64_t> axes, Backend& b,
-                   bool keepdim = false) {
-  return mean(x, std::span<const std::int64_t>(axes.begin(), axes.size()), b, keepdim);
-}
-inline Tensor max(const Tensor& x, std::initializer_list<std::int64_t> axes, Backend& b,
-                  bool keepdim = false) {
-  return max(x, std::span<const std::int64_t>(axes.begin(), axes.size()), b, keepdim);
-}
-inline Tensor min(const Tensor& x, std::initializer_list<std::int64_t> axes, Backend& b,
-                  bool keepdim = false) {
-  return min(x, std::span<const std::int64_t>(axes.begin(), axes.size()), b, keepdim);
-}
-inline Tensor prod(const Tensor& x, std::initializer_list<std::int64_t> axes, Backend& b,
-                   bool keepdim = false) {
-  return prod(x, std::span<const std::int64_t>(axes.begin(), axes.size()), b, keepdim);
-}
 
 }  // namespace tenferro

@@ -28,7 +28,6 @@
 #include "tenferro/backend/elementwise.hpp"
 #include "tenferro/backend/reduce.hpp"
 #include "tenferro/backend/scan.hpp"
-#include "tenferro/backend/sort.hpp"
 #include "tenferro/ops/op.hpp"
 #include "tenferro/ops/param_fields.hpp"
 #include "tenferro/tensor/tensor.hpp"
@@ -526,6 +525,8 @@ bool operator==(const P& a, const P& b) {
 }
 /// The hash of parameters, from their fields (equal parameters hash alike).
 std::size_t hash_value(const Params& p);
+/// The catalog name of parameters ("sum" for a Reduce of ReduceOp::Sum).
+std::string_view name(const Params& p);
 /// "axes=[0, 1], keepdim=false": the Param fields of `p` (describe()'s text).
 std::string params_text(const Params& p);
 
@@ -612,12 +613,28 @@ std::shared_ptr<const PrimitiveOp> make_primitive(std::string_view name,
 const OpPtr& elementwise_primitive(UnaryOp op);
 const OpPtr& elementwise_primitive(BinaryOp op);
 
-/// Runs a primitive on concrete inputs (its kind's execute hook). Symbolic
-/// extents in the parameters resolve with `bindings`.
+/// Runs the primitive `params` on concrete inputs (its kind's execute hook,
+/// after the input count), without building an op: the direct tier's path.
+/// Symbolic extents in the parameters resolve with `bindings`.
+Tensor execute(const prim::Params& params, const prim::Operands& inputs, Backend& backend,
+               const DimBindings& bindings = {});
+/// Runs a primitive op on concrete inputs (its kind's execute hook).
 Tensor execute_primitive(const PrimitiveOp& op, std::span<const Tensor> inputs, Backend& backend,
                          const DimBindings& bindings = {});
 
+/// The elementwise ops writing into `out` (the direct tier's kernel entries):
+/// out has the result's shape and dtype, distinct elements, and overlaps no
+/// operand unless it is that operand's exact view (in place is safe then).
+void unary_into(UnaryOp op, const Tensor& x, const Tensor& out, Backend& backend);
+void binary_into(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out,
+                 Backend& backend);
+
 namespace detail {
+/// The first k (k < 0: all) entries of the stable sort of x along `axis`,
+/// {values, indices}, in one pass on `backend` (Backend::sort_into): the
+/// direct tier's sort and topk.
+std::pair<Tensor, Tensor> sort_prefix(const Tensor& x, std::int64_t axis, std::int64_t k,
+                                      bool descending, Backend& backend);
 /// execute_primitive over pointers to the input tensors, with no dimension
 /// bindings, for callers whose inputs are not in one array (the eager tier's
 /// handles): no copy of each Tensor.

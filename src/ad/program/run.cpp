@@ -154,7 +154,9 @@ std::shared_ptr<const PreparedState> prepare_state(Runtime& runtime, const Progr
   }
   s->value_count = count;
   std::vector<int> group_of(n, -1);
-  if (options.fuse_elementwise) s->groups = plan_fusion(g, group_of);
+  // Fused passes need a backend that runs them (Backend::runs_fused_passes).
+  if (options.fuse_elementwise && s->engine->backend().runs_fused_passes())
+    s->groups = plan_fusion(g, group_of);
   for (auto& grp : s->groups) {
     grp.static_shape = try_concrete(grp.shape);
     grp.prepared = s->engine->backend().prepare_fused(*grp.pass);

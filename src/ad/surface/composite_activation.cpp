@@ -238,6 +238,10 @@ bool fusable(const EagerTensor& x) {
          x.numel() >= kFusedFrom && !capture_active() &&
          !(grad_recording_enabled() && x.requires_grad());
 }
+bool fusable(const DirectTensor& x) {
+  return x.defined() && (x.dtype() == DType::F64 || x.dtype() == DType::F32) &&
+         x.numel() >= kFusedFrom && x.backend().runs_fused_passes();
+}
 
 // The composite `f` traced once per (name and parameters, dtype, rank) on a
 // placeholder with named sizes, compiled, and kept in the runtime's extension
@@ -246,8 +250,8 @@ bool fusable(const EagerTensor& x) {
 // keeps that preparation in its own cache. The values are those of the
 // op-by-op composite: the fused pass runs the same kernels block by block.
 template <class F>
-EagerTensor run_fused(const EagerTensor& x, const char* op, std::initializer_list<double> params,
-                      F f) {
+Tensor run_fused(Runtime& runtime, const Tensor& x, const char* op,
+                 std::initializer_list<double> params, F f) {
   std::string key = op;
   for (const double p : params) {
     char buf[40];
@@ -258,7 +262,6 @@ EagerTensor run_fused(const EagerTensor& x, const char* op, std::initializer_lis
   key += name(x.dtype());
   key += '|';
   key += std::to_string(x.rank());
-  Runtime& runtime = *x.runtime()->runtime();
   ExtensionCaches caches(runtime.extension_caches(), kFusedFamily);
   const auto program = caches.get_or_put<Program>("programs", key, 4096, [&] {
     SymShape dims;
@@ -270,8 +273,8 @@ EagerTensor run_fused(const EagerTensor& x, const char* op, std::initializer_lis
     const TracedTensor t = placeholder(x.dtype(), std::move(dims));
     return std::make_shared<const Program>(compile({f(t)}, {t}));
   });
-  std::vector<Tensor> out = run_compiled(runtime, *program, {x.value()});
-  return x.runtime()->tensor(std::move(out[0]));
+  std::vector<Tensor> out = run_compiled(runtime, *program, {x});
+  return std::move(out[0]);
 }
 
 // f(x), fused (run_fused) for an untracked eager x of at least kFusedFrom
@@ -281,7 +284,14 @@ EagerTensor run_fused(const EagerTensor& x, const char* op, std::initializer_lis
 template <class T, class F>
 T fused_or(const T& x, const char* op, std::initializer_list<double> params, F f) {
   if constexpr (std::is_same_v<T, EagerTensor>) {
-    if (fusable(x)) return run_fused(x, op, params, f);
+    if (fusable(x))
+      return x.runtime()->tensor(run_fused(*x.runtime()->runtime(), x.value(), op, params, f));
+  } else if constexpr (std::is_same_v<T, DirectTensor>) {
+    // On the runtime attached to the backend: its program cache persists.
+    if (fusable(x)) {
+      Runtime& runtime = *EagerRuntime::attached(x.backend())->runtime();
+      return on(x.backend(), run_fused(runtime, x.value(), op, params, f));
+    }
   }
   return f(x);
 }
@@ -289,115 +299,115 @@ T fused_or(const T& x, const char* op, std::initializer_list<double> params, F f
 }  // namespace
 
 // The public templates (composite.hpp) forward to the implementations above.
-template <AdTensor T>
+template <SurfaceTensor T>
 T relu(const T& x) {
   return report_as(
       "relu", [&] { return fused_or(x, "relu", {}, [&](const auto& v) { return relu_impl(v); }); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T relu6(const T& x) {
   return report_as("relu6", [&] {
     return fused_or(x, "relu6", {}, [&](const auto& v) { return relu6_impl(v); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T leaky_relu(const T& x, double negative_slope) {
   return report_as("leaky_relu", [&] {
     return fused_or(x, "leaky_relu", {negative_slope},
                     [&](const auto& v) { return leaky_relu_impl(v, negative_slope); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T elu(const T& x, double alpha) {
   return report_as("elu", [&] {
     return fused_or(x, "elu", {alpha}, [&](const auto& v) { return elu_impl(v, alpha); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T celu(const T& x, double alpha) {
   return report_as("celu", [&] {
     return fused_or(x, "celu", {alpha}, [&](const auto& v) { return celu_impl(v, alpha); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T selu(const T& x) {
   return report_as(
       "selu", [&] { return fused_or(x, "selu", {}, [&](const auto& v) { return selu_impl(v); }); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T silu(const T& x) {
   return report_as(
       "silu", [&] { return fused_or(x, "silu", {}, [&](const auto& v) { return silu_impl(v); }); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T mish(const T& x) {
   return report_as(
       "mish", [&] { return fused_or(x, "mish", {}, [&](const auto& v) { return mish_impl(v); }); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T softplus(const T& x, double beta, double threshold) {
   return report_as("softplus", [&] {
     return fused_or(x, "softplus", {beta, threshold},
                     [&](const auto& v) { return softplus_impl(v, beta, threshold); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T hardtanh(const T& x, double min_val, double max_val) {
   return report_as("hardtanh", [&] {
     return fused_or(x, "hardtanh", {min_val, max_val},
                     [&](const auto& v) { return hardtanh_impl(v, min_val, max_val); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T hardsigmoid(const T& x) {
   return report_as("hardsigmoid", [&] {
     return fused_or(x, "hardsigmoid", {}, [&](const auto& v) { return hardsigmoid_impl(v); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T hardshrink(const T& x, double lambd) {
   return report_as("hardshrink", [&] {
     return fused_or(x, "hardshrink", {lambd},
                     [&](const auto& v) { return hardshrink_impl(v, lambd); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T softshrink(const T& x, double lambd) {
   return report_as("softshrink", [&] {
     return fused_or(x, "softshrink", {lambd},
                     [&](const auto& v) { return softshrink_impl(v, lambd); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T softsign(const T& x) {
   return report_as("softsign", [&] {
     return fused_or(x, "softsign", {}, [&](const auto& v) { return softsign_impl(v); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T tanhshrink(const T& x) {
   return report_as("tanhshrink", [&] {
     return fused_or(x, "tanhshrink", {}, [&](const auto& v) { return tanhshrink_impl(v); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T logsigmoid(const T& x) {
   return report_as("logsigmoid", [&] {
     return fused_or(x, "logsigmoid", {}, [&](const auto& v) { return logsigmoid_impl(v); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T threshold(const T& x, double threshold, double value) {
   return report_as("threshold", [&] {
     return fused_or(x, "threshold", {threshold, value},
                     [&](const auto& v) { return threshold_impl(v, threshold, value); });
   });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T prelu(const T& x, const T& weight) {
   return report_as("prelu", [&] { return prelu_impl(x, weight); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T rrelu(const T& x, double lower, double upper) {
   return report_as("rrelu", [&] {
     return fused_or(x, "rrelu", {lower, upper},
@@ -427,6 +437,7 @@ T rrelu(const T& x, double lower, double upper) {
   template T prelu<T>(const T&, const T&);           \
   template T rrelu<T>(const T&, double, double);
 
+TF_INSTANTIATE(DirectTensor)
 TF_INSTANTIATE(EagerTensor)
 TF_INSTANTIATE(TracedTensor)
 #undef TF_INSTANTIATE

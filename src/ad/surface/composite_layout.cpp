@@ -1,5 +1,5 @@
 // Layout composites of tenferro/ad/composite.hpp (kron, trace, roll),
-// written once over the tensor type and instantiated for both tiers. They
+// written once over the tensor type and instantiated for the three tiers. They
 // are reshapes, broadcasts, slices and concatenations, so their derivatives
 // are exact to any order.
 
@@ -14,13 +14,16 @@ namespace {
 SymShape shape_of(const EagerTensor& x) {
   return to_sym_shape(x.shape());
 }
+SymShape shape_of(const DirectTensor& x) {
+  return to_sym_shape(x.shape());
+}
 const SymShape& shape_of(const TracedTensor& x) {
   return x.shape();
 }
 
 }  // namespace
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T kron(const T& a, const T& b) {
   return report_as("kron", [&]() -> T {
     detail::require_defined(a, "kron", "a");
@@ -43,7 +46,7 @@ T kron(const T& a, const T& b) {
   });
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T trace(const T& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2) {
   detail::require_defined(x, "trace");
   if (x.rank() < 2) {
@@ -53,7 +56,7 @@ T trace(const T& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2)
   return report_as("trace", [&] { return sum(diagonal(x, offset, axis1, axis2), {0}); });
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T roll(const T& x, std::span<const std::int64_t> shifts, Axes axes) {
   detail::require_defined(x, "roll");
   if (shifts.size() != axes.size()) {
@@ -93,7 +96,7 @@ T roll(const T& x, std::span<const std::int64_t> shifts, Axes axes) {
   return out;
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T roll(const T& x, std::int64_t shift) {
   detail::require_defined(x, "roll");
   const SymShape shape = shape_of(x);
@@ -110,6 +113,7 @@ T roll(const T& x, std::int64_t shift) {
   template T roll<T>(const T&, std::span<const std::int64_t>, Axes);       \
   template T roll<T>(const T&, std::int64_t);
 
+TF_INSTANTIATE(DirectTensor)
 TF_INSTANTIATE(EagerTensor)
 TF_INSTANTIATE(TracedTensor)
 #undef TF_INSTANTIATE

@@ -217,95 +217,95 @@ T amax_amin(const T& x, std::span<const std::int64_t> axes, bool keepdim, bool i
 }  // namespace
 
 // The public templates (composite.hpp) forward to the implementations above.
-template <AdTensor T>
+template <SurfaceTensor T>
 T float_power(const T& a, const T& b) {
   return report_as("float_power", [&] { return float_power_impl(a, b); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T float_power(const T& a, Scalar b) {
   return report_as("float_power", [&] { return float_power_scalar_impl(a, b); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T deg2rad(const T& x) {
   return report_as("deg2rad", [&] { return angle_scale(x, kPiOver180, "deg2rad"); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T rad2deg(const T& x) {
   return report_as("rad2deg", [&] { return angle_scale(x, k180OverPi, "rad2deg"); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T positive(const T& x) {
   return report_as("positive", [&] { return positive_impl(x); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T fmax(const T& a, const T& b) {
   return report_as("fmax", [&] { return fmax_fmin(a, b, true, "fmax"); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T fmin(const T& a, const T& b) {
   return report_as("fmin", [&] { return fmax_fmin(a, b, false, "fmin"); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T clamp_min(const T& x, const T& min) {
   return report_as("clamp_min", [&] { return clamp_bound(x, min, true, "clamp_min"); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T clamp_max(const T& x, const T& max) {
   return report_as("clamp_max", [&] { return clamp_bound(x, max, false, "clamp_max"); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T ldexp(const T& a, const T& b) {
   return report_as("ldexp", [&] { return ldexp_impl(a, b); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T complex(const T& re, const T& im) {
   return report_as("complex", [&] { return complex_impl(re, im); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T polar(const T& abs, const T& angle) {
   return report_as("polar", [&] { return polar_impl(abs, angle); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T nan_to_num(const T& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
   return report_as("nan_to_num", [&] { return nan_to_num_impl(x, nan, posinf, neginf); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T logit(const T& x, double eps) {
   return report_as("logit", [&] { return logit_eps_impl(x, eps); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T round(const T& x, std::int64_t decimals) {
   return report_as("round", [&] { return round_decimals_impl(x, decimals); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T nansum(const T& x) {
   return report_as("nansum", [&] { return nansum_impl(x, every_axis(x), false); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T nanmean(const T& x) {
   return report_as("nanmean", [&] { return nanmean_impl(x, every_axis(x), false); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T amax(const T& x) {
   return report_as("amax", [&] { return amax_amin(x, every_axis(x), false, true); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T amin(const T& x) {
   return report_as("amin", [&] { return amax_amin(x, every_axis(x), false, false); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T nansum(const T& x, Axes axes, bool keepdim) {
   return report_as("nansum", [&] { return nansum_impl(x, axes, keepdim); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T nanmean(const T& x, Axes axes, bool keepdim) {
   return report_as("nanmean", [&] { return nanmean_impl(x, axes, keepdim); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T amax(const T& x, Axes axes, bool keepdim) {
   return report_as("amax", [&] { return amax_amin(x, axes, keepdim, true); });
 }
-template <AdTensor T>
+template <SurfaceTensor T>
 T amin(const T& x, Axes axes, bool keepdim) {
   return report_as("amin", [&] { return amax_amin(x, axes, keepdim, false); });
 }
@@ -336,6 +336,7 @@ T amin(const T& x, Axes axes, bool keepdim) {
   template T amax<T>(const T&, Axes, bool);                                                 \
   template T amin<T>(const T&, Axes, bool);
 
+TF_INSTANTIATE(DirectTensor)
 TF_INSTANTIATE(EagerTensor)
 TF_INSTANTIATE(TracedTensor)
 #undef TF_INSTANTIATE

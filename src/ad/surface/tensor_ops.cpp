@@ -1,7 +1,8 @@
 // The operations of tenferro/ad/ops.hpp that need more than one line, written
 // once over the tensor type, and the few tier hooks everything reduces to:
-// running (eager) or recording (traced) one op, making a filled tensor, and a
-// tensor's shape as symbolic extents. Both tiers are instantiated at the end.
+// running (direct, eager) or recording (traced) one op, making a filled
+// tensor, and a tensor's shape as symbolic extents. The three tiers are
+// instantiated at the end.
 
 #include "tenferro/ad/ops.hpp"
 #include "tenferro/core/report_as.hpp"
@@ -17,6 +18,60 @@ namespace tenferro {
 namespace {
 
 // ---- tier hooks ------------------------------------------------------------------------
+
+// The direct tier: the operands' common backend (ContextMismatch for two).
+Backend& common_backend(std::span<const DirectTensor> in, std::string_view op) {
+  if (in.empty()) {
+    fail(ErrorKind::InvalidArgument, std::string(op),
+         "a direct operation needs an operand to take the backend from");
+  }
+  Backend* b = &in[0].backend();
+  for (const DirectTensor& t : in) {
+    if (&t.backend() != b) {
+      fail(ErrorKind::ContextMismatch, std::string(op),
+           "operands are bound to different backends (on(backend, x)); bind them to one");
+    }
+  }
+  return *b;
+}
+
+// Direct operands as the execute hooks take them: pointers, no handle copies.
+template <class F>
+DirectTensor run_direct(std::span<const DirectTensor> in, std::string_view op, F&& f) {
+  Backend& backend = common_backend(in, op);
+  SmallVector<const Tensor*, 4> refs;
+  for (const DirectTensor& t : in) refs.push_back(&t.value());
+  return on(backend, f(prim::Operands{{}, std::span<const Tensor* const>(refs.data(), refs.size())},
+                       backend));
+}
+
+DirectTensor run_one(const OpPtr& op, std::span<const DirectTensor> in) {
+  const auto* prim = dynamic_cast<const PrimitiveOp*>(op.get());
+  if (prim == nullptr) {
+    // An extension op: through the runtime attached to the backend.
+    Backend& backend = common_backend(in, op->name());
+    std::vector<Tensor> values;
+    for (const DirectTensor& t : in) values.push_back(t.value());
+    auto outs = EagerRuntime::attached(backend)->runtime()->apply(op, values);
+    if (outs.size() != 1) {
+      fail(ErrorKind::InvalidArgument, std::string(op->name()), "returns ", outs.size(),
+           " outputs; use apply() for several");
+    }
+    return on(backend, std::move(outs[0]));
+  }
+  return run_direct(in, prim->name(), [&](const prim::Operands& ops, Backend& backend) {
+    return execute(prim->params(), ops, backend);
+  });
+}
+std::vector<DirectTensor> run_all(const OpPtr& op, std::span<const DirectTensor> in) {
+  Backend& backend = common_backend(in, op->name());
+  std::vector<Tensor> values;
+  for (const DirectTensor& t : in) values.push_back(t.value());
+  std::vector<DirectTensor> out;
+  for (Tensor& t : EagerRuntime::attached(backend)->runtime()->apply(op, values))
+    out.push_back(on(backend, std::move(t)));
+  return out;
+}
 
 EagerTensor run_one(const OpPtr& op, std::span<const EagerTensor> in) {
   return detail::eager_dispatch1(detail::common_runtime(in, op->name()), op, in);
@@ -34,6 +89,9 @@ std::vector<TracedTensor> run_all(const OpPtr& op, std::span<const TracedTensor>
 SymShape sym_shape(const EagerTensor& x) {
   return to_sym_shape(x.shape());
 }
+SymShape sym_shape(const DirectTensor& x) {
+  return to_sym_shape(x.shape());
+}
 const SymShape& sym_shape(const TracedTensor& x) {
   return x.shape();
 }
@@ -42,12 +100,20 @@ EagerTensor filled(const EagerTensor& like, Scalar value, DType dtype, bool rank
   return like.runtime()->tensor(rank0 ? Tensor::scalar(value, dtype)
                                       : full(like.shape(), value, dtype));
 }
+// A fill on the backend itself (its own memory, any backend with a fill kernel).
+DirectTensor filled(const DirectTensor& like, Scalar value, DType dtype, bool rank0) {
+  Tensor t = rank0 ? like.backend().empty({}, dtype) : like.backend().empty(like.shape(), dtype);
+  like.backend().fill(t, value);
+  return on(like.backend(), std::move(t));
+}
 TracedTensor filled(const TracedTensor& like, Scalar value, DType dtype, bool rank0) {
   return traced_full(rank0 ? SymShape{} : like.shape(), value, dtype);
 }
 
-// Eager tensors have constant extents only.
-void require_constant(const EagerTensor&, const SymShape& shape, const char* op) {
+// Eager and direct tensors have constant extents only.
+template <class T>
+requires(!std::is_same_v<T, TracedTensor>) void require_constant(const T&, const SymShape& shape,
+                                                                 const char* op) {
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (!shape[i].is_constant()) {
       fail(ErrorKind::InvalidArgument, op, "extent ", i, " is the symbolic size ",
@@ -58,7 +124,7 @@ void require_constant(const EagerTensor&, const SymShape& shape, const char* op)
 void require_constant(const TracedTensor&, const SymShape&, const char*) {}
 
 // Resolves one -1 extent against x's size; checks for other negative constants.
-template <AdTensor T>
+template <SurfaceTensor T>
 SymShape resolve_reshape(const T& x, SymShape shape) {
   std::optional<std::size_t> infer;
   std::int64_t known = 1;
@@ -94,6 +160,40 @@ SymShape resolve_reshape(const T& x, SymShape shape) {
   return shape;
 }
 
+// x seen with `shape` (its elements in column-major order): in the direct
+// tier a view of a compact x, whose intermediates a composite owns; a reshape
+// otherwise.
+template <SurfaceTensor T>
+T reshaped(const T& x, SymShape shape) {
+  if constexpr (std::is_same_v<T, DirectTensor>) {
+    if (x.value().is_contiguous()) {
+      if (const std::optional<Shape> c = try_concrete(shape))
+        return on(x.backend(), x.value().reshape(c->span()));
+    }
+  }
+  return reshape(x, std::move(shape));
+}
+
+// x broadcast into `target`, x's axis i at dims[i]: in the direct tier a
+// stride-0 view (GEMM reads broadcast batch axes in place); a
+// broadcast_in_dim otherwise.
+template <SurfaceTensor T>
+T broadcast_view(const T& x, SymShape target, Axes dims) {
+  if constexpr (std::is_same_v<T, DirectTensor>) {
+    if (const std::optional<Shape> c = try_concrete(target)) {
+      const Tensor& v = x.value();
+      Strides strides(c->size(), 0);
+      for (std::size_t i = 0; i < dims.size(); ++i) {
+        const auto d = static_cast<std::size_t>(dims[i]);
+        if (v.shape()[i] == (*c)[d]) strides[d] = v.strides()[i];
+      }
+      return on(x.backend(),
+                Tensor::from_storage(v.storage(), v.dtype(), *c, std::move(strides), v.offset()));
+    }
+  }
+  return broadcast_in_dim(x, std::move(target), std::move(dims));
+}
+
 // NumPy broadcast of two batch shapes (right-aligned); symbolic extents must
 // be equal or meet a constant 1.
 SymShape broadcast_batch(const SymShape& a, const SymShape& b) {
@@ -121,25 +221,44 @@ SymShape broadcast_batch(const SymShape& a, const SymShape& b) {
 
 namespace detail {
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T apply_primitive(prim::Params params, std::initializer_list<T> inputs) {
-  return run_one(make_primitive(std::move(params)),
-                 std::span<const T>(inputs.begin(), inputs.size()));
+  const std::span<const T> in(inputs.begin(), inputs.size());
+  if constexpr (std::is_same_v<T, DirectTensor>) {
+    // No op is built: the kind's execute hook runs on the parameters.
+    if (in.empty()) {
+      // A source (no operands) has no backend to run on in the direct tier.
+      fail(ErrorKind::InvalidArgument, std::string(name(params)),
+           "a direct source needs a backend; use full_like or a factory");
+    }
+    return run_direct(in, name(params), [&](const prim::Operands& ops, Backend& backend) {
+      return execute(params, ops, backend);
+    });
+  } else {
+    return run_one(make_primitive(std::move(params)), in);
+  }
 }
 
-template <AdTensor T>
+std::vector<DirectTensor> on_each(Backend& backend, ListRef<Tensor> xs) {
+  std::vector<DirectTensor> out;
+  out.reserve(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) out.push_back(on(backend, xs[i]));
+  return out;
+}
+
+template <SurfaceTensor T>
 std::vector<T> apply_span(const OpPtr& op, std::span<const T> inputs) {
   if (!op) fail(ErrorKind::InvalidArgument, "apply", "op is null");
   return run_all(op, inputs);
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T concatenate_span(std::span<const T> xs, std::int64_t axis) {
   if (xs.empty()) fail(ErrorKind::InvalidArgument, "concatenate", "needs at least one tensor");
   return run_one(make_primitive(prim::Concatenate{axis, xs.size()}), xs);
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T stack_span(std::span<const T> xs, std::int64_t axis) {
   return report_as("stack", [&]() -> T {
     if (xs.empty()) fail(ErrorKind::InvalidArgument, "stack", "needs at least one tensor");
@@ -160,7 +279,7 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
     for (const T& x : xs) {
       SymShape s = sym_shape(x);
       s.insert(s.begin() + a, SymDim(1));
-      parts.push_back(reshape(x, std::move(s)));
+      parts.push_back(reshaped(x, std::move(s)));
     }
     return concatenate_span<T>(parts, a);
   });
@@ -168,29 +287,29 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
 
 }  // namespace detail
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T unary(UnaryOp op, const T& x) {
   const T in[1] = {x};
   return run_one(elementwise_primitive(op), in);
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T binary(BinaryOp op, const T& a, const T& b) {
   const T in[2] = {a, b};
   return run_one(elementwise_primitive(op), in);
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T full_like(const T& like, Scalar value) {
   return filled(like, value, like.dtype(), false);
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T scalar_like(const T& like, Scalar value) {
   return filled(like, value, scalar_operand_dtype(like.dtype(), value.dtype()), true);
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T mvlgamma(const T& x, std::int64_t p) {
   return report_as("mvlgamma", [&]() -> T {
     // The sum unrolls p lgamma terms: bound it so a typo cannot build a
@@ -206,7 +325,7 @@ T mvlgamma(const T& x, std::int64_t p) {
   });
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T matmul(const T& a, const T& b) {
   return report_as("matmul", [&]() -> T {
     // Vectors become matrices, batch axes broadcast, then one dot_general with
@@ -231,8 +350,8 @@ T matmul(const T& a, const T& b) {
     if (a.rank() == 2 && b.rank() == 2) return dot_general(a, b, dims);
 
     const SymShape as = sym_shape(a), bs = sym_shape(b);
-    const T A = a.rank() == 1 ? reshape(a, SymShape{1, as[0]}) : a;
-    const T B = b.rank() == 1 ? reshape(b, SymShape{bs[0], 1}) : b;
+    const T A = a.rank() == 1 ? reshaped(a, SymShape{1, as[0]}) : a;
+    const T B = b.rank() == 1 ? reshaped(b, SymShape{bs[0], 1}) : b;
     const SymShape As = sym_shape(A), Bs = sym_shape(B);
     // The inner extents before the batch axes broadcast (as the direct
     // matmul): a mismatch must not first allocate a broadcast operand.
@@ -252,7 +371,7 @@ T matmul(const T& a, const T& b) {
       const auto lead = static_cast<std::int64_t>(batch.size() + 2 - ts.size());
       for (std::int64_t i = 2; i < static_cast<std::int64_t>(ts.size()); ++i)
         bdims.push_back(i + lead);
-      return broadcast_in_dim(t, std::move(target), std::move(bdims));
+      return broadcast_view(t, std::move(target), std::move(bdims));
     };
     for (std::size_t i = 0; i < batch.size(); ++i) {
       dims.lhs_batch.push_back(static_cast<std::int64_t>(i + 2));
@@ -265,13 +384,13 @@ T matmul(const T& a, const T& b) {
       if (a.rank() != 1) s.push_back(cs[0]);
       if (b.rank() != 1) s.push_back(cs[1]);
       s.insert(s.end(), cs.begin() + 2, cs.end());
-      c = reshape(c, std::move(s));
+      c = reshaped(c, std::move(s));
     }
     return c;
   });
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T transpose(const T& x, std::int64_t a, std::int64_t b) {
   Axes perm = every_axis(x);
   const auto ia = normalize_axis(a, x.rank(), "transpose");
@@ -280,7 +399,7 @@ T transpose(const T& x, std::int64_t a, std::int64_t b) {
   return permute(x, std::move(perm));
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T reshape(const T& x, ShapeArg shape) {
   if (!x.defined()) fail(ErrorKind::InvalidArgument, "reshape", "input is undefined");
   SymShape s = resolve_reshape(x, std::move(shape).dims());
@@ -288,7 +407,7 @@ T reshape(const T& x, ShapeArg shape) {
   return detail::apply_primitive<T>(prim::Reshape{std::move(s)}, {x});
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T broadcast_in_dim(const T& x, ShapeArg shape, Axes dims) {
   if (!x.defined()) fail(ErrorKind::InvalidArgument, "broadcast_in_dim", "input is undefined");
   require_constant(x, shape.dims(), "broadcast_in_dim");
@@ -296,7 +415,7 @@ T broadcast_in_dim(const T& x, ShapeArg shape, Axes dims) {
                                     {x});
 }
 
-template <AdTensor T>
+template <SurfaceTensor T>
 T broadcast_to(const T& x, ShapeArg shape) {
   if (!x.defined()) fail(ErrorKind::InvalidArgument, "broadcast_to", "input is undefined");
   const SymShape& s = shape.dims();
@@ -313,7 +432,7 @@ T broadcast_to(const T& x, ShapeArg shape) {
   return broadcast_in_dim(x, std::move(shape), std::move(dims));
 }
 
-// ---- both tiers ----------------------------------------------------------------------------
+// ---- the three tiers ----------------------------------------------------------------------------
 
 #define TF_INSTANTIATE_TIER(T)                                                     \
   template T detail::apply_primitive<T>(prim::Params, std::initializer_list<T>);   \
@@ -331,6 +450,7 @@ T broadcast_to(const T& x, ShapeArg shape) {
   template T broadcast_in_dim<T>(const T&, ShapeArg, Axes);                        \
   template T broadcast_to<T>(const T&, ShapeArg);
 
+TF_INSTANTIATE_TIER(DirectTensor)
 TF_INSTANTIATE_TIER(EagerTensor)
 TF_INSTANTIATE_TIER(TracedTensor)
 #undef TF_INSTANTIATE_TIER

@@ -116,6 +116,7 @@ class CpuBackend final : public Backend {
                    const Tensor& out) override;
   void gemm(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, const GemmOperand& a,
             const GemmOperand& b, void* c, const Shape& batch_shape) override;
+  bool runs_fused_passes() const override { return true; }
   void fused_elementwise(const FusedElementwise& pass, std::span<const Tensor> externals,
                          std::int64_t block, const Tensor& out) override;
   void fused_reduce_all(const FusedElementwise& pass, std::span<const Tensor> externals,

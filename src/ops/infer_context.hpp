@@ -1,7 +1,6 @@
 #pragma once
-// Internal to the ops layer: the pieces PrimitiveOp::infer is built from,
-// shared by primitive_infer.cpp (elementwise, reductions, contraction,
-// conversion, sources) and primitive_infer_structural.cpp (layout ops).
+// Internal to the ops layer: the pieces the kinds' inference hooks are built
+// from (src/ops/prim_*.cpp), defined in infer_context.cpp.
 
 #include <string>
 
@@ -50,5 +49,30 @@ void require_nonnegative(const std::string& op, const SymShape& shape, const cha
 void check_fill_value(const std::string& op, const Scalar& value, DType dtype);
 /// "[1, 2, 3]".
 std::string axes_to_string(std::span<const std::int64_t> axes);
+/// "axis 3".
+std::string axis_text(std::int64_t d);
+
+/// The single input of a one-input kind.
+inline const TensorMeta& only_input(const InferContext& ctx) {
+  return ctx.in[0];
+}
+/// Shape after reducing the (normalised) `axes`.
+SymShape reduced_shape(const SymShape& shape, const Axes& axes, bool keepdim);
+/// DTypeMismatch for complex `x`, with `why` as the advice.
+void require_no_complex(const InferContext& ctx, DType x, const char* why);
+/// max/min/argmax/argmin have no identity: a constant zero extent on a
+/// reduced axis is an error (symbolic extents are checked by the kernel).
+void require_nonempty(const InferContext& ctx, const SymShape& shape, const Axes& axes);
+/// `list` has one entry per axis of a rank-`rank` tensor (RankMismatch).
+void require_entries(const InferContext& ctx, std::span<const std::int64_t> list, std::int64_t rank,
+                     const char* what);
+/// An index operand is i32 or i64 (DTypeMismatch).
+void require_index_dtype(const InferContext& ctx, const TensorMeta& index);
+/// `other` has x's rank (RankMismatch).
+void require_same_rank(const InferContext& ctx, const TensorMeta& x, const TensorMeta& other,
+                       const char* what);
+/// x has rank >= `rank` (RankMismatch, naming the `layout` it needs).
+void require_rank_at_least(const InferContext& ctx, const TensorMeta& x, std::int64_t rank,
+                           const char* layout);
 
 }  // namespace tenferro::detail

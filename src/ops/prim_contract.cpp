@@ -1,8 +1,10 @@
-// dot_general and matmul: validation, then a plan that views each operand as a
-// BLAS matrix per batch element (folding transposes into GEMM flags) and copies
-// an operand only when its strides cannot be read that way.
+// The contraction primitive (dot_general): inference, and execution as a plan
+// that views each operand as a BLAS matrix per batch element (folding
+// transposes into GEMM flags) and copies an operand only when its strides
+// cannot be read that way. matmul is a composite of it (tenferro/ad/ops.hpp).
 
-#include "tenferro/backend/contract.hpp"
+#include "ops/infer_context.hpp"
+#include "ops/operands.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,19 +15,15 @@
 
 namespace tenferro {
 
+using prim::Operands;
+
 namespace {
 
 constexpr const char* kDot = "dot_general";
 
-void require_operand(const Tensor& t, const char* side, const char* op, Backend& backend) {
-  if (!t.defined()) {
-    fail(ErrorKind::InvalidArgument, op, side,
-         " is undefined (default-constructed); pass a tensor");
-  }
-  if (!backend.accepts(t.placement())) {
-    fail(ErrorKind::Unsupported, op, side, " lives on ", to_string(t.placement()),
-         "; move it to the backend's placement first");
-  }
+void require_contraction_operand(const Tensor& t, const char* side, const char* op,
+                                 const Backend& backend) {
+  detail::require_operand(t, backend, op, side);
   if (is_bool(t.dtype())) {
     fail(ErrorKind::DTypeMismatch, op, side,
          " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
@@ -196,9 +194,12 @@ std::optional<Tensor> plain_matrix_product(const Tensor& lhs, const Tensor& rhs,
 
 }  // namespace
 
-Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend) {
-  require_operand(lhs, "lhs", kDot, backend);
-  require_operand(rhs, "rhs", kDot, backend);
+Tensor prim::DotGeneral::execute(const DotGeneral& p, const Operands& in, Backend& backend,
+                                 const DimBindings&) {
+  const Tensor &lhs = in[0], &rhs = in[1];
+  const DotDims& dims = p.dims;
+  require_contraction_operand(lhs, "lhs", kDot, backend);
+  require_contraction_operand(rhs, "rhs", kDot, backend);
   if (auto product = plain_matrix_product(lhs, rhs, dims, backend)) return std::move(*product);
   if (dims.lhs_contracting.size() != dims.rhs_contracting.size()) {
     fail(ErrorKind::InvalidArgument, kDot, "lhs has ", dims.lhs_contracting.size(),
@@ -311,52 +312,66 @@ Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Ba
   return out;
 }
 
-namespace {
-
-// [r0, r1, b...] -> [r0, r1, batch...]: missing leading batch axes are
-// inserted (right-aligned broadcasting) and extents broadcast with stride 0.
-Tensor expand_batch(const Tensor& t, const Shape& batch) {
-  Tensor v = t;
-  const std::size_t have = static_cast<std::size_t>(t.rank()) - 2;
-  for (std::size_t i = have; i < batch.size(); ++i) v = v.unsqueeze(2);
-  Shape target{t.shape()[0], t.shape()[1]};
-  for (auto e : batch) target.push_back(e);
-  return v.broadcast_to(target);
-}
-
-}  // namespace
-
-Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
-  constexpr const char* op = "matmul";
-  require_operand(a, "a", op, backend);
-  require_operand(b, "b", op, backend);
-  for (const auto& [side, t] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
-    if (t->rank() == 0) {
-      fail(ErrorKind::RankMismatch, op, side,
-           " is rank 0 (a scalar); matmul needs vectors or matrices, use mul for scalar products");
+void prim::DotGeneral::infer(const DotGeneral& p, detail::InferContext& ctx) {
+  const TensorMeta &lhs = ctx.in[0], &rhs = ctx.in[1];
+  for (const auto& [side, t] : {std::pair{"lhs", &lhs}, std::pair{"rhs", &rhs}}) {
+    if (is_bool(t->dtype)) {
+      fail(ErrorKind::DTypeMismatch, ctx.op, side,
+           " has dtype bool; contractions need numbers: cast it to an integer or floating dtype");
     }
   }
-  const Tensor x = a.rank() == 1 ? a.unsqueeze(0) : a;  // row vector [1, k]
-  const Tensor y = b.rank() == 1 ? b.unsqueeze(1) : b;  // column vector [k, 1]
-  if (x.shape()[1] != y.shape()[0]) {
-    fail(ErrorKind::ShapeMismatch, op, "a has shape ", shape_to_string(a.shape()),
-         " and b has shape ", shape_to_string(b.shape()), ": the inner extents ", x.shape()[1],
-         " and ", y.shape()[0], " must agree ([m, k, batch...] x [k, n, batch...])");
+  const DotDims& d = p.dims;
+  if (d.lhs_contracting.size() != d.rhs_contracting.size()) {
+    fail(ErrorKind::InvalidArgument, ctx.op, "lhs has ", d.lhs_contracting.size(),
+         " contracting axes but rhs has ", d.rhs_contracting.size(),
+         "; contracting axes pair up in order, so give both lists the same length");
   }
-  const std::span<const std::int64_t> xb = x.shape().span().subspan(2);
-  const std::span<const std::int64_t> yb = y.shape().span().subspan(2);
-  const Shape batch = broadcast_shapes(xb, yb, op);
-  DotDims dims;
-  dims.lhs_contracting = {1};
-  dims.rhs_contracting = {0};
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    dims.lhs_batch.push_back(static_cast<std::int64_t>(i + 2));
-    dims.rhs_batch.push_back(static_cast<std::int64_t>(i + 2));
+  if (d.lhs_batch.size() != d.rhs_batch.size()) {
+    fail(ErrorKind::InvalidArgument, ctx.op, "lhs has ", d.lhs_batch.size(),
+         " batch axes but rhs has ", d.rhs_batch.size(),
+         "; batch axes pair up in order, so give both lists the same length");
   }
-  Tensor r = dot_general(expand_batch(x, batch), expand_batch(y, batch), dims, backend);
-  if (b.rank() == 1) r = r.squeeze(1);
-  if (a.rank() == 1) r = r.squeeze(0);
-  return r;
+  const Axes lc = normalize_axes_for(ctx, d.lhs_contracting, lhs.rank());
+  const Axes rc = normalize_axes_for(ctx, d.rhs_contracting, rhs.rank());
+  const Axes lb = normalize_axes_for(ctx, d.lhs_batch, lhs.rank());
+  const Axes rb = normalize_axes_for(ctx, d.rhs_batch, rhs.rank());
+  auto contains = [](const Axes& v, std::int64_t a) {
+    for (std::int64_t x : v) {
+      if (x == a) return true;
+    }
+    return false;
+  };
+  for (const auto& [side, c, b] : {std::tuple{"lhs", &lc, &lb}, std::tuple{"rhs", &rc, &rb}}) {
+    for (std::int64_t a : *c) {
+      if (contains(*b, a)) {
+        fail(ErrorKind::InvalidArgument, ctx.op, side, " axis ", a,
+             " is listed as both a contracting and a batch axis; an axis can have one role");
+      }
+    }
+  }
+  auto at = [](const TensorMeta& t, std::int64_t a) {
+    return t.shape[static_cast<std::size_t>(a)];
+  };
+  for (std::size_t i = 0; i < lc.size(); ++i) {
+    ctx.require_equal(at(lhs, lc[i]), at(rhs, rc[i]),
+                      "contracting pair " + std::to_string(i) + " (lhs axis " +
+                          std::to_string(lc[i]) + ", rhs axis " + std::to_string(rc[i]) + ")");
+  }
+  SymShape out;
+  for (std::int64_t a = 0; a < lhs.rank(); ++a) {
+    if (!contains(lc, a) && !contains(lb, a)) out.push_back(at(lhs, a));
+  }
+  for (std::int64_t a = 0; a < rhs.rank(); ++a) {
+    if (!contains(rc, a) && !contains(rb, a)) out.push_back(at(rhs, a));
+  }
+  for (std::size_t i = 0; i < lb.size(); ++i) {
+    const SymDim &l = at(lhs, lb[i]), &r = at(rhs, rb[i]);
+    ctx.require_equal(l, r,
+                      "batch pair " + std::to_string(i) + " (lhs axis " + std::to_string(lb[i]) +
+                          ", rhs axis " + std::to_string(rb[i]) + ")");
+    out.push_back(l.is_constant() ? l : r);
+  }
+  ctx.emit(promote_types(lhs.dtype, rhs.dtype), std::move(out));
 }
 
 }  // namespace tenferro
