@@ -59,6 +59,27 @@ void detail::require_operand(const Tensor& x, const Backend& backend, std::strin
   }
 }
 
+Tensor full(std::span<const std::int64_t> shape, Scalar value, DType dtype, Backend& backend) {
+  shape_numel(Shape(shape), "full");  // a shape no tensor can have names this op
+  Tensor out = backend.empty(shape, dtype);
+  backend.fill(out, value);
+  return out;
+}
+
+void Backend::read(const Tensor& src, void* dst) {
+  if (!src.placement().is_host()) no_kernel("read", "read");
+  Tensor host = Tensor::wrap(dst, src.dtype(), src.shape());
+  Tensor::copy_into(src, host);
+}
+
+Tensor to_host(const Tensor& t, Backend& backend) {
+  detail::require_operand(t, backend, "to_host");
+  if (t.placement().is_host() && t.is_contiguous()) return t;
+  Tensor out = zeros(t.shape(), t.dtype());
+  backend.read(t, out.raw_data());
+  return out;
+}
+
 Tensor copy(const Tensor& x, Backend& backend) {
   detail::require_operand(x, backend, "copy");
   Tensor out = backend.empty(x.shape(), x.dtype());

@@ -15,29 +15,30 @@
 namespace tenferro::optim {
 namespace {
 
-using Vec = std::vector<double>;
+// The vectors are one-dimensional double tensors on the parameters' backend;
+// their reductions come back as host scalars for the search's decisions.
+using Vec = DirectTensor;
+
+// A rank-0 result read back from the backend.
+double host_scalar(const Vec& v) {
+  return to_host(v.value(), v.backend()).item<double>();
+}
 
 double dot(const Vec& a, const Vec& b) {
-  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
+  return host_scalar(sum(a * b));
 }
 
 double max_abs(const Vec& a) {
-  double m = 0.0;
-  for (double e : a) m = std::max(m, std::abs(e));
-  return m;
+  return a.numel() == 0 ? 0.0 : host_scalar(max(abs(a)));
 }
 
 double abs_sum(const Vec& a) {
-  double s = 0.0;
-  for (double e : a) s += std::abs(e);
-  return s;
+  return host_scalar(sum(abs(a)));
 }
 
 // x + t d
 Vec moved(const Vec& x, double t, const Vec& d) {
-  Vec out(x.size());
-  for (std::size_t k = 0; k < x.size(); ++k) out[k] = x[k] + t * d[k];
-  return out;
+  return x + t * d;
 }
 
 // The minimiser of the cubic through (x1, f1) and (x2, f2) with slopes g1, g2,
@@ -183,21 +184,42 @@ Lbfgs::Lbfgs(std::vector<EagerTensor> params, LbfgsOptions options)
   if (options_.max_eval < 0) options_.max_eval = options_.max_iter * 5 / 4;
 }
 
-Vec Lbfgs::flat_values() const {
-  Vec x;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    const Vec v = value_of(i);
-    x.insert(x.end(), v.begin(), v.end());
+namespace {
+// The backend every parameter lives on (L-BFGS sees them as one vector).
+Backend& shared_backend(const std::vector<EagerTensor>& params) {
+  Backend& backend = params[0].runtime()->backend();
+  for (std::size_t i = 1; i < params.size(); ++i) {
+    if (&params[i].runtime()->backend() != &backend) {
+      fail(ErrorKind::ContextMismatch, "optim.lbfgs", "parameter ", i,
+           " lives on another backend than parameter 0; L-BFGS optimises the parameters as "
+           "one vector, so they must share a backend");
+    }
   }
-  return x;
+  return backend;
+}
+
+// One double vector of the parameters' real components, in order.
+Vec flatten(const std::vector<DirectTensor>& parts) {
+  std::vector<DirectTensor> flat;
+  for (const DirectTensor& t : parts) flat.push_back(reshape(t, {SymDim(t.numel())}));
+  return flat.size() == 1 ? flat[0] : concatenate(flat, 0);
+}
+}  // namespace
+
+Vec Lbfgs::flat_values() const {
+  Backend& backend = shared_backend(params_);
+  std::vector<DirectTensor> parts;
+  for (const EagerTensor& p : params_)
+    parts.push_back(cast(on(backend, p.value().view_as_real()), DType::F64));
+  return flatten(parts);
 }
 
 void Lbfgs::set_flat(const Vec& x) {
-  std::size_t at = 0;
+  std::int64_t at = 0;
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    const std::size_t n = real_size(i);
-    assign(i, Vec(x.begin() + static_cast<std::ptrdiff_t>(at),
-                  x.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    const Shape real_shape = params_[i].value().view_as_real().shape();
+    const std::int64_t n = shape_numel(real_shape);
+    assign(i, reshape(slice(x, Shape{at}, Shape{at + n}), ShapeArg(real_shape)));
     at += n;
   }
 }
@@ -211,12 +233,14 @@ double Lbfgs::evaluate(const std::function<EagerTensor()>& loss, Vec& gradient) 
   }
   l.backward();
   ++evaluations_;
-  gradient.clear();
+  (void)shared_backend(params_);
+  std::vector<DirectTensor> parts;
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    Vec g = grad_of(i);
-    if (g.empty()) g.assign(real_size(i), 0.0);  // the loss does not depend on it
-    gradient.insert(gradient.end(), g.begin(), g.end());
+    // A parameter the loss does not depend on has a zero gradient.
+    std::optional<Slot> s = slot(i, false, 0.0);
+    parts.push_back(s ? std::move(s->grad) : zeros_for(i));
   }
+  gradient = flatten(parts);
   return l.item<double>();
 }
 
@@ -239,18 +263,14 @@ double Lbfgs::step(const std::function<EagerTensor()>& loss) {
     ++state_iterations_;
     ++iterations_;
     if (state_iterations_ == 1) {
-      d.resize(g.size());
-      for (std::size_t k = 0; k < g.size(); ++k) d[k] = -g[k];
+      d = -g;
       old_dirs_.clear(), old_steps_.clear(), rho_.clear();
       hessian_diag_ = 1.0;
     } else {
       // Curvature pair from the last step; skipped when y.s is not positive
       // enough (the update would lose positive definiteness).
-      Vec y(g.size()), s(g.size());
-      for (std::size_t k = 0; k < g.size(); ++k) {
-        y[k] = g[k] - previous_gradient_[k];
-        s[k] = d[k] * step_length_;
-      }
+      Vec y = g - previous_gradient_;
+      Vec s = d * step_length_;
       const double ys = dot(y, s);
       if (ys > 1e-10) {
         if (static_cast<int>(old_dirs_.size()) == o.history_size) {
@@ -265,17 +285,16 @@ double Lbfgs::step(const std::function<EagerTensor()>& loss) {
       }
       // Two-loop recursion: d = -H g.
       const std::size_t m = old_dirs_.size();
-      Vec q(g.size());
-      for (std::size_t k = 0; k < g.size(); ++k) q[k] = -g[k];
-      Vec alpha(m);
+      Vec q = -g;
+      std::vector<double> alpha(m);
       for (std::size_t j = m; j-- > 0;) {
         alpha[j] = dot(old_steps_[j], q) * rho_[j];
-        for (std::size_t k = 0; k < q.size(); ++k) q[k] -= alpha[j] * old_dirs_[j][k];
+        q = q - alpha[j] * old_dirs_[j];
       }
-      for (double& e : q) e *= hessian_diag_;
+      q = q * hessian_diag_;
       for (std::size_t j = 0; j < m; ++j) {
         const double beta = dot(old_dirs_[j], q) * rho_[j];
-        for (std::size_t k = 0; k < q.size(); ++k) q[k] += old_steps_[j][k] * (alpha[j] - beta);
+        q = q + old_steps_[j] * (alpha[j] - beta);
       }
       d = std::move(q);
     }

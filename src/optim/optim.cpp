@@ -1,10 +1,12 @@
-// The optimiser base (parameters as real vectors), SGD and Adam.
+// The optimiser base (each parameter's value and gradient as real components
+// in double precision on its own backend), SGD and Adam, in tensor ops.
 
 #include <cmath>
 #include <complex>
 #include <string>
 #include <unordered_set>
 
+#include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/optim/optim.hpp"
 
 namespace tenferro::optim {
@@ -19,54 +21,6 @@ void require_non_negative(const std::string& op, const char* what, double v) {
     invalid(op,
             std::string(what) + " must be a finite number >= 0 (got " + std::to_string(v) + ")");
   }
-}
-
-template <class T>
-std::vector<double> real_components(const Tensor& t) {
-  const std::vector<T> v = t.to_vector<T>();
-  std::vector<double> out;
-  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
-    out.reserve(2 * v.size());
-    for (const T& z : v) {
-      out.push_back(static_cast<double>(z.real()));
-      out.push_back(static_cast<double>(z.imag()));
-    }
-  } else {
-    out.assign(v.begin(), v.end());
-  }
-  return out;
-}
-
-std::vector<double> to_real_vector(const Tensor& t) {
-  switch (t.dtype()) {
-    case DType::F32:
-      return real_components<float>(t);
-    case DType::F64:
-      return real_components<double>(t);
-    case DType::C64:
-      return real_components<std::complex<float>>(t);
-    case DType::C128:
-      return real_components<std::complex<double>>(t);
-    default:
-      break;
-  }
-  throw Error(ErrorKind::DTypeMismatch, "optim", "parameters must be f32, f64, c64 or c128");
-}
-
-template <class T>
-Tensor from_real_components(const Shape& shape, const std::vector<double>& x) {
-  std::vector<T> v;
-  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
-    using R = typename T::value_type;
-    v.reserve(x.size() / 2);
-    for (std::size_t k = 0; k + 1 < x.size(); k += 2) {
-      v.emplace_back(static_cast<R>(x[k]), static_cast<R>(x[k + 1]));
-    }
-  } else {
-    v.reserve(x.size());
-    for (double e : x) v.push_back(static_cast<T>(e));
-  }
-  return Tensor::from_col_major(shape, v);
 }
 
 }  // namespace
@@ -95,7 +49,6 @@ Optimizer::Optimizer(std::vector<EagerTensor> params) : params_(std::move(params
           ErrorKind::DTypeMismatch, "optim",
           which + " has dtype " + std::string(name(d)) + "; optimisers take f32, f64, c64 or c128");
     }
-    sizes_.push_back(static_cast<std::size_t>(p.numel()) * (is_complex(d) ? 2u : 1u));
   }
 }
 
@@ -103,34 +56,39 @@ void Optimizer::zero_grad() {
   for (auto& p : params_) p.clear_grad();
 }
 
-std::vector<double> Optimizer::value_of(std::size_t i) const {
-  return to_real_vector(params_[i].value());
+namespace {
+// The real components of `t` in double precision on `backend` (a fresh
+// compact tensor: the optimiser's own).
+DirectTensor real_work(const Tensor& t, Backend& backend) {
+  return cast(on(backend, t.view_as_real()), DType::F64);
+}
+}  // namespace
+
+std::optional<Optimizer::Slot> Optimizer::slot(std::size_t i, bool maximize,
+                                               double weight_decay) const {
+  const EagerTensor& p = params_[i];
+  if (!p.has_grad()) return std::nullopt;
+  Backend& backend = p.runtime()->backend();
+  Slot s{real_work(p.value(), backend), real_work(p.grad().value(), backend)};
+  if (maximize) s.grad = -s.grad;
+  if (weight_decay != 0.0) s.grad = s.grad + weight_decay * s.value;
+  return s;
 }
 
-std::vector<double> Optimizer::grad_of(std::size_t i) const {
-  if (!params_[i].has_grad()) return {};
-  return to_real_vector(params_[i].grad().value());
-}
-
-void Optimizer::assign(std::size_t i, const std::vector<double>& x) {
+void Optimizer::assign(std::size_t i, const DirectTensor& real_value) {
   EagerTensor& p = params_[i];
-  const Shape& shape = p.shape();
-  switch (p.dtype()) {
-    case DType::F32:
-      p.assign_(from_real_components<float>(shape, x));
-      break;
-    case DType::F64:
-      p.assign_(from_real_components<double>(shape, x));
-      break;
-    case DType::C64:
-      p.assign_(from_real_components<std::complex<float>>(shape, x));
-      break;
-    case DType::C128:
-      p.assign_(from_real_components<std::complex<double>>(shape, x));
-      break;
-    default:
-      throw Error(ErrorKind::Internal, "optim", "unexpected parameter dtype");
-  }
+  Backend& backend = p.runtime()->backend();
+  Tensor out = backend.empty(p.shape(), p.dtype());
+  backend.copy(real_value.value(), out.view_as_real());  // rounds f64 to the dtype
+  p.assign_(std::move(out));
+}
+
+DirectTensor Optimizer::zeros_for(std::size_t i) const {
+  const EagerTensor& p = params_[i];
+  Backend& backend = p.runtime()->backend();
+  Tensor zero = backend.empty(p.value().view_as_real().shape(), DType::F64);
+  backend.fill(zero, Scalar(0.0));
+  return on(backend, std::move(zero));
 }
 
 // ---- SGD --------------------------------------------------------------------------------
@@ -149,31 +107,15 @@ Sgd::Sgd(std::vector<EagerTensor> params, SgdOptions options)
 void Sgd::step() {
   const SgdOptions& o = options_;
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    std::vector<double> g = grad_of(i);
-    if (g.empty()) continue;
-    std::vector<double> p = value_of(i);
-    if (o.maximize) {
-      for (double& e : g) e = -e;
-    }
-    if (o.weight_decay != 0.0) {
-      for (std::size_t k = 0; k < g.size(); ++k) g[k] += o.weight_decay * p[k];
-    }
+    std::optional<Slot> s = slot(i, o.maximize, o.weight_decay);
+    if (!s) continue;
+    DirectTensor g = std::move(s->grad);
     if (o.momentum != 0.0) {
-      std::vector<double>& b = momentum_[i];
-      if (b.empty()) {
-        b = g;
-      } else {
-        for (std::size_t k = 0; k < g.size(); ++k)
-          b[k] = o.momentum * b[k] + (1.0 - o.dampening) * g[k];
-      }
-      if (o.nesterov) {
-        for (std::size_t k = 0; k < g.size(); ++k) g[k] += o.momentum * b[k];
-      } else {
-        g = b;
-      }
+      DirectTensor& b = momentum_[i];
+      b = b.defined() ? o.momentum * b + (1.0 - o.dampening) * g : g;
+      g = o.nesterov ? g + o.momentum * b : b;
     }
-    for (std::size_t k = 0; k < p.size(); ++k) p[k] -= o.lr * g[k];
-    assign(i, p);
+    assign(i, s->value - o.lr * g);
   }
   ++steps_;
 }
@@ -202,38 +144,22 @@ void Adam::step() {
   const double bias1 = 1.0 - std::pow(o.beta1, t);
   const double bias2_root = std::sqrt(1.0 - std::pow(o.beta2, t));
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    std::vector<double> g = grad_of(i);
-    if (g.empty()) continue;
-    std::vector<double> p = value_of(i);
-    if (o.maximize) {
-      for (double& e : g) e = -e;
+    std::optional<Slot> s = slot(i, o.maximize, o.decoupled_weight_decay ? 0.0 : o.weight_decay);
+    if (!s) continue;
+    DirectTensor p = std::move(s->value);
+    const DirectTensor& g = s->grad;
+    if (o.decoupled_weight_decay && o.weight_decay != 0.0) p = p * (1.0 - o.lr * o.weight_decay);
+    DirectTensor &m = m_[i], &v = v_[i];
+    if (!m.defined()) {
+      m = zeros_like(g);
+      v = zeros_like(g);
+      if (o.amsgrad) v_max_[i] = zeros_like(g);
     }
-    if (o.weight_decay != 0.0) {
-      if (o.decoupled_weight_decay) {
-        for (double& e : p) e *= 1.0 - o.lr * o.weight_decay;
-      } else {
-        for (std::size_t k = 0; k < g.size(); ++k) g[k] += o.weight_decay * p[k];
-      }
-    }
-    std::vector<double>& m = m_[i];
-    std::vector<double>& v = v_[i];
-    if (m.empty()) {
-      m.assign(g.size(), 0.0);
-      v.assign(g.size(), 0.0);
-      if (o.amsgrad) v_max_[i].assign(g.size(), 0.0);
-    }
-    for (std::size_t k = 0; k < g.size(); ++k) {
-      m[k] = o.beta1 * m[k] + (1.0 - o.beta1) * g[k];
-      v[k] = o.beta2 * v[k] + (1.0 - o.beta2) * g[k] * g[k];
-      double second = v[k];
-      if (o.amsgrad) {
-        v_max_[i][k] = std::max(v_max_[i][k], v[k]);
-        second = v_max_[i][k];
-      }
-      const double denom = std::sqrt(second) / bias2_root + o.eps;
-      p[k] -= (o.lr / bias1) * m[k] / denom;
-    }
-    assign(i, p);
+    m = o.beta1 * m + (1.0 - o.beta1) * g;
+    v = o.beta2 * v + (1.0 - o.beta2) * g * g;
+    if (o.amsgrad) v_max_[i] = maximum(v_max_[i], v);
+    const DirectTensor denom = sqrt(o.amsgrad ? v_max_[i] : v) / bias2_root + o.eps;
+    assign(i, p - (o.lr / bias1) * m / denom);
   }
   ++steps_;
 }

@@ -517,6 +517,15 @@ Tensor Tensor::real() const {
   return t;
 }
 
+Tensor Tensor::view_as_real() const {
+  require_defined("view_as_real");
+  if (!is_complex(dtype_)) return *this;
+  Tensor t = real();
+  t.shape_.insert(t.shape_.begin(), 2);
+  t.strides_.insert(t.strides_.begin(), 1);
+  return t;
+}
+
 Tensor Tensor::imag() const {
   require_defined("imag");
   if (!is_complex(dtype_)) {

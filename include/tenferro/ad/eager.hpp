@@ -93,13 +93,16 @@ class EagerTensor {
   std::int64_t numel() const;
   /// The value, without a copy.
   const Tensor& value() const;
-  /// The value of a one-element tensor (Tensor::item).
-  Scalar item() const { return value().item(); }
+  /// The value of a one-element tensor (Tensor::item), read through the
+  /// runtime's backend (to_host) when it lives in that backend's memory.
+  Scalar item() const { return host_value().item(); }
   /// Typed: double loss = y.item<double>() (Tensor::item<T>).
   template <class T>
   T item() const {
-    return value().template item<T>();
+    return host_value().template item<T>();
   }
+  /// The value as a compact host tensor (to_host through the runtime's backend).
+  Tensor host_value() const;
   /// An explicit copy of the value.
   Tensor copy_value() const;
   const EagerRuntimePtr& runtime() const;

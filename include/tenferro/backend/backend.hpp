@@ -189,6 +189,12 @@ class Backend {
   /// runs it through empty() and fused_elementwise / fused_reduce_all.
   virtual std::unique_ptr<PreparedFusedPass> prepare_fused(const CheckedFusedPass& pass);
 
+  /// Copies `src` (this backend's, any strides) into compact column-major
+  /// host memory at `dst` (src.numel() elements of src's dtype): the one way
+  /// results come back from a backend's memory. The default reads a tensor
+  /// in host memory; a backend with memory of its own implements it.
+  virtual void read(const Tensor& src, void* dst);
+
   /// State that code built on this backend keeps for as long as the backend
   /// lives: the object stored under `key`, made by `make()` on first use
   /// (made outside any lock; if two threads race, one object wins and both
@@ -213,6 +219,16 @@ class Backend {
 
 /// A compact copy of any tensor on `backend` (its contiguous()).
 Tensor copy(const Tensor& x, Backend& backend);
+/// A compact host copy of `t`, read through `backend` (Backend::read): `t`
+/// itself when it is compact host memory.
+Tensor to_host(const Tensor& t, Backend& backend);
+/// A tensor of `shape` filled with `value` (converted to `dtype`), in the
+/// backend's memory.
+Tensor full(std::span<const std::int64_t> shape, Scalar value, DType dtype, Backend& backend);
+inline Tensor full(std::initializer_list<std::int64_t> shape, Scalar value, DType dtype,
+                   Backend& backend) {
+  return full(std::span<const std::int64_t>(shape.begin(), shape.size()), value, dtype, backend);
+}
 
 namespace detail {
 /// The operand check of every operation: `x` is defined (InvalidArgument)

@@ -14,9 +14,13 @@
 // so z -= lr * grad is steepest descent in (Re z, Im z), and Adam's moments
 // are kept per real component (torch's view_as_real treatment).
 //
-// The optimiser state (momenta, moments, L-BFGS history) is held in double
-// precision on the host, one real value per real component of the
-// parameters; f32 parameters are updated in double and rounded.
+// A step computes with tensor operations on each parameter's own backend
+// (the backend of its eager runtime): nothing is copied to the host. The
+// state (momenta, moments, the L-BFGS history) lives there too, in double
+// precision, one real value per real component of the parameters (a
+// complex parameter is seen through Tensor::view_as_real); f32 parameters
+// are updated in double and rounded. L-BFGS sees all parameters as one
+// vector, so they must share one backend.
 //
 //   auto rt = tf::EagerRuntime::make_cpu();
 //   tf::EagerTensor w = rt->variable(tf::zeros({3}));
@@ -30,9 +34,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/ops.hpp"
 
 namespace tenferro::optim {
 
@@ -55,18 +61,23 @@ class Optimizer {
   std::int64_t step_count() const { return steps_; }
 
  protected:
-  /// Real components of parameter i (2 per element for complex dtypes).
-  std::size_t real_size(std::size_t i) const { return sizes_[i]; }
-  /// Parameter i's value and gradient as real components (column-major,
-  /// complex as interleaved re, im).
-  std::vector<double> value_of(std::size_t i) const;
-  /// Empty when parameter i has no accumulated gradient.
-  std::vector<double> grad_of(std::size_t i) const;
-  /// Binds `real_values` (real_size(i) components) as parameter i's value.
-  void assign(std::size_t i, const std::vector<double>& real_values);
+  /// What a step reads of parameter i, in double precision on its backend:
+  /// its value and gradient as real components (view_as_real), the
+  /// gradient negated when maximising, and coupled weight decay
+  /// (g += weight_decay p) applied. nullopt when the parameter has no
+  /// accumulated gradient (it is left unchanged).
+  struct Slot {
+    DirectTensor value;
+    DirectTensor grad;
+  };
+  std::optional<Slot> slot(std::size_t i, bool maximize, double weight_decay) const;
+  /// Binds `real_value` (double, the shape of slot(i)'s value) as parameter
+  /// i's value, rounded to its dtype.
+  void assign(std::size_t i, const DirectTensor& real_value);
+  /// A double-precision zero of slot(i)'s shape on parameter i's backend.
+  DirectTensor zeros_for(std::size_t i) const;
 
   std::vector<EagerTensor> params_;
-  std::vector<std::size_t> sizes_;
   std::int64_t steps_ = 0;
 };
 
@@ -94,7 +105,7 @@ class Sgd : public Optimizer {
 
  private:
   SgdOptions options_;
-  std::vector<std::vector<double>> momentum_;
+  std::vector<DirectTensor> momentum_;
 };
 
 struct AdamOptions {
@@ -122,7 +133,7 @@ class Adam : public Optimizer {
 
  private:
   AdamOptions options_;
-  std::vector<std::vector<double>> m_, v_, v_max_;
+  std::vector<DirectTensor> m_, v_, v_max_;
 };
 
 /// torch.optim.AdamW: Adam with decoupled weight decay, default 1e-2.
@@ -179,16 +190,17 @@ class Lbfgs : public Optimizer {
   std::int64_t evaluations() const { return evaluations_; }
 
  private:
-  double evaluate(const std::function<EagerTensor()>& loss, std::vector<double>& gradient);
-  std::vector<double> flat_values() const;
-  void set_flat(const std::vector<double>& x);
+  double evaluate(const std::function<EagerTensor()>& loss, DirectTensor& gradient);
+  DirectTensor flat_values() const;
+  void set_flat(const DirectTensor& x);
 
   LbfgsOptions options_;
   std::int64_t iterations_ = 0;
   std::int64_t evaluations_ = 0;
-  // Persistent state (torch keeps the same across calls).
-  std::vector<double> direction_, previous_gradient_;
-  std::vector<std::vector<double>> old_dirs_, old_steps_;
+  // Persistent state (torch keeps the same across calls), on the parameters'
+  // backend.
+  DirectTensor direction_, previous_gradient_;
+  std::vector<DirectTensor> old_dirs_, old_steps_;
   std::vector<double> rho_;
   double step_length_ = 0.0;
   double hessian_diag_ = 1.0;

@@ -230,6 +230,10 @@ class Tensor {
   Tensor real() const;
   /// Imaginary part as a view; complex only.
   Tensor imag() const;
+  /// The real and imaginary parts as a leading axis of extent 2 ([2,
+  /// shape...] in the real dtype: torch.view_as_real, whose trailing
+  /// row-major axis is our leading one), a view; the tensor itself when real.
+  Tensor view_as_real() const;
 
   // ---- named copies -------------------------------------------------------
   /// This tensor if already compact column-major, otherwise a compact copy.

@@ -292,7 +292,7 @@ void EagerTensor::backward() const {
          "backward() without a seed needs a real scalar loss, got ", name(dtype()),
          "; take real() or abs() of it first, or pass a seed: backward(seed)");
   }
-  backward(runtime()->tensor(ones(shape(), dtype())));
+  backward(runtime()->tensor(full(shape(), Scalar(1.0), dtype(), runtime()->backend())));
 }
 
 void EagerTensor::backward(const EagerTensor& seed) const {
@@ -398,7 +398,7 @@ std::vector<std::optional<EagerTensor>> reverse_many(const EagerFnN& f,
       fail(ErrorKind::DTypeMismatch, what, "grad needs a real floating output, got ",
            name(y.dtype()), "; take real() or abs() first, or use vjp with a cotangent");
     }
-    s = y.runtime()->tensor(ones(y.shape(), y.dtype()));
+    s = y.runtime()->tensor(full(y.shape(), Scalar(1.0), y.dtype(), y.runtime()->backend()));
   }
   std::sort(targets.begin(), targets.end(), std::less<const GradNode*>{});
   const auto cts =

@@ -51,6 +51,12 @@ EagerRuntimePtr EagerRuntime::attached(Backend& backend) {
   return std::static_pointer_cast<EagerRuntime>(made);
 }
 
+Tensor EagerTensor::host_value() const {
+  const Tensor& v = value();
+  if (v.placement().is_host()) return v;
+  return to_host(v, runtime()->backend());
+}
+
 bool EagerRuntime::install_module(const ExtensionModulePtr& module) {
   const bool changed = runtime_->install_module(module);
   ad::register_module_rules(*module, *ad_);

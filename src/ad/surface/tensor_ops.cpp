@@ -97,14 +97,13 @@ const SymShape& sym_shape(const TracedTensor& x) {
 }
 
 EagerTensor filled(const EagerTensor& like, Scalar value, DType dtype, bool rank0) {
-  return like.runtime()->tensor(rank0 ? Tensor::scalar(value, dtype)
-                                      : full(like.shape(), value, dtype));
+  // In the runtime's backend memory (any backend with a fill kernel).
+  Backend& backend = like.runtime()->backend();
+  return like.runtime()->tensor(full(rank0 ? Shape{} : like.shape(), value, dtype, backend));
 }
 // A fill on the backend itself (its own memory, any backend with a fill kernel).
 DirectTensor filled(const DirectTensor& like, Scalar value, DType dtype, bool rank0) {
-  Tensor t = rank0 ? like.backend().empty({}, dtype) : like.backend().empty(like.shape(), dtype);
-  like.backend().fill(t, value);
-  return on(like.backend(), std::move(t));
+  return on(like.backend(), full(rank0 ? Shape{} : like.shape(), value, dtype, like.backend()));
 }
 TracedTensor filled(const TracedTensor& like, Scalar value, DType dtype, bool rank0) {
   return traced_full(rank0 ? SymShape{} : like.shape(), value, dtype);

@@ -2,8 +2,10 @@
 // CONTRIBUTING.md's "Adding an operator". Every descriptor must have a row
 // (a new op without one fails here), and each row checks values at a few
 // points with known results through the generic entry point and the result
-// dtype its descriptor promises. The families' own tests (elementwise_*,
-// special_test) cover layouts, dtypes and edge cases in depth.
+// dtype its descriptor promises, on every backend of the conformance suite
+// (conformance/backends.hpp), in the direct, eager and traced tiers. The
+// families' own tests (elementwise_*, special_test) cover layouts, dtypes
+// and edge cases in depth.
 
 #include <cmath>
 #include <complex>
@@ -13,10 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "conformance/backends.hpp"
 #include "tenferro/backend/reduce.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
+using tftest::CaseCount;
+using tftest::ConformanceBackend;
 
 namespace {
 
@@ -134,7 +139,8 @@ Tensor vec(const std::vector<double>& v) {
   return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v);
 }
 
-void expect_row(const std::string& what, const Tensor& got, const Row& row) {
+void expect_row(const std::string& what, const Tensor& result, const Row& row) {
+  const Tensor got = tftest::download(result);
   Tensor c = zeros(got.shape(), c128);
   Tensor::copy_into(got, c);
   const auto g = c.to_vector<c128_t>();
@@ -169,28 +175,67 @@ void for_every_descriptor(const char* kind, std::size_t count, const Rows& rows,
 
 }  // namespace
 
-TEST(OpValues, EveryUnaryDescriptorHasARowAndMatchesIt) {
-  CpuBackend cpu({.num_threads = 1});
-  for_every_descriptor<UnaryOp>("unary op", kUnaryOpCount, unary_rows(),
-                                [&](UnaryOp op, const std::string& nm, const Row& row) {
-                                  EXPECT_EQ(unary_op_named(nm), op) << nm;
-                                  const Tensor y = unary(op, vec(row.a), cpu);
-                                  EXPECT_EQ(y.dtype(), unary_result_dtype(op, f64)) << nm;
-                                  expect_row(nm, y, row);
-                                });
-  EXPECT_EQ(unary_op_named("no_such_op"), std::nullopt);
+class OpValues : public testing::TestWithParam<ConformanceBackend> {};
+
+// A partial backend runs the rows of the ops it has kernels for; a complete
+// one every row.
+void expect_count(const ConformanceBackend& b, const CaseCount& count, std::size_t rows) {
+  EXPECT_EQ(static_cast<std::size_t>(count.ran + count.lacked_kernel), rows) << b.name;
+  EXPECT_GT(count.ran, 0) << b.name;
+  if (b.name == "cpu") {
+    EXPECT_EQ(count.lacked_kernel, 0);
+  }
 }
 
-TEST(OpValues, EveryBinaryDescriptorHasARowAndMatchesIt) {
-  CpuBackend cpu({.num_threads = 1});
-  for_every_descriptor<BinaryOp>("binary op", kBinaryOpCount, binary_rows(),
-                                 [&](BinaryOp op, const std::string& nm, const Row& row) {
-                                   EXPECT_EQ(binary_op_named(nm), op) << nm;
-                                   const Tensor y = binary(op, vec(row.a), vec(row.b), cpu);
-                                   EXPECT_EQ(y.dtype(), binary_result_dtype(op, f64, f64)) << nm;
-                                   expect_row(nm, y, row);
-                                 });
+TEST_P(OpValues, EveryUnaryDescriptorHasARowAndMatchesIt) {
+  const ConformanceBackend& b = GetParam();
+  const auto backend = b.make();
+  const auto rt = EagerRuntime::make(backend);
+  CaseCount count;
+  for_every_descriptor<UnaryOp>(
+      "unary op", kUnaryOpCount, unary_rows(),
+      [&](UnaryOp op, const std::string& nm, const Row& row) {
+        EXPECT_EQ(unary_op_named(nm), op) << nm;
+        tftest::run_case(b, nm, count, [&] {
+          const Tensor x = b.upload(vec(row.a), *backend);
+          const Tensor y = unary(op, x, *backend);
+          EXPECT_EQ(y.dtype(), unary_result_dtype(op, f64)) << nm;
+          expect_row(nm, y, row);
+          expect_row(nm + " (eager)", unary(op, rt->tensor(x)).value(), row);
+          const TracedTensor t = placeholder(f64, {static_cast<std::int64_t>(row.a.size())});
+          expect_row(nm + " (traced)",
+                     run_compiled(*rt->runtime(), compile({unary(op, t)}, {t}), {x})[0], row);
+        });
+      });
+  EXPECT_EQ(unary_op_named("no_such_op"), std::nullopt);
+  expect_count(b, count, unary_rows().size());
+}
+
+TEST_P(OpValues, EveryBinaryDescriptorHasARowAndMatchesIt) {
+  const ConformanceBackend& b = GetParam();
+  const auto backend = b.make();
+  const auto rt = EagerRuntime::make(backend);
+  CaseCount count;
+  for_every_descriptor<BinaryOp>(
+      "binary op", kBinaryOpCount, binary_rows(),
+      [&](BinaryOp op, const std::string& nm, const Row& row) {
+        EXPECT_EQ(binary_op_named(nm), op) << nm;
+        tftest::run_case(b, nm, count, [&] {
+          const Tensor x = b.upload(vec(row.a), *backend), y = b.upload(vec(row.b), *backend);
+          const Tensor z = binary(op, x, y, *backend);
+          EXPECT_EQ(z.dtype(), binary_result_dtype(op, f64, f64)) << nm;
+          expect_row(nm, z, row);
+          expect_row(nm + " (eager)", binary(op, rt->tensor(x), rt->tensor(y)).value(), row);
+          const TracedTensor tx = placeholder(f64, {static_cast<std::int64_t>(row.a.size())});
+          const TracedTensor ty = placeholder(f64, {static_cast<std::int64_t>(row.b.size())});
+          expect_row(
+              nm + " (traced)",
+              run_compiled(*rt->runtime(), compile({binary(op, tx, ty)}, {tx, ty}), {x, y})[0],
+              row);
+        });
+      });
   EXPECT_EQ(binary_op_named("no_such_op"), std::nullopt);
+  expect_count(b, count, binary_rows().size());
 }
 
 TEST(OpValues, DescriptorsDriveTheDTypeRulesAndMessages) {
@@ -234,7 +279,7 @@ TEST(OpValues, DescriptorsDriveTheDTypeRulesAndMessages) {
   }
 }
 
-TEST(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
+TEST_P(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
   // The reduction of {1, 2, 0.5} (and, for all/any, of {1, 0, 2}).
   const std::map<std::string, double, std::less<>> rows = {
       {"sum", 3.5},      {"prod", 1.0},
@@ -242,18 +287,22 @@ TEST(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
       {"min", 0.5},      {"all", 0.0},
       {"any", 1.0},      {"logsumexp", std::log(e + e * e + std::exp(0.5))},
   };
-  CpuBackend cpu({.num_threads = 1});
+  const ConformanceBackend& b = GetParam();
+  const auto backend = b.make();
+  CaseCount count;
   for_every_descriptor<ReduceOp>(
       "reduction", std::size(kReduceOps), rows,
       [&](ReduceOp op, const std::string& nm, double want) {
         EXPECT_EQ(name(op), nm);
         const bool logical = descriptor(op).result == ReduceResult::Bool;
-        const Tensor y = reduce(op, logical ? vec({1, 0, 2}) : vec({1, 2, 0.5}),
-                                std::vector<std::int64_t>{0}, cpu);
-        EXPECT_EQ(y.dtype(), reduce_result_dtype(op, f64)) << nm;
-        Tensor c = zeros(y.shape(), f64);
-        Tensor::copy_into(y, c);
-        EXPECT_NEAR(c.item<double>(), want, 1e-14) << nm;
+        tftest::run_case(b, nm, count, [&] {
+          const Tensor x = b.upload(logical ? vec({1, 0, 2}) : vec({1, 2, 0.5}), *backend);
+          const Tensor y = tftest::download(reduce(op, x, std::vector<std::int64_t>{0}, *backend));
+          EXPECT_EQ(y.dtype(), reduce_result_dtype(op, f64)) << nm;
+          Tensor c = zeros(y.shape(), f64);
+          Tensor::copy_into(y, c);
+          EXPECT_NEAR(c.item<double>(), want, 1e-14) << nm;
+        });
         // The traced tier's inference reads the same rule.
         const ReduceResult r = descriptor(op).result;
         EXPECT_EQ(reduce_result_dtype(op, i32), r == ReduceResult::Accumulate ? i64
@@ -264,4 +313,8 @@ TEST(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
       });
   EXPECT_TF_ERROR(reduce_result_dtype(ReduceOp::Max, c128), ErrorKind::DTypeMismatch);
   EXPECT_EQ(variance_result_dtype(c64), f32);
+  expect_count(b, count, rows.size());
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, OpValues, testing::ValuesIn(tftest::conformance_backends()),
+                         tftest::backend_name);

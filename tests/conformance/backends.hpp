@@ -1,0 +1,61 @@
+#pragma once
+// The backends the conformance suite (tests/conformance/*_test.cpp) runs on.
+// A new backend runs the whole suite by adding one line to
+// conformance_backends() in backends.cpp. A partial backend (one with only
+// some kernels) runs the cases its kernels cover: a case may end in
+// Unsupported only when the backend itself reports the kernel missing, and
+// every other outcome is checked as on the CPU.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tenferro/tenferro.hpp"
+
+namespace tftest {
+
+struct ConformanceBackend {
+  std::string name;
+  /// A fresh backend.
+  std::function<std::shared_ptr<tenferro::Backend>()> make;
+  /// A host tensor in the backend's memory (the host tensor itself on a
+  /// backend that reads host memory).
+  std::function<tenferro::Tensor(const tenferro::Tensor&, tenferro::Backend&)> upload;
+  /// Whether `e` says the backend lacks a kernel (never for a complete one).
+  std::function<bool(const tenferro::Error&)> lacks_kernel;
+};
+
+const std::vector<ConformanceBackend>& conformance_backends();
+
+/// A compact host copy of a tensor of any backend of the list.
+tenferro::Tensor download(const tenferro::Tensor& t);
+
+/// The test name suffix of a backend ("cpu", "reference").
+std::string backend_name(const testing::TestParamInfo<ConformanceBackend>& info);
+
+/// Cases a backend ran and skipped for a missing kernel.
+struct CaseCount {
+  int ran = 0;
+  int lacked_kernel = 0;
+};
+
+/// Runs `f()`; counts it as run, or as skipped when the backend lacks a
+/// kernel it needs. Any other error fails the test, naming `what`.
+template <class F>
+void run_case(const ConformanceBackend& b, const std::string& what, CaseCount& count, F&& f) {
+  try {
+    f();
+    ++count.ran;
+  } catch (const tenferro::Error& e) {
+    if (b.lacks_kernel(e)) {
+      ++count.lacked_kernel;
+    } else {
+      ADD_FAILURE() << b.name << ": " << what << " threw " << e.what();
+    }
+  }
+}
+
+}  // namespace tftest

@@ -1,0 +1,191 @@
+// Values and gradients on every backend of the conformance suite: each op's
+// value against the CPU's, and reverse mode through the eager tier against
+// central finite differences computed on the same backend (each perturbed
+// loss is evaluated there), for core ops, a few composites and einsum, in
+// f64 and (where the op takes it) c128. The loss
+// is L = Re sum(conj(w) f(x)) with a fixed random w, so the gradient is the
+// vjp of w under the library's complex convention (grad z = dL/dRe z + i
+// dL/dIm z).
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <span>
+
+#include "conformance/backends.hpp"
+#include "tenferro/ad/composite.hpp"
+#include "tenferro/einsum/einsum.hpp"
+
+using namespace tenferro;
+using tftest::CaseCount;
+using tftest::ConformanceBackend;
+
+namespace {
+
+struct GradCase {
+  const char* name;
+  std::function<EagerTensor(std::span<const EagerTensor>)> f;
+  int inputs = 1;
+  bool complex_ok = true;
+  double lo = 0.3, hi = 1.2;  // real input range (a safe domain)
+  Shape shape{3, 2};
+};
+
+const std::vector<GradCase>& cases() {
+  static const std::vector<GradCase> all = {
+      {"neg", [](auto z) { return neg(z[0]); }},
+      {"exp", [](auto z) { return exp(z[0]); }},
+      {"log", [](auto z) { return log(z[0]); }},
+      {"sqrt", [](auto z) { return sqrt(z[0]); }},
+      {"sin", [](auto z) { return sin(z[0]); }},
+      {"cos", [](auto z) { return cos(z[0]); }},
+      {"tanh", [](auto z) { return tanh(z[0]); }},
+      {"square", [](auto z) { return square(z[0]); }},
+      {"abs", [](auto z) { return abs(z[0]); }},
+      {"conj", [](auto z) { return conj(z[0]); }},
+      {"real", [](auto z) { return real(z[0]); }},
+      {"add", [](auto z) { return z[0] + z[1]; }, 2},
+      {"sub", [](auto z) { return z[0] - z[1]; }, 2},
+      {"mul", [](auto z) { return z[0] * z[1]; }, 2},
+      {"div", [](auto z) { return z[0] / z[1]; }, 2},
+      {"maximum", [](auto z) { return maximum(z[0], z[1] + 0.05); }, 2, false},
+      {"broadcast_mul", [](auto z) { return z[0] * sum(z[1], {0}, true); }, 2},
+      {"where", [](auto z) { return where(gt(z[0], scalar_like(z[0], 0.7)), z[0] * z[1], z[1]); },
+       2, false},
+      {"sum", [](auto z) { return sum(z[0], {0}); }},
+      {"mean", [](auto z) { return mean(z[0]); }},
+      {"max", [](auto z) { return max(z[0], {1}); }, 1, false},
+      {"permute",
+       [](auto z) {
+         return permute(z[0], {1, 0}) * 2.0;
+       }},
+      {"reshape",
+       [](auto z) {
+         return reshape(z[0], {2, 3}) * 2.0;
+       }},
+      {"slice",
+       [](auto z) {
+         return slice(z[0], {1, 0}, {3, 2});
+       }},
+      {"pad",
+       [](auto z) {
+         return pad(z[0], {1, 0}, {0, 2}, Scalar(0.5));
+       }},
+      {"concatenate",
+       [](auto z) {
+         return concatenate({z[0], z[1] * 3.0}, 1);
+       },
+       2},
+      {"reverse", [](auto z) { return flip(z[0], {0}); }},
+      {"diagonal", [](auto z) { return diagonal(z[0]); }, 1, true, 0.3, 1.2, {3, 3}},
+      {"matmul", [](auto z) { return matmul(z[0], z[1]); }, 2, true, 0.3, 1.2, {2, 2}},
+      {"dot_general",
+       [](auto z) {
+         return dot_general(z[0], z[1], DotDims{{0}, {0}, {}, {}});
+       },
+       2},
+      {"einsum",
+       [](auto z) {
+         return einsum("ij,kj->ik", {z[0], z[1]});
+       },
+       2},
+      {"softplus", [](auto z) { return softplus(z[0]); }, 1, false},
+      {"kron", [](auto z) { return kron(z[0], z[1]); }, 2, true, 0.3, 1.2, {2, 1}},
+  };
+  return all;
+}
+
+Tensor random_input(const GradCase& c, DType dt, Generator& gen) {
+  std::vector<double> v = rand(c.shape, DType::F64, gen).to_vector<double>();
+  for (auto& e : v) e = c.lo + (c.hi - c.lo) * e;
+  const Tensor re = Tensor::from_col_major(c.shape, v);
+  if (!is_complex(dt)) return re;
+  std::vector<double> w = rand(c.shape, DType::F64, gen).to_vector<double>();
+  for (auto& e : w) e = 0.4 * e - 0.2;
+  return tenferro::complex(re, Tensor::from_col_major(c.shape, w));
+}
+
+// L = Re sum(conj(w) f(x)), on the backend.
+EagerTensor loss(const GradCase& c, std::span<const EagerTensor> x, const EagerTensor& w) {
+  const EagerTensor y = c.f(x);
+  const EagerTensor prod = is_complex(y.dtype()) ? real(conj(w) * y) : w * y;
+  return sum(prod);
+}
+
+class Gradients : public testing::TestWithParam<ConformanceBackend> {};
+
+TEST_P(Gradients, ValuesMatchTheCpuAndReverseModeMatchesFiniteDifferences) {
+  const ConformanceBackend& b = GetParam();
+  const auto backend = b.make();
+  const auto rt = EagerRuntime::make(backend);
+  const auto cpu = EagerRuntime::make_cpu(CpuBackendOptions{1});
+  CaseCount count;
+  int compared = 0;
+  for (const GradCase& c : cases()) {
+    for (const DType dt : {DType::F64, DType::C128}) {
+      if (is_complex(dt) && !c.complex_ok) continue;
+      const std::string what = std::string(c.name) + " " + std::string(name(dt));
+      tftest::run_case(b, what, count, [&] {
+        Generator gen(7);
+        std::vector<Tensor> host;
+        std::vector<EagerTensor> vars;
+        for (int i = 0; i < c.inputs; ++i) {
+          host.push_back(random_input(c, dt, gen));
+          vars.push_back(rt->variable(b.upload(host.back(), *backend)));
+        }
+        // The value, against the CPU's on the same host inputs.
+        const EagerTensor y = c.f(vars);
+        std::vector<EagerTensor> on_cpu;
+        for (const Tensor& h : host) on_cpu.push_back(cpu->tensor(h));
+        EXPECT_TRUE(allclose(tftest::download(y.value()), c.f(on_cpu).value(), 1e-13, 1e-13))
+            << b.name << ": " << what << " value";
+        // w: random, shaped like f(x), in f(x)'s dtype.
+        Tensor wr = rand(y.shape(), DType::F64, gen);
+        const Tensor w_host =
+            is_complex(y.dtype()) ? tenferro::complex(wr, rand(y.shape(), DType::F64, gen)) : wr;
+        const EagerTensor w = rt->tensor(b.upload(w_host, *backend));
+        loss(c, vars, w).backward();
+
+        const double eps = 1e-6;
+        for (int i = 0; i < c.inputs; ++i) {
+          const Tensor grad = tftest::download(vars[static_cast<std::size_t>(i)].grad().value());
+          const Tensor g_parts = grad.view_as_real().contiguous();
+          const Tensor x_parts = host[static_cast<std::size_t>(i)].view_as_real().contiguous();
+          const std::vector<double> g = g_parts.to_vector<double>();
+          const std::vector<double> x0 = x_parts.to_vector<double>();
+          for (std::size_t k = 0; k < x0.size(); ++k) {
+            auto at = [&](double step) {
+              std::vector<double> moved = x0;
+              moved[k] += step;
+              Tensor parts = Tensor::from_col_major(x_parts.shape(), moved);
+              Tensor xi = is_complex(dt) ? tenferro::complex(parts.select(0, 0).contiguous(),
+                                                             parts.select(0, 1).contiguous())
+                                         : parts;
+              std::vector<EagerTensor> xs;
+              for (int j = 0; j < c.inputs; ++j)
+                xs.push_back(j == i ? rt->tensor(b.upload(xi, *backend))
+                                    : vars[static_cast<std::size_t>(j)].detach());
+              return tftest::download(loss(c, xs, w).value()).item<double>();
+            };
+            const double fd = (at(eps) - at(-eps)) / (2 * eps);
+            EXPECT_NEAR(g[k], fd, 1e-5 * (1 + std::abs(fd)))
+                << b.name << ": " << what << " input " << i << " component " << k;
+            ++compared;
+          }
+        }
+      });
+    }
+  }
+  EXPECT_GT(count.ran, 0) << b.name;
+  EXPECT_GT(compared, 0);
+  if (b.name == "cpu") {
+    EXPECT_EQ(count.lacked_kernel, 0);
+  }
+  std::printf("%s: %d gradient cases ran, %d skipped for a missing kernel, %d components\n",
+              b.name.c_str(), count.ran, count.lacked_kernel, compared);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Gradients, testing::ValuesIn(tftest::conformance_backends()),
+                         tftest::backend_name);
+
+}  // namespace
