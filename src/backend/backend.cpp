@@ -72,6 +72,27 @@ void Backend::read(const Tensor& src, void* dst) {
   Tensor::copy_into(src, host);
 }
 
+void Backend::write(const void* src, const Tensor& dst) {
+  if (!dst.placement().is_host()) no_kernel("write", "write");
+  const Tensor host = Tensor::wrap(const_cast<void*>(src), dst.dtype(), dst.shape());
+  Tensor::copy_into(host, dst);
+}
+
+Tensor from_host(const Tensor& t, Backend& backend) {
+  if (!t.defined()) {
+    fail(ErrorKind::InvalidArgument, "from_host", "the tensor is undefined; pass a tensor");
+  }
+  if (!t.placement().is_host()) {
+    fail(ErrorKind::InvalidArgument, "from_host", "the tensor lives on ", to_string(t.placement()),
+         ", not on the host");
+  }
+  if (backend.accepts(t.placement())) return t;
+  const Tensor compact = t.contiguous();
+  Tensor out = backend.empty(t.shape(), t.dtype());
+  backend.write(compact.raw_data(), out);
+  return out;
+}
+
 Tensor to_host(const Tensor& t, Backend& backend) {
   detail::require_operand(t, backend, "to_host");
   if (t.placement().is_host() && t.is_contiguous()) return t;

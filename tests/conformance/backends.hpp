@@ -1,5 +1,7 @@
 #pragma once
 // The backends the conformance suite (tests/conformance/*_test.cpp) runs on.
+// Data moves in and out only explicitly (from_host, to_host: Backend::write
+// and read), so the suite runs on a backend with memory of its own.
 // A new backend runs the whole suite by adding one line to
 // conformance_backends() in backends.cpp. A partial backend (one with only
 // some kernels) runs the cases its kernels cover: a case may end in
@@ -21,17 +23,11 @@ struct ConformanceBackend {
   std::string name;
   /// A fresh backend.
   std::function<std::shared_ptr<tenferro::Backend>()> make;
-  /// A host tensor in the backend's memory (the host tensor itself on a
-  /// backend that reads host memory).
-  std::function<tenferro::Tensor(const tenferro::Tensor&, tenferro::Backend&)> upload;
   /// Whether `e` says the backend lacks a kernel (never for a complete one).
   std::function<bool(const tenferro::Error&)> lacks_kernel;
 };
 
 const std::vector<ConformanceBackend>& conformance_backends();
-
-/// A compact host copy of a tensor of any backend of the list.
-tenferro::Tensor download(const tenferro::Tensor& t);
 
 /// The test name suffix of a backend ("cpu", "reference").
 std::string backend_name(const testing::TestParamInfo<ConformanceBackend>& info);

@@ -131,24 +131,24 @@ TEST_P(Gradients, ValuesMatchTheCpuAndReverseModeMatchesFiniteDifferences) {
         std::vector<EagerTensor> vars;
         for (int i = 0; i < c.inputs; ++i) {
           host.push_back(random_input(c, dt, gen));
-          vars.push_back(rt->variable(b.upload(host.back(), *backend)));
+          vars.push_back(rt->variable(from_host(host.back(), *backend)));
         }
         // The value, against the CPU's on the same host inputs.
         const EagerTensor y = c.f(vars);
         std::vector<EagerTensor> on_cpu;
         for (const Tensor& h : host) on_cpu.push_back(cpu->tensor(h));
-        EXPECT_TRUE(allclose(tftest::download(y.value()), c.f(on_cpu).value(), 1e-13, 1e-13))
+        EXPECT_TRUE(allclose(to_host(y.value(), *backend), c.f(on_cpu).value(), 1e-13, 1e-13))
             << b.name << ": " << what << " value";
         // w: random, shaped like f(x), in f(x)'s dtype.
         Tensor wr = rand(y.shape(), DType::F64, gen);
         const Tensor w_host =
             is_complex(y.dtype()) ? tenferro::complex(wr, rand(y.shape(), DType::F64, gen)) : wr;
-        const EagerTensor w = rt->tensor(b.upload(w_host, *backend));
+        const EagerTensor w = rt->tensor(from_host(w_host, *backend));
         loss(c, vars, w).backward();
 
         const double eps = 1e-6;
         for (int i = 0; i < c.inputs; ++i) {
-          const Tensor grad = tftest::download(vars[static_cast<std::size_t>(i)].grad().value());
+          const Tensor grad = to_host(vars[static_cast<std::size_t>(i)].grad().value(), *backend);
           const Tensor g_parts = grad.view_as_real().contiguous();
           const Tensor x_parts = host[static_cast<std::size_t>(i)].view_as_real().contiguous();
           const std::vector<double> g = g_parts.to_vector<double>();
@@ -163,9 +163,9 @@ TEST_P(Gradients, ValuesMatchTheCpuAndReverseModeMatchesFiniteDifferences) {
                                          : parts;
               std::vector<EagerTensor> xs;
               for (int j = 0; j < c.inputs; ++j)
-                xs.push_back(j == i ? rt->tensor(b.upload(xi, *backend))
+                xs.push_back(j == i ? rt->tensor(from_host(xi, *backend))
                                     : vars[static_cast<std::size_t>(j)].detach());
-              return tftest::download(loss(c, xs, w).value()).item<double>();
+              return to_host(loss(c, xs, w).value(), *backend).item<double>();
             };
             const double fd = (at(eps) - at(-eps)) / (2 * eps);
             EXPECT_NEAR(g[k], fd, 1e-5 * (1 + std::abs(fd)))

@@ -139,8 +139,8 @@ Tensor vec(const std::vector<double>& v) {
   return Tensor::from_col_major({static_cast<std::int64_t>(v.size())}, v);
 }
 
-void expect_row(const std::string& what, const Tensor& result, const Row& row) {
-  const Tensor got = tftest::download(result);
+void expect_row(const std::string& what, const Tensor& result, const Row& row, Backend& backend) {
+  const Tensor got = to_host(result, backend);
   Tensor c = zeros(got.shape(), c128);
   Tensor::copy_into(got, c);
   const auto g = c.to_vector<c128_t>();
@@ -197,14 +197,15 @@ TEST_P(OpValues, EveryUnaryDescriptorHasARowAndMatchesIt) {
       [&](UnaryOp op, const std::string& nm, const Row& row) {
         EXPECT_EQ(unary_op_named(nm), op) << nm;
         tftest::run_case(b, nm, count, [&] {
-          const Tensor x = b.upload(vec(row.a), *backend);
+          const Tensor x = from_host(vec(row.a), *backend);
           const Tensor y = unary(op, x, *backend);
           EXPECT_EQ(y.dtype(), unary_result_dtype(op, f64)) << nm;
-          expect_row(nm, y, row);
-          expect_row(nm + " (eager)", unary(op, rt->tensor(x)).value(), row);
+          expect_row(nm, y, row, *backend);
+          expect_row(nm + " (eager)", unary(op, rt->tensor(x)).value(), row, *backend);
           const TracedTensor t = placeholder(f64, {static_cast<std::int64_t>(row.a.size())});
           expect_row(nm + " (traced)",
-                     run_compiled(*rt->runtime(), compile({unary(op, t)}, {t}), {x})[0], row);
+                     run_compiled(*rt->runtime(), compile({unary(op, t)}, {t}), {x})[0], row,
+                     *backend);
         });
       });
   EXPECT_EQ(unary_op_named("no_such_op"), std::nullopt);
@@ -221,17 +222,18 @@ TEST_P(OpValues, EveryBinaryDescriptorHasARowAndMatchesIt) {
       [&](BinaryOp op, const std::string& nm, const Row& row) {
         EXPECT_EQ(binary_op_named(nm), op) << nm;
         tftest::run_case(b, nm, count, [&] {
-          const Tensor x = b.upload(vec(row.a), *backend), y = b.upload(vec(row.b), *backend);
+          const Tensor x = from_host(vec(row.a), *backend), y = from_host(vec(row.b), *backend);
           const Tensor z = binary(op, x, y, *backend);
           EXPECT_EQ(z.dtype(), binary_result_dtype(op, f64, f64)) << nm;
-          expect_row(nm, z, row);
-          expect_row(nm + " (eager)", binary(op, rt->tensor(x), rt->tensor(y)).value(), row);
+          expect_row(nm, z, row, *backend);
+          expect_row(nm + " (eager)", binary(op, rt->tensor(x), rt->tensor(y)).value(), row,
+                     *backend);
           const TracedTensor tx = placeholder(f64, {static_cast<std::int64_t>(row.a.size())});
           const TracedTensor ty = placeholder(f64, {static_cast<std::int64_t>(row.b.size())});
           expect_row(
               nm + " (traced)",
-              run_compiled(*rt->runtime(), compile({binary(op, tx, ty)}, {tx, ty}), {x, y})[0],
-              row);
+              run_compiled(*rt->runtime(), compile({binary(op, tx, ty)}, {tx, ty}), {x, y})[0], row,
+              *backend);
         });
       });
   EXPECT_EQ(binary_op_named("no_such_op"), std::nullopt);
@@ -296,8 +298,8 @@ TEST_P(OpValues, EveryReductionDescriptorHasARowAndMatchesIt) {
         EXPECT_EQ(name(op), nm);
         const bool logical = descriptor(op).result == ReduceResult::Bool;
         tftest::run_case(b, nm, count, [&] {
-          const Tensor x = b.upload(logical ? vec({1, 0, 2}) : vec({1, 2, 0.5}), *backend);
-          const Tensor y = tftest::download(reduce(op, x, std::vector<std::int64_t>{0}, *backend));
+          const Tensor x = from_host(logical ? vec({1, 0, 2}) : vec({1, 2, 0.5}), *backend);
+          const Tensor y = to_host(reduce(op, x, std::vector<std::int64_t>{0}, *backend), *backend);
           EXPECT_EQ(y.dtype(), reduce_result_dtype(op, f64)) << nm;
           Tensor c = zeros(y.shape(), f64);
           Tensor::copy_into(y, c);

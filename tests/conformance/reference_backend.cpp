@@ -451,6 +451,22 @@ void ReferenceBackend::read(const Tensor& src, void* dst) {
   });
 }
 
+void ReferenceBackend::write(const void* src, const Tensor& dst) {
+  ++counter_->kernels;
+  dispatch_dtype(dst.dtype(), [&](auto tt) {
+    using T = typename decltype(tt)::type;
+    Strides compact;
+    std::int64_t step = 1;
+    for (const std::int64_t e : dst.shape()) {
+      compact.push_back(step);
+      step *= e;
+    }
+    each_element<2>(dst.shape(), {&compact, &dst.strides()}, [&](const auto& at) {
+      ptr<T>(dst)[at[1]] = static_cast<const T*>(src)[at[0]];
+    });
+  });
+}
+
 Tensor to_reference(const Tensor& host, ReferenceBackend& backend) {
   const Tensor compact = host.contiguous();
   Tensor out = backend.empty(host.shape(), host.dtype());

@@ -38,6 +38,7 @@ class ReferenceBackend final : public tenferro::Backend {
   void reduce(tenferro::ReduceOp op, const tenferro::Tensor& x, std::span<const bool> reduced,
               const tenferro::Tensor& out) override;
   void read(const tenferro::Tensor& src, void* dst) override;
+  void write(const void* src, const tenferro::Tensor& dst) override;
   void gemm(tenferro::DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
             const tenferro::GemmOperand& a, const tenferro::GemmOperand& b, void* c,
             const tenferro::Shape& batch_shape) override;

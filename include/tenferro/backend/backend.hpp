@@ -194,6 +194,10 @@ class Backend {
   /// results come back from a backend's memory. The default reads a tensor
   /// in host memory; a backend with memory of its own implements it.
   virtual void read(const Tensor& src, void* dst);
+  /// Copies compact column-major host memory at `src` (dst.numel() elements
+  /// of dst's dtype) into `dst` (this backend's, any strides): the way host
+  /// data enters a backend's memory. The default writes host memory.
+  virtual void write(const void* src, const Tensor& dst);
 
   /// State that code built on this backend keeps for as long as the backend
   /// lives: the object stored under `key`, made by `make()` on first use
@@ -222,6 +226,9 @@ Tensor copy(const Tensor& x, Backend& backend);
 /// A compact host copy of `t`, read through `backend` (Backend::read): `t`
 /// itself when it is compact host memory.
 Tensor to_host(const Tensor& t, Backend& backend);
+/// A host tensor in `backend`'s memory (Backend::write): the tensor itself
+/// when the backend reads host memory.
+Tensor from_host(const Tensor& t, Backend& backend);
 /// A tensor of `shape` filled with `value` (converted to `dtype`), in the
 /// backend's memory.
 Tensor full(std::span<const std::int64_t> shape, Scalar value, DType dtype, Backend& backend);

@@ -51,6 +51,12 @@ GradCheckResult check_gradients(const EagerFnN& f, ListRef<EagerTensor> inputs,
   if (inputs.empty())
     fail(ErrorKind::InvalidArgument, "check_gradients", "at least one input is required");
   const EagerRuntimePtr& rt = inputs[0].runtime();
+  // The function runs on the runtime's backend; the check's own arithmetic
+  // (tangents, inner products, differences) on host copies (to_host,
+  // from_host), so it works for a backend with memory of its own.
+  Backend& backend = rt->backend();
+  auto host = [&](const Tensor& t) { return to_host(t, backend); };
+  auto on_backend = [&](const Tensor& t) { return rt->tensor(from_host(t, backend)); };
   Generator gen(options.seed);
   std::ostringstream detail;
   std::vector<EagerTensor> base(inputs.begin(), inputs.end());
@@ -62,8 +68,8 @@ GradCheckResult check_gradients(const EagerFnN& f, ListRef<EagerTensor> inputs,
       if (is_inexact(base[i].dtype())) t[i] = random_like(base[i].value(), gen);
     const Tensor c = random_like(y0.value(), gen);
 
-    // J t as the sum of per-input jvps; J^T c per input via vjp.
-    Tensor jt = zeros(y0.shape(), y0.dtype());
+    // J t as the sum of per-input jvps (c128 on the host); J^T c per input via vjp.
+    Tensor jt = zeros(y0.shape(), DType::C128);
     double adjoint_rhs = 0;
     for (std::size_t i = 0; i < base.size(); ++i) {
       if (!t[i].defined()) continue;
@@ -72,22 +78,22 @@ GradCheckResult check_gradients(const EagerFnN& f, ListRef<EagerTensor> inputs,
         args[i] = xi;
         return f(args);
       };
-      auto j = jvp(fi, base[i], rt->tensor(t[i]));
-      if (j.tangent) jt = add(rt->tensor(jt), *j.tangent).value();
-      auto v = vjp(fi, base[i], rt->tensor(c));
-      if (v.cotangent) adjoint_rhs += real_inner(v.cotangent->value(), t[i]);
+      auto j = jvp(fi, base[i], on_backend(t[i]));
+      if (j.tangent) jt = axpy(jt, 1.0, host(j.tangent->value()));
+      auto v = vjp(fi, base[i], on_backend(c));
+      if (v.cotangent) adjoint_rhs += real_inner(host(v.cotangent->value()), t[i]);
     }
     // Central finite difference along all tangents at once.
     std::vector<EagerTensor> plus = base, minus = base;
     for (std::size_t i = 0; i < base.size(); ++i) {
       if (!t[i].defined()) continue;
-      plus[i] = rt->tensor(axpy(base[i].value(), options.eps, t[i]));
-      minus[i] = rt->tensor(axpy(base[i].value(), -options.eps, t[i]));
+      const Tensor x = host(base[i].value());
+      plus[i] = on_backend(axpy(x, options.eps, t[i]));
+      minus[i] = on_backend(axpy(x, -options.eps, t[i]));
     }
-    const Tensor fd_diff = sub(f(plus), f(minus)).value();
-    const Tensor fd = div(rt->tensor(fd_diff),
-                          rt->tensor(Tensor::scalar(2 * options.eps, real_dtype(fd_diff.dtype()))))
-                          .value();
+    const Tensor fd_diff = axpy(axpy(zeros(y0.shape(), DType::C128), 1.0, host(f(plus).value())),
+                                -1.0, host(f(minus).value()));
+    const Tensor fd = axpy(zeros(y0.shape(), DType::C128), 0.5 / options.eps, fd_diff);
     const double scale = std::max(1.0, max_abs(jt));
     const double fd_err = max_abs_diff(jt, fd) / scale;
     result.max_fd_error = std::max(result.max_fd_error, fd_err);

@@ -1,11 +1,16 @@
 // Finite-difference and jvp/vjp adjoint checks of every core op's rules,
-// through the eager tier, in f64 and c128 (where the op supports complex).
+// through the eager tier, in f64 and c128 (where the op supports complex),
+// on every backend of the conformance suite (check_gradients runs the op on
+// the runtime's backend and its own arithmetic on host copies).
 
+#include "conformance/backends.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;
+using tftest::CaseCount;
+using tftest::ConformanceBackend;
 
 namespace {
 
@@ -18,20 +23,25 @@ struct Case {
   Shape shape{3, 2};
 };
 
+// A host tensor on the runtime of `like` (in its backend's memory).
+EagerTensor on_runtime(const EagerTensor& like, const Tensor& host) {
+  return like.runtime()->tensor(from_host(host, like.runtime()->backend()));
+}
+
 EagerTensor uniform_input(const EagerRuntimePtr& rt, const Case& c, DType dt, Generator& gen) {
   Tensor u = rand(c.shape, DType::F64, gen);
   std::vector<double> v = u.to_vector<double>();
   for (auto& e : v) e = c.lo + (c.hi - c.lo) * e;
   Tensor re = Tensor::from_col_major(c.shape, v);
-  if (!is_complex(dt)) return rt->tensor(re);
+  Backend& backend = rt->backend();
+  if (!is_complex(dt)) return rt->tensor(from_host(re, backend));
   Tensor im = rand(c.shape, DType::F64, gen);
   std::vector<double> w = im.to_vector<double>();
   for (auto& e : w) e = 0.4 * e - 0.2;
-  return rt->tensor(complex(re, Tensor::from_col_major(c.shape, w)));
+  return rt->tensor(from_host(complex(re, Tensor::from_col_major(c.shape, w)), backend));
 }
 
-void check_case(const Case& c, DType dt) {
-  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
+void check_case(const EagerRuntimePtr& rt, const Case& c, DType dt) {
   Generator gen(42);
   std::vector<EagerTensor> in;
   for (int i = 0; i < c.inputs; ++i) in.push_back(uniform_input(rt, c, dt, gen));
@@ -169,20 +179,20 @@ const std::vector<Case>& cases() {
       {"triu", [](auto z) { return triu(z[0], 1); }},
       {"index_select",
        [](auto z) {
-         return index_select(z[0], 0,
-                             z[0].runtime()->tensor(
-                                 Tensor::from_col_major({3}, std::vector<std::int64_t>{2, 0, 2})));
+         return index_select(
+             z[0], 0,
+             on_runtime(z[0], Tensor::from_col_major({3}, std::vector<std::int64_t>{2, 0, 2})));
        }},
       {"take_along_axis",
        [](auto z) {
-         auto idx = z[0].runtime()->tensor(
-             Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{1, 0, 0, 0, 1, 1}));
+         auto idx = on_runtime(
+             z[0], Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{1, 0, 0, 0, 1, 1}));
          return take_along_axis(z[0], idx, 1);
        }},
       {"scatter_add",
        [](auto z) {
-         auto idx = z[0].runtime()->tensor(
-             Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{0, 2, 0, 1, 1, 2}));
+         auto idx = on_runtime(
+             z[0], Tensor::from_col_major({3, 2}, std::vector<std::int64_t>{0, 2, 0, 1, 1, 2}));
          return scatter_add(z[0], 0, idx, z[1]);
        },
        2},
@@ -192,16 +202,41 @@ const std::vector<Case>& cases() {
 
 }  // namespace
 
-TEST(EagerOpGrads, RealF64) {
-  for (const auto& c : cases()) check_case(c, DType::F64);
+class EagerOpGrads : public testing::TestWithParam<ConformanceBackend> {};
+
+// Every case on the backend; a partial backend skips the cases whose kernels
+// it lacks, a complete one runs them all.
+void run_all(const ConformanceBackend& b, DType dt) {
+  const auto rt = EagerRuntime::make(b.make());
+  CaseCount count;
+  std::size_t cases_of_dtype = 0;
+  for (const auto& c : cases()) {
+    if (is_complex(dt) && !c.complex_ok) continue;
+    ++cases_of_dtype;
+    tftest::run_case(b, std::string(c.name) + " " + std::string(name(dt)), count,
+                     [&] { check_case(rt, c, dt); });
+  }
+  EXPECT_EQ(static_cast<std::size_t>(count.ran + count.lacked_kernel), cases_of_dtype);
+  EXPECT_GT(count.ran, 0) << b.name;
+  std::printf("%s %s: %d cases checked, %d skipped for a missing kernel\n", b.name.c_str(),
+              std::string(name(dt)).c_str(), count.ran, count.lacked_kernel);
+  if (b.name == "cpu") {
+    EXPECT_EQ(count.lacked_kernel, 0);
+  }
 }
 
-TEST(EagerOpGrads, ComplexC128) {
-  for (const auto& c : cases())
-    if (c.complex_ok) check_case(c, DType::C128);
+TEST_P(EagerOpGrads, RealF64) {
+  run_all(GetParam(), DType::F64);
 }
 
-TEST(EagerOpGrads, ConvertBetweenRealAndComplex) {
+TEST_P(EagerOpGrads, ComplexC128) {
+  run_all(GetParam(), DType::C128);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, EagerOpGrads, testing::ValuesIn(tftest::conformance_backends()),
+                         tftest::backend_name);
+
+TEST(EagerOpGradsCpu, ConvertBetweenRealAndComplex) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
   Generator gen(1);
   std::vector<EagerTensor> in{rt->tensor(randn({4}, f64, gen))};
@@ -209,7 +244,7 @@ TEST(EagerOpGrads, ConvertBetweenRealAndComplex) {
   EXPECT_TRUE(r.ok) << r.detail;
 }
 
-TEST(EagerOpGrads, NonDifferentiableOpsGiveNoDerivative) {
+TEST(EagerOpGradsCpu, NonDifferentiableOpsGiveNoDerivative) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
   auto x = rt->tensor(Tensor::from_col_major({3}, std::vector<double>{0.2, 1.7, -2.5}));
   for (auto op : {UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Round, UnaryOp::Trunc, UnaryOp::Sign}) {
@@ -218,7 +253,7 @@ TEST(EagerOpGrads, NonDifferentiableOpsGiveNoDerivative) {
   }
 }
 
-TEST(EagerOpGrads, TiesSplitEvenly) {
+TEST(EagerOpGradsCpu, TiesSplitEvenly) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
   auto x = rt->tensor(Tensor::from_col_major({3}, std::vector<double>{2, 2, 1}));
   auto g = grad([](const EagerTensor& z) { return max(z); }, x);
