@@ -97,6 +97,9 @@ template <class T>
 OpFn<T> build_reduction(const Case& c);  // ops_other.cpp
 template <class T>
 OpFn<T> build_scan(const Case& c);  // ops_scan.cpp
+/// Ops named in the primitive catalog, built by name (ops_catalog.cpp).
+template <class T>
+OpFn<T> build_catalog(const Case& c);
 
 /// An op argument: op_kwargs[key] when present, else the positional
 /// op_args[pos] (pos < 0: keyword only); nullptr when absent or null.

@@ -91,12 +91,6 @@ TracedTensor reshape_to(const TracedTensor& x, const Shape& shape) {
 
 namespace {
 
-EagerTensor reduce_axes(ReduceOp op, const EagerTensor& x, const Axes& axes, bool keepdim) {
-  return reduce(op, x, std::span<const std::int64_t>(axes.data(), axes.size()), keepdim);
-}
-TracedTensor reduce_axes(ReduceOp op, const TracedTensor& x, const Axes& axes, bool keepdim) {
-  return reduce(op, x, axes, keepdim);
-}
 EagerTensor var_axes(const EagerTensor& x, const Axes& axes, double correction, bool keepdim) {
   return var(x, std::span<const std::int64_t>(axes.data(), axes.size()), correction, keepdim);
 }
@@ -151,22 +145,13 @@ T with_dtype_arg(const Case& c, const T& x) {
 template <class T>
 OpFn<T> build_reduction(const Case& c) {
   const std::string& op = c.op;
-  static const std::set<std::string> handled = {
-      "sum",          "mean",   "amax",    "amin",     "prod",   "var",     "var_unbiased", "std",
-      "std_unbiased", "nansum", "nanmean", "diagonal", "double", "cdouble", "fill"};
+  // sum, mean, prod, amax, amin and diagonal replay through the catalog
+  // (ops_catalog.cpp); var and std take PyTorch's unbiased forms.
+  static const std::set<std::string> handled = {"var",          "var_unbiased", "std",
+                                                "std_unbiased", "nansum",       "nanmean",
+                                                "double",       "cdouble",      "fill"};
   if (!handled.count(op)) return {};
-  const bool keepdim = op == "diagonal" || op == "fill" ? false : arg_bool(c, "keepdim", 1, false);
-  const auto reduction = [&c, keepdim](ReduceOp rop) -> OpFn<T> {
-    return [&c, keepdim, rop](std::span<const T> x) {
-      const T in = with_dtype_arg(c, x[0]);
-      return reduce_axes(rop, in, arg_axes(c, "dim", 0, in.rank()), keepdim);
-    };
-  };
-  if (op == "sum") return reduction(ReduceOp::Sum);
-  if (op == "mean") return reduction(ReduceOp::Mean);
-  if (op == "prod") return reduction(ReduceOp::Prod);
-  if (op == "amax") return reduction(ReduceOp::Max);
-  if (op == "amin") return reduction(ReduceOp::Min);
+  const bool keepdim = op == "fill" ? false : arg_bool(c, "keepdim", 1, false);
   if (op == "var" || op == "var_unbiased" || op == "std" || op == "std_unbiased") {
     const double corr = var_correction(c);
     const bool unbiased_first = var_unbiased_first(c);
@@ -184,17 +169,6 @@ OpFn<T> build_reduction(const Case& c) {
       const T in = with_dtype_arg(c, x[0]);
       const Axes axes = arg_axes(c, "dim", 0, in.rank());
       return mean ? nanmean_axes(in, axes, keepdim) : nansum_axes(in, axes, keepdim);
-    };
-  }
-  if (op == "diagonal") {
-    const auto offset = static_cast<std::int64_t>(arg_double(c, "offset", 0, 0));
-    const auto dim1 = static_cast<std::int64_t>(arg_double(c, "dim1", 1, 0));
-    const auto dim2 = static_cast<std::int64_t>(arg_double(c, "dim2", 2, 1));
-    // PyTorch appends the diagonal as the last row-major dimension; ours comes
-    // first in column-major order, which is the same memory layout.
-    return [offset, dim1, dim2](std::span<const T> x) {
-      const std::int64_t r = x[0].rank();
-      return diagonal(x[0], offset, dim_to_axis(dim1, r), dim_to_axis(dim2, r));
     };
   }
   if (op == "double") {
@@ -274,17 +248,9 @@ OpFn<T> build_table(const Case& c) {
   if (auto f = build_special<T>(c)) return f;
   if (auto f = build_nn<T>(c)) return f;
   if (auto f = build_scan<T>(c)) return f;
-  // Every other elementwise op of backend/op_list.hpp under its own name (or
-  // with PyTorch's special_ prefix): a new op replays without a mapping.
-  std::string_view name = c.op;
-  if (name.starts_with("special_")) name.remove_prefix(8);
-  if (const auto u = unary_op_named(name); u && descriptor(*u).api == OpApi::Api) {
-    return unary_op<T>([op = *u](const T& x) { return unary(op, x); });
-  }
-  if (const auto b = binary_op_named(name); b && descriptor(*b).api == OpApi::Api) {
-    return binary_op<T>([op = *b](const T& x, const T& y) { return binary(op, x, y); });
-  }
-  return {};
+  // Every other primitive of the catalog under its own name (or PyTorch's
+  // special_ form): a new primitive replays without a mapping.
+  return build_catalog<T>(c);
 }
 
 }  // namespace

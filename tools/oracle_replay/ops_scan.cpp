@@ -1,5 +1,5 @@
-// Scans, sorting and the layout helpers: cumsum, cumprod, sort and topk
-// (their values), kron, trace, roll, flip. PyTorch's dim d is our axis
+// Sorting and the layout helpers: sort and topk (their values), kron, trace,
+// roll, flip (cumsum and cumprod replay through the catalog). PyTorch's dim d is our axis
 // rank - 1 - d on the same memory; kron and roll without dims need no mapping
 // (the Kronecker index and the flattening order agree on the same memory).
 
@@ -29,14 +29,7 @@ std::vector<std::int64_t> int_list(const Case& c, const char* key, int pos) {
 template <class T>
 OpFn<T> build_scan(const Case& c) {
   const std::string& op = c.op;
-  if (op == "cumsum" || op == "cumprod") {
-    const auto dim = static_cast<std::int64_t>(arg_double(c, "dim", 0, 0));
-    const bool prod = op == "cumprod";
-    return [dim, prod](std::span<const T> x) {
-      const std::int64_t a = dim_to_axis(dim, x[0].rank());
-      return prod ? cumprod(x[0], a) : cumsum(x[0], a);
-    };
-  }
+  // cumsum and cumprod replay through the catalog (ops_catalog.cpp).
   if (op == "sort") {  // observable: the sorted values
     const auto dim = static_cast<std::int64_t>(arg_double(c, "dim", 0, -1));
     const bool descending = arg_bool(c, "descending", 1, false);
