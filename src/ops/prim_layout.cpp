@@ -1,5 +1,5 @@
 // The layout primitives (transpose, reshape, broadcast_in_dim, slice, pad,
-// concatenate, reverse): inference and execution. Inference follows the
+// concatenate, reverse, tile): inference and execution. Inference follows the
 // execution's rules; symbolic extents turn equality requirements into
 // constraints. Execution builds a zero-copy view of the input (or of the
 // output) and materialises it with one Backend::copy into a fresh tensor.
@@ -463,6 +463,46 @@ Tensor prim::Reverse::execute(const Reverse& p, const Operands& in, Backend& bac
     view = view.slice(a, std::nullopt, std::nullopt, -1);
   }
   return materialize(backend, view);
+}
+
+// ---- tile ------------------------------------------------------------------------------------
+
+void prim::Tile::infer(const Tile& p, InferContext& ctx) {
+  const TensorMeta& x = only_input(ctx);
+  require_entries(ctx, p.reps, x.rank(), "reps");
+  SymShape shape;
+  for (std::size_t d = 0; d < p.reps.size(); ++d) {
+    if (p.reps[d] < 0) {
+      fail(ErrorKind::InvalidArgument, ctx.op, "reps[", d, "] = ", p.reps[d], " must be >= 0");
+    }
+    shape.push_back(x.shape[d] * SymDim(p.reps[d]));
+  }
+  ctx.emit(x.dtype, std::move(shape));
+}
+
+Tensor prim::Tile::execute(const Tile& p, const Operands& in, Backend& backend,
+                           const DimBindings&) {
+  const Tensor& x = in[0];
+  require_operand(x, backend, kName);
+  require_rank(p.reps, x.rank(), "tile", "reps");
+  // x seen as [x0, r0, x1, r1, ...] with stride 0 on each repeat axis: its
+  // column-major order is the tiled order, so one copy materialises it.
+  Shape view_shape, out_shape;
+  Strides view_strides;
+  for (std::size_t d = 0; d < p.reps.size(); ++d) {
+    if (p.reps[d] < 0) {
+      fail(ErrorKind::InvalidArgument, "tile", "reps[", d, "] = ", p.reps[d], " must be >= 0");
+    }
+    view_shape.push_back(x.shape()[d]);
+    view_shape.push_back(p.reps[d]);
+    view_strides.push_back(x.strides()[d]);
+    view_strides.push_back(0);
+    out_shape.push_back(checked_mul(x.shape()[d], p.reps[d], "tile"));
+  }
+  shape_numel(out_shape, "tile");  // a size no tensor can have names this op
+  const Tensor view = Tensor::from_storage(x.storage(), x.dtype(), std::move(view_shape),
+                                           std::move(view_strides), x.offset());
+  return materialize(backend, view).reshape(out_shape.span());
 }
 
 }  // namespace tenferro

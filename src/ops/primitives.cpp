@@ -91,14 +91,6 @@ std::string_view functions_of(std::int32_t k) {
   }
 }
 
-// The parameter structs' names, in the variant's order.
-constexpr std::array<std::string_view, std::variant_size_v<Params>> kParamNames = {
-    "Unary",     "Binary",      "Select",    "Clamp",       "Reduce",         "Variance",
-    "ArgReduce", "DotGeneral",  "Transpose", "Reshape",     "BroadcastInDim", "Slice",
-    "Pad",       "Concatenate", "Reverse",   "IndexSelect", "TakeAlongAxis",  "ScatterAdd",
-    "Diagonal",  "DiagEmbed",   "Triangle",  "Convert",     "Full",           "Constant",
-    "Polygamma", "Cumulative",  "Argsort"};
-
 // The first kind key of each parameter struct, and (last entry) the key count.
 template <std::size_t... I>
 constexpr std::array<std::int32_t, sizeof...(I) + 1> kind_offsets(std::index_sequence<I...>) {
@@ -324,7 +316,7 @@ void add_entries(Catalog& c) {
     PrimitiveInfo info;
     info.name = kind_name_of<P>(k);
     info.kind_key = kKindOffsets[I] + k;
-    info.params = kParamNames[I];
+    info.params = P::kStruct;
     info.arity = P::kArity;
     for_each_field<P>([&](const auto& f) {
       if (f.role == FieldRole::Param) info.fields.push_back({f.name, f.kind});

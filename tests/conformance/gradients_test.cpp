@@ -77,6 +77,10 @@ const std::vector<GradCase>& cases() {
        },
        2},
       {"reverse", [](auto z) { return flip(z[0], {0}); }},
+      {"tile",
+       [](auto z) {
+         return tile(z[0], Shape{2, 3});
+       }},
       {"diagonal", [](auto z) { return diagonal(z[0]); }, 1, true, 0.3, 1.2, {3, 3}},
       {"matmul", [](auto z) { return matmul(z[0], z[1]); }, 2, true, 0.3, 1.2, {2, 2}},
       {"dot_general",

@@ -479,6 +479,25 @@ inline Tensor stack(ListRef<Tensor> xs, std::int64_t axis, Backend& backend) {
   const std::vector<DirectTensor> on_backend = detail::on_each(backend, xs);
   return detail::value_of(detail::stack_span<DirectTensor>(on_backend, axis));
 }
+/// numpy.tile in column-major terms: x repeated reps[d] times along axis d
+/// (out[..., j, ...] = x[..., j mod x_d, ...]). Shorter reps are padded
+/// with 1s; longer ones give x trailing unit axes (NumPy's leading ones).
+template <SurfaceTensor T>
+T tile(const T& x, Shape reps) {
+  T v = x;
+  if (static_cast<std::int64_t>(reps.size()) > x.rank()) {
+    SymShape s;
+    for (std::int64_t d = 0; d < x.rank(); ++d) s.push_back(x.shape()[static_cast<std::size_t>(d)]);
+    while (static_cast<std::int64_t>(s.size()) < static_cast<std::int64_t>(reps.size()))
+      s.push_back(SymDim(1));
+    v = reshape(x, std::move(s));
+  }
+  while (static_cast<std::int64_t>(reps.size()) < v.rank()) reps.push_back(1);
+  return detail::apply_primitive<T>(prim::Tile{std::move(reps)}, {v});
+}
+inline Tensor tile(const Tensor& x, std::span<const std::int64_t> reps, Backend& backend) {
+  return detail::value_of(tile(on(backend, x), Shape(reps)));
+}
 /// Reverses the given axes.
 template <SurfaceTensor T>
 T reverse(const T& x, Axes axes) {

@@ -54,11 +54,13 @@ struct Operands {
   const Tensor& operator[](std::size_t i) const { return refs.empty() ? values[i] : *refs[i]; }
 };
 
-/// The hooks of a kind: inference (validates the inputs' metadata and
+/// The struct's name (kStruct, for the catalog) and the hooks of a kind:
+/// inference (validates the inputs' metadata and
 /// declares the output), execution (validates the inputs, allocates the
 /// output on `backend`, runs its kernels; symbolic extents of the parameters
 /// resolve with `bindings`), and the AD rules of its named kind `kind`.
 #define TENFERRO_PRIMITIVE_HOOKS(P)                                                   \
+  static constexpr std::string_view kStruct = #P;                                     \
   static void infer(const P& p, ::tenferro::detail::InferContext& ctx);               \
   static ::tenferro::Tensor execute(const P& p, const ::tenferro::prim::Operands& in, \
                                     ::tenferro::Backend& backend,                     \
@@ -354,6 +356,16 @@ struct Concatenate {  // `count` inputs
   TENFERRO_PRIMITIVE_HOOKS(Concatenate);
 };
 
+struct Tile {  // out[..., j, ...] = x[..., j mod x_d, ...] along every axis d
+  Shape reps;
+  static constexpr std::string_view kName = "tile";
+  static constexpr std::string_view kFunctions = "tile";
+  static constexpr std::int32_t kArity = 1;
+  static constexpr std::string_view kDTypes = "any; the input's dtype";
+  static constexpr auto fields() { return std::tuple{field::ints("reps", &Tile::reps)}; }
+  TENFERRO_PRIMITIVE_HOOKS(Tile);
+};
+
 struct Reverse {
   Axes axes;
   static constexpr std::string_view kName = "reverse";
@@ -471,7 +483,7 @@ struct Constant {  // equality is identity of the held tensor
 using Params = std::variant<Unary, Binary, Select, Clamp, Reduce, Variance, ArgReduce, DotGeneral,
                             Transpose, Reshape, BroadcastInDim, Slice, Pad, Concatenate, Reverse,
                             IndexSelect, TakeAlongAxis, ScatterAdd, Diagonal, DiagEmbed, Triangle,
-                            Convert, Full, Constant, Polygamma, Cumulative, Argsort>;
+                            Convert, Full, Constant, Polygamma, Cumulative, Argsort, Tile>;
 
 /// How many named kinds the parameter struct P has (1 for a plain kind).
 template <class P>

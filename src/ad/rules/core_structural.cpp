@@ -170,6 +170,23 @@ RuleSet concatenate_rule() {
       });
 }
 
+RuleSet tile_rule() {
+  // Transpose: the cotangent seen as [x0, r0, x1, r1, ...], summed over the
+  // repeat axes.
+  return unary_linear<prim::Tile>([](const RuleArgs& a, Val ct) {
+    const auto& p = params<prim::Tile>(a);
+    const SymShape& x = in_meta(a, 0).shape;
+    SymShape split;
+    Axes repeats;
+    for (std::size_t d = 0; d < x.size(); ++d) {
+      split.push_back(x[d]);
+      split.push_back(SymDim(p.reps[d]));
+      repeats.push_back(static_cast<std::int64_t>(2 * d + 1));
+    }
+    return a.emitter.sum(a.emitter.reshape(ct, split), repeats);
+  });
+}
+
 RuleSet reverse_rule() {
   return unary_linear<prim::Reverse>([](const RuleArgs& a, Val ct) {
     return emit_prim(a.emitter, params<prim::Reverse>(a), {ct});
@@ -320,6 +337,7 @@ ad::RuleSet prim::Slice::rules(std::int32_t) { return with_vjp(slice_rule()); }
 ad::RuleSet prim::Pad::rules(std::int32_t) { return with_vjp(pad_rule()); }
 ad::RuleSet prim::Concatenate::rules(std::int32_t) { return with_vjp(concatenate_rule()); }
 ad::RuleSet prim::Reverse::rules(std::int32_t) { return with_vjp(reverse_rule()); }
+ad::RuleSet prim::Tile::rules(std::int32_t) { return with_vjp(tile_rule()); }
 ad::RuleSet prim::IndexSelect::rules(std::int32_t) { return with_vjp(gather_rule<IndexSelect>(true)); }
 ad::RuleSet prim::TakeAlongAxis::rules(std::int32_t) { return with_vjp(gather_rule<TakeAlongAxis>(false)); }
 ad::RuleSet prim::ScatterAdd::rules(std::int32_t) { return with_vjp(scatter_add_rule()); }
