@@ -37,6 +37,16 @@ EngineRegistration::EngineRegistration(EngineId id, std::shared_ptr<Backend> bac
   }
 }
 
+void EngineRegistration::require_ingress(std::string_view op, std::size_t index,
+                                         const Placement& placement) const {
+  if (accepts(placement)) return;
+  throw NoInputIngressError(
+      std::string(op),
+      detail::cat("input ", index, " lives on ", to_string(placement), ", which engine ", id_.str(),
+                  " does not accept; move it there explicitly first"),
+      index, placement, id_);
+}
+
 void ModuleRegistrar::register_engine(FamilyId family, EngineId engine,
                                       std::shared_ptr<const ExtensionEngine> implementation) {
   if (!implementation) {

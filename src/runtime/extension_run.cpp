@@ -28,14 +28,7 @@ void Runtime::check_ingress(std::string_view op_name, std::span<const Tensor> in
     if (!inputs[i].defined()) {
       fail(ErrorKind::InvalidArgument, std::string(op_name), "input ", i, " is undefined");
     }
-    if (!engine.accepts(inputs[i].placement())) {
-      throw NoInputIngressError(
-          std::string(op_name),
-          detail::cat("input ", i, " lives on ", to_string(inputs[i].placement()),
-                      ", which engine ", engine.id().str(),
-                      " does not accept; move it there explicitly first"),
-          i, inputs[i].placement(), engine.id());
-    }
+    engine.require_ingress(op_name, i, inputs[i].placement());
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct ConformanceBackend {
   /// Whether `e` says the backend lacks a kernel (never for a complete one).
   std::function<bool(const tenferro::Error&)> lacks_kernel;
 };
+
+/// gtest prints a parameter with this (its name, not its bytes).
+inline void PrintTo(const ConformanceBackend& b, std::ostream* os) {
+  *os << b.name;
+}
 
 const std::vector<ConformanceBackend>& conformance_backends();
 

@@ -176,6 +176,9 @@ class EngineRegistration {
   Backend& backend() const { return *backend_; }
   const std::shared_ptr<Backend>& backend_ptr() const { return backend_; }
   bool accepts(const Placement& p) const { return accepts_(p); }
+  /// NoInputIngressError naming `op` and input `index` when this engine does
+  /// not accept `placement`.
+  void require_ingress(std::string_view op, std::size_t index, const Placement& placement) const;
 
  private:
   EngineId id_;

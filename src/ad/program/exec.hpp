@@ -116,6 +116,13 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
                                   LiveCounter& counter, RunStats* stats,
                                   std::span<Tensor> owned = {});
 
+/// The value id of a reference (node outputs are numbered in node order).
+inline std::uint32_t value_id(const PreparedState& s, ValueRef v) {
+  return s.value_base[v.node] + v.output;
+}
+/// Checks the shape constraints of node `idx` under `bindings`.
+void check_node_constraints(const ProgramGraph& g, std::uint32_t idx, const DimBindings& bindings);
+
 /// Checks inputs against the program's metadata and binds named sizes.
 DimBindings bind_inputs(const ProgramGraph& graph, std::span<const Shape> shapes,
                         std::span<const DType> dtypes, const char* what);
