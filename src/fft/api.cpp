@@ -149,7 +149,14 @@ template <FftTensor T>
 T one_axis(const T& x, Fn fn, std::optional<std::int64_t> n, std::int64_t axis,
            std::string_view norm) {
   Lengths s;
-  if (n) s.push_back(*n);
+  if (n) {
+    // -1 means "the input's extent" only in the s lists of the n-axis forms.
+    if (*n < 1) {
+      fail(ErrorKind::InvalidArgument, fn_name(fn, false), "invalid number of data points (", *n,
+           "); n must be at least 1, or left out for the axis' extent");
+    }
+    s.push_back(*n);
+  }
   return transform(x, fn, false, s, Axes{axis}, norm);
 }
 
@@ -183,16 +190,26 @@ Tensor freq(std::int64_t n, double d, DType dtype, bool half, const char* op) {
   if (dtype != DType::F32 && dtype != DType::F64) {
     fail(ErrorKind::DTypeMismatch, op, "dtype must be f32 or f64, got ", name(dtype));
   }
-  const std::int64_t count = half ? n / 2 + 1 : n;
-  std::vector<double> v(static_cast<std::size_t>(n == 0 ? 0 : count));
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const auto k = static_cast<std::int64_t>(i);
+  const std::int64_t count = n == 0 ? 0 : (half ? n / 2 + 1 : n);
+  const Shape shape{count};
+  // A length above kMaxElements is InvalidArgument; one the heap cannot hold
+  // is OutOfMemory (allocate_host_storage), before any element is written.
+  (void)shape_numel(shape, op);
+  Tensor out =
+      Tensor::from_storage(allocate_host_storage(static_cast<std::size_t>(count) * itemsize(dtype)),
+                           dtype, shape, col_major_strides(shape), 0);
+  const auto value = [&](std::int64_t k) {
     const std::int64_t f = (half || k <= (n - 1) / 2) ? k : k - n;
-    v[i] = static_cast<double>(f) / (d * static_cast<double>(n));
+    return static_cast<double>(f) / (d * static_cast<double>(n));
+  };
+  if (dtype == DType::F64) {
+    auto* p = static_cast<double*>(out.raw_data());
+    for (std::int64_t k = 0; k < count; ++k) p[k] = value(k);
+  } else {
+    auto* p = static_cast<float*>(out.raw_data());
+    for (std::int64_t k = 0; k < count; ++k) p[k] = static_cast<float>(value(k));
   }
-  const Shape shape{static_cast<std::int64_t>(v.size())};
-  if (dtype == DType::F64) return Tensor::from_col_major(shape, v);
-  return Tensor::from_col_major(shape, std::vector<float>(v.begin(), v.end()));
+  return out;
 }
 
 }  // namespace

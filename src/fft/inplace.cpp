@@ -50,8 +50,13 @@ EagerTensor fft_inplace(EagerTensor&& x, std::int64_t axis, std::string_view nor
     fail(ErrorKind::InvalidArgument, op, "the tensor must be compact (column-major); use fft");
   }
   ExtensionCaches caches(rt->runtime()->extension_caches(), std::string(detail::FftOp::kFamily));
-  detail::c2c_in_place(*value, {a}, inverse ? 1 : -1, scale, caches,
-                       detail::settings_for(rt->backend()));
+  try {
+    detail::c2c_in_place(*value, {a}, inverse ? 1 : -1, scale, caches,
+                         detail::settings_for(rt->backend()));
+  } catch (...) {
+    x = adopt_untracked(rt, std::move(*value));  // a failed plan leaves x as it was
+    throw;
+  }
   return adopt_untracked(rt, std::move(*value));
 }
 

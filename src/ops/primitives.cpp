@@ -1,8 +1,8 @@
 // The catalog's machinery, derived from each parameter struct's declaration
-// (ops/primitives.hpp): kind keys and names, input counts, hashes and
+// (ops/primitive_kinds.hpp): kind keys and names, input counts, hashes and
 // describe()'s text from the fields() lists, the run-time catalog and
 // construction by name. Inference and execution are the kinds' hooks
-// (src/ops/primitive_infer*.cpp, primitive_execute.cpp).
+// (src/ops/prim_*.cpp; primitive_execute.cpp dispatches to them).
 
 #include "tenferro/ops/primitives.hpp"
 

@@ -253,6 +253,16 @@ TEST_F(FftValues, TypedErrors) {
       fft::irfft(Tensor::from_col_major({1}, signal(1)), std::nullopt, 0, "backward", cpu),
       ErrorKind::InvalidArgument);  // default n = 0
   EXPECT_TF_ERROR(fft::fftfreq(-1), ErrorKind::InvalidArgument);
+  // n = -1 is not "the default length" in the one-axis forms (issue 52).
+  EXPECT_TF_ERROR(fft::fft(X, -1, 0, "backward", cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::irfft(X, -1, 0, "backward", cpu), ErrorKind::InvalidArgument);
+  // Frequency grids: past the element limit InvalidArgument, past the heap
+  // OutOfMemory; never a std::bad_alloc or std::length_error.
+  EXPECT_TF_ERROR(fft::rfftfreq(std::int64_t{1} << 61), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::fftfreq((std::int64_t{1} << 59) + 1), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(fft::fftfreq(std::int64_t{1} << 50), ErrorKind::OutOfMemory);
+  EXPECT_EQ(fft::rfftfreq(1).to_vector<double>(), std::vector<double>{0.0});
+  EXPECT_EQ(fft::fftfreq(0).numel(), 0);
   // A length no tensor can have is InvalidArgument in every tier, before the
   // zero padding tries to allocate (it was OutOfMemory directly and eagerly).
   const std::int64_t huge = (std::int64_t{1} << 59) + 1;
@@ -279,6 +289,11 @@ TEST_F(FftValues, TypedErrorsOfTheInPlaceFormAndOfDegenerateCalls) {
   EagerTensor b = rt->tensor(X);
   EXPECT_TF_ERROR((void)fft::fft_inplace(std::move(b), 0, "both"), ErrorKind::InvalidArgument);
   EXPECT_TF_ERROR((void)fft::fft_inplace(EagerTensor{}), ErrorKind::InvalidArgument);
+  // A transform that took the value leaves the moved-from handle undefined.
+  EagerTensor c = rt->tensor(Tensor::from_col_major({6, 3}, signal(18)));  // its own storage
+  const EagerTensor y = fft::fft_inplace(std::move(c));
+  EXPECT_FALSE(c.defined());  // NOLINT(bugprone-use-after-move): the contract under test
+  EXPECT_EQ(y.shape(), X.shape());
   // Undefined and rank-0 inputs, too many lengths, a length per axis.
   EXPECT_TF_ERROR(fft::fft(EagerTensor{}), ErrorKind::InvalidArgument);
   const Tensor scalar = Tensor::from_col_major({}, std::vector<cd>{cd(1, 2)});

@@ -108,8 +108,8 @@ void check_in_place_eligible(const EagerTensor& t, std::string_view op);
 void prepare_eager_in_place_input(const EagerTensor& input, std::string_view family,
                                   const ModuleFactory& factory);
 /// Takes the value out of `t` when `t` is eligible and the only owner of its
-/// storage: the returned Tensor may then be written (mutable_data). Otherwise
-/// hands `t` back unchanged. Never copies.
+/// storage: the returned Tensor may then be written (mutable_data), and `t`
+/// is left undefined. Otherwise hands `t` back unchanged. Never copies.
 std::variant<Tensor, EagerTensor> take_unique(EagerTensor&& t);
 /// Wraps a value (e.g. one mutated in place) as an untracked eager tensor of `rt`.
 EagerTensor adopt_untracked(const EagerRuntimePtr& rt, Tensor value);

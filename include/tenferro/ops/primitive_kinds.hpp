@@ -23,7 +23,7 @@ namespace ad {
 struct RuleSet;  // tenferro/ad/rules.hpp
 }  // namespace ad
 namespace detail {
-struct InferContext;  // src/ops/primitive_infer.hpp
+struct InferContext;  // src/ops/infer_context.hpp
 }  // namespace detail
 }  // namespace tenferro
 

@@ -146,6 +146,7 @@ std::variant<Tensor, EagerTensor> take_unique(EagerTensor&& t) {
   // the storage once moved out.
   if (t.impl().use_count() != 1 || t.impl()->value.storage().use_count() != 1) return std::move(t);
   Tensor value = std::move(t.impl()->value);
+  t = EagerTensor();  // the moved-from handle is undefined, not a husk without a value
   return value;
 }
 
