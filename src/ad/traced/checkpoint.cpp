@@ -63,6 +63,49 @@ InferenceResult RegionOp::infer(std::span<const TensorMeta> inputs) const {
   return r;
 }
 
+// The entries of `values` whose direction (a cotangent or tangent) is given:
+// each gets a placeholder of its dtype and shape, appended to the region's
+// inputs, with the given direction appended to the call's arguments.
+struct Directions {
+  std::vector<TracedTensor> chosen, placeholders;
+};
+Directions add_directions(std::span<const TracedTensor> values,
+                          std::span<const std::optional<TracedTensor>> given,
+                          std::vector<TracedTensor>& region_inputs,
+                          std::vector<TracedTensor>& call_args) {
+  Directions d;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!given[k]) continue;
+    TracedTensor p = placeholder(values[k].dtype(), values[k].shape());
+    d.chosen.push_back(values[k]);
+    d.placeholders.push_back(p);
+    region_inputs.push_back(p);
+    call_args.push_back(*given[k]);
+  }
+  return d;
+}
+
+// One region computing the defined entries of `body_outs` from
+// `region_inputs`, called on `call_args`; its outputs go back to the slots
+// they came from (the others stay empty).
+std::vector<std::optional<TracedTensor>> call_region(
+    std::span<const std::optional<TracedTensor>> body_outs,
+    std::span<const TracedTensor> region_inputs, std::span<const TracedTensor> call_args) {
+  std::vector<TracedTensor> defined;
+  std::vector<std::size_t> which;
+  for (std::size_t k = 0; k < body_outs.size(); ++k) {
+    if (!body_outs[k]) continue;
+    defined.push_back(*body_outs[k]);
+    which.push_back(k);
+  }
+  std::vector<std::optional<TracedTensor>> result(body_outs.size());
+  if (defined.empty()) return result;
+  auto out =
+      detail::make_traced(std::make_shared<RegionOp>(compile(defined, region_inputs)), call_args);
+  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = out[k];
+  return result;
+}
+
 // Reverse mode: a region over the body's inputs and the outputs' cotangents
 // that recomputes the body and returns the inputs' cotangents.
 std::vector<std::optional<TracedTensor>> RegionOp::vjp(
@@ -70,29 +113,10 @@ std::vector<std::optional<TracedTensor>> RegionOp::vjp(
     std::span<const std::optional<TracedTensor>> cotangents, const ad::AdContext& rules) const {
   std::vector<TracedTensor> ps = detail::placeholders_for(body_);
   std::vector<TracedTensor> outs = detail::instantiate(*body_.graph(), ps, &body_.constants());
-  std::vector<TracedTensor> seeded, seeds, inputs = ps;
+  std::vector<TracedTensor> inputs = ps;
   std::vector<TracedTensor> call_args(call_inputs.begin(), call_inputs.end());
-  for (std::size_t j = 0; j < outs.size(); ++j) {
-    if (!cotangents[j]) continue;
-    TracedTensor c = placeholder(outs[j].dtype(), outs[j].shape());
-    seeded.push_back(outs[j]);
-    seeds.push_back(c);
-    inputs.push_back(c);
-    call_args.push_back(*cotangents[j]);
-  }
-  auto in_ct = vjp_many(seeded, seeds, ps, rules);
-  std::vector<TracedTensor> body_outs;
-  std::vector<std::size_t> which;
-  for (std::size_t i = 0; i < in_ct.size(); ++i) {
-    if (!in_ct[i]) continue;
-    body_outs.push_back(*in_ct[i]);
-    which.push_back(i);
-  }
-  std::vector<std::optional<TracedTensor>> result(call_inputs.size());
-  if (body_outs.empty()) return result;
-  auto out = detail::make_traced(std::make_shared<RegionOp>(compile(body_outs, inputs)), call_args);
-  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = out[k];
-  return result;
+  const Directions seeds = add_directions(outs, cotangents, inputs, call_args);
+  return call_region(vjp_many(seeds.chosen, seeds.placeholders, ps, rules), inputs, call_args);
 }
 
 // Forward mode: a region over the body's inputs and their tangents that
@@ -102,29 +126,10 @@ std::vector<std::optional<TracedTensor>> RegionOp::jvp(
     std::span<const std::optional<TracedTensor>> tangents, const ad::AdContext& rules) const {
   std::vector<TracedTensor> ps = detail::placeholders_for(body_);
   std::vector<TracedTensor> outs = detail::instantiate(*body_.graph(), ps, &body_.constants());
-  std::vector<TracedTensor> moved, dirs, inputs = ps;
+  std::vector<TracedTensor> inputs = ps;
   std::vector<TracedTensor> call_args(call_inputs.begin(), call_inputs.end());
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    if (!tangents[i]) continue;
-    TracedTensor t = placeholder(ps[i].dtype(), ps[i].shape());
-    moved.push_back(ps[i]);
-    dirs.push_back(t);
-    inputs.push_back(t);
-    call_args.push_back(*tangents[i]);
-  }
-  auto out_t = jvp_many(outs, moved, dirs, rules);
-  std::vector<TracedTensor> body_outs;
-  std::vector<std::size_t> which;
-  for (std::size_t j = 0; j < out_t.size(); ++j) {
-    if (!out_t[j]) continue;
-    body_outs.push_back(*out_t[j]);
-    which.push_back(j);
-  }
-  std::vector<std::optional<TracedTensor>> result(outs.size());
-  if (body_outs.empty()) return result;
-  auto out = detail::make_traced(std::make_shared<RegionOp>(compile(body_outs, inputs)), call_args);
-  for (std::size_t k = 0; k < which.size(); ++k) result[which[k]] = out[k];
-  return result;
+  const Directions dirs = add_directions(ps, tangents, inputs, call_args);
+  return call_region(jvp_many(outs, dirs.chosen, dirs.placeholders, rules), inputs, call_args);
 }
 
 }  // namespace
