@@ -17,6 +17,16 @@ const std::vector<ConformanceBackend>& conformance_backends() {
   return backends;
 }
 
+Tensor random_input(const GradCase& c, DType dt, Generator& gen) {
+  std::vector<double> v = rand(c.shape, DType::F64, gen).to_vector<double>();
+  for (auto& e : v) e = c.lo + (c.hi - c.lo) * e;
+  const Tensor re = Tensor::from_col_major(c.shape, v);
+  if (!is_complex(dt)) return re;
+  std::vector<double> w = rand(c.shape, DType::F64, gen).to_vector<double>();
+  for (auto& e : w) e = 0.4 * e - 0.2;
+  return tenferro::complex(re, Tensor::from_col_major(c.shape, w));
+}
+
 std::string backend_name(const testing::TestParamInfo<ConformanceBackend>& info) {
   return info.param.name;
 }

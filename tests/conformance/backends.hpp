@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,20 @@ const std::vector<ConformanceBackend>& conformance_backends();
 
 /// The test name suffix of a backend ("cpu", "reference").
 std::string backend_name(const testing::TestParamInfo<ConformanceBackend>& info);
+
+/// A gradient case of the suite: a function of `inputs` tensors of `shape`,
+/// drawn in [lo, hi) (real part; imaginary part in [-0.2, 0.2) when complex).
+struct GradCase {
+  const char* name;
+  std::function<tenferro::EagerTensor(std::span<const tenferro::EagerTensor>)> f;
+  int inputs = 1;
+  bool complex_ok = true;
+  double lo = 0.3, hi = 1.2;  // real input range (a safe domain)
+  tenferro::Shape shape{3, 2};
+};
+
+/// A host input of case `c` in dtype `dt` (f64 or c128), drawn from `gen`.
+tenferro::Tensor random_input(const GradCase& c, tenferro::DType dt, tenferro::Generator& gen);
 
 /// Cases a backend ran and skipped for a missing kernel.
 struct CaseCount {

@@ -19,17 +19,10 @@
 using namespace tenferro;
 using tftest::CaseCount;
 using tftest::ConformanceBackend;
+using tftest::GradCase;
+using tftest::random_input;
 
 namespace {
-
-struct GradCase {
-  const char* name;
-  std::function<EagerTensor(std::span<const EagerTensor>)> f;
-  int inputs = 1;
-  bool complex_ok = true;
-  double lo = 0.3, hi = 1.2;  // real input range (a safe domain)
-  Shape shape{3, 2};
-};
 
 const std::vector<GradCase>& cases() {
   static const std::vector<GradCase> all = {
@@ -97,16 +90,6 @@ const std::vector<GradCase>& cases() {
       {"kron", [](auto z) { return kron(z[0], z[1]); }, 2, true, 0.3, 1.2, {2, 1}},
   };
   return all;
-}
-
-Tensor random_input(const GradCase& c, DType dt, Generator& gen) {
-  std::vector<double> v = rand(c.shape, DType::F64, gen).to_vector<double>();
-  for (auto& e : v) e = c.lo + (c.hi - c.lo) * e;
-  const Tensor re = Tensor::from_col_major(c.shape, v);
-  if (!is_complex(dt)) return re;
-  std::vector<double> w = rand(c.shape, DType::F64, gen).to_vector<double>();
-  for (auto& e : w) e = 0.4 * e - 0.2;
-  return tenferro::complex(re, Tensor::from_col_major(c.shape, w));
 }
 
 // L = Re sum(conj(w) f(x)), on the backend.

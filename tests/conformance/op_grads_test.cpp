@@ -11,17 +11,10 @@
 using namespace tenferro;
 using tftest::CaseCount;
 using tftest::ConformanceBackend;
+using tftest::random_input;
+using Case = tftest::GradCase;
 
 namespace {
-
-struct Case {
-  const char* name;
-  std::function<EagerTensor(std::span<const EagerTensor>)> f;
-  int inputs = 1;
-  bool complex_ok = true;
-  double lo = 0.3, hi = 1.2;  // real input range (a safe domain)
-  Shape shape{3, 2};
-};
 
 // A host tensor on the runtime of `like` (in its backend's memory).
 EagerTensor on_runtime(const EagerTensor& like, const Tensor& host) {
@@ -29,16 +22,7 @@ EagerTensor on_runtime(const EagerTensor& like, const Tensor& host) {
 }
 
 EagerTensor uniform_input(const EagerRuntimePtr& rt, const Case& c, DType dt, Generator& gen) {
-  Tensor u = rand(c.shape, DType::F64, gen);
-  std::vector<double> v = u.to_vector<double>();
-  for (auto& e : v) e = c.lo + (c.hi - c.lo) * e;
-  Tensor re = Tensor::from_col_major(c.shape, v);
-  Backend& backend = rt->backend();
-  if (!is_complex(dt)) return rt->tensor(from_host(re, backend));
-  Tensor im = rand(c.shape, DType::F64, gen);
-  std::vector<double> w = im.to_vector<double>();
-  for (auto& e : w) e = 0.4 * e - 0.2;
-  return rt->tensor(from_host(complex(re, Tensor::from_col_major(c.shape, w)), backend));
+  return rt->tensor(from_host(random_input(c, dt, gen), rt->backend()));
 }
 
 void check_case(const EagerRuntimePtr& rt, const Case& c, DType dt) {
