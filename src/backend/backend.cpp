@@ -46,17 +46,15 @@ void Backend::release_attachments() {
 
 BackendSession::~BackendSession() = default;
 
-void detail::require_operand(const Tensor& x, const Backend& backend, std::string_view op,
-                             std::string_view what) {
+void detail::operand_error(const Tensor& x, const Backend& backend, std::string_view op,
+                           std::string_view what) {
   if (!x.defined()) {
     fail(ErrorKind::InvalidArgument, std::string(op), what,
          " is undefined (default-constructed); pass a tensor");
   }
-  if (!backend.accepts(x.placement())) {
-    fail(ErrorKind::ContextMismatch, std::string(op), what, " lives on ", to_string(x.placement()),
-         " but the ", backend.kind(), " backend works on ", to_string(backend.placement()),
-         "; transfer it to the backend first");
-  }
+  fail(ErrorKind::ContextMismatch, std::string(op), what, " lives on ", to_string(x.placement()),
+       " but the ", backend.kind(), " backend works on ", to_string(backend.placement()),
+       "; transfer it to the backend first");
 }
 
 Tensor full(std::span<const std::int64_t> shape, Scalar value, DType dtype, Backend& backend) {

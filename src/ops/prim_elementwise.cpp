@@ -98,12 +98,13 @@ void run_binary(Backend& backend, BinaryOp op, const Tensor& a, const Tensor& b,
                  operand(backend, b, c, out.shape(), hb), out);
 }
 
-// The checks of a binary op; returns its result shape.
-Shape check_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Backend& backend) {
+// The checks of a binary op; returns its result shape and dtype.
+std::pair<Shape, DType> check_binary(BinaryOp op, const Tensor& a, const Tensor& b,
+                                     const Backend& backend) {
   require_operand(a, backend, name(op), "first operand");
   require_operand(b, backend, name(op), "second operand");
-  (void)binary_result_dtype(op, a.dtype(), b.dtype());
-  return broadcast_shapes(a.shape(), b.shape(), name(op).data());
+  const DType dtype = binary_result_dtype(op, a.dtype(), b.dtype());
+  return {broadcast_shapes(a.shape(), b.shape(), name(op).data()), dtype};
 }
 
 }  // namespace
@@ -144,16 +145,16 @@ void prim::Binary::infer(const Binary& p, InferContext& ctx) {
 Tensor prim::Binary::execute(const Binary& p, const Operands& in, Backend& backend,
                              const DimBindings&) {
   const Tensor &a = in[0], &b = in[1];
-  const Shape shape = check_binary(p.op, a, b, backend);
-  Tensor out = backend.empty(shape, binary_result_dtype(p.op, a.dtype(), b.dtype()));
+  const auto [shape, dtype] = check_binary(p.op, a, b, backend);
+  Tensor out = backend.empty(shape, dtype);
   run_binary(backend, p.op, a, b, out);
   return out;
 }
 
 void binary_into(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out,
                  Backend& backend) {
-  const Shape shape = check_binary(op, a, b, backend);
-  require_out(out, backend, shape, binary_result_dtype(op, a.dtype(), b.dtype()), name(op));
+  const auto [shape, dtype] = check_binary(op, a, b, backend);
+  require_out(out, backend, shape, dtype, name(op));
   const Tensor ab = a.broadcast_to(shape), bb = b.broadcast_to(shape);
   const Tensor* inputs[] = {&ab, &bb};
   check_out(out, inputs, name(op));

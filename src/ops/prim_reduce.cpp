@@ -74,14 +74,15 @@ void prim::Reduce::infer(const Reduce& p, InferContext& ctx) {
 Tensor prim::Reduce::execute(const Reduce& p, const Operands& in, Backend& backend,
                              const DimBindings&) {
   const Tensor& x = in[0];
-  const std::string op(name(p.op));
+  const char* op = name(p.op).data();  // a literal of the op list
   require_operand(x, backend, op);
-  const AxisMask mask = mask_of(x, p.axes, op.c_str());
+  const AxisMask mask = mask_of(x, p.axes, op);
   const DType rd = reduce_result_dtype(p.op, x.dtype());
-  if (!descriptor(p.op).has_identity) require_nonempty(x, mask, op.c_str());
-  const Tensor converted = as_dtype(backend, x, rd);
+  if (!descriptor(p.op).has_identity) require_nonempty(x, mask, op);
+  Tensor converted;  // only when the dtype changes: no handle copy otherwise
+  if (x.dtype() != rd) converted = as_dtype(backend, x, rd);
   Tensor out = backend.empty(result_shape(x, mask, p.keepdim), rd);
-  backend.reduce(p.op, converted, mask.span(), out);
+  backend.reduce(p.op, converted.defined() ? converted : x, mask.span(), out);
   return out;
 }
 

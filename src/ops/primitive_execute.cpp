@@ -25,25 +25,25 @@ Tensor run(const prim::Params& params, const prim::Operands& in, Backend& backen
 
 Tensor execute(const prim::Params& params, const prim::Operands& inputs, Backend& backend,
                const DimBindings& bindings) {
-  std::size_t expected = 0;
-  std::string_view name;
-  std::visit(
+  return std::visit(
       [&](const auto& p) {
         using P = std::decay_t<decltype(p)>;
+        std::size_t expected = 0;
         if constexpr (std::is_same_v<P, prim::Concatenate>) {
           expected = p.count;
         } else {
           expected = static_cast<std::size_t>(P::kArity);
         }
-        if constexpr (requires { P::kKinds; }) {
-          name = P::kind_name(P::kind_of(p));
-        } else {
-          name = P::kName;
+        if (inputs.size() != expected) {
+          if constexpr (requires { P::kKinds; }) {
+            check_input_count(P::kind_name(P::kind_of(p)), expected, inputs.size());
+          } else {
+            check_input_count(P::kName, expected, inputs.size());
+          }
         }
+        return P::execute(p, inputs, backend, bindings);
       },
       params);
-  check_input_count(name, expected, inputs.size());
-  return run(params, inputs, backend, bindings);
 }
 
 Tensor execute_primitive(const PrimitiveOp& op, std::span<const Tensor> inputs, Backend& backend,

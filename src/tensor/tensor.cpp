@@ -196,10 +196,6 @@ std::int64_t Tensor::dim(std::int64_t axis) const {
   return shape_[static_cast<std::size_t>(normalize_axis(axis, rank(), "dim"))];
 }
 
-Placement Tensor::placement() const {
-  return storage_ ? storage_->placement() : Placement{};
-}
-
 void* Tensor::raw_data() const {
   if (!storage_) {
     fail(ErrorKind::InvalidArgument, "raw_data", "tensor is undefined (default-constructed)");

@@ -129,7 +129,7 @@ T ldexp(const T& a, const T& b);
 template <SurfaceTensor T>
 T complex(const T& re, const T& im);
 inline Tensor complex(const Tensor& re, const Tensor& im, Backend& backend) {
-  return detail::value_of(complex(on(backend, re), on(backend, im)));
+  return detail::value_of(complex(detail::borrow(backend, re), detail::borrow(backend, im)));
 }
 /// complex(abs * cos(angle), abs * sin(angle)).
 template <SurfaceTensor T>
@@ -181,7 +181,7 @@ T amin(const T& x);
 template <SurfaceTensor T>
 T kron(const T& a, const T& b);
 inline Tensor kron(const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(kron(on(backend, a), on(backend, b)));
+  return detail::value_of(kron(detail::borrow(backend, a), detail::borrow(backend, b)));
 }
 /// Sum of the offset diagonal of the matrices in axis1 and axis2, the other
 /// axes kept as a batch (torch.trace for a matrix; rank 0 for rank 2).
@@ -190,7 +190,7 @@ template <SurfaceTensor T>
 T trace(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1);
 inline Tensor trace(const Tensor& x, Backend& backend, std::int64_t offset = 0,
                     std::int64_t axis1 = 0, std::int64_t axis2 = 1) {
-  return detail::value_of(trace(on(backend, x), offset, axis1, axis2));
+  return detail::value_of(trace(detail::borrow(backend, x), offset, axis1, axis2));
 }
 /// Rolls x by shifts[i] along axes[i] (torch.roll): out[(j + s) mod n] = x[j].
 /// Negative shifts roll backwards; an axis may repeat (the shifts add).
@@ -199,7 +199,7 @@ template <SurfaceTensor T>
 T roll(const T& x, std::span<const std::int64_t> shifts, Axes axes);
 inline Tensor roll(const Tensor& x, std::span<const std::int64_t> shifts,
                    std::span<const std::int64_t> axes, Backend& backend) {
-  return detail::value_of(roll(on(backend, x), shifts, Axes(axes)));
+  return detail::value_of(roll(detail::borrow(backend, x), shifts, Axes(axes)));
 }
 template <SurfaceTensor T>
 T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
@@ -210,7 +210,7 @@ T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
 template <SurfaceTensor T>
 T roll(const T& x, std::int64_t shift);
 inline Tensor roll(const Tensor& x, std::int64_t shift, Backend& backend) {
-  return detail::value_of(roll(on(backend, x), shift));
+  return detail::value_of(roll(detail::borrow(backend, x), shift));
 }
 
 }  // namespace tenferro

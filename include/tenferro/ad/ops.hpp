@@ -52,19 +52,26 @@ concept AdTensor = std::same_as<T, EagerTensor> || std::same_as<T, TracedTensor>
 /// one operation must share the backend (ContextMismatch otherwise).
 class DirectTensor {
  public:
+  /// Marks the borrowing constructor (detail::borrow).
+  struct Borrowed {};
   DirectTensor() = default;
   DirectTensor(Tensor value, Backend& backend) : value_(std::move(value)), backend_(&backend) {}
-  const Tensor& value() const& { return value_; }
-  Tensor value() && { return std::move(value_); }
+  /// Refers to `value` without copying its handle: for arguments that outlive
+  /// the call reading them (the direct forms' operands), never for results.
+  DirectTensor(Borrowed, const Tensor& value, Backend& backend)
+      : borrowed_(&value), backend_(&backend) {}
+  const Tensor& value() const& { return borrowed_ ? *borrowed_ : value_; }
+  Tensor value() && { return borrowed_ ? *borrowed_ : std::move(value_); }
   Backend& backend() const { return *backend_; }
-  bool defined() const { return value_.defined(); }
-  DType dtype() const { return value_.dtype(); }
-  std::int64_t rank() const { return value_.rank(); }
-  const Shape& shape() const { return value_.shape(); }
-  std::int64_t numel() const { return value_.numel(); }
+  bool defined() const { return value().defined(); }
+  DType dtype() const { return value().dtype(); }
+  std::int64_t rank() const { return value().rank(); }
+  const Shape& shape() const { return value().shape(); }
+  std::int64_t numel() const { return value().numel(); }
 
  private:
   Tensor value_;
+  const Tensor* borrowed_ = nullptr;
   Backend* backend_ = nullptr;
 };
 
@@ -78,11 +85,16 @@ template <class T>
 concept SurfaceTensor = AdTensor<T> || std::same_as<T, DirectTensor>;
 
 namespace detail {
+/// A direct form's operand: `x` on `backend`, borrowed for the call (no
+/// handle copy; x outlives the call).
+inline DirectTensor borrow(Backend& backend, const Tensor& x) {
+  return DirectTensor(DirectTensor::Borrowed{}, x, backend);
+}
 /// The value of a direct-tier result (the direct forms' return).
 inline Tensor value_of(DirectTensor&& t) {
   return std::move(t).value();
 }
-/// Each tensor of a list as a direct-tier tensor on `backend`.
+/// Each tensor of a list borrowed as a direct operand on `backend` (borrow).
 std::vector<DirectTensor> on_each(Backend& backend, ListRef<Tensor> xs);
 }  // namespace detail
 
@@ -165,11 +177,21 @@ template <SurfaceTensor T>
 T unary(UnaryOp op, const T& x);
 template <SurfaceTensor T>
 T binary(BinaryOp op, const T& a, const T& b);
+namespace detail {
+/// The direct forms of unary and binary: the kind's execute hook on the
+/// operands, as unary/binary on DirectTensor run it (no handle is copied).
+Tensor direct_unary(UnaryOp op, const Tensor& x, Backend& backend);
+Tensor direct_binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend);
+/// The direct form of a one-primitive template: the kind's execute hook on
+/// the operands, as apply_primitive on DirectTensor runs it.
+Tensor direct_primitive(const prim::Params& params, std::initializer_list<const Tensor*> inputs,
+                        Backend& backend);
+}  // namespace detail
 inline Tensor unary(UnaryOp op, const Tensor& x, Backend& backend) {
-  return detail::value_of(unary(op, on(backend, x)));
+  return detail::direct_unary(op, x, backend);
 }
 inline Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(binary(op, on(backend, a), on(backend, b)));
+  return detail::direct_binary(op, a, b, backend);
 }
 // unary_into and binary_into (write into `out`) are ops/primitives.hpp's.
 
@@ -177,13 +199,13 @@ inline Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& bac
 // and `fn(a, b)`, and the direct forms `fn(x, backend)` and `fn(a, b, backend)`.
 #define TENFERRO_SURFACE_UNARY(E, fn, compute, result, complex_advice, bool_advice, api) \
   TENFERRO_SURFACE_UNARY_##api(E, fn)
-#define TENFERRO_SURFACE_UNARY_Api(E, fn)                       \
-  template <SurfaceTensor T>                                    \
-  T fn(const T& x) {                                            \
-    return unary(UnaryOp::E, x);                                \
-  }                                                             \
-  inline Tensor fn(const Tensor& x, Backend& backend) {         \
-    return detail::value_of(unary(UnaryOp::E, on(backend, x))); \
+#define TENFERRO_SURFACE_UNARY_Api(E, fn)                \
+  template <SurfaceTensor T>                             \
+  T fn(const T& x) {                                     \
+    return unary(UnaryOp::E, x);                         \
+  }                                                      \
+  inline Tensor fn(const Tensor& x, Backend& backend) {  \
+    return detail::direct_unary(UnaryOp::E, x, backend); \
   }
 #define TENFERRO_SURFACE_UNARY_Internal(E, fn)
 TENFERRO_UNARY_OPS(TENFERRO_SURFACE_UNARY)
@@ -192,13 +214,13 @@ TENFERRO_UNARY_OPS(TENFERRO_SURFACE_UNARY)
 #undef TENFERRO_SURFACE_UNARY_Internal
 #define TENFERRO_SURFACE_BINARY(E, fn, compute, result, complex_advice, bool_advice, api) \
   TENFERRO_SURFACE_BINARY_##api(E, fn)
-#define TENFERRO_SURFACE_BINARY_Api(E, fn)                                        \
-  template <SurfaceTensor T>                                                      \
-  T fn(const T& a, const T& b) {                                                  \
-    return binary(BinaryOp::E, a, b);                                             \
-  }                                                                               \
-  inline Tensor fn(const Tensor& a, const Tensor& b, Backend& backend) {          \
-    return detail::value_of(binary(BinaryOp::E, on(backend, a), on(backend, b))); \
+#define TENFERRO_SURFACE_BINARY_Api(E, fn)                               \
+  template <SurfaceTensor T>                                             \
+  T fn(const T& a, const T& b) {                                         \
+    return binary(BinaryOp::E, a, b);                                    \
+  }                                                                      \
+  inline Tensor fn(const Tensor& a, const Tensor& b, Backend& backend) { \
+    return detail::direct_binary(BinaryOp::E, a, b, backend);            \
   }
 #define TENFERRO_SURFACE_BINARY_Internal(E, fn)
 TENFERRO_BINARY_OPS(TENFERRO_SURFACE_BINARY)
@@ -230,7 +252,7 @@ T polygamma(std::int64_t n, const T& x) {
   return detail::apply_primitive<T>(prim::Polygamma{n}, {x});
 }
 inline Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
-  return detail::value_of(polygamma(n, on(backend, x)));
+  return detail::value_of(polygamma(n, detail::borrow(backend, x)));
 }
 /// The largest dimension mvlgamma takes (its sum unrolls p terms).
 inline constexpr std::int64_t kMaxMvlgammaDimension = 10000;
@@ -246,7 +268,7 @@ std::pair<T, T> frexp(const T& x) {
   return {unary(UnaryOp::FrexpMantissa, x), unary(UnaryOp::FrexpExponent, x)};
 }
 inline std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend) {
-  auto [m, e] = frexp(on(backend, x));
+  auto [m, e] = frexp(detail::borrow(backend, x));
   return {std::move(m).value(), std::move(e).value()};
 }
 /// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
@@ -255,7 +277,8 @@ T where(const T& cond, const T& a, const T& b) {
   return detail::apply_primitive<T>(prim::Select{}, {cond, a, b});
 }
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(where(on(backend, cond), on(backend, a), on(backend, b)));
+  return detail::value_of(
+      where(detail::borrow(backend, cond), detail::borrow(backend, a), detail::borrow(backend, b)));
 }
 /// Limits values to [lo, hi] (either bound optional); real and integer dtypes.
 template <SurfaceTensor T>
@@ -264,7 +287,7 @@ T clamp(const T& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
 }
 inline Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi,
                     Backend& backend) {
-  return detail::value_of(clamp(on(backend, x), lo, hi));
+  return detail::value_of(clamp(detail::borrow(backend, x), lo, hi));
 }
 
 // ---- reductions (empty axes reduce nothing; the forms without axes reduce all) ------
@@ -277,7 +300,7 @@ T reduce(ReduceOp op, const T& x, Axes axes, bool keepdim = false) {
 }
 inline Tensor reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes,
                      Backend& backend, bool keepdim = false) {
-  return detail::value_of(reduce(op, on(backend, x), Axes(axes), keepdim));
+  return detail::direct_primitive(prim::Reduce{op, Axes(axes), keepdim}, {&x}, backend);
 }
 /// Every axis of x: 0, 1, ..., rank - 1.
 template <class T>
@@ -301,14 +324,15 @@ Axes every_axis(const T& x) {
   }                                                                                             \
   inline Tensor fn(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,       \
                    bool keepdim = false) {                                                      \
-    return detail::value_of(fn(on(backend, x), Axes(axes), keepdim));                           \
+    return reduce(ReduceOp::op, x, axes, backend, keepdim);                                     \
   }                                                                                             \
   inline Tensor fn(const Tensor& x, std::initializer_list<std::int64_t> axes, Backend& backend, \
                    bool keepdim = false) {                                                      \
-    return detail::value_of(fn(on(backend, x), Axes(axes), keepdim));                           \
+    return reduce(ReduceOp::op, x, std::span<const std::int64_t>(axes.begin(), axes.size()),    \
+                  backend, keepdim);                                                            \
   }                                                                                             \
   inline Tensor fn(const Tensor& x, Backend& backend) {                                         \
-    return detail::value_of(fn(on(backend, x)));                                                \
+    return reduce(ReduceOp::op, x, every_axis(x), backend);                                     \
   }
 TENFERRO_SURFACE_REDUCTION(sum, Sum)
 TENFERRO_SURFACE_REDUCTION(prod, Prod)
@@ -329,7 +353,7 @@ T var(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
 }
 inline Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
                   double correction = 1.0, bool keepdim = false) {
-  return detail::value_of(var(on(backend, x), Axes(axes), correction, keepdim));
+  return detail::value_of(var(detail::borrow(backend, x), Axes(axes), correction, keepdim));
 }
 /// Standard deviation (torch.std); named std_dev so it never clashes with namespace std.
 template <SurfaceTensor T>
@@ -339,7 +363,7 @@ T std_dev(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) 
 }
 inline Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
                       double correction = 1.0, bool keepdim = false) {
-  return detail::value_of(std_dev(on(backend, x), Axes(axes), correction, keepdim));
+  return detail::value_of(std_dev(detail::borrow(backend, x), Axes(axes), correction, keepdim));
 }
 /// Index (i64) of the first maximum along `axis` (NaN counts as maximal).
 template <SurfaceTensor T>
@@ -347,14 +371,14 @@ T argmax(const T& x, std::int64_t axis, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::ArgReduce{true, axis, keepdim}, {x});
 }
 inline Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false) {
-  return detail::value_of(argmax(on(backend, x), axis, keepdim));
+  return detail::value_of(argmax(detail::borrow(backend, x), axis, keepdim));
 }
 template <SurfaceTensor T>
 T argmin(const T& x, std::int64_t axis, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::ArgReduce{false, axis, keepdim}, {x});
 }
 inline Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false) {
-  return detail::value_of(argmin(on(backend, x), axis, keepdim));
+  return detail::value_of(argmin(detail::borrow(backend, x), axis, keepdim));
 }
 
 // ---- contractions ------------------------------------------------------------------
@@ -369,7 +393,8 @@ T dot_general(const T& lhs, const T& rhs, const DotDims& dims) {
 }
 inline Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims,
                           Backend& backend) {
-  return detail::value_of(dot_general(on(backend, lhs), on(backend, rhs), dims));
+  return detail::value_of(
+      dot_general(detail::borrow(backend, lhs), detail::borrow(backend, rhs), dims));
 }
 /// [m, k, batch...] x [k, n, batch...] -> [m, n, batch...]; batch axes
 /// broadcast (NumPy rules, right-aligned; symbolic extents must be equal or
@@ -377,7 +402,7 @@ inline Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& d
 template <SurfaceTensor T>
 T matmul(const T& a, const T& b);
 inline Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(matmul(on(backend, a), on(backend, b)));
+  return detail::value_of(matmul(detail::borrow(backend, a), detail::borrow(backend, b)));
 }
 
 }  // namespace tenferro

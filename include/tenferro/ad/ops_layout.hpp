@@ -15,7 +15,7 @@ T permute(const T& x, Axes perm) {
   return detail::apply_primitive<T>(prim::Transpose{std::move(perm)}, {x});
 }
 inline Tensor permute(const Tensor& x, std::span<const std::int64_t> perm, Backend& backend) {
-  return detail::value_of(permute(on(backend, x), Axes(perm)));
+  return detail::value_of(permute(detail::borrow(backend, x), Axes(perm)));
 }
 /// Swaps axes a and b.
 template <SurfaceTensor T>
@@ -25,7 +25,7 @@ T transpose(const T& x, std::int64_t a = 0, std::int64_t b = 1);
 template <SurfaceTensor T>
 T reshape(const T& x, ShapeArg shape);
 inline Tensor reshape(const Tensor& x, std::span<const std::int64_t> shape, Backend& backend) {
-  return detail::value_of(reshape(on(backend, x), ShapeArg(shape)));
+  return detail::value_of(reshape(detail::borrow(backend, x), ShapeArg(shape)));
 }
 /// x's axis i becomes axis dims[i] of `shape` (XLA's broadcast_in_dim; dims
 /// strictly increasing, x's extents 1 or equal to the result's).
@@ -33,7 +33,8 @@ template <SurfaceTensor T>
 T broadcast_in_dim(const T& x, ShapeArg shape, Axes dims);
 inline Tensor broadcast_in_dim(const Tensor& x, std::span<const std::int64_t> shape,
                                std::span<const std::int64_t> dims, Backend& backend) {
-  return detail::value_of(broadcast_in_dim(on(backend, x), ShapeArg(shape), Axes(dims)));
+  return detail::value_of(
+      broadcast_in_dim(detail::borrow(backend, x), ShapeArg(shape), Axes(dims)));
 }
 /// NumPy broadcast (right-aligned) to `shape`.
 template <SurfaceTensor T>
@@ -49,7 +50,8 @@ T slice(const T& x, Shape start, Shape limit, Shape stride = {}) {
 inline Tensor slice(const Tensor& x, std::span<const std::int64_t> start,
                     std::span<const std::int64_t> limit, std::span<const std::int64_t> stride,
                     Backend& backend) {
-  return detail::value_of(slice(on(backend, x), Shape(start), Shape(limit), Shape(stride)));
+  return detail::value_of(
+      slice(detail::borrow(backend, x), Shape(start), Shape(limit), Shape(stride)));
 }
 /// Pads each axis with `low` and `high` elements of `value` (negative values
 /// crop) and `interior` elements between neighbours (>= 0; empty: none).
@@ -62,7 +64,8 @@ T pad(const T& x, Shape low, Shape high, Scalar value, Shape interior = {}) {
 inline Tensor pad(const Tensor& x, std::span<const std::int64_t> low,
                   std::span<const std::int64_t> high, Scalar value, Backend& backend,
                   std::span<const std::int64_t> interior = {}) {
-  return detail::value_of(pad(on(backend, x), Shape(low), Shape(high), value, Shape(interior)));
+  return detail::value_of(
+      pad(detail::borrow(backend, x), Shape(low), Shape(high), value, Shape(interior)));
 }
 /// Joins tensors along an existing axis; dtypes promote.
 template <SurfaceTensor T>
@@ -123,7 +126,7 @@ T tile(const T& x, Shape reps) {
   return detail::apply_primitive<T>(prim::Tile{std::move(reps)}, {v});
 }
 inline Tensor tile(const Tensor& x, std::span<const std::int64_t> reps, Backend& backend) {
-  return detail::value_of(tile(on(backend, x), Shape(reps)));
+  return detail::value_of(tile(detail::borrow(backend, x), Shape(reps)));
 }
 /// Reverses the given axes.
 template <SurfaceTensor T>
@@ -131,7 +134,7 @@ T reverse(const T& x, Axes axes) {
   return detail::apply_primitive<T>(prim::Reverse{std::move(axes)}, {x});
 }
 inline Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend) {
-  return detail::value_of(reverse(on(backend, x), Axes(axes)));
+  return detail::value_of(reverse(detail::borrow(backend, x), Axes(axes)));
 }
 /// reverse under PyTorch's name (torch.flip).
 template <SurfaceTensor T>
@@ -139,7 +142,7 @@ T flip(const T& x, Axes axes) {
   return reverse(x, std::move(axes));
 }
 inline Tensor flip(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend) {
-  return detail::value_of(flip(on(backend, x), Axes(axes)));
+  return detail::value_of(flip(detail::borrow(backend, x), Axes(axes)));
 }
 /// Diagonal extract: the offset diagonal of the matrices in axis1/axis2
 /// becomes the first axis, the other axes follow (Tensor::diagonal's order).
@@ -149,7 +152,7 @@ T diagonal(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int
 }
 inline Tensor diagonal(const Tensor& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2,
                        Backend& backend) {
-  return detail::value_of(diagonal(on(backend, x), offset, axis1, axis2));
+  return detail::value_of(diagonal(detail::borrow(backend, x), offset, axis1, axis2));
 }
 /// Inverse of diagonal(x, offset, 0, 1): [n, batch...] -> [n+|offset|,
 /// n+|offset|, batch...] with x on the offset diagonal and zeros elsewhere.
@@ -158,7 +161,7 @@ T diag_embed(const T& x, std::int64_t offset = 0) {
   return detail::apply_primitive<T>(prim::DiagEmbed{offset}, {x});
 }
 inline Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend) {
-  return detail::value_of(diag_embed(on(backend, x), offset));
+  return detail::value_of(diag_embed(detail::borrow(backend, x), offset));
 }
 /// Lower/upper triangle of the matrices in axes 0 and 1 (batch last); k
 /// shifts the diagonal (k > 0 above the main one), the rest becomes zero.
@@ -167,14 +170,14 @@ T tril(const T& x, std::int64_t k = 0) {
   return detail::apply_primitive<T>(prim::Triangle{true, k}, {x});
 }
 inline Tensor tril(const Tensor& x, std::int64_t k, Backend& backend) {
-  return detail::value_of(tril(on(backend, x), k));
+  return detail::value_of(tril(detail::borrow(backend, x), k));
 }
 template <SurfaceTensor T>
 T triu(const T& x, std::int64_t k = 0) {
   return detail::apply_primitive<T>(prim::Triangle{false, k}, {x});
 }
 inline Tensor triu(const Tensor& x, std::int64_t k, Backend& backend) {
-  return detail::value_of(triu(on(backend, x), k));
+  return detail::value_of(triu(detail::borrow(backend, x), k));
 }
 /// Picks entries of `axis` at `index` (1-D, i32/i64; negative counts from the end).
 template <SurfaceTensor T>
@@ -183,7 +186,8 @@ T index_select(const T& x, std::int64_t axis, const T& index) {
 }
 inline Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index,
                            Backend& backend) {
-  return detail::value_of(index_select(on(backend, x), axis, on(backend, index)));
+  return detail::value_of(
+      index_select(detail::borrow(backend, x), axis, detail::borrow(backend, index)));
 }
 /// numpy.take_along_axis: index has x's rank and extents (except along `axis`).
 template <SurfaceTensor T>
@@ -192,7 +196,8 @@ T take_along_axis(const T& x, const T& index, std::int64_t axis) {
 }
 inline Tensor take_along_axis(const Tensor& x, const Tensor& index, std::int64_t axis,
                               Backend& backend) {
-  return detail::value_of(take_along_axis(on(backend, x), on(backend, index), axis));
+  return detail::value_of(
+      take_along_axis(detail::borrow(backend, x), detail::borrow(backend, index), axis));
 }
 /// x with src added at index along `axis` (torch.scatter_add semantics):
 /// out[..., index[i...], ...] += src[i...]; index and src have equal shapes.
@@ -202,7 +207,9 @@ T scatter_add(const T& x, std::int64_t axis, const T& index, const T& src) {
 }
 inline Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index,
                           const Tensor& src, Backend& backend) {
-  return detail::value_of(scatter_add(on(backend, x), axis, on(backend, index), on(backend, src)));
+  return detail::value_of(scatter_add(detail::borrow(backend, x), axis,
+                                      detail::borrow(backend, index),
+                                      detail::borrow(backend, src)));
 }
 /// Lossless conversion (DTypeMismatch otherwise); cast converts lossily on
 /// request (float -> int truncates, complex -> real keeps the real part).
@@ -211,14 +218,14 @@ T convert(const T& x, DType dtype) {
   return detail::apply_primitive<T>(prim::Convert{dtype, false}, {x});
 }
 inline Tensor convert(const Tensor& x, DType dtype, Backend& backend) {
-  return detail::value_of(convert(on(backend, x), dtype));
+  return detail::value_of(convert(detail::borrow(backend, x), dtype));
 }
 template <SurfaceTensor T>
 T cast(const T& x, DType dtype) {
   return detail::apply_primitive<T>(prim::Convert{dtype, true}, {x});
 }
 inline Tensor cast(const Tensor& x, DType dtype, Backend& backend) {
-  return detail::value_of(cast(on(backend, x), dtype));
+  return detail::value_of(cast(detail::borrow(backend, x), dtype));
 }
 
 // ---- scans and sorting ----------------------------------------------------------------
@@ -238,7 +245,7 @@ T cumsum(const T& x, std::int64_t axis, bool reverse = false) {
   return detail::apply_primitive<T>(prim::Cumulative{ReduceOp::Sum, axis, reverse}, {x});
 }
 inline Tensor cumsum(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse = false) {
-  return detail::value_of(cumsum(on(backend, x), axis, reverse));
+  return detail::value_of(cumsum(detail::borrow(backend, x), axis, reverse));
 }
 /// Running product along `axis` (torch.cumprod). The first derivative is exact
 /// with zeros in x (PyTorch's formula); higher ones are exact away from zeros.
@@ -247,7 +254,7 @@ T cumprod(const T& x, std::int64_t axis, bool reverse = false) {
   return detail::apply_primitive<T>(prim::Cumulative{ReduceOp::Prod, axis, reverse}, {x});
 }
 inline Tensor cumprod(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse = false) {
-  return detail::value_of(cumprod(on(backend, x), axis, reverse));
+  return detail::value_of(cumprod(detail::borrow(backend, x), axis, reverse));
 }
 /// Indices (i64) that sort x along `axis`: stable, NaN largest (torch.argsort(stable=True)).
 template <SurfaceTensor T>
@@ -256,7 +263,7 @@ T argsort(const T& x, std::int64_t axis, bool descending = false) {
 }
 inline Tensor argsort(const Tensor& x, std::int64_t axis, Backend& backend,
                       bool descending = false) {
-  return detail::value_of(argsort(on(backend, x), axis, descending));
+  return detail::value_of(argsort(detail::borrow(backend, x), axis, descending));
 }
 namespace detail {
 /// {values, indices} from the first k (k < 0: all) sorting indices; the
@@ -281,7 +288,7 @@ std::pair<T, T> sort(const T& x, std::int64_t axis, bool descending = false) {
 }
 inline std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t axis, Backend& backend,
                                       bool descending = false) {
-  auto [v, i] = sort(on(backend, x), axis, descending);
+  auto [v, i] = sort(detail::borrow(backend, x), axis, descending);
   return {std::move(v).value(), std::move(i).value()};
 }
 /// {values, indices} of the k largest (smallest unless `largest`) entries
@@ -296,7 +303,7 @@ std::pair<T, T> topk(const T& x, std::int64_t k, std::int64_t axis, bool largest
 }
 inline std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t axis,
                                       Backend& backend, bool largest = true) {
-  auto [v, i] = topk(on(backend, x), k, axis, largest);
+  auto [v, i] = topk(detail::borrow(backend, x), k, axis, largest);
   return {std::move(v).value(), std::move(i).value()};
 }
 

@@ -241,8 +241,14 @@ namespace detail {
 /// The operand check of every operation: `x` is defined (InvalidArgument)
 /// and readable by `backend` (ContextMismatch: a tensor of another device),
 /// naming `op` and `what`.
-void require_operand(const Tensor& x, const Backend& backend, std::string_view op,
-                     std::string_view what = "input");
+[[noreturn]] void operand_error(const Tensor& x, const Backend& backend, std::string_view op,
+                                std::string_view what);
+inline void require_operand(const Tensor& x, const Backend& backend, std::string_view op,
+                            std::string_view what = "input") {
+  if (!x.defined() || !backend.accepts(x.placement())) [[unlikely]] {
+    operand_error(x, backend, op, what);
+  }
+}
 }  // namespace detail
 
 }  // namespace tenferro

@@ -121,7 +121,7 @@ class Tensor {
   }
   /// Extent of `axis` (negative counts from the end).
   std::int64_t dim(std::int64_t axis) const;
-  Placement placement() const;
+  Placement placement() const { return storage_ ? storage_->placement() : Placement{}; }
   /// Compact column-major: the layout of an owned tensor.
   bool is_contiguous() const {
     std::int64_t acc = 1;

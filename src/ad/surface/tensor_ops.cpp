@@ -20,29 +20,52 @@ namespace {
 // ---- tier hooks ------------------------------------------------------------------------
 
 // The direct tier: the operands' common backend (ContextMismatch for two).
-Backend& common_backend(std::span<const DirectTensor> in, std::string_view op) {
-  if (in.empty()) {
+template <class Each>
+Backend& common_backend(std::size_t count, Each&& at, std::string_view op) {
+  if (count == 0) {
     fail(ErrorKind::InvalidArgument, std::string(op),
          "a direct operation needs an operand to take the backend from");
   }
-  Backend* b = &in[0].backend();
-  for (const DirectTensor& t : in) {
-    if (&t.backend() != b) {
+  Backend* b = &at(0).backend();
+  for (std::size_t i = 1; i < count; ++i) {
+    if (&at(i).backend() != b) {
       fail(ErrorKind::ContextMismatch, std::string(op),
            "operands are bound to different backends (on(backend, x)); bind them to one");
     }
   }
   return *b;
 }
+Backend& common_backend(std::span<const DirectTensor> in, std::string_view op) {
+  return common_backend(
+      in.size(), [&](std::size_t i) -> const DirectTensor& { return in[i]; }, op);
+}
 
 // Direct operands as the execute hooks take them: pointers, no handle copies.
 template <class F>
-DirectTensor run_direct(std::span<const DirectTensor> in, std::string_view op, F&& f) {
-  Backend& backend = common_backend(in, op);
+DirectTensor run_direct(std::span<const DirectTensor* const> in, std::string_view op, F&& f) {
+  Backend& backend = common_backend(
+      in.size(), [&](std::size_t i) -> const DirectTensor& { return *in[i]; }, op);
   SmallVector<const Tensor*, 4> refs;
-  for (const DirectTensor& t : in) refs.push_back(&t.value());
+  for (const DirectTensor* t : in) refs.push_back(&t->value());
   return on(backend, f(prim::Operands{{}, std::span<const Tensor* const>(refs.data(), refs.size())},
                        backend));
+}
+template <class F>
+DirectTensor run_direct(std::span<const DirectTensor> in, std::string_view op, F&& f) {
+  SmallVector<const DirectTensor*, 4> ptrs;
+  for (const DirectTensor& t : in) ptrs.push_back(&t);
+  return run_direct(std::span<const DirectTensor* const>(ptrs.data(), ptrs.size()), op,
+                    std::forward<F>(f));
+}
+
+// One elementwise kind on direct operands: its execute hook, without a copy
+// of the operands or a lookup of the shared op.
+template <class P>
+DirectTensor run_elementwise(const P& params, std::span<const DirectTensor* const> in) {
+  static const DimBindings kNone;
+  return run_direct(in, name(params.op), [&](const prim::Operands& ops, Backend& backend) {
+    return P::execute(params, ops, backend, kNone);
+  });
 }
 
 DirectTensor run_one(const OpPtr& op, std::span<const DirectTensor> in) {
@@ -238,10 +261,28 @@ T apply_primitive(prim::Params params, std::initializer_list<T> inputs) {
   }
 }
 
+Tensor direct_unary(UnaryOp op, const Tensor& x, Backend& backend) {
+  static const DimBindings kNone;
+  const Tensor* in[1] = {&x};
+  return prim::Unary::execute(prim::Unary{op}, prim::Operands{{}, in}, backend, kNone);
+}
+Tensor direct_binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend) {
+  static const DimBindings kNone;
+  const Tensor* in[2] = {&a, &b};
+  return prim::Binary::execute(prim::Binary{op}, prim::Operands{{}, in}, backend, kNone);
+}
+
+Tensor direct_primitive(const prim::Params& params, std::initializer_list<const Tensor*> inputs,
+                        Backend& backend) {
+  return execute(params,
+                 prim::Operands{{}, std::span<const Tensor* const>(inputs.begin(), inputs.size())},
+                 backend);
+}
+
 std::vector<DirectTensor> on_each(Backend& backend, ListRef<Tensor> xs) {
   std::vector<DirectTensor> out;
   out.reserve(xs.size());
-  for (std::size_t i = 0; i < xs.size(); ++i) out.push_back(on(backend, xs[i]));
+  for (std::size_t i = 0; i < xs.size(); ++i) out.push_back(borrow(backend, xs[i]));
   return out;
 }
 
@@ -288,14 +329,24 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
 
 template <SurfaceTensor T>
 T unary(UnaryOp op, const T& x) {
-  const T in[1] = {x};
-  return run_one(elementwise_primitive(op), in);
+  if constexpr (std::is_same_v<T, DirectTensor>) {
+    const DirectTensor* in[1] = {&x};
+    return run_elementwise(prim::Unary{op}, in);
+  } else {
+    const T in[1] = {x};
+    return run_one(elementwise_primitive(op), in);
+  }
 }
 
 template <SurfaceTensor T>
 T binary(BinaryOp op, const T& a, const T& b) {
-  const T in[2] = {a, b};
-  return run_one(elementwise_primitive(op), in);
+  if constexpr (std::is_same_v<T, DirectTensor>) {
+    const DirectTensor* in[2] = {&a, &b};
+    return run_elementwise(prim::Binary{op}, in);
+  } else {
+    const T in[2] = {a, b};
+    return run_one(elementwise_primitive(op), in);
+  }
 }
 
 template <SurfaceTensor T>
