@@ -128,9 +128,7 @@ T ldexp(const T& a, const T& b);
 /// (tenferro::complex(re, im) of tensor.hpp is the backend-free form.)
 template <SurfaceTensor T>
 T complex(const T& re, const T& im);
-inline Tensor complex(const Tensor& re, const Tensor& im, Backend& backend) {
-  return detail::value_of(complex(detail::borrow(backend, re), detail::borrow(backend, im)));
-}
+Tensor complex(const Tensor& re, const Tensor& im, Backend& backend);
 /// complex(abs * cos(angle), abs * sin(angle)).
 template <SurfaceTensor T>
 T polar(const T& abs, const T& angle);
@@ -180,27 +178,21 @@ T amin(const T& x);
 /// trailing unit axes (PyTorch's leading ones). dtypes promote as in mul.
 template <SurfaceTensor T>
 T kron(const T& a, const T& b);
-inline Tensor kron(const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(kron(detail::borrow(backend, a), detail::borrow(backend, b)));
-}
+Tensor kron(const Tensor& a, const Tensor& b, Backend& backend);
 /// Sum of the offset diagonal of the matrices in axis1 and axis2, the other
 /// axes kept as a batch (torch.trace for a matrix; rank 0 for rank 2).
 /// dtypes as in sum (bool, i32 -> i64).
 template <SurfaceTensor T>
 T trace(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1);
-inline Tensor trace(const Tensor& x, Backend& backend, std::int64_t offset = 0,
-                    std::int64_t axis1 = 0, std::int64_t axis2 = 1) {
-  return detail::value_of(trace(detail::borrow(backend, x), offset, axis1, axis2));
-}
+Tensor trace(const Tensor& x, Backend& backend, std::int64_t offset = 0, std::int64_t axis1 = 0,
+             std::int64_t axis2 = 1);
 /// Rolls x by shifts[i] along axes[i] (torch.roll): out[(j + s) mod n] = x[j].
 /// Negative shifts roll backwards; an axis may repeat (the shifts add).
 /// Needs constant extents on the rolled axes (traced: bind them first).
 template <SurfaceTensor T>
 T roll(const T& x, std::span<const std::int64_t> shifts, Axes axes);
-inline Tensor roll(const Tensor& x, std::span<const std::int64_t> shifts,
-                   std::span<const std::int64_t> axes, Backend& backend) {
-  return detail::value_of(roll(detail::borrow(backend, x), shifts, Axes(axes)));
-}
+Tensor roll(const Tensor& x, std::span<const std::int64_t> shifts,
+            std::span<const std::int64_t> axes, Backend& backend);
 template <SurfaceTensor T>
 T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
   return roll(x, std::span<const std::int64_t>(shifts.begin(), shifts.size()), std::move(axes));
@@ -209,8 +201,6 @@ T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
 /// row-major flattening of the PyTorch tensor on the same memory).
 template <SurfaceTensor T>
 T roll(const T& x, std::int64_t shift);
-inline Tensor roll(const Tensor& x, std::int64_t shift, Backend& backend) {
-  return detail::value_of(roll(detail::borrow(backend, x), shift));
-}
+Tensor roll(const Tensor& x, std::int64_t shift, Backend& backend);
 
 }  // namespace tenferro

@@ -10,8 +10,9 @@
 // so an op exists in the direct, eager and traced tiers with one definition
 // and one semantics. The direct tier's forms (a trailing Backend&, as
 // `exp(x, cpu)`) are one-line calls of the same templates on DirectTensor,
-// declared next to each template. Semantics: NumPy broadcasting, the dtype
-// lattice of core/dtype.hpp and the primitives' rules (ops/primitives.hpp).
+// declared next to each template and defined in src/ad/surface/direct_forms.cpp
+// (the elementwise ones call the kind's execute hook and stay inline). Semantics: NumPy
+// broadcasting, the dtype lattice of core/dtype.hpp and the primitives' rules (ops/primitives.hpp).
 // Scalars mix with tensors like Python numbers do in PyTorch: a real scalar
 // takes a floating tensor's dtype. Axis lists are `Axes` (braces, spans,
 // vectors); shapes are `ShapeArg` (braces of constants or symbolic sizes,
@@ -251,9 +252,7 @@ template <SurfaceTensor T>
 T polygamma(std::int64_t n, const T& x) {
   return detail::apply_primitive<T>(prim::Polygamma{n}, {x});
 }
-inline Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
-  return detail::value_of(polygamma(n, detail::borrow(backend, x)));
-}
+Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend);
 /// The largest dimension mvlgamma takes (its sum unrolls p terms).
 inline constexpr std::int64_t kMaxMvlgammaDimension = 10000;
 /// Multivariate log-gamma of dimension 1 <= p <= kMaxMvlgammaDimension
@@ -267,28 +266,19 @@ template <SurfaceTensor T>
 std::pair<T, T> frexp(const T& x) {
   return {unary(UnaryOp::FrexpMantissa, x), unary(UnaryOp::FrexpExponent, x)};
 }
-inline std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend) {
-  auto [m, e] = frexp(detail::borrow(backend, x));
-  return {std::move(m).value(), std::move(e).value()};
-}
+std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend);
 /// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
 template <SurfaceTensor T>
 T where(const T& cond, const T& a, const T& b) {
   return detail::apply_primitive<T>(prim::Select{}, {cond, a, b});
 }
-inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(
-      where(detail::borrow(backend, cond), detail::borrow(backend, a), detail::borrow(backend, b)));
-}
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend);
 /// Limits values to [lo, hi] (either bound optional); real and integer dtypes.
 template <SurfaceTensor T>
 T clamp(const T& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return detail::apply_primitive<T>(prim::Clamp{lo, hi}, {x});
 }
-inline Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi,
-                    Backend& backend) {
-  return detail::value_of(clamp(detail::borrow(backend, x), lo, hi));
-}
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, Backend& backend);
 
 // ---- reductions (empty axes reduce nothing; the forms without axes reduce all) ------
 // Result dtypes follow backend/reduce.hpp (sum of bool/i32 gives i64, mean of
@@ -351,35 +341,27 @@ T var(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::Variance{std::move(axes), correction, keepdim, false},
                                     {x});
 }
-inline Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-                  double correction = 1.0, bool keepdim = false) {
-  return detail::value_of(var(detail::borrow(backend, x), Axes(axes), correction, keepdim));
-}
+Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+           double correction = 1.0, bool keepdim = false);
 /// Standard deviation (torch.std); named std_dev so it never clashes with namespace std.
 template <SurfaceTensor T>
 T std_dev(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::Variance{std::move(axes), correction, keepdim, true},
                                     {x});
 }
-inline Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-                      double correction = 1.0, bool keepdim = false) {
-  return detail::value_of(std_dev(detail::borrow(backend, x), Axes(axes), correction, keepdim));
-}
+Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
+               double correction = 1.0, bool keepdim = false);
 /// Index (i64) of the first maximum along `axis` (NaN counts as maximal).
 template <SurfaceTensor T>
 T argmax(const T& x, std::int64_t axis, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::ArgReduce{true, axis, keepdim}, {x});
 }
-inline Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false) {
-  return detail::value_of(argmax(detail::borrow(backend, x), axis, keepdim));
-}
+Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
 template <SurfaceTensor T>
 T argmin(const T& x, std::int64_t axis, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::ArgReduce{false, axis, keepdim}, {x});
 }
-inline Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false) {
-  return detail::value_of(argmin(detail::borrow(backend, x), axis, keepdim));
-}
+Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
 
 // ---- contractions ------------------------------------------------------------------
 
@@ -391,19 +373,13 @@ template <SurfaceTensor T>
 T dot_general(const T& lhs, const T& rhs, const DotDims& dims) {
   return detail::apply_primitive<T>(prim::DotGeneral{dims}, {lhs, rhs});
 }
-inline Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims,
-                          Backend& backend) {
-  return detail::value_of(
-      dot_general(detail::borrow(backend, lhs), detail::borrow(backend, rhs), dims));
-}
+Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend);
 /// [m, k, batch...] x [k, n, batch...] -> [m, n, batch...]; batch axes
 /// broadcast (NumPy rules, right-aligned; symbolic extents must be equal or
 /// constant 1), rank-1 operands act as row/column vectors.
 template <SurfaceTensor T>
 T matmul(const T& a, const T& b);
-inline Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(matmul(detail::borrow(backend, a), detail::borrow(backend, b)));
-}
+Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend);
 
 }  // namespace tenferro
 

@@ -1,14 +1,14 @@
 #pragma once
 // The parameters of a primitive kind, listed once. Each parameter struct of
-// ops/primitives.hpp has a `static constexpr auto fields()` returning a tuple
-// of Field entries (a name, what kind of value it is, and how to reach it);
+// ops/primitive_kinds.hpp has a `static constexpr auto fields()` returning
+// field::list(...) of Field entries (a name, what kind of value it is, and
+// the member that holds it);
 // equality, hashing, describe()'s text, the catalog's parameter list and
 // construction by name are all derived from that one list.
 
 #include <cstdint>
-#include <functional>
 #include <string_view>
-#include <tuple>
+#include <type_traits>
 
 namespace tenferro::prim {
 
@@ -39,7 +39,8 @@ std::string_view name(FieldKind kind);
 /// latter as separate entries, and describe() leaves it out of the text.
 enum class FieldRole : unsigned char { Param, Kind };
 
-/// One parameter: std::invoke(get, params) is a reference to it.
+/// One parameter: `get` reaches it in the parameters (a member pointer, or a
+/// callable for a nested member).
 template <class Get>
 struct Field {
   std::string_view name;
@@ -98,18 +99,30 @@ template <class G>
 constexpr auto dtype(std::string_view n, G g) {
   return param(n, FieldKind::DType, g);
 }
+
+/// The fields of a struct, in order: a callable that calls its argument with
+/// each field (a closure rather than a std::tuple: user code that includes
+/// the catalog compiles no tuple machinery for its 28 lists).
+template <class... Fs>
+constexpr auto list(Fs... fs) {
+  return [fs...](auto&& f) { (f(fs), ...); };
+}
 }  // namespace field
 
 /// Calls f(field) for every field of P, in order.
 template <class P, class F>
 constexpr void for_each_field(F&& f) {
-  std::apply([&](const auto&... fs) { (f(fs), ...); }, P::fields());
+  P::fields()(f);
 }
 
 /// The value of `f` in `p`.
 template <class P, class Get>
-constexpr decltype(auto) value_of(const Field<Get>& f, P& p) {
-  return std::invoke(f.get, p);
+constexpr auto& value_of(const Field<Get>& f, P& p) {
+  if constexpr (std::is_member_object_pointer_v<Get>) {
+    return p.*(f.get);
+  } else {
+    return f.get(p);
+  }
 }
 
 }  // namespace tenferro::prim

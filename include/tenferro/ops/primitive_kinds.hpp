@@ -8,7 +8,6 @@
 #include <optional>
 #include <span>
 #include <string_view>
-#include <tuple>
 #include <variant>
 
 #include "tenferro/backend/contract.hpp"
@@ -68,7 +67,7 @@ struct Unary {
   static constexpr std::string_view kDTypes =
       "the op's rule in backend/op_list.hpp (compute and result dtype)";
   static constexpr auto fields() {
-    return std::tuple{field::selects_kind("op", FieldKind::UnaryOp, &Unary::op)};
+    return field::list(field::selects_kind("op", FieldKind::UnaryOp, &Unary::op));
   }
   TENFERRO_PRIMITIVE_HOOKS(Unary);
 };
@@ -86,7 +85,7 @@ struct Binary {  // NumPy broadcasting
   static constexpr std::string_view kDTypes =
       "the operands promote (core/dtype.hpp), then the op's rule in backend/op_list.hpp";
   static constexpr auto fields() {
-    return std::tuple{field::selects_kind("op", FieldKind::BinaryOp, &Binary::op)};
+    return field::list(field::selects_kind("op", FieldKind::BinaryOp, &Binary::op));
   }
   TENFERRO_PRIMITIVE_HOOKS(Binary);
 };
@@ -96,7 +95,7 @@ struct Select {  // (cond, a, b), broadcasting
   static constexpr std::string_view kFunctions = "where";
   static constexpr std::int32_t kArity = 3;
   static constexpr std::string_view kDTypes = "cond bool; a and b promote";
-  static constexpr auto fields() { return std::tuple{}; }
+  static constexpr auto fields() { return field::list(); }
   TENFERRO_PRIMITIVE_HOOKS(Select);
 };
 
@@ -107,8 +106,8 @@ struct Clamp {
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "real and integer dtypes; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::optional_scalar("lo", &Clamp::lo),
-                      field::optional_scalar("hi", &Clamp::hi)};
+    return field::list(field::optional_scalar("lo", &Clamp::lo),
+                       field::optional_scalar("hi", &Clamp::hi));
   }
   TENFERRO_PRIMITIVE_HOOKS(Clamp);
 };
@@ -120,7 +119,7 @@ struct Polygamma {  // n-th derivative of digamma, n >= 0
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes =
       "real floating (bool and integers give f64); complex refused";
-  static constexpr auto fields() { return std::tuple{field::integer("n", &Polygamma::n)}; }
+  static constexpr auto fields() { return field::list(field::integer("n", &Polygamma::n)); }
   TENFERRO_PRIMITIVE_HOOKS(Polygamma);
 };
 
@@ -136,8 +135,8 @@ struct Convert {  // lossy = cast
   static constexpr std::string_view kDTypes =
       "to `dtype`: convert refuses lossy conversions, cast performs them";
   static constexpr auto fields() {
-    return std::tuple{field::dtype("dtype", &Convert::dtype),
-                      field::selects_kind("lossy", FieldKind::Flag, &Convert::lossy)};
+    return field::list(field::dtype("dtype", &Convert::dtype),
+                       field::selects_kind("lossy", FieldKind::Flag, &Convert::lossy));
   }
   TENFERRO_PRIMITIVE_HOOKS(Convert);
 };
@@ -158,8 +157,9 @@ struct Reduce {
       "sum, prod: bool and integers accumulate in i64; mean, logsumexp: they give f64; "
       "max, min: the input's (real); all, any: bool";
   static constexpr auto fields() {
-    return std::tuple{field::selects_kind("op", FieldKind::ReduceOp, &Reduce::op),
-                      field::axes("axes", &Reduce::axes), field::flag("keepdim", &Reduce::keepdim)};
+    return field::list(field::selects_kind("op", FieldKind::ReduceOp, &Reduce::op),
+                       field::axes("axes", &Reduce::axes),
+                       field::flag("keepdim", &Reduce::keepdim));
   }
   TENFERRO_PRIMITIVE_HOOKS(Reduce);
 };
@@ -177,10 +177,10 @@ struct Variance {  // var, or std when take_sqrt
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "floating or complex; the real dtype";
   static constexpr auto fields() {
-    return std::tuple{field::axes("axes", &Variance::axes),
-                      field::real("correction", &Variance::correction),
-                      field::flag("keepdim", &Variance::keepdim),
-                      field::selects_kind("take_sqrt", FieldKind::Flag, &Variance::take_sqrt)};
+    return field::list(field::axes("axes", &Variance::axes),
+                       field::real("correction", &Variance::correction),
+                       field::flag("keepdim", &Variance::keepdim),
+                       field::selects_kind("take_sqrt", FieldKind::Flag, &Variance::take_sqrt));
   }
   TENFERRO_PRIMITIVE_HOOKS(Variance);
 };
@@ -197,9 +197,9 @@ struct ArgReduce {  // -> i64
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "real; i64 indices";
   static constexpr auto fields() {
-    return std::tuple{field::selects_kind("is_max", FieldKind::Flag, &ArgReduce::is_max),
-                      field::axis("axis", &ArgReduce::axis),
-                      field::flag("keepdim", &ArgReduce::keepdim)};
+    return field::list(field::selects_kind("is_max", FieldKind::Flag, &ArgReduce::is_max),
+                       field::axis("axis", &ArgReduce::axis),
+                       field::flag("keepdim", &ArgReduce::keepdim));
   }
   TENFERRO_PRIMITIVE_HOOKS(ArgReduce);
 };
@@ -217,9 +217,9 @@ struct Cumulative {  // cumsum (Sum) or cumprod (Prod) along axis
   static constexpr std::string_view kDTypes =
       "bool and integers accumulate in i64, the others keep their dtype";
   static constexpr auto fields() {
-    return std::tuple{field::selects_kind("op", FieldKind::ReduceOp, &Cumulative::op),
-                      field::axis("axis", &Cumulative::axis),
-                      field::flag("reverse", &Cumulative::reverse)};
+    return field::list(field::selects_kind("op", FieldKind::ReduceOp, &Cumulative::op),
+                       field::axis("axis", &Cumulative::axis),
+                       field::flag("reverse", &Cumulative::reverse));
   }
   TENFERRO_PRIMITIVE_HOOKS(Cumulative);
 };
@@ -236,9 +236,9 @@ struct Argsort {  // -> i64; the first k sorting indices (k < 0: all)
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "real; i64 indices";
   static constexpr auto fields() {
-    return std::tuple{field::axis("axis", &Argsort::axis),
-                      field::flag("descending", &Argsort::descending),
-                      field::integer("k", &Argsort::k)};
+    return field::list(field::axis("axis", &Argsort::axis),
+                       field::flag("descending", &Argsort::descending),
+                       field::integer("k", &Argsort::k));
   }
   TENFERRO_PRIMITIVE_HOOKS(Argsort);
 };
@@ -252,7 +252,7 @@ struct DotGeneral {
   static constexpr std::int32_t kArity = 2;
   static constexpr std::string_view kDTypes = "the operands promote; bool refused";
   static constexpr auto fields() {
-    return std::tuple{
+    return field::list(
         field::axes(
             "lhs_contracting", [](auto& p) -> auto& { return p.dims.lhs_contracting; }),
         field::axes(
@@ -260,7 +260,7 @@ struct DotGeneral {
         field::axes(
             "lhs_batch", [](auto& p) -> auto& { return p.dims.lhs_batch; }),
         field::axes(
-            "rhs_batch", [](auto& p) -> auto& { return p.dims.rhs_batch; })};
+            "rhs_batch", [](auto& p) -> auto& { return p.dims.rhs_batch; }));
   }
   TENFERRO_PRIMITIVE_HOOKS(DotGeneral);
 };
@@ -273,7 +273,7 @@ struct Transpose {  // materialised permutation
   static constexpr std::string_view kFunctions = "permute, transpose";
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
-  static constexpr auto fields() { return std::tuple{field::axes("perm", &Transpose::perm)}; }
+  static constexpr auto fields() { return field::list(field::axes("perm", &Transpose::perm)); }
   TENFERRO_PRIMITIVE_HOOKS(Transpose);
 };
 
@@ -283,7 +283,7 @@ struct Reshape {  // shape may be symbolic
   static constexpr std::string_view kFunctions = "reshape";
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
-  static constexpr auto fields() { return std::tuple{field::sym_shape("shape", &Reshape::shape)}; }
+  static constexpr auto fields() { return field::list(field::sym_shape("shape", &Reshape::shape)); }
   TENFERRO_PRIMITIVE_HOOKS(Reshape);
 };
 
@@ -295,8 +295,8 @@ struct BroadcastInDim {  // shape may be symbolic
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::sym_shape("shape", &BroadcastInDim::shape),
-                      field::axes("dims", &BroadcastInDim::dims)};
+    return field::list(field::sym_shape("shape", &BroadcastInDim::shape),
+                       field::axes("dims", &BroadcastInDim::dims));
   }
   TENFERRO_PRIMITIVE_HOOKS(BroadcastInDim);
 };
@@ -308,8 +308,8 @@ struct Slice {  // static XLA slice
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::ints("start", &Slice::start), field::ints("limit", &Slice::limit),
-                      field::ints("stride", &Slice::stride)};
+    return field::list(field::ints("start", &Slice::start), field::ints("limit", &Slice::limit),
+                       field::ints("stride", &Slice::stride));
   }
   TENFERRO_PRIMITIVE_HOOKS(Slice);
 };
@@ -322,8 +322,9 @@ struct Pad {
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::ints("low", &Pad::low), field::ints("high", &Pad::high),
-                      field::ints("interior", &Pad::interior), field::scalar("value", &Pad::value)};
+    return field::list(field::ints("low", &Pad::low), field::ints("high", &Pad::high),
+                       field::ints("interior", &Pad::interior),
+                       field::scalar("value", &Pad::value));
   }
   TENFERRO_PRIMITIVE_HOOKS(Pad);
 };
@@ -336,8 +337,8 @@ struct Concatenate {  // `count` inputs
   static constexpr std::int32_t kArity = -1;  // `count`
   static constexpr std::string_view kDTypes = "the operands promote";
   static constexpr auto fields() {
-    return std::tuple{field::axis("axis", &Concatenate::axis),
-                      field::param("count", FieldKind::Count, &Concatenate::count)};
+    return field::list(field::axis("axis", &Concatenate::axis),
+                       field::param("count", FieldKind::Count, &Concatenate::count));
   }
   TENFERRO_PRIMITIVE_HOOKS(Concatenate);
 };
@@ -348,7 +349,7 @@ struct Tile {  // out[..., j, ...] = x[..., j mod x_d, ...] along every axis d
   static constexpr std::string_view kFunctions = "tile";
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
-  static constexpr auto fields() { return std::tuple{field::ints("reps", &Tile::reps)}; }
+  static constexpr auto fields() { return field::list(field::ints("reps", &Tile::reps)); }
   TENFERRO_PRIMITIVE_HOOKS(Tile);
 };
 
@@ -358,7 +359,7 @@ struct Reverse {
   static constexpr std::string_view kFunctions = "reverse, flip";
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
-  static constexpr auto fields() { return std::tuple{field::axes("axes", &Reverse::axes)}; }
+  static constexpr auto fields() { return field::list(field::axes("axes", &Reverse::axes)); }
   TENFERRO_PRIMITIVE_HOOKS(Reverse);
 };
 
@@ -369,9 +370,9 @@ struct Diagonal {
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::integer("offset", &Diagonal::offset),
-                      field::axis("axis1", &Diagonal::axis1),
-                      field::axis("axis2", &Diagonal::axis2)};
+    return field::list(field::integer("offset", &Diagonal::offset),
+                       field::axis("axis1", &Diagonal::axis1),
+                       field::axis("axis2", &Diagonal::axis2));
   }
   TENFERRO_PRIMITIVE_HOOKS(Diagonal);
 };
@@ -383,7 +384,7 @@ struct DiagEmbed {
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::integer("offset", &DiagEmbed::offset)};
+    return field::list(field::integer("offset", &DiagEmbed::offset));
   }
   TENFERRO_PRIMITIVE_HOOKS(DiagEmbed);
 };
@@ -399,8 +400,8 @@ struct Triangle {  // tril when lower, else triu
   static constexpr std::int32_t kArity = 1;
   static constexpr std::string_view kDTypes = "any; the input's dtype";
   static constexpr auto fields() {
-    return std::tuple{field::selects_kind("lower", FieldKind::Flag, &Triangle::lower),
-                      field::integer("k", &Triangle::k)};
+    return field::list(field::selects_kind("lower", FieldKind::Flag, &Triangle::lower),
+                       field::integer("k", &Triangle::k));
   }
   TENFERRO_PRIMITIVE_HOOKS(Triangle);
 };
@@ -413,7 +414,7 @@ struct IndexSelect {  // (x, index)
   static constexpr std::string_view kFunctions = "index_select";
   static constexpr std::int32_t kArity = 2;
   static constexpr std::string_view kDTypes = "x any, index i32 or i64; x's dtype";
-  static constexpr auto fields() { return std::tuple{field::axis("axis", &IndexSelect::axis)}; }
+  static constexpr auto fields() { return field::list(field::axis("axis", &IndexSelect::axis)); }
   TENFERRO_PRIMITIVE_HOOKS(IndexSelect);
 };
 
@@ -423,7 +424,7 @@ struct TakeAlongAxis {  // (x, index)
   static constexpr std::string_view kFunctions = "take_along_axis, sort, topk";
   static constexpr std::int32_t kArity = 2;
   static constexpr std::string_view kDTypes = "x any, index i32 or i64; x's dtype";
-  static constexpr auto fields() { return std::tuple{field::axis("axis", &TakeAlongAxis::axis)}; }
+  static constexpr auto fields() { return field::list(field::axis("axis", &TakeAlongAxis::axis)); }
   TENFERRO_PRIMITIVE_HOOKS(TakeAlongAxis);
 };
 
@@ -433,7 +434,7 @@ struct ScatterAdd {  // (x, index, src)
   static constexpr std::string_view kFunctions = "scatter_add";
   static constexpr std::int32_t kArity = 3;
   static constexpr std::string_view kDTypes = "x and src promote, index i32 or i64";
-  static constexpr auto fields() { return std::tuple{field::axis("axis", &ScatterAdd::axis)}; }
+  static constexpr auto fields() { return field::list(field::axis("axis", &ScatterAdd::axis)); }
   TENFERRO_PRIMITIVE_HOOKS(ScatterAdd);
 };
 
@@ -448,8 +449,8 @@ struct Full {  // a filled tensor whose shape may be symbolic
   static constexpr std::int32_t kArity = 0;
   static constexpr std::string_view kDTypes = "`dtype`";
   static constexpr auto fields() {
-    return std::tuple{field::sym_shape("shape", &Full::shape), field::scalar("value", &Full::value),
-                      field::dtype("dtype", &Full::dtype)};
+    return field::list(field::sym_shape("shape", &Full::shape),
+                       field::scalar("value", &Full::value), field::dtype("dtype", &Full::dtype));
   }
   TENFERRO_PRIMITIVE_HOOKS(Full);
 };
@@ -461,7 +462,7 @@ struct Constant {  // equality is identity of the held tensor
   static constexpr std::int32_t kArity = 0;
   static constexpr std::string_view kDTypes = "the held tensor's";
   static constexpr auto fields() {
-    return std::tuple{field::param("value", FieldKind::Tensor, &Constant::value)};
+    return field::list(field::param("value", FieldKind::Tensor, &Constant::value));
   }
   TENFERRO_PRIMITIVE_HOOKS(Constant);
 };
