@@ -1,48 +1,61 @@
 // The direct tier's forms of the one surface (tenferro/ad/ops.hpp,
 // ops_layout.hpp, composite.hpp): each is the template of its header on
-// DirectTensor, with the operands borrowed for the call. They are defined
-// here rather than inline so that a user translation unit that includes the
-// umbrella header compiles none of these instantiations.
+// DirectTensor, with the operands borrowed for the call. Where the template
+// is one primitive, the form runs that kind's execute hook on the operands,
+// which is what the template does on DirectTensor without building the
+// Params variant. They are defined here rather than inline so that a user
+// translation unit that includes the umbrella header compiles none of these
+// instantiations.
 
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/ad/ops.hpp"
 
 namespace tenferro {
 
+namespace {
+// The kind P with `params` on `inputs` (the template's apply_primitive on
+// DirectTensor, minus the variant).
+template <class P>
+Tensor run_kind(const P& params, std::initializer_list<const Tensor*> inputs, Backend& backend) {
+  static const DimBindings kNone;
+  return P::execute(
+      params, prim::Operands{{}, std::span<const Tensor* const>(inputs.begin(), inputs.size())},
+      backend, kNone);
+}
+}  // namespace
+
 // ---- tenferro/ad/ops.hpp
 
 Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend) {
-  return detail::value_of(polygamma(n, detail::borrow(backend, x)));
+  return run_kind(prim::Polygamma{n}, {&x}, backend);
 }
 std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend) {
   auto [m, e] = frexp(detail::borrow(backend, x));
   return {std::move(m).value(), std::move(e).value()};
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend) {
-  return detail::value_of(
-      where(detail::borrow(backend, cond), detail::borrow(backend, a), detail::borrow(backend, b)));
+  return run_kind(prim::Select{}, {&cond, &a, &b}, backend);
 }
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi,
              Backend& backend) {
-  return detail::value_of(clamp(detail::borrow(backend, x), lo, hi));
+  return run_kind(prim::Clamp{lo, hi}, {&x}, backend);
 }
 Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend, double correction,
            bool keepdim) {
-  return detail::value_of(var(detail::borrow(backend, x), Axes(axes), correction, keepdim));
+  return run_kind(prim::Variance{Axes(axes), correction, keepdim, false}, {&x}, backend);
 }
 Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
                double correction, bool keepdim) {
-  return detail::value_of(std_dev(detail::borrow(backend, x), Axes(axes), correction, keepdim));
+  return run_kind(prim::Variance{Axes(axes), correction, keepdim, true}, {&x}, backend);
 }
 Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim) {
-  return detail::value_of(argmax(detail::borrow(backend, x), axis, keepdim));
+  return run_kind(prim::ArgReduce{true, axis, keepdim}, {&x}, backend);
 }
 Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim) {
-  return detail::value_of(argmin(detail::borrow(backend, x), axis, keepdim));
+  return run_kind(prim::ArgReduce{false, axis, keepdim}, {&x}, backend);
 }
 Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend) {
-  return detail::value_of(
-      dot_general(detail::borrow(backend, lhs), detail::borrow(backend, rhs), dims));
+  return run_kind(prim::DotGeneral{dims}, {&lhs, &rhs}, backend);
 }
 Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
   return detail::value_of(matmul(detail::borrow(backend, a), detail::borrow(backend, b)));
@@ -51,7 +64,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend) {
 // ---- tenferro/ad/ops_layout.hpp
 
 Tensor permute(const Tensor& x, std::span<const std::int64_t> perm, Backend& backend) {
-  return detail::value_of(permute(detail::borrow(backend, x), Axes(perm)));
+  return run_kind(prim::Transpose{Axes(perm)}, {&x}, backend);
 }
 Tensor reshape(const Tensor& x, std::span<const std::int64_t> shape, Backend& backend) {
   return detail::value_of(reshape(detail::borrow(backend, x), ShapeArg(shape)));
@@ -84,52 +97,48 @@ Tensor tile(const Tensor& x, std::span<const std::int64_t> reps, Backend& backen
   return detail::value_of(tile(detail::borrow(backend, x), Shape(reps)));
 }
 Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend) {
-  return detail::value_of(reverse(detail::borrow(backend, x), Axes(axes)));
+  return run_kind(prim::Reverse{Axes(axes)}, {&x}, backend);
 }
 Tensor flip(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend) {
-  return detail::value_of(flip(detail::borrow(backend, x), Axes(axes)));
+  return run_kind(prim::Reverse{Axes(axes)}, {&x}, backend);
 }
 Tensor diagonal(const Tensor& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2,
                 Backend& backend) {
-  return detail::value_of(diagonal(detail::borrow(backend, x), offset, axis1, axis2));
+  return run_kind(prim::Diagonal{offset, axis1, axis2}, {&x}, backend);
 }
 Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend) {
-  return detail::value_of(diag_embed(detail::borrow(backend, x), offset));
+  return run_kind(prim::DiagEmbed{offset}, {&x}, backend);
 }
 Tensor tril(const Tensor& x, std::int64_t k, Backend& backend) {
-  return detail::value_of(tril(detail::borrow(backend, x), k));
+  return run_kind(prim::Triangle{true, k}, {&x}, backend);
 }
 Tensor triu(const Tensor& x, std::int64_t k, Backend& backend) {
-  return detail::value_of(triu(detail::borrow(backend, x), k));
+  return run_kind(prim::Triangle{false, k}, {&x}, backend);
 }
 Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, Backend& backend) {
-  return detail::value_of(
-      index_select(detail::borrow(backend, x), axis, detail::borrow(backend, index)));
+  return run_kind(prim::IndexSelect{axis}, {&x, &index}, backend);
 }
 Tensor take_along_axis(const Tensor& x, const Tensor& index, std::int64_t axis, Backend& backend) {
-  return detail::value_of(
-      take_along_axis(detail::borrow(backend, x), detail::borrow(backend, index), axis));
+  return run_kind(prim::TakeAlongAxis{axis}, {&x, &index}, backend);
 }
 Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index, const Tensor& src,
                    Backend& backend) {
-  return detail::value_of(scatter_add(detail::borrow(backend, x), axis,
-                                      detail::borrow(backend, index),
-                                      detail::borrow(backend, src)));
+  return run_kind(prim::ScatterAdd{axis}, {&x, &index, &src}, backend);
 }
 Tensor convert(const Tensor& x, DType dtype, Backend& backend) {
-  return detail::value_of(convert(detail::borrow(backend, x), dtype));
+  return run_kind(prim::Convert{dtype, false}, {&x}, backend);
 }
 Tensor cast(const Tensor& x, DType dtype, Backend& backend) {
-  return detail::value_of(cast(detail::borrow(backend, x), dtype));
+  return run_kind(prim::Convert{dtype, true}, {&x}, backend);
 }
 Tensor cumsum(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse) {
-  return detail::value_of(cumsum(detail::borrow(backend, x), axis, reverse));
+  return run_kind(prim::Cumulative{ReduceOp::Sum, axis, reverse}, {&x}, backend);
 }
 Tensor cumprod(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse) {
-  return detail::value_of(cumprod(detail::borrow(backend, x), axis, reverse));
+  return run_kind(prim::Cumulative{ReduceOp::Prod, axis, reverse}, {&x}, backend);
 }
 Tensor argsort(const Tensor& x, std::int64_t axis, Backend& backend, bool descending) {
-  return detail::value_of(argsort(detail::borrow(backend, x), axis, descending));
+  return run_kind(prim::Argsort{axis, descending, -1}, {&x}, backend);
 }
 std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t axis, Backend& backend,
                                bool descending) {
