@@ -128,7 +128,10 @@ T ldexp(const T& a, const T& b);
 /// (tenferro::complex(re, im) of tensor.hpp is the backend-free form.)
 template <SurfaceTensor T>
 T complex(const T& re, const T& im);
-Tensor complex(const Tensor& re, const Tensor& im, Backend& backend);
+template <BackendRef B>
+Tensor complex(const Tensor& re, const Tensor& im, B& backend) {
+  return detail::value_of(complex(detail::borrow(backend, re), detail::borrow(backend, im)));
+}
 /// complex(abs * cos(angle), abs * sin(angle)).
 template <SurfaceTensor T>
 T polar(const T& abs, const T& angle);
@@ -178,21 +181,30 @@ T amin(const T& x);
 /// trailing unit axes (PyTorch's leading ones). dtypes promote as in mul.
 template <SurfaceTensor T>
 T kron(const T& a, const T& b);
-Tensor kron(const Tensor& a, const Tensor& b, Backend& backend);
+template <BackendRef B>
+Tensor kron(const Tensor& a, const Tensor& b, B& backend) {
+  return detail::value_of(kron(detail::borrow(backend, a), detail::borrow(backend, b)));
+}
 /// Sum of the offset diagonal of the matrices in axis1 and axis2, the other
 /// axes kept as a batch (torch.trace for a matrix; rank 0 for rank 2).
 /// dtypes as in sum (bool, i32 -> i64).
 template <SurfaceTensor T>
 T trace(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1);
-Tensor trace(const Tensor& x, Backend& backend, std::int64_t offset = 0, std::int64_t axis1 = 0,
-             std::int64_t axis2 = 1);
+template <BackendRef B>
+Tensor trace(const Tensor& x, B& backend, std::int64_t offset = 0, std::int64_t axis1 = 0,
+             std::int64_t axis2 = 1) {
+  return detail::value_of(trace(detail::borrow(backend, x), offset, axis1, axis2));
+}
 /// Rolls x by shifts[i] along axes[i] (torch.roll): out[(j + s) mod n] = x[j].
 /// Negative shifts roll backwards; an axis may repeat (the shifts add).
 /// Needs constant extents on the rolled axes (traced: bind them first).
 template <SurfaceTensor T>
 T roll(const T& x, std::span<const std::int64_t> shifts, Axes axes);
+template <BackendRef B>
 Tensor roll(const Tensor& x, std::span<const std::int64_t> shifts,
-            std::span<const std::int64_t> axes, Backend& backend);
+            std::span<const std::int64_t> axes, B& backend) {
+  return detail::value_of(roll(detail::borrow(backend, x), shifts, Axes(axes)));
+}
 template <SurfaceTensor T>
 T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
   return roll(x, std::span<const std::int64_t>(shifts.begin(), shifts.size()), std::move(axes));
@@ -201,6 +213,9 @@ T roll(const T& x, std::initializer_list<std::int64_t> shifts, Axes axes) {
 /// row-major flattening of the PyTorch tensor on the same memory).
 template <SurfaceTensor T>
 T roll(const T& x, std::int64_t shift);
-Tensor roll(const Tensor& x, std::int64_t shift, Backend& backend);
+template <BackendRef B>
+Tensor roll(const Tensor& x, std::int64_t shift, B& backend) {
+  return detail::value_of(roll(detail::borrow(backend, x), shift));
+}
 
 }  // namespace tenferro

@@ -8,11 +8,13 @@
 //   Tensor       z = exp(x, cpu);        // the same, in the direct tier's form
 //
 // so an op exists in the direct, eager and traced tiers with one definition
-// and one semantics. The direct tier's forms (a trailing Backend&, as
-// `exp(x, cpu)`) are one-line calls of the same templates on DirectTensor,
-// declared next to each template and defined in src/ad/surface/direct_forms.cpp
-// (the elementwise ones call the kind's execute hook and stay inline). Semantics: NumPy
-// broadcasting, the dtype lattice of core/dtype.hpp and the primitives' rules (ops/primitives.hpp).
+// and one semantics. The direct tier's forms (a trailing backend, as
+// `exp(x, cpu)`) sit next to each template: one line running the kind's
+// execute hook when the template is one primitive (detail::run_kind), else
+// the template on DirectTensor. Those that build a primitive's parameters
+// are templates over the backend type (BackendRef), so only code that calls
+// one compiles it. Semantics: NumPy broadcasting, the dtype
+// lattice of core/dtype.hpp and the primitives' rules (ops/primitives.hpp).
 // Scalars mix with tensors like Python numbers do in PyTorch: a real scalar
 // takes a floating tensor's dtype. Axis lists are `Axes` (braces, spans,
 // vectors); shapes are `ShapeArg` (braces of constants or symbolic sizes,
@@ -85,6 +87,10 @@ inline DirectTensor on(Backend& backend, Tensor x) {
 template <class T>
 concept SurfaceTensor = AdTensor<T> || std::same_as<T, DirectTensor>;
 
+/// A backend type: the direct forms take any backend by reference.
+template <class B>
+concept BackendRef = std::derived_from<B, Backend>;
+
 namespace detail {
 /// A direct form's operand: `x` on `backend`, borrowed for the call (no
 /// handle copy; x outlives the call).
@@ -97,6 +103,16 @@ inline Tensor value_of(DirectTensor&& t) {
 }
 /// Each tensor of a list borrowed as a direct operand on `backend` (borrow).
 std::vector<DirectTensor> on_each(Backend& backend, ListRef<Tensor> xs);
+/// No dimension bindings (the direct tier's extents are constant).
+const DimBindings& no_bindings();
+/// The direct form of a one-primitive template: the kind P's execute hook on
+/// the operands, as the template on DirectTensor runs it (no op, no Params).
+template <class P>
+Tensor run_kind(const P& params, std::initializer_list<const Tensor*> inputs, Backend& backend) {
+  return P::execute(
+      params, prim::Operands{{}, std::span<const Tensor* const>(inputs.begin(), inputs.size())},
+      backend, no_bindings());
+}
 }  // namespace detail
 
 /// A shape argument: constants ({2, 3}, a span, a vector, a Shape) or
@@ -252,7 +268,10 @@ template <SurfaceTensor T>
 T polygamma(std::int64_t n, const T& x) {
   return detail::apply_primitive<T>(prim::Polygamma{n}, {x});
 }
-Tensor polygamma(std::int64_t n, const Tensor& x, Backend& backend);
+template <BackendRef B>
+Tensor polygamma(std::int64_t n, const Tensor& x, B& backend) {
+  return detail::run_kind(prim::Polygamma{n}, {&x}, backend);
+}
 /// The largest dimension mvlgamma takes (its sum unrolls p terms).
 inline constexpr std::int64_t kMaxMvlgammaDimension = 10000;
 /// Multivariate log-gamma of dimension 1 <= p <= kMaxMvlgammaDimension
@@ -266,19 +285,29 @@ template <SurfaceTensor T>
 std::pair<T, T> frexp(const T& x) {
   return {unary(UnaryOp::FrexpMantissa, x), unary(UnaryOp::FrexpExponent, x)};
 }
-std::pair<Tensor, Tensor> frexp(const Tensor& x, Backend& backend);
+template <BackendRef B>
+std::pair<Tensor, Tensor> frexp(const Tensor& x, B& backend) {
+  auto [m, e] = frexp(detail::borrow(backend, x));
+  return {std::move(m).value(), std::move(e).value()};
+}
 /// cond ? a : b elementwise; cond is bool; all three broadcast; a and b promote.
 template <SurfaceTensor T>
 T where(const T& cond, const T& a, const T& b) {
   return detail::apply_primitive<T>(prim::Select{}, {cond, a, b});
 }
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Backend& backend);
+template <BackendRef B>
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, B& backend) {
+  return detail::run_kind(prim::Select{}, {&cond, &a, &b}, backend);
+}
 /// Limits values to [lo, hi] (either bound optional); real and integer dtypes.
 template <SurfaceTensor T>
 T clamp(const T& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return detail::apply_primitive<T>(prim::Clamp{lo, hi}, {x});
 }
-Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, Backend& backend);
+template <BackendRef B>
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi, B& backend) {
+  return detail::run_kind(prim::Clamp{lo, hi}, {&x}, backend);
+}
 
 // ---- reductions (empty axes reduce nothing; the forms without axes reduce all) ------
 // Result dtypes follow backend/reduce.hpp (sum of bool/i32 gives i64, mean of
@@ -341,27 +370,39 @@ T var(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::Variance{std::move(axes), correction, keepdim, false},
                                     {x});
 }
-Tensor var(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-           double correction = 1.0, bool keepdim = false);
+template <BackendRef B>
+Tensor var(const Tensor& x, std::span<const std::int64_t> axes, B& backend, double correction = 1.0,
+           bool keepdim = false) {
+  return detail::run_kind(prim::Variance{Axes(axes), correction, keepdim, false}, {&x}, backend);
+}
 /// Standard deviation (torch.std); named std_dev so it never clashes with namespace std.
 template <SurfaceTensor T>
 T std_dev(const T& x, Axes axes, double correction = 1.0, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::Variance{std::move(axes), correction, keepdim, true},
                                     {x});
 }
-Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend,
-               double correction = 1.0, bool keepdim = false);
+template <BackendRef B>
+Tensor std_dev(const Tensor& x, std::span<const std::int64_t> axes, B& backend,
+               double correction = 1.0, bool keepdim = false) {
+  return detail::run_kind(prim::Variance{Axes(axes), correction, keepdim, true}, {&x}, backend);
+}
 /// Index (i64) of the first maximum along `axis` (NaN counts as maximal).
 template <SurfaceTensor T>
 T argmax(const T& x, std::int64_t axis, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::ArgReduce{true, axis, keepdim}, {x});
 }
-Tensor argmax(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
+template <BackendRef B>
+Tensor argmax(const Tensor& x, std::int64_t axis, B& backend, bool keepdim = false) {
+  return detail::run_kind(prim::ArgReduce{true, axis, keepdim}, {&x}, backend);
+}
 template <SurfaceTensor T>
 T argmin(const T& x, std::int64_t axis, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::ArgReduce{false, axis, keepdim}, {x});
 }
-Tensor argmin(const Tensor& x, std::int64_t axis, Backend& backend, bool keepdim = false);
+template <BackendRef B>
+Tensor argmin(const Tensor& x, std::int64_t axis, B& backend, bool keepdim = false) {
+  return detail::run_kind(prim::ArgReduce{false, axis, keepdim}, {&x}, backend);
+}
 
 // ---- contractions ------------------------------------------------------------------
 
@@ -373,13 +414,19 @@ template <SurfaceTensor T>
 T dot_general(const T& lhs, const T& rhs, const DotDims& dims) {
   return detail::apply_primitive<T>(prim::DotGeneral{dims}, {lhs, rhs});
 }
-Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, Backend& backend);
+template <BackendRef B>
+Tensor dot_general(const Tensor& lhs, const Tensor& rhs, const DotDims& dims, B& backend) {
+  return detail::run_kind(prim::DotGeneral{dims}, {&lhs, &rhs}, backend);
+}
 /// [m, k, batch...] x [k, n, batch...] -> [m, n, batch...]; batch axes
 /// broadcast (NumPy rules, right-aligned; symbolic extents must be equal or
 /// constant 1), rank-1 operands act as row/column vectors.
 template <SurfaceTensor T>
 T matmul(const T& a, const T& b);
-Tensor matmul(const Tensor& a, const Tensor& b, Backend& backend);
+template <BackendRef B>
+Tensor matmul(const Tensor& a, const Tensor& b, B& backend) {
+  return detail::value_of(matmul(detail::borrow(backend, a), detail::borrow(backend, b)));
+}
 
 }  // namespace tenferro
 

@@ -14,7 +14,10 @@ template <SurfaceTensor T>
 T permute(const T& x, Axes perm) {
   return detail::apply_primitive<T>(prim::Transpose{std::move(perm)}, {x});
 }
-Tensor permute(const Tensor& x, std::span<const std::int64_t> perm, Backend& backend);
+template <BackendRef B>
+Tensor permute(const Tensor& x, std::span<const std::int64_t> perm, B& backend) {
+  return detail::run_kind(prim::Transpose{Axes(perm)}, {&x}, backend);
+}
 /// Swaps axes a and b.
 template <SurfaceTensor T>
 T transpose(const T& x, std::int64_t a = 0, std::int64_t b = 1);
@@ -22,13 +25,20 @@ T transpose(const T& x, std::int64_t a = 0, std::int64_t b = 1);
 /// extent may be -1 (resolved when x's size and the other extents are constant).
 template <SurfaceTensor T>
 T reshape(const T& x, ShapeArg shape);
-Tensor reshape(const Tensor& x, std::span<const std::int64_t> shape, Backend& backend);
+template <BackendRef B>
+Tensor reshape(const Tensor& x, std::span<const std::int64_t> shape, B& backend) {
+  return detail::value_of(reshape(detail::borrow(backend, x), ShapeArg(shape)));
+}
 /// x's axis i becomes axis dims[i] of `shape` (XLA's broadcast_in_dim; dims
 /// strictly increasing, x's extents 1 or equal to the result's).
 template <SurfaceTensor T>
 T broadcast_in_dim(const T& x, ShapeArg shape, Axes dims);
+template <BackendRef B>
 Tensor broadcast_in_dim(const Tensor& x, std::span<const std::int64_t> shape,
-                        std::span<const std::int64_t> dims, Backend& backend);
+                        std::span<const std::int64_t> dims, B& backend) {
+  return detail::value_of(
+      broadcast_in_dim(detail::borrow(backend, x), ShapeArg(shape), Axes(dims)));
+}
 /// NumPy broadcast (right-aligned) to `shape`.
 template <SurfaceTensor T>
 T broadcast_to(const T& x, ShapeArg shape);
@@ -40,9 +50,13 @@ T slice(const T& x, Shape start, Shape limit, Shape stride = {}) {
   return detail::apply_primitive<T>(
       prim::Slice{std::move(start), std::move(limit), std::move(stride)}, {x});
 }
+template <BackendRef B>
 Tensor slice(const Tensor& x, std::span<const std::int64_t> start,
              std::span<const std::int64_t> limit, std::span<const std::int64_t> stride,
-             Backend& backend);
+             B& backend) {
+  return detail::value_of(
+      slice(detail::borrow(backend, x), Shape(start), Shape(limit), Shape(stride)));
+}
 /// Pads each axis with `low` and `high` elements of `value` (negative values
 /// crop) and `interior` elements between neighbours (>= 0; empty: none).
 template <SurfaceTensor T>
@@ -51,8 +65,12 @@ T pad(const T& x, Shape low, Shape high, Scalar value, Shape interior = {}) {
   return detail::apply_primitive<T>(
       prim::Pad{std::move(low), std::move(high), std::move(interior), value}, {x});
 }
+template <BackendRef B>
 Tensor pad(const Tensor& x, std::span<const std::int64_t> low, std::span<const std::int64_t> high,
-           Scalar value, Backend& backend, std::span<const std::int64_t> interior = {});
+           Scalar value, B& backend, std::span<const std::int64_t> interior = {}) {
+  return detail::value_of(
+      pad(detail::borrow(backend, x), Shape(low), Shape(high), value, Shape(interior)));
+}
 /// Joins tensors along an existing axis; dtypes promote.
 template <SurfaceTensor T>
 T concatenate(std::span<const T> xs, std::int64_t axis) {
@@ -70,7 +88,11 @@ template <SurfaceTensor T>
 T concatenate(std::initializer_list<T> xs, std::int64_t axis) {
   return detail::concatenate_span<T>(std::span<const T>(xs.begin(), xs.size()), axis);
 }
-Tensor concatenate(ListRef<Tensor> xs, std::int64_t axis, Backend& backend);
+template <BackendRef B>
+Tensor concatenate(ListRef<Tensor> xs, std::int64_t axis, B& backend) {
+  const std::vector<DirectTensor> on_backend = detail::on_each(backend, xs);
+  return detail::value_of(detail::concatenate_span<DirectTensor>(on_backend, axis));
+}
 /// Joins tensors of one shape along a new axis inserted at `axis`; dtypes promote.
 template <SurfaceTensor T>
 T stack(std::span<const T> xs, std::int64_t axis) {
@@ -88,7 +110,11 @@ template <SurfaceTensor T>
 T stack(std::initializer_list<T> xs, std::int64_t axis) {
   return detail::stack_span<T>(std::span<const T>(xs.begin(), xs.size()), axis);
 }
-Tensor stack(ListRef<Tensor> xs, std::int64_t axis, Backend& backend);
+template <BackendRef B>
+Tensor stack(ListRef<Tensor> xs, std::int64_t axis, B& backend) {
+  const std::vector<DirectTensor> on_backend = detail::on_each(backend, xs);
+  return detail::value_of(detail::stack_span<DirectTensor>(on_backend, axis));
+}
 /// numpy.tile in column-major terms: x repeated reps[d] times along axis d
 /// (out[..., j, ...] = x[..., j mod x_d, ...]). Shorter reps are padded
 /// with 1s; longer ones give x trailing unit axes (NumPy's leading ones).
@@ -105,78 +131,114 @@ T tile(const T& x, Shape reps) {
   while (static_cast<std::int64_t>(reps.size()) < v.rank()) reps.push_back(1);
   return detail::apply_primitive<T>(prim::Tile{std::move(reps)}, {v});
 }
-Tensor tile(const Tensor& x, std::span<const std::int64_t> reps, Backend& backend);
+template <BackendRef B>
+Tensor tile(const Tensor& x, std::span<const std::int64_t> reps, B& backend) {
+  return detail::value_of(tile(detail::borrow(backend, x), Shape(reps)));
+}
 /// Reverses the given axes.
 template <SurfaceTensor T>
 T reverse(const T& x, Axes axes) {
   return detail::apply_primitive<T>(prim::Reverse{std::move(axes)}, {x});
 }
-Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend);
+template <BackendRef B>
+Tensor reverse(const Tensor& x, std::span<const std::int64_t> axes, B& backend) {
+  return detail::run_kind(prim::Reverse{Axes(axes)}, {&x}, backend);
+}
 /// reverse under PyTorch's name (torch.flip).
 template <SurfaceTensor T>
 T flip(const T& x, Axes axes) {
   return reverse(x, std::move(axes));
 }
-Tensor flip(const Tensor& x, std::span<const std::int64_t> axes, Backend& backend);
+template <BackendRef B>
+Tensor flip(const Tensor& x, std::span<const std::int64_t> axes, B& backend) {
+  return detail::run_kind(prim::Reverse{Axes(axes)}, {&x}, backend);
+}
 /// Diagonal extract: the offset diagonal of the matrices in axis1/axis2
 /// becomes the first axis, the other axes follow (Tensor::diagonal's order).
 template <SurfaceTensor T>
 T diagonal(const T& x, std::int64_t offset = 0, std::int64_t axis1 = 0, std::int64_t axis2 = 1) {
   return detail::apply_primitive<T>(prim::Diagonal{offset, axis1, axis2}, {x});
 }
+template <BackendRef B>
 Tensor diagonal(const Tensor& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2,
-                Backend& backend);
+                B& backend) {
+  return detail::run_kind(prim::Diagonal{offset, axis1, axis2}, {&x}, backend);
+}
 /// Inverse of diagonal(x, offset, 0, 1): [n, batch...] -> [n+|offset|,
 /// n+|offset|, batch...] with x on the offset diagonal and zeros elsewhere.
 template <SurfaceTensor T>
 T diag_embed(const T& x, std::int64_t offset = 0) {
   return detail::apply_primitive<T>(prim::DiagEmbed{offset}, {x});
 }
-Tensor diag_embed(const Tensor& x, std::int64_t offset, Backend& backend);
+template <BackendRef B>
+Tensor diag_embed(const Tensor& x, std::int64_t offset, B& backend) {
+  return detail::run_kind(prim::DiagEmbed{offset}, {&x}, backend);
+}
 /// Lower/upper triangle of the matrices in axes 0 and 1 (batch last); k
 /// shifts the diagonal (k > 0 above the main one), the rest becomes zero.
 template <SurfaceTensor T>
 T tril(const T& x, std::int64_t k = 0) {
   return detail::apply_primitive<T>(prim::Triangle{true, k}, {x});
 }
-Tensor tril(const Tensor& x, std::int64_t k, Backend& backend);
+template <BackendRef B>
+Tensor tril(const Tensor& x, std::int64_t k, B& backend) {
+  return detail::run_kind(prim::Triangle{true, k}, {&x}, backend);
+}
 template <SurfaceTensor T>
 T triu(const T& x, std::int64_t k = 0) {
   return detail::apply_primitive<T>(prim::Triangle{false, k}, {x});
 }
-Tensor triu(const Tensor& x, std::int64_t k, Backend& backend);
+template <BackendRef B>
+Tensor triu(const Tensor& x, std::int64_t k, B& backend) {
+  return detail::run_kind(prim::Triangle{false, k}, {&x}, backend);
+}
 /// Picks entries of `axis` at `index` (1-D, i32/i64; negative counts from the end).
 template <SurfaceTensor T>
 T index_select(const T& x, std::int64_t axis, const T& index) {
   return detail::apply_primitive<T>(prim::IndexSelect{axis}, {x, index});
 }
-Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, Backend& backend);
+template <BackendRef B>
+Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& index, B& backend) {
+  return detail::run_kind(prim::IndexSelect{axis}, {&x, &index}, backend);
+}
 /// numpy.take_along_axis: index has x's rank and extents (except along `axis`).
 template <SurfaceTensor T>
 T take_along_axis(const T& x, const T& index, std::int64_t axis) {
   return detail::apply_primitive<T>(prim::TakeAlongAxis{axis}, {x, index});
 }
-Tensor take_along_axis(const Tensor& x, const Tensor& index, std::int64_t axis, Backend& backend);
+template <BackendRef B>
+Tensor take_along_axis(const Tensor& x, const Tensor& index, std::int64_t axis, B& backend) {
+  return detail::run_kind(prim::TakeAlongAxis{axis}, {&x, &index}, backend);
+}
 /// x with src added at index along `axis` (torch.scatter_add semantics):
 /// out[..., index[i...], ...] += src[i...]; index and src have equal shapes.
 template <SurfaceTensor T>
 T scatter_add(const T& x, std::int64_t axis, const T& index, const T& src) {
   return detail::apply_primitive<T>(prim::ScatterAdd{axis}, {x, index, src});
 }
+template <BackendRef B>
 Tensor scatter_add(const Tensor& x, std::int64_t axis, const Tensor& index, const Tensor& src,
-                   Backend& backend);
+                   B& backend) {
+  return detail::run_kind(prim::ScatterAdd{axis}, {&x, &index, &src}, backend);
+}
 /// Lossless conversion (DTypeMismatch otherwise); cast converts lossily on
 /// request (float -> int truncates, complex -> real keeps the real part).
 template <SurfaceTensor T>
 T convert(const T& x, DType dtype) {
   return detail::apply_primitive<T>(prim::Convert{dtype, false}, {x});
 }
-Tensor convert(const Tensor& x, DType dtype, Backend& backend);
+template <BackendRef B>
+Tensor convert(const Tensor& x, DType dtype, B& backend) {
+  return detail::run_kind(prim::Convert{dtype, false}, {&x}, backend);
+}
 template <SurfaceTensor T>
 T cast(const T& x, DType dtype) {
   return detail::apply_primitive<T>(prim::Convert{dtype, true}, {x});
 }
-Tensor cast(const Tensor& x, DType dtype, Backend& backend);
+template <BackendRef B>
+Tensor cast(const Tensor& x, DType dtype, B& backend) {
+  return detail::run_kind(prim::Convert{dtype, true}, {&x}, backend);
+}
 
 // ---- scans and sorting ----------------------------------------------------------------
 // Axes are column-major tensor axes: PyTorch's dim d of a rank-r tensor is our
@@ -194,20 +256,29 @@ template <SurfaceTensor T>
 T cumsum(const T& x, std::int64_t axis, bool reverse = false) {
   return detail::apply_primitive<T>(prim::Cumulative{ReduceOp::Sum, axis, reverse}, {x});
 }
-Tensor cumsum(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse = false);
+template <BackendRef B>
+Tensor cumsum(const Tensor& x, std::int64_t axis, B& backend, bool reverse = false) {
+  return detail::run_kind(prim::Cumulative{ReduceOp::Sum, axis, reverse}, {&x}, backend);
+}
 /// Running product along `axis` (torch.cumprod). The first derivative is exact
 /// with zeros in x (PyTorch's formula); higher ones are exact away from zeros.
 template <SurfaceTensor T>
 T cumprod(const T& x, std::int64_t axis, bool reverse = false) {
   return detail::apply_primitive<T>(prim::Cumulative{ReduceOp::Prod, axis, reverse}, {x});
 }
-Tensor cumprod(const Tensor& x, std::int64_t axis, Backend& backend, bool reverse = false);
+template <BackendRef B>
+Tensor cumprod(const Tensor& x, std::int64_t axis, B& backend, bool reverse = false) {
+  return detail::run_kind(prim::Cumulative{ReduceOp::Prod, axis, reverse}, {&x}, backend);
+}
 /// Indices (i64) that sort x along `axis`: stable, NaN largest (torch.argsort(stable=True)).
 template <SurfaceTensor T>
 T argsort(const T& x, std::int64_t axis, bool descending = false) {
   return detail::apply_primitive<T>(prim::Argsort{axis, descending, -1}, {x});
 }
-Tensor argsort(const Tensor& x, std::int64_t axis, Backend& backend, bool descending = false);
+template <BackendRef B>
+Tensor argsort(const Tensor& x, std::int64_t axis, B& backend, bool descending = false) {
+  return detail::run_kind(prim::Argsort{axis, descending, -1}, {&x}, backend);
+}
 namespace detail {
 /// {values, indices} from the first k (k < 0: all) sorting indices; the
 /// direct tier sorts values and indices in one pass (sort_prefix).
@@ -229,8 +300,12 @@ template <SurfaceTensor T>
 std::pair<T, T> sort(const T& x, std::int64_t axis, bool descending = false) {
   return detail::sorted(x, axis, -1, descending);
 }
-std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t axis, Backend& backend,
-                               bool descending = false);
+template <BackendRef B>
+std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t axis, B& backend,
+                               bool descending = false) {
+  auto [v, i] = sort(detail::borrow(backend, x), axis, descending);
+  return {std::move(v).value(), std::move(i).value()};
+}
 /// {values, indices} of the k largest (smallest unless `largest`) entries
 /// along `axis`, sorted; ties keep the lower index first (torch.topk).
 /// 0 <= k <= extent of the axis, else InvalidArgument.
@@ -241,7 +316,11 @@ std::pair<T, T> topk(const T& x, std::int64_t k, std::int64_t axis, bool largest
   }
   return detail::sorted(x, axis, k, largest);
 }
-std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t axis, Backend& backend,
-                               bool largest = true);
+template <BackendRef B>
+std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t axis, B& backend,
+                               bool largest = true) {
+  auto [v, i] = topk(detail::borrow(backend, x), k, axis, largest);
+  return {std::move(v).value(), std::move(i).value()};
+}
 
 }  // namespace tenferro

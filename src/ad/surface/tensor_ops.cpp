@@ -261,6 +261,11 @@ T apply_primitive(prim::Params params, std::initializer_list<T> inputs) {
   }
 }
 
+const DimBindings& no_bindings() {
+  static const DimBindings kNone;
+  return kNone;
+}
+
 Tensor direct_unary(UnaryOp op, const Tensor& x, Backend& backend) {
   static const DimBindings kNone;
   const Tensor* in[1] = {&x};
