@@ -4,7 +4,7 @@
 // construction by name. Inference and execution are the kinds' hooks
 // (src/ops/prim_*.cpp; primitive_execute.cpp dispatches to them).
 
-#include "tenferro/ops/primitives.hpp"
+#include "tenferro/ops/catalog.hpp"
 
 #include <array>
 #include <bit>

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "tenferro/ad/rules.hpp"
-#include "tenferro/ops/primitives.hpp"
+#include "tenferro/ops/catalog.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;

@@ -4,6 +4,7 @@
 // another length, symbolic inference, gradients, the catalog entry, errors.
 
 #include "tenferro/ad/grad_check.hpp"
+#include "tenferro/ops/catalog.hpp"
 #include "test_util.hpp"
 
 using namespace tenferro;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "ops.hpp"
+#include "tenferro/ops/catalog.hpp"
 
 namespace replay {
 

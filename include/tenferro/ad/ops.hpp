@@ -199,10 +199,6 @@ namespace detail {
 /// operands, as unary/binary on DirectTensor run it (no handle is copied).
 Tensor direct_unary(UnaryOp op, const Tensor& x, Backend& backend);
 Tensor direct_binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& backend);
-/// The direct form of a one-primitive template: the kind's execute hook on
-/// the operands, as apply_primitive on DirectTensor runs it.
-Tensor direct_primitive(const prim::Params& params, std::initializer_list<const Tensor*> inputs,
-                        Backend& backend);
 }  // namespace detail
 inline Tensor unary(UnaryOp op, const Tensor& x, Backend& backend) {
   return detail::direct_unary(op, x, backend);
@@ -317,9 +313,16 @@ template <SurfaceTensor T>
 T reduce(ReduceOp op, const T& x, Axes axes, bool keepdim = false) {
   return detail::apply_primitive<T>(prim::Reduce{op, std::move(axes), keepdim}, {x});
 }
+namespace detail {
+/// The direct forms of reduce: the Reduce kind's execute hook on x (over
+/// `axes`, or over every axis).
+Tensor direct_reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes,
+                     Backend& backend, bool keepdim);
+Tensor direct_reduce_all(ReduceOp op, const Tensor& x, Backend& backend);
+}  // namespace detail
 inline Tensor reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes,
                      Backend& backend, bool keepdim = false) {
-  return detail::direct_primitive(prim::Reduce{op, Axes(axes), keepdim}, {&x}, backend);
+  return detail::direct_reduce(op, x, axes, backend, keepdim);
 }
 /// Every axis of x: 0, 1, ..., rank - 1.
 template <class T>
@@ -351,7 +354,7 @@ Axes every_axis(const T& x) {
                   backend, keepdim);                                                            \
   }                                                                                             \
   inline Tensor fn(const Tensor& x, Backend& backend) {                                         \
-    return reduce(ReduceOp::op, x, every_axis(x), backend);                                     \
+    return detail::direct_reduce_all(ReduceOp::op, x, backend);                                 \
   }
 TENFERRO_SURFACE_REDUCTION(sum, Sum)
 TENFERRO_SURFACE_REDUCTION(prod, Prod)

@@ -277,11 +277,12 @@ Tensor direct_binary(BinaryOp op, const Tensor& a, const Tensor& b, Backend& bac
   return prim::Binary::execute(prim::Binary{op}, prim::Operands{{}, in}, backend, kNone);
 }
 
-Tensor direct_primitive(const prim::Params& params, std::initializer_list<const Tensor*> inputs,
-                        Backend& backend) {
-  return execute(params,
-                 prim::Operands{{}, std::span<const Tensor* const>(inputs.begin(), inputs.size())},
-                 backend);
+Tensor direct_reduce(ReduceOp op, const Tensor& x, std::span<const std::int64_t> axes,
+                     Backend& backend, bool keepdim) {
+  return run_kind(prim::Reduce{op, Axes(axes), keepdim}, {&x}, backend);
+}
+Tensor direct_reduce_all(ReduceOp op, const Tensor& x, Backend& backend) {
+  return run_kind(prim::Reduce{op, every_axis(x), false}, {&x}, backend);
 }
 
 std::vector<DirectTensor> on_each(Backend& backend, ListRef<Tensor> xs) {
