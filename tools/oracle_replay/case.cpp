@@ -89,6 +89,8 @@ DType dtype_from_name(const std::string& s) {
   if (s == "float64") return DType::F64;
   if (s == "complex64") return DType::C64;
   if (s == "complex128") return DType::C128;
+  if (s == "int32") return DType::I32;
+  if (s == "int64") return DType::I64;
   throw std::runtime_error("unknown dtype '" + s + "'");
 }
 
@@ -118,6 +120,10 @@ Tensor tensor_from_json(const Json& j) {
       return make_real<double>(shape, data);
     case DType::C64:
       return make_complex<float>(shape, data);
+    case DType::I32:
+      return make_real<std::int32_t>(shape, data);
+    case DType::I64:
+      return make_real<std::int64_t>(shape, data);
     default:
       return make_complex<double>(shape, data);
   }

@@ -44,7 +44,7 @@ struct Case {
   std::string observable;
   Json kwargs = Json::object();
   Json args = Json::array();  // op_args: positional arguments after the inputs
-  NamedTensors inputs;        // in the case's order
+  NamedTensors inputs;        // in the case's order; integer inputs are not differentiated
   std::vector<Probe> probes;
   Tolerance first_order;
   Tolerance second_order;
@@ -61,7 +61,8 @@ Case parse_case(const std::string& line);
 std::vector<Case> load_cases(const std::string& dir, std::vector<std::string>& errors);
 
 /// The dtype named by the oracle ("float32", "float64", "complex64",
-/// "complex128"); std::runtime_error for any other name.
+/// "complex128", and "int32" / "int64" for integer inputs such as lu_solve's
+/// pivots, which are not differentiated); std::runtime_error for any other name.
 tenferro::DType dtype_from_name(const std::string& s);
 
 /// A JSON number, accepting the strings "NaN", "Infinity" and "-Infinity" that

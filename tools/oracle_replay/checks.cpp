@@ -1,5 +1,6 @@
 #include "checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <sstream>
@@ -113,6 +114,16 @@ T inner_all(std::span<const T> cts, std::span<const T> ys) {
   return phi;
 }
 
+// The inputs that carry derivatives: integer inputs (lu_solve's pivots) have no
+// direction, vjp or hvp entries and enter as constants.
+std::vector<std::size_t> differentiable_inputs(const Case& c) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    if (is_inexact(c.inputs[i].second.dtype())) out.push_back(i);
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- eager ------------------------------------------------------------------------------
@@ -121,13 +132,19 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
   ModeResult r;
   const std::string mode = "eager";
   const MultiFn<EagerTensor> f = build_multi<EagerTensor>(c);
-  const std::size_t n = c.inputs.size();
+  const std::vector<std::size_t> diff = differentiable_inputs(c);
   Backend& backend = rt->backend();
+  // Differentiable inputs are variables, integer inputs constants.
+  const auto leaves = [&] {
+    std::vector<EagerTensor> xs;
+    for (const auto& [k, v] : c.inputs)
+      xs.push_back(is_inexact(v.dtype()) ? rt->variable(v) : rt->tensor(v));
+    return xs;
+  };
 
   if (c.expect_error) {
     try {
-      std::vector<EagerTensor> xs;
-      for (const auto& [k, v] : c.inputs) xs.push_back(rt->variable(v));
+      std::vector<EagerTensor> xs = leaves();
       std::vector<EagerTensor> ys = f(xs);
       std::vector<EagerTensor> cts;
       for (const auto& y : ys) {
@@ -156,8 +173,7 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
 
     // vjp through backward(seed) (one output) or backward of phi (several).
     {
-      std::vector<EagerTensor> xs;
-      for (const auto& [k, v] : c.inputs) xs.push_back(rt->variable(v));
+      std::vector<EagerTensor> xs = leaves();
       std::vector<EagerTensor> ys = f(xs);
       if (m == 1) {
         if (ys[0].requires_grad()) ys[0].backward(cotangents(ys)[0]);
@@ -165,7 +181,7 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
         EagerTensor phi = inner_all<EagerTensor>(cotangents(ys), ys);
         if (phi.requires_grad()) phi.backward();
       }
-      for (std::size_t i = 0; i < n; ++i) {
+      for (const std::size_t i : diff) {
         const auto& name = c.inputs[i].first;
         const EagerTensor g = xs[i].grad();
         compare(r, mode, p.id, "vjp:" + name, g.defined() ? g.value() : Tensor(),
@@ -176,7 +192,7 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
     // jvp: J v = sum_i J_i v_i, one forward pass per input and output.
     for (std::size_t k = 0; k < m; ++k) {
       std::optional<EagerTensor> total;
-      for (std::size_t i = 0; i < n; ++i) {
+      for (const std::size_t i : diff) {
         std::vector<EagerTensor> xs;
         for (const auto& [kk, v] : c.inputs) xs.push_back(rt->tensor(v));
         EagerFn h = [&, i, k](const EagerTensor& xi) {
@@ -194,21 +210,27 @@ ModeResult check_eager(const Case& c, const EagerRuntimePtr& rt) {
 
     // hvp: forward over reverse, hvp_k = sum_i d/dx_i grad_k(phi) . v_i.
     if (p.ref.has_hvp && c.has_second_order) {
-      for (std::size_t k = 0; k < n; ++k) {
+      for (const std::size_t k : diff) {
         std::optional<EagerTensor> total;
-        for (std::size_t i = 0; i < n; ++i) {
+        for (const std::size_t i : diff) {
           std::vector<EagerTensor> xs;
           for (const auto& [kk, v] : c.inputs) xs.push_back(rt->tensor(v));
           EagerFn g = [&, i, k](const EagerTensor& xi) {
             std::vector<EagerTensor> a = xs;
             a[i] = xi;
+            std::vector<EagerTensor> wrt;
+            for (const std::size_t d : diff) wrt.push_back(a[d]);
             auto grads = grad_many(
                 [&](std::span<const EagerTensor> z) {
-                  std::vector<EagerTensor> ys = f(z);
+                  std::vector<EagerTensor> all = a;
+                  for (std::size_t j = 0; j < diff.size(); ++j) all[diff[j]] = z[j];
+                  std::vector<EagerTensor> ys = f(all);
                   return inner_all<EagerTensor>(cotangents(ys), ys);
                 },
-                a);
-            return grads[k] ? *grads[k] : rt->tensor(zeros_for(a[k].value()));
+                wrt);
+            const std::size_t gk =
+                static_cast<std::size_t>(std::find(diff.begin(), diff.end(), k) - diff.begin());
+            return grads[gk] ? *grads[gk] : rt->tensor(zeros_for(a[k].value()));
           };
           const EagerTensor v = rt->tensor(find(p.direction, c.inputs[i].first));
           auto res = jvp(g, xs[i], v);
@@ -229,7 +251,8 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
   ModeResult r;
   const std::string mode = "traced";
   const MultiFn<TracedTensor> f = build_multi<TracedTensor>(c);
-  const std::size_t n = c.inputs.size();
+  const std::vector<std::size_t> diff = differentiable_inputs(c);
+  const std::size_t n = diff.size();
   Runtime& runtime = *rt->runtime();
   Backend& backend = rt->backend();
 
@@ -241,13 +264,17 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
         k));
     xs.push_back(v);
   }
+  // The placeholders derivatives are taken in (integer inputs are constants).
+  std::vector<TracedTensor> wrt;
+  for (const std::size_t i : diff) wrt.push_back(ps[i]);
+  const auto name_of = [&](std::size_t i) -> const std::string& { return c.inputs[diff[i]].first; };
 
   if (c.expect_error) {
     try {
       std::vector<TracedTensor> ys = f(ps);
       std::vector<TracedTensor> ones_cts;
       for (const auto& y : ys) ones_cts.push_back(ones_like(y));
-      auto gs = vjp_many(ys, ones_cts, ps);
+      auto gs = vjp_many(ys, ones_cts, wrt);
       std::vector<TracedTensor> outs;
       for (auto& g : gs) {
         if (g) outs.push_back(*g);
@@ -268,25 +295,26 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
   if (ys.size() != m) throw std::runtime_error("the op mapping returns another number of outputs");
   std::vector<TracedTensor> vs;
   for (std::size_t i = 0; i < n; ++i) {
-    vs.push_back(placeholder(ps[i].dtype(), ps[i].shape(), "v_" + c.inputs[i].first));
+    vs.push_back(placeholder(wrt[i].dtype(), wrt[i].shape(), "v_" + name_of(i)));
   }
   std::vector<TracedTensor> cts;
   for (std::size_t k = 0; k < m; ++k)
     cts.push_back(placeholder(ys[k].dtype(), ys[k].shape(), "ct_" + keys[k]));
 
-  // One program: [jvp_0..m-1, vjp_0..n-1, hvp_0..n-1] of (x, v, ct); absent
-  // derivatives (no dependence) are symbolic zeros and compare as zeros.
+  // One program: [jvp_0..m-1, vjp_0..n-1, hvp_0..n-1] of (x, v, ct) over the n
+  // differentiable inputs; absent derivatives (no dependence) are symbolic
+  // zeros and compare as zeros.
   std::vector<std::optional<TracedTensor>> outs;
-  for (auto& t : jvp_many(ys, ps, vs)) outs.push_back(t);
-  for (auto& g : vjp_many(ys, cts, ps)) outs.push_back(g);
+  for (auto& t : jvp_many(ys, wrt, vs)) outs.push_back(t);
+  for (auto& g : vjp_many(ys, cts, wrt)) outs.push_back(g);
   bool want_hvp = c.has_second_order;
   for (const Probe& p : c.probes) want_hvp = want_hvp && p.ref.has_hvp;
   if (want_hvp) {
     const TracedTensor phi = inner_all<TracedTensor>(cts, ys);
-    auto grads = grad_many(phi, ps);
+    auto grads = grad_many(phi, wrt);
     std::vector<TracedTensor> gvals;
-    for (std::size_t i = 0; i < n; ++i) gvals.push_back(grads[i] ? *grads[i] : zeros_like(ps[i]));
-    for (auto& h : jvp_many(gvals, ps, vs)) outs.push_back(h);
+    for (std::size_t i = 0; i < n; ++i) gvals.push_back(grads[i] ? *grads[i] : zeros_like(wrt[i]));
+    for (auto& h : jvp_many(gvals, wrt, vs)) outs.push_back(h);
   }
   std::vector<TracedTensor> program_outs;
   std::vector<int> slot;  // index into program outputs, -1: zero
@@ -301,7 +329,7 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
 
   for (const Probe& p : c.probes) {
     std::vector<Tensor> args = xs;
-    for (std::size_t i = 0; i < n; ++i) args.push_back(find(p.direction, c.inputs[i].first));
+    for (std::size_t i = 0; i < n; ++i) args.push_back(find(p.direction, name_of(i)));
     for (std::size_t k = 0; k < m; ++k)
       args.push_back(as_dtype(find(p.cotangent, keys[k]), ys[k].dtype(), backend));
     const std::vector<Tensor> res =
@@ -310,13 +338,13 @@ ModeResult check_traced(const Case& c, const EagerRuntimePtr& rt) {
     for (std::size_t k = 0; k < m; ++k)
       compare(r, mode, p.id, "jvp:" + keys[k], at(k), find(p.ref.jvp, keys[k]), c.first_order);
     for (std::size_t i = 0; i < n; ++i) {
-      compare(r, mode, p.id, "vjp:" + c.inputs[i].first, at(m + i),
-              find(p.ref.vjp, c.inputs[i].first), c.first_order);
+      compare(r, mode, p.id, "vjp:" + name_of(i), at(m + i), find(p.ref.vjp, name_of(i)),
+              c.first_order);
     }
     if (want_hvp) {
       for (std::size_t i = 0; i < n; ++i) {
-        compare(r, mode, p.id, "hvp:" + c.inputs[i].first, at(m + n + i),
-                find(p.ref.hvp, c.inputs[i].first), c.second_order);
+        compare(r, mode, p.id, "hvp:" + name_of(i), at(m + n + i), find(p.ref.hvp, name_of(i)),
+                c.second_order);
       }
     }
   }

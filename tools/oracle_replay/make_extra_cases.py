@@ -2,7 +2,9 @@
 """Writes oracle cases for argument forms the shared dev set does not contain
 (scalar second operands, logit's eps, std/var positional forms, reduction dtype,
 fill with a complex value, complex inputs of unary ops whose dev cases are real,
-and the scans, sorts and layout helpers the dev set lacks), in the schema of ../shared/oracles/case.schema.json.
+and the scans, sorts and layout helpers the dev set lacks; tensorsolve with
+dims; hfft2, hfftn, ihfft2 and ihfftn; lu_solve with its pivots under another
+seed than ../shared/oracles/lu_solve-pivots), in the schema of ../shared/oracles/case.schema.json.
 References come from PyTorch's autograd (Debian's python3-torch); the replay's
 unit test runs them (tools.oracle_replay_extra). Regenerate with:
     /usr/bin/python3 tools/oracle_replay/make_extra_cases.py tools/oracle_replay/extra_cases
@@ -15,52 +17,62 @@ import torch
 
 torch.manual_seed(7)
 DT = {torch.float64: "float64", torch.float32: "float32",
-      torch.complex128: "complex128", torch.complex64: "complex64"}
+      torch.complex128: "complex128", torch.complex64: "complex64", torch.int32: "int32"}
 
 
 def enc(t):
     t = t.detach().contiguous()
     if t.is_complex():
         data = [[float(z.real), float(z.imag)] for z in t.reshape(-1).tolist()]
+    elif t.dtype == torch.int32:
+        data = [int(z) for z in t.reshape(-1).tolist()]
     else:
         data = [float(z) for z in t.reshape(-1).tolist()]
     return {"dtype": DT[t.dtype], "order": "row_major", "shape": list(t.shape), "data": data}
 
 
-def case(case_id, op, fn, inputs, args=(), kwargs=None, tol=(1e-10, 1e-8), hvp=True):
+def case(case_id, op, fn, inputs, args=(), kwargs=None, tol=(1e-10, 1e-8), hvp=True, const=()):
+    """`const` names inputs that are not differentiated (integer pivots): they
+    carry no direction, vjp or hvp entry."""
     kwargs = kwargs or {}
     recorded = dict(kwargs)
     if "dtype" in kwargs:  # recorded as its name, passed as the dtype
         kwargs = dict(kwargs, dtype=getattr(torch, kwargs["dtype"]))
     names = list(inputs)
-    xs = [inputs[n].clone().requires_grad_(True) for n in names]
-    y = fn(*xs, *args, **kwargs)
-    vs = [torch.randn_like(x) for x in xs]
+    diff = [n for n in names if n not in const]
+    xs = {n: inputs[n].clone().requires_grad_(n not in const) for n in names}
+    call = lambda env: fn(*[env[n] for n in names], *args, **kwargs)
+    y = call(xs)
+    vs = {n: torch.randn_like(xs[n]) for n in diff}
     ct = torch.randn_like(y)
     import torch.autograd.forward_ad as fwad
     with fwad.dual_level():
-        duals = [fwad.make_dual(x.detach(), v) for x, v in zip(xs, vs)]
-        jvp = fwad.unpack_dual(fn(*duals, *args, **kwargs)).tangent
-    vjp = torch.autograd.grad(y, xs, ct, allow_unused=True)
-    vjp = [g if g is not None else torch.zeros_like(x) for g, x in zip(vjp, xs)]
-    ref = {"jvp": {"value": enc(jvp)}, "vjp": {n: enc(g) for n, g in zip(names, vjp)}}
+        duals = {n: (fwad.make_dual(xs[n].detach(), vs[n]) if n in vs else xs[n].detach()) for n in names}
+        jvp = fwad.unpack_dual(call(duals)).tangent
+    vjp = torch.autograd.grad(y, [xs[n] for n in diff], ct, allow_unused=True)
+    vjp = [g if g is not None else torch.zeros_like(xs[n]) for g, n in zip(vjp, diff)]
+    ref = {"jvp": {"value": enc(jvp)}, "vjp": {n: enc(g) for n, g in zip(diff, vjp)}}
     if hvp:
-        xs2 = [x.detach().clone().requires_grad_(True) for x in xs]
-        y2 = fn(*xs2, *args, **kwargs)
+        xs2 = {n: (xs[n].detach().clone().requires_grad_(n not in const)) for n in names}
+        y2 = call(xs2)
         phi = (ct.conj() * y2).sum().real
-        gs = torch.autograd.grad(phi, xs2, create_graph=True, allow_unused=True)
-        inner = sum((g * v).sum() for g, v in zip(gs, vs) if g is not None and g.requires_grad)
+        gs = torch.autograd.grad(phi, [xs2[n] for n in diff], create_graph=True, allow_unused=True)
+        # The directional derivative of phi along v, Re <g, v> (PyTorch's
+        # gradient convention makes it Re sum(conj(g) v) for complex inputs).
+        inner = sum((g.conj() * vs[n]).real.sum() for g, n in zip(gs, diff)
+                    if g is not None and g.requires_grad)
         if isinstance(inner, torch.Tensor):
-            hs = torch.autograd.grad(inner, xs2, allow_unused=True)
+            hs = torch.autograd.grad(inner, [xs2[n] for n in diff], allow_unused=True)
         else:
-            hs = [None] * len(xs2)
-        ref["hvp"] = {n: enc(h if h is not None else torch.zeros_like(x)) for n, h, x in zip(names, hs, xs2)}
-    c = {"case_id": case_id, "op": op, "family": "identity", "dtype": DT[xs[0].dtype],
+            hs = [None] * len(diff)
+        ref["hvp"] = {n: enc(h if h is not None else torch.zeros_like(xs2[n])) for n, h in zip(diff, hs)}
+    dtype = xs[diff[0]].dtype
+    c = {"case_id": case_id, "op": op, "family": "identity", "dtype": DT[dtype],
          "expected_behavior": "success", "observable": {"kind": "identity"},
          "comparison": {"first_order": {"kind": "allclose", "atol": tol[0], "rtol": tol[1]},
                         "second_order": {"kind": "allclose", "atol": tol[0], "rtol": tol[1]}},
-         "inputs": {n: enc(x) for n, x in zip(names, xs)},
-         "probes": [{"probe_id": "p0", "direction": {n: enc(v) for n, v in zip(names, vs)},
+         "inputs": {n: enc(xs[n]) for n in names},
+         "probes": [{"probe_id": "p0", "direction": {n: enc(vs[n]) for n in diff},
                      "cotangent": {"value": enc(ct)}, "pytorch_ref": ref}]}
     if args:  # complex numbers are recorded as [re, im], like tensor data
         c["op_args"] = [[a.real, a.imag] if isinstance(a, complex) else a for a in args]
@@ -71,6 +83,70 @@ def case(case_id, op, fn, inputs, args=(), kwargs=None, tol=(1e-10, 1e-8), hvp=T
 
 def r(*shape, dtype=torch.float64, lo=-2.0, hi=2.0):
     return (torch.rand(*shape, dtype=dtype) * (hi - lo) + lo)
+
+
+def later_cases():
+    """Cases added after the first set, under their own seed so that the
+    earlier cases regenerate unchanged."""
+    torch.manual_seed(2026)
+    f64, c128, f32, c64 = torch.float64, torch.complex128, torch.float32, torch.complex64
+    low = {f64: (1e-10, 1e-8), c128: (1e-10, 1e-8), f32: (1e-4, 1e-3), c64: (1e-4, 1e-3)}
+    tag = {f64: "f64", c128: "c128", f32: "f32", c64: "c64"}
+    out = []
+
+    def rr(*shape, dtype=f64):
+        x = torch.randn(*shape, dtype=torch.float64 if not dtype.is_complex else torch.complex128)
+        return x.to(dtype)
+
+    # tensorsolve with dims (PyTorch moves them to the end of A).
+    for dtype in (f64, c128, f32):
+        for k, (ashape, dims) in enumerate((((2, 3, 6), (0, 2)), ((3, 4, 4, 3), (0, 2)),
+                                            ((6, 2, 3), (0,)))):
+            a = rr(*ashape, dtype=dtype)
+            moved = a.movedim(dims, tuple(range(a.ndim - len(dims), a.ndim)))
+            b = rr(*moved.shape[:2], dtype=dtype)
+            out.append(case(f"tensorsolve_dims_{tag[dtype]}_{k:03d}", "tensorsolve", torch.linalg.tensorsolve,
+                            {"a": a, "b": b}, kwargs={"dims": list(dims)}, tol=low[dtype],
+                            hvp=dtype in (f64, c128)))
+    # The Hermitian FFTs in several dimensions.
+    for dtype in (c128, c64):
+        real = f64 if dtype == c128 else f32
+        t = tag[dtype]
+        out += [
+            case(f"hfft2_{t}_001", "fft_hfft2", torch.fft.hfft2, {"a": rr(4, 5, dtype=dtype)}, tol=low[dtype], hvp=False),
+            case(f"hfft2_{t}_002", "fft_hfft2", torch.fft.hfft2, {"a": rr(2, 3, 4, dtype=dtype)},
+                 kwargs={"s": [4, 5], "dim": [0, 2], "norm": "ortho"}, tol=low[dtype], hvp=False),
+            case(f"hfftn_{t}_001", "fft_hfftn", torch.fft.hfftn, {"a": rr(3, 4, 5, dtype=dtype)}, tol=low[dtype], hvp=False),
+            case(f"hfftn_{t}_002", "fft_hfftn", torch.fft.hfftn, {"a": rr(3, 4, 5, dtype=dtype)},
+                 kwargs={"s": [4, 6], "dim": [0, 2], "norm": "forward"}, tol=low[dtype], hvp=False),
+            case(f"hfftn_{t}_003", "fft_hfftn", torch.fft.hfftn, {"a": rr(3, 4, dtype=dtype)},
+                 kwargs={"s": [5, 7]}, tol=low[dtype], hvp=False),
+            case(f"ihfft2_{t}_001", "fft_ihfft2", torch.fft.ihfft2, {"a": rr(4, 6, dtype=real)}, tol=low[dtype], hvp=False),
+            case(f"ihfftn_{t}_001", "fft_ihfftn", torch.fft.ihfftn, {"a": rr(3, 4, 5, dtype=real)}, tol=low[dtype], hvp=False),
+            case(f"ihfftn_{t}_002", "fft_ihfftn", torch.fft.ihfftn, {"a": rr(3, 4, 5, dtype=real)},
+                 kwargs={"s": [3, 6], "dim": [1, 2], "norm": "ortho"}, tol=low[dtype], hvp=False),
+            case(f"ihfftn_{t}_003", "fft_ihfftn", torch.fft.ihfftn, {"a": rr(5, 4, dtype=real)},
+                 kwargs={"dim": [-1], "norm": "forward"}, tol=low[dtype], hvp=False),
+        ]
+    # lu_solve with the pivots of the lu_factor that produced LU, over the
+    # grid of ../shared/oracles/lu_solve-pivots with another seed.
+    k = 0
+    for dtype in (f64, c128, f32, c64):
+        for batch in ((), (2,), (0,)):
+            for n, nrhs in ((3, 4), (1, 1), (3, 0)):
+                for left in (True, False):
+                    for adjoint in (False, True):
+                        a = rr(*batch, n, n, dtype=dtype) + 2.0 * torch.eye(n, dtype=dtype)
+                        lu, piv = torch.linalg.lu_factor(a)
+                        b = rr(*batch, *((n, nrhs) if left else (nrhs, n)), dtype=dtype)
+                        k += 1
+                        out.append(case(f"lu_solve_pivots_{tag[dtype]}_{k:03d}", "lu_solve",
+                                        lambda lu_, p_, b_, left=left, adjoint=adjoint:
+                                        torch.linalg.lu_solve(lu_, p_, b_, left=left, adjoint=adjoint),
+                                        {"a": lu, "pivots": piv, "b": b},
+                                        kwargs={"left": left, "adjoint": adjoint}, tol=low[dtype],
+                                        hvp=dtype in (f64, c128), const=("pivots",)))
+    return out
 
 
 def main(out):
@@ -133,6 +209,7 @@ def main(out):
         case("roll_001", "roll", torch.roll, {"a": r(3, 4)}, args=([1, -2], [0, 1])),
         case("roll_002", "roll", torch.roll, {"a": r(3, 4)}, args=(5,)),
     ]
+    cases += later_cases()
     by_op = {}
     for c in cases:
         by_op.setdefault(c["op"], []).append(c)

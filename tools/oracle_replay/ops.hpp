@@ -53,6 +53,8 @@ MultiFn<T> build_linalg_composite(const Case& c);  // ops_linalg_composite.cpp
 /// The torch.fft mappings (ops_fft.cpp); empty for other ops.
 template <class T>
 MultiFn<T> build_fft(const Case& c);
+/// The torch.fft names build_fft maps ("fft_fft", ..., "fft_ihfft2").
+std::vector<std::string> fft_names();
 /// The einsum mapping (ops_einsum.cpp); empty for other ops.
 template <class T>
 MultiFn<T> build_einsum(const Case& c);

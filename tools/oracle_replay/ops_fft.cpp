@@ -2,6 +2,8 @@
 // rank-r tensor is our axis r - 1 - d; a dim list maps element-wise and is
 // reversed (with s), so PyTorch's halved last dim is our first listed axis.
 
+#include <array>
+
 #include "ops.hpp"
 #include "tenferro/fft/fft.hpp"
 
@@ -63,67 +65,75 @@ MultiFn<T> n_axes(const Case& c, F f, bool two) {
   };
 }
 
+// Every torch.fft transform, by name: the one-axis transforms (input, n,
+// dim, norm) and the n-dimensional ones (input, s, dim, norm), whose "2"
+// forms are the same function with PyTorch's default dims (-2, -1). One table
+// entry per transform of include/tenferro/fft/fft.hpp; the replay test checks
+// that every name is mapped.
+template <class T>
+struct Transforms {
+  using One = T (*)(const T&, std::optional<std::int64_t>, std::int64_t, std::string_view);
+  using Many = T (*)(const T&, const fft::Lengths&, const Axes&, std::string_view);
+  struct Entry {
+    std::string_view name;
+    One one = nullptr;
+    Many many = nullptr;
+  };
+  static constexpr std::array<Entry, 6> one_axis = {{{"fft", &fft::fft<T>},
+                                                     {"ifft", &fft::ifft<T>},
+                                                     {"rfft", &fft::rfft<T>},
+                                                     {"irfft", &fft::irfft<T>},
+                                                     {"hfft", &fft::hfft<T>},
+                                                     {"ihfft", &fft::ihfft<T>}}};
+  static constexpr std::array<Entry, 6> n_axes = {{{"fftn", nullptr, &fft::fftn<T>},
+                                                   {"ifftn", nullptr, &fft::ifftn<T>},
+                                                   {"rfftn", nullptr, &fft::rfftn<T>},
+                                                   {"irfftn", nullptr, &fft::irfftn<T>},
+                                                   {"hfftn", nullptr, &fft::hfftn<T>},
+                                                   {"ihfftn", nullptr, &fft::ihfftn<T>}}};
+};
+
 }  // namespace
 
 template <class T>
 MultiFn<T> build_fft(const Case& c) {
-  const std::string& op = c.op;
-  using N = std::optional<std::int64_t>;
-  using L = fft::Lengths;
-  if (op == "fft_fft")
-    return one_axis<T>(c, [](const T& x, N n, std::int64_t a, const std::string& m) {
-      return fft::fft(x, n, a, m);
-    });
-  if (op == "fft_ifft")
-    return one_axis<T>(c, [](const T& x, N n, std::int64_t a, const std::string& m) {
-      return fft::ifft(x, n, a, m);
-    });
-  if (op == "fft_rfft")
-    return one_axis<T>(c, [](const T& x, N n, std::int64_t a, const std::string& m) {
-      return fft::rfft(x, n, a, m);
-    });
-  if (op == "fft_irfft")
-    return one_axis<T>(c, [](const T& x, N n, std::int64_t a, const std::string& m) {
-      return fft::irfft(x, n, a, m);
-    });
-  if (op == "fft_hfft")
-    return one_axis<T>(c, [](const T& x, N n, std::int64_t a, const std::string& m) {
-      return fft::hfft(x, n, a, m);
-    });
-  if (op == "fft_ihfft")
-    return one_axis<T>(c, [](const T& x, N n, std::int64_t a, const std::string& m) {
-      return fft::ihfft(x, n, a, m);
-    });
-  const bool two = op.size() > 1 && op.back() == '2';
-  if (op == "fft_fftn" || op == "fft_fft2")
-    return n_axes<T>(
-        c,
-        [](const T& x, const L& s, const Axes& a, const std::string& m) {
-          return fft::fftn(x, s, a, m);
-        },
-        two);
-  if (op == "fft_ifftn" || op == "fft_ifft2")
-    return n_axes<T>(
-        c,
-        [](const T& x, const L& s, const Axes& a, const std::string& m) {
-          return fft::ifftn(x, s, a, m);
-        },
-        two);
-  if (op == "fft_rfftn" || op == "fft_rfft2")
-    return n_axes<T>(
-        c,
-        [](const T& x, const L& s, const Axes& a, const std::string& m) {
-          return fft::rfftn(x, s, a, m);
-        },
-        two);
-  if (op == "fft_irfftn" || op == "fft_irfft2")
-    return n_axes<T>(
-        c,
-        [](const T& x, const L& s, const Axes& a, const std::string& m) {
-          return fft::irfftn(x, s, a, m);
-        },
-        two);
+  std::string_view op = c.op;
+  if (!op.starts_with("fft_")) return {};
+  op.remove_prefix(4);
+  for (const auto& e : Transforms<T>::one_axis) {
+    if (op == e.name) {
+      const auto f = e.one;
+      return one_axis<T>(c, [f](const T& x, std::optional<std::int64_t> n, std::int64_t a,
+                                const std::string& m) { return f(x, n, a, m); });
+    }
+  }
+  const bool two = op.ends_with('2');
+  if (two) op.remove_suffix(1);
+  for (const auto& e : Transforms<T>::n_axes) {
+    // fft2 is fftn with two default dims: strip the 2, then the table's n.
+    if (two ? e.name.substr(0, e.name.size() - 1) == op : e.name == op) {
+      const auto f = e.many;
+      return n_axes<T>(
+          c,
+          [f](const T& x, const fft::Lengths& s, const Axes& a, const std::string& m) {
+            return f(x, s, a, m);
+          },
+          two);
+    }
+  }
   return {};
+}
+
+std::vector<std::string> fft_names() {
+  std::vector<std::string> out;
+  for (const auto& e : Transforms<EagerTensor>::one_axis)
+    out.push_back("fft_" + std::string(e.name));
+  for (const auto& e : Transforms<EagerTensor>::n_axes) {
+    const std::string n(e.name);
+    out.push_back("fft_" + n);
+    out.push_back("fft_" + n.substr(0, n.size() - 1) + "2");
+  }
+  return out;
 }
 
 template MultiFn<EagerTensor> build_fft<EagerTensor>(const Case&);

@@ -185,8 +185,20 @@ MultiFn<T> build_solvers(const Case& c) {
     };
   }
   if (op == "tensorsolve") {
-    if (arg(c, "dims", 0)) throw std::runtime_error("tensorsolve with dims is not mapped");
-    return [](std::span<const T> x) { return std::vector<T>{linalg::tensorsolve(x[0], x[1])}; };
+    // PyTorch moves its dims (d_0, ..., d_k-1) of the row-major A to the end,
+    // in that order; ours moves axes to the front, so the list is mapped to our
+    // axes and reversed: (r-1-d_k-1, ..., r-1-d_0).
+    std::vector<std::int64_t> dims;
+    if (const Json* v = arg(c, "dims", 0)) {
+      dims = v->is_array() ? v->get<std::vector<std::int64_t>>()
+                           : std::vector<std::int64_t>{v->get<std::int64_t>()};
+    }
+    return [dims](std::span<const T> x) {
+      const std::int64_t r = x[0].rank();
+      Axes axes;
+      for (auto it = dims.rbegin(); it != dims.rend(); ++it) axes.push_back(dim_to_axis(*it, r));
+      return std::vector<T>{linalg::tensorsolve(x[0], x[1], axes)};
+    };
   }
   return {};
 }

@@ -1,13 +1,10 @@
 // The factor part of the linalg mappings (see ops_linalg.cpp).
 //
-// lu_solve is deliberately not mapped: PyTorch's sample_inputs_lu_solve
-// differentiates lu_solve(LU, pivots, B) in LU (the packed factor, input
-// `a`) with pivots from lu_factor of a matrix the case does not store, and
-// the cases do not store the pivots either. Checked numerically on
-// lu_solve_f64_identity_001/003: the reference jvp matches finite
-// differences of lu_solve(a, pivots, b) for some pivots, not solve(a, b),
-// and different pivots give different references; the pivots cannot be
-// recovered from the inputs. The op stays in the replay's skip list.
+// lu_solve is mapped for cases that carry the pivots as a third input
+// (../shared/oracles/lu_solve-pivots: LU, pivots as torch.linalg.lu_factor
+// returns them, B). The public cases in cases/lu_solve/ lack the pivots the
+// function depends on and stay a documented exception (classify in
+// ops_other.cpp, docs/oracle-exceptions.md).
 
 #include "ops.hpp"
 
@@ -88,6 +85,26 @@ MultiFn<T> build_linalg_factor(const Case& c) {
       if (c.op == "inv") return std::vector<T>{mat(linalg::inv(mat(x[0])))};
       auto [y, info] = linalg::inv_ex(mat(x[0]));
       return pick<T>(c, {mat(y), info});
+    };
+  }
+  if (op == "lu_solve") {
+    // The integer input is the pivots; the other two are LU and B in order.
+    std::vector<std::size_t> mats;
+    std::optional<std::size_t> piv;
+    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+      if (is_integral(c.inputs[i].second.dtype())) {
+        piv = i;
+      } else {
+        mats.push_back(i);
+      }
+    }
+    if (!piv || mats.size() != 2) return {};  // without pivots: not replayable
+    const bool left = arg_bool(c, "left", -1, true);
+    const bool adjoint = arg_bool(c, "adjoint", -1, false);
+    // Pivots [n, batch...] are 1-based row swaps in both conventions; the
+    // matrices swap their two leading axes like every other mapping.
+    return [left, adjoint, lu = mats[0], b = mats[1], p = *piv](std::span<const T> x) {
+      return std::vector<T>{mat(linalg::lu_solve(mat(x[lu]), x[p], mat(x[b]), left, adjoint))};
     };
   }
   if (op == "det") {

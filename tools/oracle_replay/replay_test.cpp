@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 
 #include "case.hpp"
@@ -127,6 +128,68 @@ TEST(OracleReplay, WrongReferencesAreReportedPerCheck) {
     EXPECT_EQ(r.failures[1].check, "hvp:a");
     EXPECT_NE(r.failures[1].note.find("shape"), std::string::npos);
   }
+}
+
+// lu_solve(LU, pivots, B) with LU = diag(2, 4) (L = I, U = diag(2, 4)),
+// identity pivots [1, 2] (int32, not differentiated) and B = [1, 2]^T: X =
+// [0.5, 0.5]^T. Direction dLU = diag(1, 0): dA = diag(1, 0), dX = -A^-1 dA X.
+// Cotangent [1, 1]: lambda = A^-H ct = [0.5, 0.25], grad B = lambda,
+// grad A = -lambda X^T; grad LU = triu(grad A) + strict tril(grad A U^H).
+Json lu_solve_case() {
+  Json c;
+  c["case_id"] = "lu_solve_synthetic_001";
+  c["op"] = "lu_solve";
+  c["dtype"] = "float64";
+  c["comparison"] = {{"first_order", {{"atol", 1e-12}, {"rtol", 1e-12}}}};
+  c["op_kwargs"] = {{"left", true}, {"adjoint", false}};
+  c["inputs"] = {
+      {"a", tensor_json({2, 2}, {2, 0, 0, 4})},
+      {"pivots", {{"dtype", "int32"}, {"order", "row_major"}, {"shape", {2}}, {"data", {1, 2}}}},
+      {"b", tensor_json({2, 1}, {1, 2})}};
+  Json probe;
+  probe["probe_id"] = "p0";
+  probe["direction"] = {{"a", tensor_json({2, 2}, {1, 0, 0, 0})},
+                        {"b", tensor_json({2, 1}, {0, 0})}};
+  probe["cotangent"] = {{"value", tensor_json({2, 1}, {1, 1})}};
+  probe["pytorch_ref"] = {{"jvp", {{"value", tensor_json({2, 1}, {-0.25, 0})}}},
+                          {"vjp",
+                           {{"a", tensor_json({2, 2}, {-0.25, -0.25, -0.25, -0.125})},
+                            {"b", tensor_json({2, 1}, {0.5, 0.25})}}}};
+  c["probes"] = Json::array({probe});
+  return c;
+}
+
+TEST(OracleReplay, LuSolveWithPivotsIsMappedAndPivotsAreConstants) {
+  const replay::Case c = replay::parse_case(lu_solve_case().dump());
+  ASSERT_EQ(c.inputs.size(), 3u);
+  EXPECT_EQ(c.inputs[1].second.dtype(), DType::I32);
+  EXPECT_EQ(c.inputs[1].second.to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2}));
+  EXPECT_EQ(replay::classify(c).support, replay::Support::Ok);
+  auto rt = EagerRuntime::make_cpu({.num_threads = 1});
+  for (const replay::ModeResult& r : {replay::check_eager(c, rt), replay::check_traced(c, rt)}) {
+    EXPECT_TRUE(r.failures.empty()) << r.failures.front().check;
+    EXPECT_EQ(r.checks, 3);  // jvp, vjp a, vjp b: none for the pivots
+  }
+  // Without the pivots the case stays a documented exception.
+  Json j = lu_solve_case();
+  j["inputs"].erase("pivots");
+  EXPECT_EQ(replay::classify(replay::parse_case(j.dump())).support, replay::Support::Exception);
+}
+
+TEST(OracleReplay, EveryTorchFftTransformIsMapped) {
+  const std::vector<std::string> names = replay::fft_names();
+  for (const char* n :
+       {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+        "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"}) {
+    const std::string op = std::string("fft_") + n;
+    EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
+    replay::Case c = replay::parse_case(mul_case().dump());
+    c.op = op;
+    c.inputs.resize(1);
+    EXPECT_TRUE(static_cast<bool>(replay::build_fft<EagerTensor>(c))) << op;
+    EXPECT_TRUE(static_cast<bool>(replay::build_fft<TracedTensor>(c))) << op;
+  }
+  EXPECT_EQ(names.size(), 18u);
 }
 
 }  // namespace
