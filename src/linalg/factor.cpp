@@ -5,6 +5,7 @@
 #include <numeric>
 #include <span>
 
+#include "linalg/balance.hpp"
 #include "linalg/factor.hpp"
 #include "linalg/lapack.hpp"
 
@@ -128,8 +129,7 @@ void getrf_one(const LuParams& p, std::int64_t m, std::int64_t n, T* A, std::int
   const std::int64_t k = std::min(m, n);
   lapack::fint res = 0;
   if (k > 0) {
-    lapack::getrf(static_cast<lapack::fint>(m), static_cast<lapack::fint>(n), A + b * m * n,
-                  static_cast<lapack::fint>(m), P + b * k, &res);
+    balance::getrf(m, n, A + b * m * n, m, P + b * k, &res);
   }
   I[b] = res;
   if (res < 0)
@@ -332,9 +332,7 @@ template <class T>
 void getrs_one(bool adjoint, std::int64_t n, std::int64_t k, const T* A, const std::int32_t* P,
                T* X, std::int64_t b, std::string_view op) {
   lapack::fint res = 0;
-  lapack::getrs(adjoint ? 'C' : 'N', static_cast<lapack::fint>(n), static_cast<lapack::fint>(k),
-                A + b * n * n, static_cast<lapack::fint>(n), P + b * n, X + b * n * k,
-                static_cast<lapack::fint>(n), &res);
+  balance::getrs(adjoint ? 'C' : 'N', n, k, A + b * n * n, n, P + b * n, X + b * n * k, n, &res);
   if (res < 0) fail(ErrorKind::Internal, std::string(op), "LAPACK getrs rejected argument ", -res);
 }
 

@@ -1,8 +1,10 @@
 // Determinants (det, slogdet) from an LU factorisation, with AD rules.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "linalg/balance.hpp"
 #include "linalg/factor.hpp"
 #include "linalg/lapack.hpp"
 #include "linalg/spectral_lapack.hpp"
@@ -63,6 +65,11 @@ void det_batches(Tensor& lu, Tensor& det, Tensor& sign, Tensor& logabs, Backend&
     T* Ab = A + b * n * n;
     std::vector<lapack::fint> piv(static_cast<std::size_t>(n));
     lapack::fint res = 0;
+    // Factored balanced (balance.hpp) and kept scaled: the factors of 2^e A,
+    // whose determinant is 2^(n e) det(A), so that subnormal or huge entries
+    // give the right sign and logabsdet instead of NaN.
+    const int e = balance::exponent(Ab, n, n, n);
+    if (e != 0) balance::scale(Ab, n, n, n, e);
     if (n > 0) {
       lapack::getrf(static_cast<lapack::fint>(n), static_cast<lapack::fint>(n), Ab,
                     static_cast<lapack::fint>(n), piv.data(), &res);
@@ -87,6 +94,13 @@ void det_batches(Tensor& lu, Tensor& det, Tensor& sign, Tensor& logabs, Backend&
       }
     }
     if (s == T(0)) d = T(0);
+    if (e != 0 && s != T(0)) {
+      // det(A) = 2^(-n e) det(2^e A); the exponent is clamped where the
+      // result under- or overflows anyway.
+      const long shift = std::clamp<long>(-static_cast<long>(n) * e, -100000, 100000);
+      d = balance::scaled(d, static_cast<int>(shift));
+      la -= static_cast<R>(n) * static_cast<R>(e) * std::log(R(2));
+    }
     D[b] = d;
     S[b] = s;
     L[b] = la;
@@ -154,13 +168,13 @@ void adjugate_batches(const Tensor& a, Tensor& out, Backend& backend, Workspaces
     std::vector<T> lu(Ab, Ab + n * n);
     std::vector<fint> piv(static_cast<std::size_t>(n));
     fint info = 0;
-    lapack::getrf(nf, nf, lu.data(), nf, piv.data(), &info);
+    balance::getrf(n, n, lu.data(), n, piv.data(), &info);
     if (info < 0) fail(ErrorKind::Internal, "det", "LAPACK getrf rejected argument ", -info);
     if (info == 0) {  // det(A) A^{-1}
       const T d = lu_det(lu.data(), piv.data(), n);
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t i = 0; i < n; ++i) Ob[i + j * n] = i == j ? d : T(0);
-      lapack::getrs('N', nf, nf, lu.data(), nf, piv.data(), Ob, nf, &info);
+      balance::getrs('N', n, n, lu.data(), n, piv.data(), Ob, n, &info);
       return;
     }
     std::vector<T> c(Ab, Ab + n * n), u(n * n), vt(n * n);

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "linalg/common.hpp"
+#include "tenferro/ad/composite.hpp"
 
 namespace tenferro::linalg {
 
@@ -149,6 +150,13 @@ Shape concrete(const SymShape& s, const char* op) {
 Shape concrete(const Shape& s, const char*) {
   return s;
 }
+// Whether the leading extent is known to be 0 (a symbolic one is not).
+bool leading_empty(const SymShape& s) {
+  return !s.empty() && s[0].try_constant() == std::optional<std::int64_t>(0);
+}
+bool leading_empty(const Shape& s) {
+  return !s.empty() && s[0] == 0;
+}
 
 // x[lo:hi] along `axis`, every other axis whole.
 template <class T>
@@ -160,12 +168,26 @@ T take_range(const T& x, std::int64_t axis, std::int64_t lo, std::int64_t hi, co
   return slice(x, start, limit);
 }
 
+// Per matrix, the squares of |values| / max |values|: the discarded weight is
+// scale-invariant, and so its squares neither overflow (values near 1e200)
+// nor underflow (near 1e-200) where the plain squares would. The division by
+// the largest value changes no derivative (the weight is homogeneous of
+// degree 0).
+template <class T>
+T relative_squares(const T& values) {
+  const T mag = abs(values);
+  if (leading_empty(values.shape())) return mul(mag, mag);
+  const T top = amax(mag, {0}, /*keepdim=*/true);
+  const T rel = div(mag, where(gt(top, zeros_like(top)), top, ones_like(top)));
+  return mul(rel, rel);
+}
+
 // Per matrix: sum of the squares of values[r:] over the sum of all squares
 // (0 where all are zero), as a differentiable real [batch...] value.
 template <class T>
 T discarded_weight(const T& values, std::int64_t r, const char* op) {
   const std::int64_t k = concrete(values.shape(), op)[0];
-  const T sq = is_complex(values.dtype()) ? real(mul(conj(values), values)) : mul(values, values);
+  const T sq = relative_squares(values);
   const T total = sum(sq, {0});
   const T tail = sum(take_range(sq, 0, r, k, op), {0});
   const T positive = gt(total, zeros_like(total));
@@ -207,13 +229,18 @@ std::int64_t truncation_rank(std::span<const double> m, const Truncation& t) {
     k = std::min(k, above);
   }
   if (t.max_discarded_weight > 0) {
+    // Relative to the largest magnitude, so that the squares of values near
+    // the overflow threshold stay finite: the weight is scale-invariant.
+    double top = 0;
+    for (double v : m) top = std::max(top, std::abs(v));
     double total = 0;
-    for (double v : m) total += v * v;
-    if (total > 0) {
+    for (double v : m) total += (v / top) * (v / top);
+    if (top > 0 && std::isfinite(top) && total > 0) {
       std::int64_t r = n;
       double tail = 0;
-      while (r > 1 && (tail + m[r - 1] * m[r - 1]) / total <= t.max_discarded_weight) {
-        tail += m[r - 1] * m[r - 1];
+      const auto sq = [&](std::int64_t i) { return (m[i] / top) * (m[i] / top); };
+      while (r > 1 && (tail + sq(r - 1)) / total <= t.max_discarded_weight) {
+        tail += sq(r - 1);
         --r;
       }
       k = std::min(k, r);
@@ -284,7 +311,7 @@ std::int64_t rank_of(const T& keep) {
 // The discarded weight from the dropped indices.
 template <class T>
 T discarded_weight_at(const T& values, const T& drop) {
-  const T sq = is_complex(values.dtype()) ? real(mul(conj(values), values)) : mul(values, values);
+  const T sq = relative_squares(values);
   const T total = sum(sq, {0});
   const T tail = sum(index_select(sq, 0, drop), {0});
   const T positive = gt(total, zeros_like(total));

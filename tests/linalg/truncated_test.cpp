@@ -57,6 +57,33 @@ TEST(LinalgTruncation, SvdKeepsLeadingTripletsAndReportsWeight) {
   EXPECT_NEAR(std::sqrt(err), 1e-3, 1e-12);
 }
 
+// The discarded weight is scale-invariant (issue 52 item 11): diag(1e200,
+// 1e190, 1e100) keeps rank 1 under max_discarded_weight = 1e-3 (the tail
+// weights are 1e-20 and 1e-200), and so does the same matrix times 1e-200;
+// the reported weight is finite in every tier.
+TEST(LinalgTruncation, DiscardedWeightIsScaleInvariant) {
+  CpuBackend cpu(CpuBackendOptions{.num_threads = 1});
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  EXPECT_EQ(
+      la::truncation_rank(std::vector<double>{1e200, 1e190, 1e100}, {.max_discarded_weight = 1e-3}),
+      1);
+  EXPECT_EQ(
+      la::truncation_rank(std::vector<double>{1, 1e-10, 1e-100}, {.max_discarded_weight = 1e-3}),
+      1);
+  for (const double scale : {1.0, 1e-200}) {
+    const Tensor a = Tensor::from_col_major(
+        {3, 3}, std::vector<double>{1e200 * scale, 0, 0, 0, 1e190 * scale, 0, 0, 0, 1e100 * scale});
+    const auto t = la::svd_truncated(a, {.max_discarded_weight = 1e-3}, cpu);
+    EXPECT_EQ(t.rank, 1) << scale;
+    EXPECT_NEAR(t.discarded_weight.item<double>(), 1e-20, 1e-30) << scale;
+    const auto e = la::svd_truncated(rt->tensor(a), {.max_discarded_weight = 1e-3});
+    EXPECT_EQ(e.rank, 1) << scale;
+    EXPECT_NEAR(e.discarded_weight.value().item<double>(), 1e-20, 1e-30) << scale;
+    const auto w = la::svd_truncated(a, {.max_rank = 2}, cpu);  // weight of the last value
+    EXPECT_NEAR(w.discarded_weight.item<double>(), 1e-200, 1e-210) << scale;
+  }
+}
+
 TEST(LinalgTruncation, EagerGradientIsThatOfTheKeptFactors) {
   auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
   const EagerTensor x = rt->tensor(graded());
