@@ -61,6 +61,11 @@ struct Analysis {
 /// prepares the Analysis. `op` names the function in errors.
 Analysis analyse(const Spec& spec, const std::vector<Dims>& dims, const char* op);
 
+/// InvalidArgument, before any work, when the result or the path's largest
+/// (sliced) intermediate would have more than 2^59 elements.
+void check_sizes(const Spec& spec, const Analysis& a, const std::vector<double>& extents,
+                 const EinsumPlan& plan, const char* op);
+
 /// The plan for the reduced operands (see plan_contraction).
 EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
                       const std::vector<std::int64_t>& output, const std::vector<double>& extents,

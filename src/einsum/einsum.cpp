@@ -5,6 +5,7 @@
 // cache ("tenferro.einsum"/"plans"): a warm call neither parses nor plans.
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "einsum/op.hpp"
@@ -328,7 +329,9 @@ namespace {
 EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
                    const EinsumOptions& options) {
   const Analysis a = analyse(spec, shape_dims(shapes), "einsum_path");
-  EinsumPlan plan = plan_dense(a.reduced, a.output_distinct, planning_extents(a), options);
+  const std::vector<double> extents = planning_extents(a);
+  EinsumPlan plan = plan_dense(a.reduced, a.output_distinct, extents, options);
+  check_sizes(spec, a, extents, plan, "einsum_path");
   for (std::int64_t& l : plan.sliced_labels) l = a.ids[static_cast<std::size_t>(l)];  // user ids
   return plan;
 }
@@ -353,8 +356,10 @@ EinsumPlan::EinsumPlan(std::shared_ptr<const einsum_detail::Program> program)
     : EinsumPlan(program->cost) {
   program_ = std::move(program);
   concurrent_slices = program_->concurrent_slices;
-  peak_bytes = static_cast<std::int64_t>(program_->peak_elements *
-                                         static_cast<double>(itemsize(program_->dtype)));
+  // Saturated: a plan's peak may exceed what an int64 counts in bytes.
+  const double bytes = program_->peak_elements * static_cast<double>(itemsize(program_->dtype));
+  peak_bytes =
+      bytes < 0x1p63 ? static_cast<std::int64_t>(bytes) : std::numeric_limits<std::int64_t>::max();
 }
 
 EinsumPlan EinsumPlan::prepare(std::string_view equation, DType dtype,

@@ -7,6 +7,7 @@
 // sums a label away.
 
 #include "einsum/optimize.hpp"
+#include <optional>
 
 #include <algorithm>
 #include <bit>
@@ -525,8 +526,11 @@ ContractionTree greedy_tree(const Algebra& alg, const Network& net, double alpha
 // Variable elimination (the graphical-model view, good on hyperedges): sum
 // away next the label whose holders' combined result is smallest (plus
 // Gumbel noise when rng is set), contracting its holders smallest first.
-ContractionTree elimination_tree(const Algebra& alg, const Network& net, double temperature,
-                                 Rng* rng) {
+// Each elimination scans every label (quadratic in the labels): past the
+// deadline it gives up and returns nothing, so that the budget bounds it.
+std::optional<ContractionTree> elimination_tree(const Algebra& alg, const Network& net,
+                                                double temperature, Rng* rng,
+                                                std::chrono::steady_clock::time_point deadline) {
   Builder t(alg, net);
   const std::size_t labels = net.extents.size();
   std::vector<char> eliminated(labels, 0);
@@ -539,7 +543,8 @@ ContractionTree elimination_tree(const Algebra& alg, const Network& net, double 
       if (t.alive[static_cast<std::size_t>(h)]) live.push_back(static_cast<std::size_t>(h));
     }
   };
-  while (!t.done()) {
+  for (std::size_t round = 0; !t.done(); ++round) {
+    if (round % 8 == 7 && std::chrono::steady_clock::now() > deadline) return std::nullopt;
     std::size_t best = labels;
     double best_key = 0;
     for (std::size_t l = 0; l < labels; ++l) {
@@ -648,10 +653,14 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
     }
   };
   Rng rng(settings.seed * 0x9E3779B97F4A7C15ULL + 1);
+  // An infinite or huge budget (past 1e12 ms, about 31 years) is no limit;
+  // converting it to microseconds would overflow.
   const auto deadline =
-      t0 + std::chrono::microseconds(static_cast<std::int64_t>(settings.budget_ms * 1e3));
+      settings.budget_ms < 1e12
+          ? t0 + std::chrono::microseconds(static_cast<std::int64_t>(settings.budget_ms * 1e3))
+          : std::chrono::steady_clock::time_point::max();
   for (double alpha : {1.0, 0.5, 0.0}) consider(greedy_tree(alg, net, alpha, 0, nullptr));
-  consider(elimination_tree(alg, net, 0, nullptr));
+  if (auto t = elimination_tree(alg, net, 0, nullptr, deadline)) consider(*t);
   constexpr int kGreedyTrials = 32;
   for (int trial = 0; trial < kGreedyTrials; ++trial) {
     if (std::chrono::steady_clock::now() > deadline) {
@@ -661,7 +670,7 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
     const double alpha = 2.0 * rng.uniform();
     const double temperature = std::pow(10.0, -2.0 + 2.0 * rng.uniform());
     consider(greedy_tree(alg, net, alpha, temperature, &rng));
-    consider(elimination_tree(alg, net, temperature, &rng));
+    if (auto t = elimination_tree(alg, net, temperature, &rng, deadline)) consider(*t);
   }
   Annealer ann{alg, settings, deadline};
   constexpr int kRuns = 2;
@@ -684,8 +693,12 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
     parent[static_cast<std::size_t>(base.children[s].first)] = static_cast<std::int64_t>(n + s);
     parent[static_cast<std::size_t>(base.children[s].second)] = static_cast<std::int64_t>(n + s);
   }
-  // (Quadratic in n but cheap next to the search: runs past the budget.)
+  // (Quadratic in n: bounded by the budget like every other phase.)
   for (std::size_t u = 0; u + 1 < 2 * n; ++u) {
+    if (u % 16 == 15 && std::chrono::steady_clock::now() > deadline) {
+      out.cut_short = true;
+      break;
+    }
     consider(rerooted(base, parent, static_cast<std::int64_t>(u)));
   }
   out.path = path_of_tree(best);

@@ -2,6 +2,7 @@
 // against the operands' extents.
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -50,6 +51,12 @@ struct Term {
   }
 };
 
+std::string hex(std::uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%04X", v);
+  return b;
+}
+
 // Decodes the UTF-8 character at eq[i] (a non-ASCII label); advances i.
 std::int64_t decode_utf8(std::string_view eq, std::size_t& i) {
   const auto b0 = static_cast<unsigned char>(eq[i]);
@@ -75,6 +82,21 @@ std::int64_t decode_utf8(std::string_view eq, std::size_t& i) {
            i + static_cast<std::size_t>(k), " of the equation");
     }
     cp = (cp << 6) | (b & 0x3F);
+  }
+  // Overlong forms (0xC1 0xA1 for 'a'), UTF-16 surrogates and code points
+  // above U+10FFFF are not UTF-8 (RFC 3629).
+  static constexpr std::uint32_t kShortest[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kShortest[len]) {
+    fail(ErrorKind::InvalidArgument, kOp, "overlong UTF-8 encoding of U+", hex(cp), " at position ",
+         i, " of the equation (not valid UTF-8)");
+  }
+  if (cp >= 0xD800 && cp <= 0xDFFF) {
+    fail(ErrorKind::InvalidArgument, kOp, "UTF-16 surrogate U+", hex(cp), " at position ", i,
+         " of the equation (not valid UTF-8)");
+  }
+  if (cp > 0x10FFFF) {
+    fail(ErrorKind::InvalidArgument, kOp, "code point above U+10FFFF at position ", i,
+         " of the equation (not valid UTF-8)");
   }
   i += static_cast<std::size_t>(len);
   return static_cast<std::int64_t>(cp);
@@ -270,6 +292,23 @@ Analysis analyse(const Spec& spec, const std::vector<Dims>& dims, const char* op
   a.extent.assign(L, std::optional<std::int64_t>(1));
   std::vector<int> where(L, -1);  // the operand that set a non-1 extent
   std::vector<bool> symbolic(L, false);
+  // Shapes given to einsum_path and EinsumPlan::prepare are not tensors':
+  // the same rules (extents >= 0, at most 2^59 elements per operand).
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    double count = 1;
+    for (std::size_t i = 0; i < dims[k].size(); ++i) {
+      if (!dims[k][i]) continue;
+      if (*dims[k][i] < 0) {
+        fail(ErrorKind::InvalidArgument, op, "operand ", k, " has the negative extent ",
+             *dims[k][i], " at axis ", i, "; extents are 0 or more");
+      }
+      count *= static_cast<double>(*dims[k][i]);
+    }
+    if (count > static_cast<double>(kMaxElements)) {
+      fail(ErrorKind::InvalidArgument, op, "operand ", k, " has ", count,
+           " elements, more than 2^59 (the most a tensor may have); check the extents");
+    }
+  }
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
     const auto& labels = spec.inputs[k];
     for (std::size_t i = 0; i < labels.size(); ++i) {

@@ -71,8 +71,26 @@ bool better(double fa, double ba, double fb, double bb) {
   return ba < bb;
 }
 
+// Calls f(l) for every label l of s.
+template <class F>
+void for_each_label(const Set& s, F&& f) {
+  for (std::size_t w = 0; w < s.w.size(); ++w) {
+    for (std::uint64_t x = s.w[w]; x != 0; x &= x - 1) {
+      f(static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(x))));
+    }
+  }
+}
+
 EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const EinsumPath& path) {
   EinsumPlan plan;
+  // How many items of the list hold each label: a label of a pair survives
+  // when the output or a third item holds it (linear per step, not a union
+  // over the list).
+  std::vector<std::int32_t> holders(out.w.size() * 64, 0);
+  const auto count = [&](const Set& s, std::int32_t d) {
+    for_each_label(s, [&](std::int64_t l) { holders[static_cast<std::size_t>(l)] += d; });
+  };
+  for (const Set& s : list) count(s, 1);
   for (const auto& [i0, j0] : path) {
     const auto n = static_cast<std::int64_t>(list.size());
     if (i0 < 0 || j0 < 0 || i0 >= n || j0 >= n || i0 == j0) {
@@ -82,16 +100,22 @@ EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const 
     const std::int64_t i = std::min(i0, j0), j = std::max(i0, j0);
     const Set& a = list[static_cast<std::size_t>(i)];
     const Set& b = list[static_cast<std::size_t>(j)];
-    Set kept = out;
-    for (std::int64_t k = 0; k < n; ++k) {
-      if (k != i && k != j) kept = kept | list[static_cast<std::size_t>(k)];
-    }
-    const Set u = a | b, r = u & kept;
+    const Set u = a | b;
+    Set r = u;
+    for_each_label(u, [&](std::int64_t l) {
+      const auto h = static_cast<std::size_t>(l);
+      if (!out.has(l) && holders[h] - (a.has(l) ? 1 : 0) - (b.has(l) ? 1 : 0) == 0) {
+        r.w[h / 64] &= ~(1ULL << (h % 64));
+      }
+    });
     plan.flops += c.size(u) * (r == u ? 1.0 : 2.0);
     plan.largest_intermediate = std::max(plan.largest_intermediate, c.size(r));
+    count(a, -1);
+    count(b, -1);
+    count(r, 1);
     list.erase(list.begin() + j);
     list.erase(list.begin() + i);
-    list.push_back(r);
+    list.push_back(std::move(r));
     plan.path.emplace_back(i, j);
   }
   if (list.size() != 1) {
@@ -281,6 +305,12 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
                       const std::vector<std::int64_t>& output, const std::vector<double>& extents,
                       const EinsumOptions& options) {
   const std::size_t L = std::max<std::size_t>(extents.size(), 1);
+  for (std::size_t l = 0; l < extents.size(); ++l) {
+    if (!(extents[l] >= 0) || !std::isfinite(extents[l])) {
+      fail(ErrorKind::InvalidArgument, kOp, "label ", l, " has the extent ", extents[l],
+           "; extents are finite and 0 or more");
+    }
+  }
   auto check = [&](std::int64_t l) {
     if (l < 0 || static_cast<std::size_t>(l) >= extents.size()) {
       fail(ErrorKind::InvalidArgument, kOp, "label ", l, " is out of range: there are ",
@@ -297,12 +327,17 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
   }
   if (ops.empty()) fail(ErrorKind::InvalidArgument, kOp, "there are no operands to plan");
   // Labels in one operand only and not in the output are summed first (free).
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    Set others = out;
-    for (std::size_t q = 0; q < ops.size(); ++q) {
-      if (q != k) others = others | ops[q];
+  {
+    std::vector<std::int32_t> holders(out.w.size() * 64, 0);
+    for (const Set& s : ops) {
+      for_each_label(s, [&](std::int64_t l) { ++holders[static_cast<std::size_t>(l)]; });
     }
-    ops[k] = ops[k] & others;
+    for (Set& s : ops) {
+      for_each_label(Set(s), [&](std::int64_t l) {
+        const auto h = static_cast<std::size_t>(l);
+        if (holders[h] == 1 && !out.has(l)) s.w[h / 64] &= ~(1ULL << (h % 64));
+      });
+    }
   }
   const Costs c{extents};
   if (options.budget_ms && !(*options.budget_ms >= 0)) {

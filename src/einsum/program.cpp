@@ -229,6 +229,23 @@ std::vector<bool> choose_swaps(const Analysis& a, const std::vector<double>& ext
 }
 }  // namespace
 
+void check_sizes(const Spec& spec, const Analysis& a, const std::vector<double>& extents,
+                 const EinsumPlan& plan, const char* op) {
+  // The output with its repeated labels (diagonal embeddings) included.
+  double out = 1;
+  for (std::int64_t id : spec.output) out *= extents[static_cast<std::size_t>(a.dense(id))];
+  const auto limit = static_cast<double>(kMaxElements);
+  if (out > limit) {
+    fail(ErrorKind::InvalidArgument, op, "the result would have ", out,
+         " elements, more than 2^59 (the most a tensor may have); check the equation and extents");
+  }
+  if (plan.sliced_largest_intermediate > limit) {
+    fail(ErrorKind::InvalidArgument, op, "the path's largest intermediate has ",
+         plan.sliced_largest_intermediate,
+         " elements, more than 2^59 (the most a tensor may have); set memory_limit to slice it");
+  }
+}
+
 Program build_program(const Spec& spec, const std::vector<Dims>& dims, const EinsumOptions& options,
                       const char* op, DType dtype) {
   const Analysis a = analyse(spec, dims, op);
@@ -264,6 +281,7 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
     p.prep.push_back(std::move(prep));
   }
   p.cost = plan_dense(a.reduced, a.output_distinct, extents, planning);
+  check_sizes(spec, a, extents, p.cost, op);
   // Sliced labels: their extents, and where each operand holds them. The
   // live-memory estimate below counts one slice's intermediates (sliced
   // labels of extent 1) plus the sum of the slices.
@@ -494,17 +512,29 @@ void append_signature(std::string& s, DType dtype, const std::vector<Shape>& sha
   s.push_back(static_cast<char>(options.strategy));
   // Everything else that changes the plan: the search's budget and seed,
   // the memory limit (slicing).
+  // An unset option is its own byte, not a sentinel value that a caller
+  // could also pass (budget_ms = -1 must fail in every cache state).
   append_raw(s, static_cast<std::int64_t>(options.seed));
-  double numbers[2] = {options.budget_ms.value_or(-1.0), options.memory_limit.value_or(-1.0)};
-  char raw[sizeof numbers];
-  std::memcpy(raw, numbers, sizeof numbers);
-  s.append(raw, sizeof numbers);
+  append_raw(s, static_cast<std::int64_t>(options.element_bytes));
+  for (const std::optional<double>& number : {options.budget_ms, options.memory_limit}) {
+    s.push_back(number ? 'v' : 'u');
+    if (number) {
+      char raw[sizeof(double)];
+      std::memcpy(raw, &*number, sizeof raw);
+      s.append(raw, sizeof raw);
+    }
+  }
   if (options.path) {
     s.push_back('p');
+    append_raw(s, static_cast<std::int64_t>(options.path->size()));
     for (const auto& [i, j] : *options.path) append_raw(s, i), append_raw(s, j);
+  } else {
+    s.push_back('n');
   }
+  // Ranks as full integers: a one-byte rank made (256, 1) and (0, 257) collide.
+  append_raw(s, static_cast<std::int64_t>(shapes.size()));
   for (const Shape& sh : shapes) {
-    s.push_back(static_cast<char>(sh.size()));
+    append_raw(s, static_cast<std::int64_t>(sh.size()));
     for (std::int64_t e : sh.span()) append_raw(s, e);
   }
 }

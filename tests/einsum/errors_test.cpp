@@ -116,3 +116,76 @@ TEST(EinsumErrors, DTypesAndTraced) {
   EXPECT_EQ(einsum("i,i->", {p, p}).dtype(), f64);
   EXPECT_TF_ERROR(einsum("i,i->", {p, ops({{3}}, f32)[0]}), ErrorKind::DTypeMismatch);
 }
+
+// Issue 52 item 5: an unset option is not keyed as -1, and ranks are keyed in
+// full, so a cached plan never lets an invalid option or another rank through.
+TEST(EinsumErrors, CachedPlansCheckOptionsAndKeyRanksInFull) {
+  const auto ab = ops({{2, 3}, {3, 4}});
+  Backend& be = runtime()->backend();
+  for (int warm = 0; warm < 2; ++warm) {
+    if (warm == 1) {
+      (void)einsum("ij,jk->ik", ab);  // a plan cached with the default options
+      (void)einsum("ij,jk->ik", {ab[0].value(), ab[1].value()}, be);
+    }
+    EXPECT_TF_ERROR(einsum("ij,jk->ik", ab, {.budget_ms = -1.0}), ErrorKind::InvalidArgument);
+    EXPECT_TF_ERROR(einsum("ij,jk->ik", ab, {.memory_limit = -1.0}), ErrorKind::InvalidArgument);
+    EXPECT_TF_ERROR(einsum("ij,jk->ik", {ab[0].value(), ab[1].value()}, be, {.budget_ms = -1.0}),
+                    ErrorKind::InvalidArgument);
+    EXPECT_TF_ERROR(einsum("ij,jk->ik", {ab[0].value(), ab[1].value()}, be, {.memory_limit = -1.0}),
+                    ErrorKind::InvalidArgument);
+  }
+  // Ranks (256, 1) then (0, 257): the second call broadcasts to rank 257.
+  const Tensor r256 = ones(Shape(256, 1).span(), f64), r1 = ones(Shape{1}.span(), f64);
+  const Tensor r0 = ones(Shape{}.span(), f64), r257 = ones(Shape(257, 1).span(), f64);
+  EXPECT_EQ(einsum("...,...->...", {r256, r1}, be).rank(), 256);
+  EXPECT_EQ(einsum("...,...->...", {r0, r257}, be).rank(), 257);
+}
+
+// Item 7: only valid UTF-8 names a label.
+TEST(EinsumErrors, InvalidUtf8IsRefused) {
+  const auto a = ops({{3, 3}});
+  for (const char* eq : {"a\xC1\xA1->a",             // overlong 'a'
+                         "a\xE0\x81\xA1->a",         // overlong, three bytes
+                         "a\xED\xA0\x80->a",         // a UTF-16 surrogate
+                         "a\xF4\x90\x80\x80->a"}) {  // above U+10FFFF
+    EXPECT_TF_ERROR(einsum(eq, a), ErrorKind::InvalidArgument);
+    EXPECT_NE(message_of([&] { einsum(eq, a); }).find("UTF-8"), std::string::npos) << eq;
+  }
+  // Valid multi-byte labels still work: a diagonal of two distinct labels.
+  EXPECT_EQ(einsum("\xCE\xB1\xCE\xB2->\xCE\xB2\xCE\xB1", a).shape(), (Shape{3, 3}));
+}
+
+// Item 3: the planner's inputs are checked, and an oversized result is
+// InvalidArgument before any work.
+TEST(EinsumErrors, PlannerChecksExtentsAndSizes) {
+  const std::vector<std::vector<std::int64_t>> three = {{0, 1}, {1, 2}, {2, 0}};
+  EXPECT_TF_ERROR(plan_contraction(three, {}, {2, std::nan(""), 3}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(plan_contraction(three, {}, {2, -3, 3}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(plan_contraction(three, {}, {2, std::numeric_limits<double>::infinity(), 3}),
+                  ErrorKind::InvalidArgument);
+  const std::int64_t big = std::int64_t{1} << 40;
+  EXPECT_TF_ERROR(einsum_path("i,j->ij", {{big}, {big}}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(EinsumPlan::prepare("i,j->ij", f64, {{big}, {big}}), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(einsum_path("ij->", {{-2, 3}}), ErrorKind::InvalidArgument);
+  // A prepared plan's peak never wraps: within 2^59 elements it is positive.
+  EXPECT_GT(EinsumPlan::prepare("i,j->ij", f64, {{1 << 20}, {1 << 20}}).peak_bytes, 0);
+  // 2^64 result elements from four 2^16 vectors: refused before allocating.
+  const Tensor v = zeros(Shape{1 << 16}.span(), f64);
+  EXPECT_TF_ERROR(einsum("a,b,c,d->abcd", {v, v, v, v}, runtime()->backend()),
+                  ErrorKind::InvalidArgument);
+}
+
+// Item 4: an infinite or huge budget is no limit (the search still runs).
+TEST(EinsumErrors, InfiniteBudgetIsNoLimit) {
+  std::vector<std::vector<std::int64_t>> chain;
+  std::vector<double> ext;
+  for (int i = 0; i < 40; ++i) chain.push_back({i, i + 1});
+  for (int i = 0; i <= 40; ++i) ext.push_back(i % 3 == 0 ? 30 : 4);
+  const EinsumPlan greedy =
+      plan_contraction(chain, {0, 40}, ext, {.strategy = EinsumStrategy::Greedy});
+  for (const double budget : {std::numeric_limits<double>::infinity(), 1e13, 1e300}) {
+    const EinsumPlan p = plan_contraction(chain, {0, 40}, ext, {.budget_ms = budget});
+    EXPECT_FALSE(p.search_cut_short) << budget;
+    EXPECT_LE(p.flops, greedy.flops) << budget;
+  }
+}
