@@ -8,9 +8,10 @@
 #include <bit>
 #include <cctype>
 #include <cstring>
-#include <fstream>
+#include <new>
 #include <optional>
 
+#include "io/file.hpp"
 #include "io/zip.hpp"
 #include "tenferro/core/error.hpp"
 
@@ -203,52 +204,6 @@ void swap_bytes(std::byte* data, std::int64_t count, std::size_t width) {
   for (std::int64_t i = 0; i < count; ++i) std::reverse(data + i * width, data + (i + 1) * width);
 }
 
-std::vector<std::byte> read_file(const std::filesystem::path& path, const char* op) {
-  // A directory opens as a stream on Linux but has no size (tellg() is -1).
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    fail(ErrorKind::InvalidArgument, op, "'", path.string(),
-         "' is a directory; pass the path of a file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    fail(ErrorKind::InvalidArgument, op, "cannot open '", path.string(),
-         "' for reading; check that the file exists and is readable");
-  }
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) {
-    fail(ErrorKind::InvalidArgument, op, "cannot determine the size of '", path.string(),
-         "'; pass a regular file");
-  }
-  in.seekg(0, std::ios::beg);
-  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size)) {
-    fail(ErrorKind::InvalidArgument, op, "cannot read '", path.string(), "'");
-  }
-  return bytes;
-}
-
-void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes,
-                const char* op) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    fail(ErrorKind::InvalidArgument, op, "cannot open '", path.string(),
-         "' for writing; check that the folder exists and is writable");
-  }
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out) fail(ErrorKind::InvalidArgument, op, "writing '", path.string(), "' failed");
-}
-
-// "'path'" (appended piecewise: GCC 12 warns falsely on "'" + string).
-std::string quoted(const std::filesystem::path& path) {
-  std::string out = "'";
-  out += path.string();
-  out += '\'';
-  return out;
-}
-
 Tensor parse_npy(std::span<const std::byte> b, const std::string& what, const std::string& op) {
   if (b.size() < kMagicLen + 2 || std::memcmp(b.data(), kMagic, kMagicLen) != 0) {
     fail(ErrorKind::InvalidArgument, op, what,
@@ -308,20 +263,41 @@ Tensor parse_npy(std::span<const std::byte> b, const std::string& what, const st
   return t.permute(perm).contiguous();
 }
 
-}  // namespace
-
-std::vector<std::byte> to_npy_bytes(const Tensor& x) {
-  if (!x.defined()) fail(ErrorKind::InvalidArgument, "save_npy", "the tensor is undefined");
-  const Tensor c = x.is_contiguous() ? x : x.contiguous();
-  std::string shape = "(";
-  for (std::size_t d = 0; d < c.shape().size(); ++d) {
-    shape += std::to_string(c.shape()[d]);
-    if (d + 1 < c.shape().size() || c.shape().size() == 1) shape += ",";
-    if (d + 1 < c.shape().size()) shape += " ";
+// Runs `body`, turning an allocation failure of a byte buffer or a string
+// into OutOfMemory (tensor storage reports its own).
+template <class F>
+auto memory_checked(const char* op, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    fail(ErrorKind::OutOfMemory, op,
+         "ran out of memory for the file's bytes; free memory or use smaller arrays");
   }
-  shape += ")";
+}
+
+std::vector<std::byte> npy_bytes(const Tensor& x, NpyOrder order, const char* op) {
+  if (!x.defined()) fail(ErrorKind::InvalidArgument, op, "the tensor is undefined");
+  // C order: the row-major layout of x is the column-major layout of x with
+  // its axes reversed.
+  const bool c_order = order == NpyOrder::C;
+  Tensor c = x;
+  if (c_order && x.rank() >= 2) {
+    Axes perm;
+    for (std::int64_t d = x.rank() - 1; d >= 0; --d) perm.push_back(d);
+    c = x.permute(perm);
+  }
+  if (!c.is_contiguous()) c = c.contiguous();
+  const Shape& shape = x.shape();
+  std::string shape_text = "(";
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    shape_text += std::to_string(shape[d]);
+    if (d + 1 < shape.size() || shape.size() == 1) shape_text += ",";
+    if (d + 1 < shape.size()) shape_text += " ";
+  }
+  shape_text += ")";
   std::string header = std::string("{'descr': '") + descr_of(c.dtype()) +
-                       "', 'fortran_order': True, 'shape': " + shape + ", }";
+                       "', 'fortran_order': " + (c_order ? "False" : "True") +
+                       ", 'shape': " + shape_text + ", }";
   // Pad with spaces so the data start at a multiple of 64 bytes, ending in
   // '\n'; version 2.0 (a 4-byte length) only when the header needs it.
   bool v2 = false;
@@ -334,33 +310,24 @@ std::vector<std::byte> to_npy_bytes(const Tensor& x) {
     }
   }
   header += '\n';
+  const std::size_t len_bytes = v2 ? 4 : 2;
+  const auto data_bytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
   std::vector<std::byte> out;
+  out.reserve(kMagicLen + 2 + len_bytes + header.size() + data_bytes);
   for (std::size_t i = 0; i < kMagicLen; ++i) out.push_back(static_cast<std::byte>(kMagic[i]));
   out.push_back(std::byte{static_cast<unsigned char>(v2 ? 2 : 1)});
   out.push_back(std::byte{0});
-  const std::size_t len_bytes = v2 ? 4 : 2;
   for (std::size_t i = 0; i < len_bytes; ++i) {
     out.push_back(static_cast<std::byte>((header.size() >> (8 * i)) & 0xFF));
   }
   for (char ch : header) out.push_back(static_cast<std::byte>(ch));
   const auto* data = static_cast<const std::byte*>(c.raw_data());
-  out.insert(out.end(), data, data + c.numel() * static_cast<std::int64_t>(itemsize(c.dtype())));
+  out.insert(out.end(), data, data + data_bytes);
   return out;
 }
 
-Tensor from_npy_bytes(std::span<const std::byte> bytes, const std::string& what) {
-  return parse_npy(bytes, what, "load_npy");
-}
-
-void save_npy(const std::filesystem::path& path, const Tensor& x) {
-  write_file(path, to_npy_bytes(x), "save_npy");
-}
-
-Tensor load_npy(const std::filesystem::path& path) {
-  return parse_npy(read_file(path, "load_npy"), quoted(path), "load_npy");
-}
-
-std::vector<std::byte> to_npz_bytes(const std::map<std::string, Tensor>& arrays, bool compressed) {
+std::vector<std::byte> npz_bytes(const std::map<std::string, Tensor>& arrays, bool compressed,
+                                 NpyOrder order) {
   std::vector<zip::Member> members;
   for (const auto& [key, t] : arrays) {
     if (key.empty() || key.find('/') != std::string::npos) {
@@ -369,7 +336,7 @@ std::vector<std::byte> to_npz_bytes(const std::map<std::string, Tensor>& arrays,
     }
     if (!t.defined())
       fail(ErrorKind::InvalidArgument, "save_npz", "array '", key, "' is undefined");
-    members.push_back({key + ".npy", to_npy_bytes(t)});
+    members.push_back({key + ".npy", npy_bytes(t, order, "save_npz")});
   }
   if (members.size() >= 0xFFFF) {
     fail(ErrorKind::Unsupported, "save_npz", arrays.size(),
@@ -378,24 +345,66 @@ std::vector<std::byte> to_npz_bytes(const std::map<std::string, Tensor>& arrays,
   return zip::write_archive(members, compressed);
 }
 
-std::map<std::string, Tensor> from_npz_bytes(std::span<const std::byte> bytes,
-                                             const std::string& what) {
+std::map<std::string, Tensor> npz_arrays(std::span<const std::byte> bytes, const std::string& what,
+                                         const NpzLoadOptions& options) {
   std::map<std::string, Tensor> out;
-  for (const zip::Member& m : zip::read_archive(bytes, what)) {
-    std::string key = m.name;
+  // One member inflated at a time, its buffer dropped once parsed.
+  for (const zip::Entry& e : zip::list_members(bytes, what, options.max_total_bytes)) {
+    std::string key = e.name;
     if (key.size() > 4 && key.compare(key.size() - 4, 4, ".npy") == 0) key.resize(key.size() - 4);
-    out[key] = parse_npy(m.data, what + " member '" + m.name + "'", "load_npz");
+    if (out.count(key) != 0) {
+      fail(ErrorKind::InvalidArgument, "load_npz", what, " holds two members that load as key '",
+           key, "' (one of them '", e.name, "'); rename one of them in the archive");
+    }
+    const zip::MemberBytes m = zip::read_member(bytes, e, what);
+    out[key] = parse_npy(m.bytes, what + " member '" + e.name + "'", "load_npz");
   }
   return out;
 }
 
-void save_npz(const std::filesystem::path& path, const std::map<std::string, Tensor>& arrays,
-              bool compressed) {
-  write_file(path, to_npz_bytes(arrays, compressed), "save_npz");
+}  // namespace
+
+std::vector<std::byte> to_npy_bytes(const Tensor& x, NpyOrder order) {
+  return memory_checked("save_npy", [&] { return npy_bytes(x, order, "save_npy"); });
 }
 
-std::map<std::string, Tensor> load_npz(const std::filesystem::path& path) {
-  return from_npz_bytes(read_file(path, "load_npz"), quoted(path));
+Tensor from_npy_bytes(std::span<const std::byte> bytes, const std::string& what) {
+  return memory_checked("load_npy", [&] { return parse_npy(bytes, what, "load_npy"); });
+}
+
+void save_npy(const std::filesystem::path& path, const Tensor& x, NpyOrder order) {
+  memory_checked("save_npy",
+                 [&] { file::write(path, npy_bytes(x, order, "save_npy"), "save_npy"); });
+}
+
+Tensor load_npy(const std::filesystem::path& path) {
+  return memory_checked("load_npy", [&] {
+    return parse_npy(file::read(path, "load_npy"), file::quoted(path), "load_npy");
+  });
+}
+
+std::vector<std::byte> to_npz_bytes(const std::map<std::string, Tensor>& arrays, bool compressed,
+                                    NpyOrder order) {
+  return memory_checked("save_npz", [&] { return npz_bytes(arrays, compressed, order); });
+}
+
+std::map<std::string, Tensor> from_npz_bytes(std::span<const std::byte> bytes,
+                                             const std::string& what,
+                                             const NpzLoadOptions& options) {
+  return memory_checked("load_npz", [&] { return npz_arrays(bytes, what, options); });
+}
+
+void save_npz(const std::filesystem::path& path, const std::map<std::string, Tensor>& arrays,
+              bool compressed, NpyOrder order) {
+  memory_checked("save_npz",
+                 [&] { file::write(path, npz_bytes(arrays, compressed, order), "save_npz"); });
+}
+
+std::map<std::string, Tensor> load_npz(const std::filesystem::path& path,
+                                       const NpzLoadOptions& options) {
+  return memory_checked("load_npz", [&] {
+    return npz_arrays(file::read(path, "load_npz"), file::quoted(path), options);
+  });
 }
 
 }  // namespace tenferro::io

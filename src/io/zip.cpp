@@ -4,9 +4,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "tenferro/core/error.hpp"
 
@@ -45,26 +47,37 @@ class Reader {
   const std::string& what_;
 };
 
-std::vector<std::byte> inflate_raw(std::span<const std::byte> in, std::uint64_t size,
-                                   const std::string& what, const std::string& name) {
-  std::vector<std::byte> out(static_cast<std::size_t>(size));
+// Inflates `in` into `out` (exactly `size` bytes), in chunks zlib's 32-bit
+// counters can take, so members above 4 GiB inflate too.
+void inflate_raw(std::span<const std::byte> in, std::byte* out, std::uint64_t size,
+                 const std::string& what, const std::string& name) {
   z_stream zs{};
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
     fail(ErrorKind::Internal, kOp, "zlib inflateInit2 failed");
   }
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 30;
+  std::uint64_t in_left = in.size(), out_left = size;
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&zs, Z_FINISH);
-  const std::uint64_t produced = zs.total_out;
+  zs.next_out = reinterpret_cast<Bytef*>(out);
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    if (zs.avail_in == 0 && in_left > 0) {
+      zs.avail_in = static_cast<uInt>(std::min(in_left, kChunk));
+      in_left -= zs.avail_in;
+    }
+    if (zs.avail_out == 0 && out_left > 0) {
+      zs.avail_out = static_cast<uInt>(std::min(out_left, kChunk));
+      out_left -= zs.avail_out;
+    }
+    rc = inflate(&zs, Z_NO_FLUSH);
+  }
+  const std::uint64_t produced = size - out_left - zs.avail_out;
   inflateEnd(&zs);
   if (rc != Z_STREAM_END || produced != size) {
     fail(ErrorKind::InvalidArgument, kOp, what, ": member '", name,
          "' does not inflate to its recorded size ", size, " (zlib code ", rc,
          "); the archive is damaged");
   }
-  return out;
 }
 
 std::uint32_t crc_of(std::span<const std::byte> data) {
@@ -78,10 +91,99 @@ std::uint32_t crc_of(std::span<const std::byte> data) {
   return static_cast<std::uint32_t>(crc);
 }
 
+// The central-directory record at `p`, its zip64 fields resolved and its
+// local header checked; `next` is set to the following record's offset.
+Entry read_entry(const Reader& r, std::size_t p, std::uint64_t index, const std::string& what,
+                 std::uint64_t& next) {
+  if (r.u(p, 4) != kCentralSig) {
+    fail(ErrorKind::InvalidArgument, kOp, what, ": central directory entry ", index,
+         " has a bad signature; the archive is damaged");
+  }
+  Entry e;
+  const auto flags = r.u(p + 8, 2);
+  e.method = r.u(p + 10, 2);
+  e.crc = static_cast<std::uint32_t>(r.u(p + 16, 4));
+  e.compressed_size = r.u(p + 20, 4);
+  e.size = r.u(p + 24, 4);
+  const auto name_len = r.u(p + 28, 2), extra_len = r.u(p + 30, 2), comment_len = r.u(p + 32, 2);
+  e.local = r.u(p + 42, 4);
+  const auto name_bytes = r.range(p + 46, name_len);
+  e.name.assign(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
+  // zip64 extra field: the 0xFFFFFFFF fields, in the order usize, csize, offset.
+  std::size_t x = p + 46 + name_len;
+  const std::size_t x_end = x + extra_len;
+  while (x + 4 <= x_end) {
+    const auto id = r.u(x, 2), len = r.u(x + 2, 2);
+    if (id == 0x0001) {
+      std::size_t f = x + 4;
+      if (e.size == 0xFFFFFFFF) e.size = r.u(f, 8), f += 8;
+      if (e.compressed_size == 0xFFFFFFFF) e.compressed_size = r.u(f, 8), f += 8;
+      if (e.local == 0xFFFFFFFF) e.local = r.u(f, 8);
+    }
+    x += 4 + len;
+  }
+  next = p + 46 + name_len + extra_len + comment_len;
+  if (flags & 1u) {
+    fail(ErrorKind::Unsupported, kOp, what, ": member '", e.name,
+         "' is encrypted; decrypt the archive first");
+  }
+  if (e.method != 0 && e.method != 8) {
+    fail(ErrorKind::Unsupported, kOp, what, ": member '", e.name, "' uses zip compression method ",
+         e.method, "; only stored (numpy.savez) and deflate (numpy.savez_compressed) are read");
+  }
+  if (e.local > r.size() || r.u(static_cast<std::size_t>(e.local), 4) != kLocalSig) {
+    fail(ErrorKind::InvalidArgument, kOp, what, ": member '", e.name,
+         "' has a bad local header; the archive is damaged");
+  }
+  const auto lp = static_cast<std::size_t>(e.local);
+  e.data_at = e.local + 30 + r.u(lp + 26, 2) + r.u(lp + 28, 2);
+  r.range(e.data_at, e.compressed_size);  // the data lie inside the archive
+  if (e.method == 0 && e.compressed_size != e.size) {
+    fail(ErrorKind::InvalidArgument, kOp, what, ": stored member '", e.name, "' has size ",
+         e.compressed_size, " but records ", e.size, " uncompressed bytes");
+  }
+  // Deflate expands at most about 1032:1; a larger claim is a damaged (or
+  // hostile) record, refused before allocating for it.
+  if (e.method == 8 && e.size > 1032 * e.compressed_size + 1024) {
+    fail(ErrorKind::InvalidArgument, kOp, what, ": member '", e.name, "' claims ", e.size,
+         " bytes from ", e.compressed_size,
+         " compressed ones, more than deflate can expand to; the archive is damaged");
+  }
+  return e;
+}
+
+// Refuses two records with one name, and records whose bytes (local header
+// through data) overlap: several entries pointing at one deflated member
+// would inflate it again and again from a small file.
+void check_disjoint(const std::vector<Entry>& entries, const std::string& what) {
+  std::vector<const Entry*> by_name, by_offset;
+  for (const Entry& e : entries) by_name.push_back(&e), by_offset.push_back(&e);
+  std::sort(by_name.begin(), by_name.end(),
+            [](const Entry* a, const Entry* b) { return a->name < b->name; });
+  for (std::size_t i = 1; i < by_name.size(); ++i) {
+    if (by_name[i]->name == by_name[i - 1]->name) {
+      fail(ErrorKind::InvalidArgument, kOp, what, " holds two members named '", by_name[i]->name,
+           "'; the archive is damaged or crafted (numpy never writes that): rebuild it");
+    }
+  }
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const Entry* a, const Entry* b) { return a->local < b->local; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    const Entry& a = *by_offset[i - 1];
+    const Entry& b = *by_offset[i];
+    if (b.local < a.data_at + a.compressed_size) {
+      fail(ErrorKind::InvalidArgument, kOp, what, ": members '", a.name, "' and '", b.name,
+           "' share bytes (offsets ", a.local, " and ", b.local,
+           "); the archive is damaged or crafted to inflate one member many times: rebuild it");
+    }
+  }
+}
+
 }  // namespace
 
-std::vector<Member> read_archive(std::span<const std::byte> bytes, const std::string& what) {
-  const Reader r(bytes, what);
+std::vector<Entry> list_members(std::span<const std::byte> archive, const std::string& what,
+                                std::uint64_t max_total_bytes) {
+  const Reader r(archive, what);
   // The end-of-central-directory record: the last signature within 64 KiB + 22 bytes.
   if (r.size() < 22) {
     fail(ErrorKind::InvalidArgument, kOp, what, " has ", r.size(),
@@ -100,80 +202,63 @@ std::vector<Member> read_archive(std::span<const std::byte> bytes, const std::st
   if ((count == 0xFFFF || cd_offset == 0xFFFFFFFF) && end >= 20 &&
       r.u(end - 20, 4) == kEnd64LocatorSig) {
     const std::uint64_t e64 = r.u(end - 20 + 8, 8);
-    if (r.u(static_cast<std::size_t>(e64), 4) != kEnd64Sig) {
+    if (e64 > r.size() || r.u(static_cast<std::size_t>(e64), 4) != kEnd64Sig) {
       fail(ErrorKind::InvalidArgument, kOp, what, " has a broken zip64 end record");
     }
     count = r.u(static_cast<std::size_t>(e64) + 32, 8);
     cd_offset = r.u(static_cast<std::size_t>(e64) + 48, 8);
   }
-  std::vector<Member> members;
+  // Each record takes at least 46 bytes, so a count beyond that is caught as
+  // a truncation before the vector grows far.
+  std::vector<Entry> entries;
   std::uint64_t at = cd_offset;
   for (std::uint64_t m = 0; m < count; ++m) {
-    const auto p = static_cast<std::size_t>(at);
-    if (r.u(p, 4) != kCentralSig) {
+    if (at > r.size()) {
       fail(ErrorKind::InvalidArgument, kOp, what, ": central directory entry ", m,
-           " has a bad signature; the archive is damaged");
+           " lies past the end; the archive is damaged");
     }
-    const auto flags = r.u(p + 8, 2), method = r.u(p + 10, 2);
-    const auto crc = static_cast<std::uint32_t>(r.u(p + 16, 4));
-    std::uint64_t csize = r.u(p + 20, 4), usize = r.u(p + 24, 4);
-    const auto name_len = r.u(p + 28, 2), extra_len = r.u(p + 30, 2), comment_len = r.u(p + 32, 2);
-    std::uint64_t local = r.u(p + 42, 4);
-    const auto name_bytes = r.range(p + 46, name_len);
-    std::string name(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
-    // zip64 extra field: the 0xFFFFFFFF fields, in the order usize, csize, offset.
-    std::size_t x = p + 46 + name_len;
-    const std::size_t x_end = x + extra_len;
-    while (x + 4 <= x_end) {
-      const auto id = r.u(x, 2), len = r.u(x + 2, 2);
-      if (id == 0x0001) {
-        std::size_t f = x + 4;
-        if (usize == 0xFFFFFFFF) usize = r.u(f, 8), f += 8;
-        if (csize == 0xFFFFFFFF) csize = r.u(f, 8), f += 8;
-        if (local == 0xFFFFFFFF) local = r.u(f, 8);
-      }
-      x += 4 + len;
-    }
-    if (flags & 1u) {
-      fail(ErrorKind::Unsupported, kOp, what, ": member '", name,
-           "' is encrypted; decrypt the archive first");
-    }
-    const auto lp = static_cast<std::size_t>(local);
-    if (r.u(lp, 4) != kLocalSig) {
-      fail(ErrorKind::InvalidArgument, kOp, what, ": member '", name,
-           "' has a bad local header; the archive is damaged");
-    }
-    const std::uint64_t data_at = local + 30 + r.u(lp + 26, 2) + r.u(lp + 28, 2);
-    const auto raw = r.range(data_at, csize);
-    Member out{name, {}};
-    if (method == 0) {
-      if (csize != usize) {
-        fail(ErrorKind::InvalidArgument, kOp, what, ": stored member '", name, "' has size ", csize,
-             " but records ", usize, " uncompressed bytes");
-      }
-      out.data.assign(raw.begin(), raw.end());
-    } else if (method == 8) {
-      // Deflate expands at most about 1032:1; a larger claim is a damaged
-      // (or hostile) record, refused before allocating for it.
-      if (usize > 1032 * csize + 1024) {
-        fail(ErrorKind::InvalidArgument, kOp, what, ": member '", name, "' claims ", usize,
-             " bytes from ", csize,
-             " compressed ones, more than deflate can expand to; the "
-             "archive is damaged");
-      }
-      out.data = inflate_raw(raw, usize, what, name);
-    } else {
-      fail(ErrorKind::Unsupported, kOp, what, ": member '", name, "' uses zip compression method ",
-           method, "; only stored (numpy.savez) and deflate (numpy.savez_compressed) are read");
-    }
-    if (crc_of(out.data) != crc) {
-      fail(ErrorKind::InvalidArgument, kOp, what, ": member '", name,
-           "' fails its CRC-32 check; the archive is damaged");
-    }
-    members.push_back(std::move(out));
-    at += 46 + name_len + extra_len + comment_len;
+    entries.push_back(read_entry(r, static_cast<std::size_t>(at), m, what, at));
   }
-  return members;
+  check_disjoint(entries, what);
+  std::uint64_t total = 0;  // saturating: a crafted record may claim 2^64 bytes
+  for (const Entry& e : entries) {
+    total = e.size > std::numeric_limits<std::uint64_t>::max() - total
+                ? std::numeric_limits<std::uint64_t>::max()
+                : total + e.size;
+  }
+  if (total > max_total_bytes) {
+    fail(ErrorKind::OutOfMemory, kOp, what, " holds ", total, " bytes once inflated (",
+         entries.size(), " members), more than the limit of ", max_total_bytes,
+         " bytes (NpzLoadOptions::max_total_bytes, 4 GiB by default); nothing was inflated. "
+         "If the archive is trusted and memory allows, raise max_total_bytes");
+  }
+  return entries;
+}
+
+MemberBytes read_member(std::span<const std::byte> archive, const Entry& e,
+                        const std::string& what) {
+  const Reader r(archive, what);
+  const auto raw = r.range(e.data_at, e.compressed_size);
+  MemberBytes out;
+  if (e.method == 0) {
+    out.bytes = raw;
+  } else {
+    try {
+      // Uninitialised: pages are touched only as inflate writes them, so a
+      // stream that fails early costs little memory.
+      out.owned.reset(new std::byte[std::max<std::uint64_t>(e.size, 1)]);
+    } catch (const std::bad_alloc&) {
+      fail(ErrorKind::OutOfMemory, kOp, what, ": could not allocate ", e.size,
+           " bytes to inflate member '", e.name, "'; free memory or load a smaller archive");
+    }
+    inflate_raw(raw, out.owned.get(), e.size, what, e.name);
+    out.bytes = std::span<const std::byte>(out.owned.get(), static_cast<std::size_t>(e.size));
+  }
+  if (crc_of(out.bytes) != e.crc) {
+    fail(ErrorKind::InvalidArgument, kOp, what, ": member '", e.name,
+         "' fails its CRC-32 check; the archive is damaged");
+  }
+  return out;
 }
 
 namespace {
