@@ -573,6 +573,13 @@ TEST(Hardening, OpSequenceFuzzFindingsAgreeAcrossTiers) {
   EXPECT_TF_ERROR(kron(rt->tensor(k40), rt->tensor(k40)), ErrorKind::InvalidArgument);
   const TracedTensor tk = placeholder(f64, {std::int64_t{1} << 40, 0});
   EXPECT_TF_ERROR(kron(tk, tk), ErrorKind::InvalidArgument);
+  // A 2^60-element kron is refused before the product allocates (issue 52
+  // item 3): operands are stride-0 views of one element.
+  const Tensor k30 = Tensor::scalar(1.0).broadcast_to({std::int64_t{1} << 30});
+  EXPECT_TF_ERROR(kron(k30, k30, cpu), ErrorKind::InvalidArgument);
+  EXPECT_TF_ERROR(kron(rt->tensor(k30), rt->tensor(k30)), ErrorKind::InvalidArgument);
+  const TracedTensor t30 = placeholder(f64, {std::int64_t{1} << 30});
+  EXPECT_TF_ERROR(kron(t30, t30), ErrorKind::InvalidArgument);
   // index_select checks its output shape before the index values (the
   // traced tier refuses the shape when the op is built).
   const Tensor wide_empty = zeros({1, 0, std::int64_t{1} << 59});

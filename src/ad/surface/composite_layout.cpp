@@ -42,6 +42,15 @@ T kron(const T& a, const T& b) {
       wb.push_back(SymDim(1));
       out.push_back(ea * eb);
     }
+    // A result over the element limit is refused before the product runs.
+    double count = 1;
+    for (const SymDim& e : out) {
+      if (const auto c = e.try_constant()) count *= static_cast<double>(*c);
+    }
+    if (count > static_cast<double>(kMaxElements)) {
+      fail(ErrorKind::InvalidArgument, "kron", "the result would have ", count,
+           " elements, more than 2^59 (the most a tensor may have); check the shapes");
+    }
     return reshape(mul(reshape(a, wa), reshape(b, wb)), out);
   });
 }
