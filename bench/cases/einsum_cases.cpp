@@ -175,10 +175,10 @@ std::vector<GemmStep> path_gemms(const einsum_path_tool::Instance& inst, const E
   return steps;
 }
 
-EinsumPath recorded_path(const einsum_path_tool::Instance& inst) {
+EinsumPath opt_flops_path(const einsum_path_tool::Instance& inst) {
   EinsumPath p;
-  for (const auto& s : inst.paths["opt_flops"]["path"]) {
-    const std::int64_t i = s[0], j = s[1];
+  const EinsumPath rec = einsum_path_tool::recorded_path(inst).value();
+  for (const auto& [i, j] : rec) {
     p.emplace_back(std::min(i, j), std::max(i, j));
   }
   return p;
@@ -219,7 +219,7 @@ void network_cases(const bench::Options& o, CpuBackend& cpu, const Runner& run,
       for (double& v : values.back()) v *= net.scale;
       xs.push_back(Tensor::from_col_major(Shape(shape.begin(), shape.end()), values.back()));
     }
-    const EinsumPath path = recorded_path(inst);
+    const EinsumPath path = opt_flops_path(inst);
     // Prepared before the clock, as the peers build their pairwise equations
     // before it; the timed call only contracts.
     std::vector<Shape> shapes;

@@ -39,7 +39,70 @@ void check_step(std::int64_t i, std::int64_t j, std::size_t operands) {
   }
 }
 
+// JSON nested deeper than this is not an instance; nlohmann's recursive
+// parser would otherwise exhaust the stack (100,000 nested brackets crashed
+// the tool).
+constexpr int kMaxDepth = 64;
+
+void check_depth(const std::string& text, const std::string& file) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        throw std::runtime_error(file + ": JSON nested deeper than " + std::to_string(kMaxDepth) +
+                                 " levels at byte " + std::to_string(i) +
+                                 "; not an einsum instance");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+std::int64_t step_index(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_number_integer()) {
+    throw std::runtime_error(what + ": a path step holds two integers, got " + v.dump());
+  }
+  return v.get<std::int64_t>();
+}
+
 }  // namespace
+
+std::optional<tenferro::EinsumPath> recorded_path(const Instance& inst, const std::string& key) {
+  if (!inst.paths.is_object() || !inst.paths.contains(key)) return std::nullopt;
+  const std::string what = inst.name + ": paths." + key;
+  const nlohmann::json& rec = inst.paths.at(key);
+  if (!rec.is_object() || !rec.contains("path") || !rec.at("path").is_array()) {
+    throw std::runtime_error(what + " must be an object with a \"path\" array, got " +
+                             rec.dump().substr(0, 200));
+  }
+  tenferro::EinsumPath path;
+  std::size_t operands = inst.inputs.size();
+  for (const nlohmann::json& step : rec.at("path")) {
+    if (!step.is_array() || step.size() != 2) {
+      throw std::runtime_error(what + ": each step is [i, j], got " + step.dump().substr(0, 200));
+    }
+    const std::int64_t i = step_index(step[0], what), j = step_index(step[1], what);
+    check_step(i, j, operands);
+    path.emplace_back(i, j);
+    --operands;
+  }
+  if (operands != 1 && !inst.inputs.empty()) {
+    throw std::runtime_error(what + " leaves " + std::to_string(operands) +
+                             " operands; it needs one step fewer than the operands");
+  }
+  return path;
+}
 
 Instance load_instance(const std::string& file) {
   std::ifstream in(file);
@@ -49,8 +112,10 @@ Instance load_instance(const std::string& file) {
 }
 
 Instance parse_instance(const std::string& text, const std::string& file) {
+  check_depth(text, file);
   const nlohmann::json j = nlohmann::json::parse(text);
-  if (!j.contains("format_string") || !j.contains("shapes")) {
+  if (!j.is_object() || !j.contains("format_string") || !j.contains("shapes") ||
+      !j["format_string"].is_string()) {
     throw std::runtime_error(file + " is not an einsum instance (no format_string/shapes)");
   }
   // Column-major: each term's labels and extents reversed.
@@ -91,7 +156,12 @@ Instance parse_instance(const std::string& text, const std::string& file) {
   for (std::size_t k = 0; k < terms.size(); ++k) {
     std::vector<std::int64_t> labels;
     for (std::size_t i = terms[k].size(); i-- > 0;) {
-      labels.push_back(id(terms[k][i], shapes[k][i].get<double>()));
+      const nlohmann::json& e = shapes[k][i];
+      if (!e.is_number() || !(e.get<double>() >= 0) || !std::isfinite(e.get<double>())) {
+        throw std::runtime_error(file + ": term " + std::to_string(k) + " has the extent " +
+                                 e.dump().substr(0, 100) + "; extents are numbers, 0 or more");
+      }
+      labels.push_back(id(terms[k][i], e.get<double>()));
     }
     inst.inputs.push_back(std::move(labels));
   }

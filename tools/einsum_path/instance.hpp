@@ -4,6 +4,7 @@
 // paths, and the instances' cost convention.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ Instance load_instance(const std::string& file);
 /// the name when the JSON has none. std::runtime_error (or nlohmann's
 /// json::exception for text that is not JSON) when it is not an instance.
 Instance parse_instance(const std::string& text, const std::string& what);
+
+/// The recorded path named `key` ("opt_flops", ...) of the instance's
+/// "paths", checked: an array of [i, j] integer steps that
+/// name distinct operands of the shrinking list (std::runtime_error naming
+/// what is wrong otherwise); nullopt when the instance records no such path.
+std::optional<tenferro::EinsumPath> recorded_path(const Instance& inst,
+                                                  const std::string& key = "opt_flops");
 
 struct Cost {
   double log10_flops = 0;  // every step: the product of the extents of its

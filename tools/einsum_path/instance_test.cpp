@@ -26,9 +26,7 @@ std::string file(const std::string& name) {
 }
 
 tenferro::EinsumPath recorded(const Instance& inst) {
-  tenferro::EinsumPath p;
-  for (const auto& s : inst.paths["opt_flops"]["path"]) p.emplace_back(s[0], s[1]);
-  return p;
+  return recorded_path(inst).value();
 }
 
 }  // namespace
@@ -256,4 +254,31 @@ TEST(EinsumInstances, PathStepsOutOfRangeAreRuntimeErrors) {
   const auto cost = einsum_path_tool::instance_cost(inst, {{0, 1}});
   EXPECT_NEAR(cost.log10_flops, std::log10(2.0 * 2 * 3 * 4), 1e-12);
   EXPECT_EQ(einsum_path_tool::path_tree(2, {{1, 0}}).dump(), "[0,1]");
+}
+
+// Issue 52 item 6: malformed files that crashed the tool are errors.
+TEST(EinsumInstances, DeepNestingAndBadRecordedPathsAreRuntimeErrors) {
+  const std::string deep = R"({"format_string": "i->i", "shapes": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  EXPECT_THROW(einsum_path_tool::parse_instance(deep, "t"), std::runtime_error);
+  const std::string base = R"({"format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 4]], )";
+  for (const char* paths :
+       {R"("paths": {"opt_flops": {"path": [[0]]}}})", R"("paths": {"opt_flops": {}}})",
+        R"("paths": {"opt_flops": {"path": [[0, "a"]]}}})",
+        R"("paths": {"opt_flops": {"path": [[0, 5]]}}})",
+        R"("paths": {"opt_flops": {"path": []}}})", R"("paths": {"opt_flops": 3}})"}) {
+    const Instance inst = einsum_path_tool::parse_instance(base + paths, "t");
+    EXPECT_THROW((void)einsum_path_tool::recorded_path(inst), std::runtime_error) << paths;
+  }
+  const Instance good = einsum_path_tool::parse_instance(
+      base + R"("paths": {"opt_flops": {"path": [[1, 0]]}}})", "t");
+  EXPECT_EQ(einsum_path_tool::recorded_path(good).value(), (tenferro::EinsumPath{{1, 0}}));
+  EXPECT_FALSE(einsum_path_tool::recorded_path(good, "other").has_value());
+  // Extents that are not non-negative numbers.
+  EXPECT_THROW(
+      einsum_path_tool::parse_instance(R"({"format_string": "ij", "shapes": [[2, "x"]]})", "t"),
+      std::runtime_error);
+  EXPECT_THROW(
+      einsum_path_tool::parse_instance(R"({"format_string": "ij", "shapes": [[2, -1]]})", "t"),
+      std::runtime_error);
 }

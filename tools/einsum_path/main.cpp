@@ -75,10 +75,8 @@ int main(int argc, char** argv) {
       out["log2_size_sliced"] = std::log2(r.plan.sliced_largest_intermediate);
       out["overhead"] = r.plan.sliced_flops / r.plan.flops;
     }
-    if (inst.paths.contains("opt_flops")) {
-      tenferro::EinsumPath rec;
-      for (const auto& s : inst.paths["opt_flops"]["path"]) rec.emplace_back(s[0], s[1]);
-      const auto c = einsum_path_tool::instance_cost(inst, rec);
+    if (const auto rec = einsum_path_tool::recorded_path(inst)) {
+      const auto c = einsum_path_tool::instance_cost(inst, *rec);
       out["recorded_opt_flops"] = {{"log10_flops", c.log10_flops}, {"log2_size", c.log2_size}};
     }
     std::cout << out.dump() << "\n";
