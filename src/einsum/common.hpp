@@ -23,6 +23,10 @@ struct Spec {
   std::vector<std::vector<std::int64_t>> inputs;
   std::vector<std::int64_t> output;
   bool from_string = false;
+  /// A gradient's einsum (op.cpp): it inherits the forward's memory limit,
+  /// which its own result may exceed, so a limit that slicing cannot reach is
+  /// a target, not an error (issue 52 item 8).
+  bool soft_memory_limit = false;
   friend bool operator==(const Spec&, const Spec&) = default;
   /// The label as the user wrote it ('j', "7" in the integer form, "ellipsis
   /// axis (1 from the end)"); messages put "label " before it.
@@ -69,7 +73,7 @@ void check_sizes(const Spec& spec, const Analysis& a, const std::vector<double>&
 /// The plan for the reduced operands (see plan_contraction).
 EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
                       const std::vector<std::int64_t>& output, const std::vector<double>& extents,
-                      const EinsumOptions& options);
+                      const EinsumOptions& options, bool soft_limit = false);
 
 /// Planner extents: constants as they are, symbolic ones as 2.
 std::vector<double> planning_extents(const Analysis& a);

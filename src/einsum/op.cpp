@@ -250,6 +250,7 @@ ad::Val cotangent(const ad::RuleArgs& a, ad::Val ct, std::size_t k,
   const DType dtype = a.input_metas[k].dtype;
   Spec g;
   g.from_string = s.from_string;
+  g.soft_memory_limit = true;  // its result (operand k's shape) may exceed the limit
   std::vector<ad::Val> ins;
   g.inputs.push_back(s.output);
   ins.push_back(ct);

@@ -67,6 +67,9 @@ struct SliceChoice {
   double slices = 1, flops = 0, largest = 0;
 };
 /// InvalidArgument (naming `op`) when slicing summed labels cannot reach the limit.
-SliceChoice choose_slices(const Network& net, const EinsumPath& path, double limit, const char* op);
+/// `soft`: a limit slicing cannot reach gives the best reachable slicing
+/// instead of InvalidArgument.
+SliceChoice choose_slices(const Network& net, const EinsumPath& path, double limit, const char* op,
+                          bool soft = false);
 
 }  // namespace tenferro::einsum_detail

@@ -303,7 +303,7 @@ EinsumPath greedy(std::vector<Set> list, const Set& out, const Costs& c, int mod
 
 EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
                       const std::vector<std::int64_t>& output, const std::vector<double>& extents,
-                      const EinsumOptions& options) {
+                      const EinsumOptions& options, bool soft_limit) {
   const std::size_t L = std::max<std::size_t>(extents.size(), 1);
   for (std::size_t l = 0; l < extents.size(); ++l) {
     if (!(extents[l] >= 0) || !std::isfinite(extents[l])) {
@@ -425,7 +425,7 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
   plan.sliced_largest_intermediate = plan.largest_intermediate;
   if (limit && plan.largest_intermediate > *limit) {
     const Network net = network();
-    const SliceChoice sc = choose_slices(net, plan.path, *limit, kOp);
+    const SliceChoice sc = choose_slices(net, plan.path, *limit, kOp, soft_limit);
     plan.sliced_labels = sc.labels;
     plan.slices = sc.slices;
     plan.sliced_flops = sc.flops;

@@ -72,8 +72,8 @@ Cost cost(const std::vector<Step>& steps, const std::vector<double>& ext, double
 
 }  // namespace
 
-SliceChoice choose_slices(const Network& net, const EinsumPath& path, double limit,
-                          const char* op) {
+SliceChoice choose_slices(const Network& net, const EinsumPath& path, double limit, const char* op,
+                          bool soft) {
   const std::vector<Step> steps = steps_of(net, path);
   std::vector<double> ext = net.extents;
   double out_size = 1;
@@ -108,6 +108,7 @@ SliceChoice choose_slices(const Network& net, const EinsumPath& path, double lim
                           (c.excess <= best_cost.excess + 1e-9 && c.flops < best_cost.flops);
       if (better) best = static_cast<std::int64_t>(x), best_cost = c;
     }
+    if (best < 0 && soft) break;
     if (best < 0) {
       fail(ErrorKind::InvalidArgument, op, "the memory limit of ", limit,
            " elements per intermediate cannot be met by slicing summed labels: a result of ",

@@ -270,3 +270,43 @@ TEST(EinsumSymbolic, ExtentsThatDisagreeWhenBoundAreShapeMismatch) {
   o.path = EinsumPath{{0, 5}};
   EXPECT_TF_ERROR(einsum("ij,jk->ik", {a, b}, o), ErrorKind::InvalidArgument);
 }
+
+// Issue 52 item 8: the gradient's einsum inherits the forward's memory limit,
+// which its own result may exceed ([4, 5] here, over a limit of 8 elements
+// that the scalar forward meets): every tier gives the gradient.
+TEST(EinsumSymbolic, GradientUnderAMemoryLimitItsResultExceeds) {
+  const std::string eq = "ij,jk->";
+  const Tensor a = make({4, 5}, f64, 3), b = make({5, 3}, f64, 4);
+  EinsumOptions o;
+  o.memory_limit = 8.0 * 8.0;  // 8 f64 elements
+  const auto eg = grad_many(
+      [&](std::span<const EagerTensor> z) {
+        return einsum(eq, std::vector<EagerTensor>(z.begin(), z.end()), o);
+      },
+      std::vector<EagerTensor>{runtime()->tensor(a), runtime()->tensor(b)});
+  ASSERT_TRUE(eg[0].has_value() && eg[1].has_value());
+  const auto plain = grad_many(
+      [&](std::span<const EagerTensor> z) {
+        return einsum(eq, std::vector<EagerTensor>(z.begin(), z.end()));
+      },
+      std::vector<EagerTensor>{runtime()->tensor(a), runtime()->tensor(b)});
+  expect_close(host(*eg[0]), host(*plain[0]), 1e-12, "eager gradient a");
+  int tiers = 0;
+  for (const bool sym : {false, true}) {
+    const TracedTensor pa =
+        placeholder(f64, sym ? symbolic(a.shape()) : to_sym_shape(a.shape().span()));
+    const TracedTensor pb =
+        placeholder(f64, sym ? symbolic(b.shape()) : to_sym_shape(b.shape().span()));
+    const TracedTensor y = einsum(eq, {pa, pb}, o);
+    const auto g = grad_many(y, {pa, pb});
+    const Program p = compile({*g[0], *g[1]}, {pa, pb});
+    const auto got = run_compiled(*runtime()->runtime(), p, {a, b});
+    expect_close(host(got[0]), host(*plain[0]), 1e-12, sym ? "symbolic a" : "constant a");
+    expect_close(host(got[1]), host(*plain[1]), 1e-12, sym ? "symbolic b" : "constant b");
+    ++tiers;
+  }
+  EXPECT_EQ(tiers, 2);
+  // The forward alone still refuses a limit its own result exceeds.
+  EXPECT_TF_ERROR(einsum("ij,jk->ik", {runtime()->tensor(a), runtime()->tensor(b)}, o),
+                  ErrorKind::InvalidArgument);
+}
