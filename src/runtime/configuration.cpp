@@ -5,6 +5,7 @@
 
 #include "tenferro/runtime/runtime.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <typeinfo>
 
@@ -89,6 +90,15 @@ std::vector<std::string> RuntimeSnapshot::modules() const {
 
 void RuntimeEditor::install_module(ExtensionModulePtr module) {
   ModuleRegistrar reg = configure_module(module);
+  install_configured(std::move(module), std::move(reg));
+}
+
+void RuntimeEditor::replace_module(ExtensionModulePtr module) {
+  ModuleRegistrar reg = configure_module(module);
+  replace_configured(std::move(module), std::move(reg));
+}
+
+void RuntimeEditor::install_configured(ExtensionModulePtr module, ModuleRegistrar reg) {
   auto it = candidate_.modules_.find(module->id());
   if (it != candidate_.modules_.end()) {
     if (same_registrations(it->second.registrations, reg)) return;  // identical: no-op
@@ -99,8 +109,7 @@ void RuntimeEditor::install_module(ExtensionModulePtr module) {
   changed_ = true;
 }
 
-void RuntimeEditor::replace_module(ExtensionModulePtr module) {
-  ModuleRegistrar reg = configure_module(module);
+void RuntimeEditor::replace_configured(ExtensionModulePtr module, ModuleRegistrar reg) {
   auto it = candidate_.modules_.find(module->id());
   if (it != candidate_.modules_.end()) {
     for (const auto& e : it->second.registrations.engines())
@@ -281,7 +290,38 @@ void Runtime::publish(std::shared_ptr<RuntimeSnapshot> candidate,
   plans_->retain_epoch(snapshot()->epoch());
 }
 
+namespace {
+// The runtimes this thread is reconfiguring: a second reconfigure of one of
+// them from inside the first (an edit, or a configure() the edit runs) would
+// wait for its own lock.
+thread_local std::vector<const Runtime*> t_reconfiguring;
+
+class ReconfigureScope {
+ public:
+  explicit ReconfigureScope(const Runtime& runtime) : runtime_(runtime) {
+    for (const Runtime* r : t_reconfiguring) {
+      if (r == &runtime) {
+        fail(ErrorKind::RuntimeState, "reconfigure", "runtime ", runtime.id(),
+             " is reconfigured from inside its own reconfigure() (its edit, or a module "
+             "configure() that the edit runs, calls back into it); install or replace the "
+             "module outside the edit: Runtime::install_module runs configure() before the lock");
+      }
+    }
+    t_reconfiguring.push_back(&runtime);
+  }
+  ~ReconfigureScope() {
+    t_reconfiguring.erase(std::find(t_reconfiguring.begin(), t_reconfiguring.end(), &runtime_));
+  }
+  ReconfigureScope(const ReconfigureScope&) = delete;
+  ReconfigureScope& operator=(const ReconfigureScope&) = delete;
+
+ private:
+  const Runtime& runtime_;
+};
+}  // namespace
+
 bool Runtime::reconfigure(const std::function<void(RuntimeEditor&)>& edit) {
+  ReconfigureScope scope(*this);
   std::lock_guard<std::mutex> lock(reconfigure_mutex_);
   auto candidate = std::make_shared<RuntimeSnapshot>(*snapshot());
   RuntimeEditor editor(*candidate);
@@ -292,20 +332,24 @@ bool Runtime::reconfigure(const std::function<void(RuntimeEditor&)>& edit) {
   return true;
 }
 
+// install_module, replace_module and ensure_module run configure() once,
+// before the reconfigure lock, so a configure() may call back into the
+// runtime; the edit only inserts what it returned.
 bool Runtime::install_module(ExtensionModulePtr module) {
+  ModuleRegistrar reg = configure_module(module);
   {
     // Read-only fast path: an identical module is already installed.
-    ModuleRegistrar reg = configure_module(module);
     auto snap = snapshot();
     auto it = snap->modules_.find(module->id());
     if (it != snap->modules_.end() && same_registrations(it->second.registrations, reg))
       return false;
   }
-  return reconfigure([&](RuntimeEditor& e) { e.install_module(module); });
+  return reconfigure([&](RuntimeEditor& e) { e.install_configured(module, std::move(reg)); });
 }
 
 void Runtime::replace_module(ExtensionModulePtr module) {
-  reconfigure([&](RuntimeEditor& e) { e.replace_module(module); });
+  ModuleRegistrar reg = configure_module(module);
+  reconfigure([&](RuntimeEditor& e) { e.replace_configured(module, std::move(reg)); });
 }
 
 bool Runtime::ensure_module(ExtensionModulePtr module, std::string_view family,
@@ -327,7 +371,7 @@ bool Runtime::ensure_module(ExtensionModulePtr module, std::string_view family,
   }
   // Concurrent first calls serialise on this runtime's reconfigure lock; the
   // later ones find the identical module installed and publish nothing.
-  return reconfigure([&](RuntimeEditor& e) { e.install_module(module); });
+  return reconfigure([&](RuntimeEditor& e) { e.install_configured(module, std::move(reg)); });
 }
 
 }  // namespace tenferro

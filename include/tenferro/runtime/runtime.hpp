@@ -64,13 +64,16 @@ class RuntimeSnapshot {
   std::map<std::string, std::vector<FamilyRegistration>, std::less<>> families_;
 };
 
-/// Edits a candidate snapshot inside Runtime::reconfigure.
+/// Edits a candidate snapshot inside Runtime::reconfigure, under that
+/// runtime's reconfigure lock.
 class RuntimeEditor {
  public:
   /// Installs a module; an identical module already installed is a no-op;
   /// a different module with the same id is a RuntimeState error (use replace).
+  /// The module's configure() runs here, under the lock (Runtime::install_module
+  /// runs it before taking the lock).
   void install_module(ExtensionModulePtr module);
-  /// Installs or replaces the module with this id.
+  /// Installs or replaces the module with this id (configure() as above).
   void replace_module(ExtensionModulePtr module);
   /// Removes a module (RuntimeState when absent).
   void remove_module(const std::string& id);
@@ -82,6 +85,9 @@ class RuntimeEditor {
   friend class Runtime;
   friend class RuntimeBuilder;
   explicit RuntimeEditor(RuntimeSnapshot& candidate) : candidate_(candidate) {}
+  // The same with the registrations configure() already returned.
+  void install_configured(ExtensionModulePtr module, ModuleRegistrar registrations);
+  void replace_configured(ExtensionModulePtr module, ModuleRegistrar registrations);
   RuntimeSnapshot& candidate_;
   bool changed_ = false;
   std::vector<std::string> replaced_families_;
@@ -160,12 +166,17 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   /// Builds a candidate from the current snapshot, applies `edit`, validates
   /// and publishes it with one epoch bump. Returns whether anything changed
   /// (an edit that changes nothing publishes nothing). On any error the old
-  /// snapshot stays.
+  /// snapshot stays. `edit` runs under this runtime's reconfigure lock: a
+  /// call from it (or from a configure() its edits run) that reconfigures
+  /// this runtime again is RuntimeState, never a deadlock.
   bool reconfigure(const std::function<void(RuntimeEditor&)>& edit);
   /// Idempotent install: an identical module already installed returns false
   /// without locking or bumping the epoch. Safe to call from many threads.
+  /// configure() runs once, before the lock: it may call back into this
+  /// runtime (install or replace another module).
   bool install_module(ExtensionModulePtr module);
-  /// Explicit replacement of the module with the same id.
+  /// Explicit replacement of the module with the same id (configure() as
+  /// for install_module).
   void replace_module(ExtensionModulePtr module);
   /// Ensures `module` is installed for one (family, engine) pair, keyed on
   /// (module id, family, engine):
@@ -174,8 +185,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   ///  - a module that does not register `family` for `engine`:
   ///    MissingExtension naming module, family and engine; nothing installed;
   ///  - otherwise installed with one epoch bump (returns true).
-  /// configure() runs outside every lock; only the publish is serialised,
-  /// per runtime.
+  /// configure() runs once, outside every lock (it may call back into this
+  /// runtime); only the publish is serialised, per runtime.
   bool ensure_module(ExtensionModulePtr module, std::string_view family, const EngineId& engine);
 
   /// Runs any op (core primitive or extension) on the selected engine without
