@@ -76,6 +76,16 @@ bool ensure_self_installing(Runtime& runtime, const Op& op) {
   const auto snap = runtime.snapshot();
   const EngineId& engine = snap->selected_engine();
   if (snap->family(op.name(), engine) != nullptr) return false;  // warm path: read-only
+  // A call made in a session the caller holds never reconfigures the runtime.
+  if (detail::holds_session(runtime.id())) {
+    fail_in(ErrorPhase::Execute, ErrorKind::MissingExtension, std::string(op.name()), "family ",
+            op.name(), " is not installed for engine ", engine.str(),
+            ", and a self-installing family installs itself only outside a session: this "
+            "thread holds a session of runtime ",
+            runtime.id(),
+            ". Run the op once before entering the session, or call "
+            "ensure_self_installing(runtime, op) before entering it");
+  }
   ExtensionModulePtr module = self->module_for(snap->selected());
   if (!module) return false;
   return runtime.ensure_module(std::move(module), op.name(), engine);

@@ -132,3 +132,85 @@ TEST(RuntimeReentrancy, ReconfigureFromInsideAnEditIsRuntimeStateNotADeadlock) {
   EXPECT_EQ(runtime->epoch(), 2u);
 }
 
+// ---- self-installing families and held sessions ---------------------------------------
+
+namespace {
+// A self-installing family that echoes its input; counts module_for().
+class SelfEcho final : public ExtensionOp, public SelfInstallingOp {
+ public:
+  explicit SelfEcho(std::shared_ptr<std::atomic<int>> calls) : calls_(std::move(calls)) {}
+  const FamilyId& family_id() const override { return id_; }
+  std::size_t input_count() const override { return 1; }
+  std::size_t output_count() const override { return 1; }
+  std::size_t hash() const override { return 11; }
+  bool equals(const Op& o) const override { return dynamic_cast<const SelfEcho*>(&o) != nullptr; }
+  InferenceResult infer(std::span<const TensorMeta> in) const override { return {{in[0]}, {}}; }
+  ExtensionModulePtr module_for(const EngineRegistration& engine) const override {
+    ++*calls_;
+    return std::make_shared<OneFamilyModule>("t.self", "t.self_echo.v1",
+                                             std::make_shared<ScriptedEngine>(Mode::Echo),
+                                             engine.id().str());
+  }
+
+ private:
+  FamilyId id_{"t.self_echo.v1"};
+  std::shared_ptr<std::atomic<int>> calls_;
+};
+}  // namespace
+
+TEST(RuntimeReentrancy, SelfInstallingFamilyNeverInstallsInsideAHeldSession) {
+  auto runtime = make_runtime();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto op = std::make_shared<SelfEcho>(calls);
+  const std::vector<Tensor> in{vec({1, 2})};
+  {
+    auto session = runtime->enter_session();
+    try {
+      runtime->apply_in_session(*session, op, in);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::MissingExtension);
+      EXPECT_EQ(e.op(), "t.self_echo.v1");
+      EXPECT_NE(std::string(e.what()).find("outside a session"), std::string::npos) << e.what();
+    }
+    // apply() reuses the held session: the same rule.
+    EXPECT_TF_ERROR(runtime->apply(op, in), ErrorKind::MissingExtension);
+    EXPECT_TF_ERROR(ensure_self_installing(*runtime, *op), ErrorKind::MissingExtension);
+    EXPECT_EQ(calls->load(), 0);
+    EXPECT_EQ(runtime->epoch(), 1u);
+    EXPECT_TRUE(runtime->snapshot()->modules().empty());
+  }
+  {
+    auto rt = EagerRuntime::make(runtime);
+    EagerSession session(rt);
+    EXPECT_TF_ERROR(apply_eager_in_session(session, op, {rt->tensor(vec({1}))}),
+                    ErrorKind::MissingExtension);
+    EXPECT_EQ(calls->load(), 0);
+  }
+  // Outside the session it installs once; a later session runs it warm.
+  EXPECT_EQ(runtime->apply(op, in)[0].storage(), in[0].storage());
+  EXPECT_EQ(calls->load(), 1);
+  EXPECT_EQ(runtime->epoch(), 2u);
+  auto session = runtime->enter_session();
+  EXPECT_EQ(runtime->apply_in_session(*session, op, in)[0].storage(), in[0].storage());
+  EXPECT_FALSE(ensure_self_installing(*runtime, *op));
+  EXPECT_EQ(calls->load(), 1);
+  EXPECT_EQ(runtime->epoch(), 2u);
+}
+
+TEST(RuntimeReentrancy, TheSessionRuleIsPerThreadAndPerRuntime) {
+  auto runtime = make_runtime();
+  auto other = make_runtime();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto op = std::make_shared<SelfEcho>(calls);
+  const std::vector<Tensor> in{vec({1})};
+  auto session = runtime->enter_session();
+  // Another runtime (its own backend) installs on this thread.
+  EXPECT_TRUE(ensure_self_installing(*other, *op));
+  // Another thread, holding no session, installs on this runtime.
+  std::thread([&] { EXPECT_TRUE(ensure_self_installing(*runtime, *op)); }).join();
+  EXPECT_EQ(calls->load(), 2);
+  EXPECT_EQ(runtime->epoch(), 2u);
+  // Now installed: the held session runs it.
+  EXPECT_EQ(runtime->apply_in_session(*session, op, in)[0].storage(), in[0].storage());
+}

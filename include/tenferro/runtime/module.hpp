@@ -62,7 +62,8 @@ using ExtensionModulePtr = std::shared_ptr<const ExtensionModule>;
 /// preparation ensure the module the op names for the selected engine before
 /// resolving its family (Runtime::ensure_module semantics: once per runtime,
 /// thread-safe, a read-only no-op when installed), so such an op runs on any
-/// runtime and in any traced program without set-up.
+/// runtime and in any traced program without set-up. Not inside a session
+/// the caller holds: see ensure_self_installing.
 class SelfInstallingOp {
  public:
   virtual ~SelfInstallingOp() = default;

@@ -147,6 +147,10 @@ std::uint64_t next_context_id();
 /// When `op` is a SelfInstallingOp whose family the runtime's selected
 /// engine lacks, ensures the module it names (Runtime::ensure_module).
 /// Returns whether a module was installed; false for every other op.
+/// Never inside a session this thread holds on `runtime` (enter_session):
+/// there a missing self-installing family is MissingExtension and nothing is
+/// installed: a call made in a session never reconfigures the runtime. Run
+/// the op, or call this, once before entering the session.
 bool ensure_self_installing(Runtime& runtime, const Op& op);
 
 class Runtime : public std::enable_shared_from_this<Runtime> {
@@ -199,7 +203,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   /// A session of another runtime is ContextMismatch; a session entered on an
   /// engine that is no longer the selected one is RuntimeState. An extension
   /// executor without a session form, or an op with no prepared executor, is
-  /// Unsupported (no fallback to the lowering inside a session).
+  /// Unsupported (no fallback to the lowering inside a session). A
+  /// self-installing family is not installed here (ensure_self_installing).
   std::vector<Tensor> apply_in_session(EngineSession& session, const OpPtr& op,
                                        ListRef<Tensor> inputs);
 
