@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "runtime_fixtures.hpp"
-#include "tenferro/ad/eager_extension.hpp"
+#include "tenferro/tenferro.hpp"
 
 using namespace rtest;
 using Mode = ScriptedEngine::Mode;
@@ -213,4 +213,23 @@ TEST(RuntimeReentrancy, TheSessionRuleIsPerThreadAndPerRuntime) {
   EXPECT_EQ(runtime->epoch(), 2u);
   // Now installed: the held session runs it.
   EXPECT_EQ(runtime->apply_in_session(*session, op, in)[0].storage(), in[0].storage());
+}
+
+TEST(RuntimeReentrancy, ProgramPreparationInsideAHeldSessionInstallsNothing) {
+  auto runtime = make_runtime();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto op = std::make_shared<SelfEcho>(calls);
+  auto t = placeholder(DType::F64, {2});
+  Program program = compile({tenferro::apply(op, std::vector<TracedTensor>{t})[0]}, {t});
+  const Tensor in[1] = {vec({1, 2})};
+  {
+    auto session = runtime->enter_session();
+    EXPECT_TF_ERROR(prepare(*runtime, program, InputSignature::of(in)),
+                    ErrorKind::MissingExtension);
+    EXPECT_EQ(calls->load(), 0);
+    EXPECT_EQ(runtime->epoch(), 1u);
+  }
+  auto prepared = prepare(*runtime, program, InputSignature::of(in));
+  EXPECT_EQ(calls->load(), 1);
+  EXPECT_EQ(runtime->epoch(), 2u);
 }
