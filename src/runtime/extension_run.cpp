@@ -120,8 +120,9 @@ std::shared_ptr<const PreparedPlan> Runtime::prepare_extension(const ExtensionOp
     }
     InferenceResult inferred = op->infer(metas);
     if (inferred.outputs.size() != op->output_count()) {
-      fail(ErrorKind::Internal, std::string(op->name()), "infer() returned ",
-           inferred.outputs.size(), " outputs but the op declares ", op->output_count());
+      fail(ErrorKind::ExtensionContract, std::string(op->name()), "infer() returned ",
+           inferred.outputs.size(), " outputs but the op declares ", op->output_count(),
+           "; the family's infer() is wrong, not your call");
     }
     check_constraints(op->name(), inferred.constraints, shapes);
     unsigned detail = kDetailNone;
@@ -283,8 +284,10 @@ std::vector<Tensor> Runtime::run_lowering(const ExtensionOp& op, std::span<const
   std::vector<Tensor> outputs;
   for (const auto& v : op.lower(builder, in)) outputs.push_back(builder.get(v));
   if (outputs.size() != op.output_count()) {
-    fail(ErrorKind::Internal, std::string(op.name()), "lowering produced ", outputs.size(),
-         " outputs but family ", op.name(), " declares ", op.output_count());
+    fail_in(ErrorPhase::Execute, ErrorKind::ExtensionContract, std::string(op.name()),
+            "the lowering of family ", op.name(), " produced ", outputs.size(),
+            " outputs but the family declares ", op.output_count(),
+            "; the family's lower() is wrong, not your call");
   }
   return outputs;
 }

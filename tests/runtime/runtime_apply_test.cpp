@@ -94,9 +94,11 @@ TEST(RuntimeApply, UnsupportedIsTypedAndErrorsAreNotBypassed) {
 }
 
 namespace {
-// An op with a lowering to a primitive-free identity: returns its input.
+// An op with a lowering to a primitive-free identity: returns its input
+// (or, broken, `outputs` values).
 class LoweredOp final : public ExtensionOp {
  public:
+  explicit LoweredOp(std::size_t outputs = 1) : outputs_(outputs) {}
   const FamilyId& family_id() const override { return id_; }
   std::size_t input_count() const override { return 2; }
   std::size_t output_count() const override { return 1; }
@@ -109,22 +111,60 @@ class LoweredOp final : public ExtensionOp {
     // swap twice through the example family, then take the first: identity on input 0.
     auto once = b.emit(std::make_shared<example::Swap>(), in);
     auto twice = b.emit(std::make_shared<example::Swap>(), once);
-    return {twice[0]};
+    return std::vector<LoweringBuilder::Value>(outputs_, twice[0]);
   }
 
  private:
   FamilyId id_{"t.lowered.v1"};
+  std::size_t outputs_;
 };
-}  // namespace
 
-TEST(RuntimeApply, OnlyUnsupportedFallsBackToLowering) {
+// A runtime with the example families and, unless null, `engine` for t.lowered.v1.
+RuntimePtr lowering_runtime(std::shared_ptr<const ExtensionEngine> engine) {
   auto rt = make_runtime();
   rt->install_module(example::make_example_module());
-  rt->install_module(std::make_shared<OneFamilyModule>(
-      "t.l", "t.lowered.v1", std::make_shared<ScriptedEngine>(Mode::Unsupported)));
+  if (engine) rt->install_module(std::make_shared<OneFamilyModule>("t.l", "t.lowered.v1", engine));
+  return rt;
+}
+}  // namespace
+
+// Every outcome without a prepared executor runs the lowering; an error of
+// prepare() never does (docs/extensions.md, "Fallback").
+TEST(RuntimeApply, NoPreparedExecutorRunsTheLowering) {
   auto a = vec({1, 2}), b = vec({3, 4});
-  auto out = rt->apply(std::make_shared<LoweredOp>(), {a, b});
-  EXPECT_EQ(out[0].to_vector<double>(), (std::vector<double>{1, 2}));
+  auto op = std::make_shared<LoweredOp>();
+  for (auto engine :
+       {std::shared_ptr<ScriptedEngine>{}, std::make_shared<ScriptedEngine>(Mode::Unsupported),
+        std::make_shared<ScriptedEngine>(Mode::NoExecutor)}) {
+    auto rt = lowering_runtime(engine);
+    EXPECT_EQ(rt->apply(op, {a, b})[0].to_vector<double>(), (std::vector<double>{1, 2}));
+    if (engine) {
+      EXPECT_EQ(engine->prepares.load(), 1);
+    }
+  }
+  auto throwing = std::make_shared<ScriptedEngine>(Mode::Throw);
+  EXPECT_TF_ERROR(lowering_runtime(throwing)->apply(op, {a, b}), ErrorKind::InvalidArgument);
+  EXPECT_EQ(throwing->prepares.load(), 1);
+  // A lowering that breaks the op's output count blames the family.
+  EXPECT_TF_ERROR(lowering_runtime(nullptr)->apply(std::make_shared<LoweredOp>(2), {a, b}),
+                  ErrorKind::ExtensionContract);
+}
+
+TEST(RuntimeApply, UnsupportedInsideASessionNeverRunsTheLowering) {
+  auto a = vec({1, 2}), b = vec({3, 4});
+  auto engine = std::make_shared<ScriptedEngine>(Mode::Unsupported);
+  auto rt = lowering_runtime(engine);
+  auto session = rt->enter_session();
+  try {
+    rt->apply_in_session(*session, std::make_shared<LoweredOp>(), {a, b});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no kernel for this signature"), std::string::npos) << what;
+    EXPECT_NE(what.find("call apply outside the session"), std::string::npos) << what;
+  }
+  EXPECT_EQ(engine->prepares.load(), 1);
 }
 
 TEST(RuntimeApply, NeedsSpecializationWidensAndTerminates) {

@@ -88,7 +88,8 @@ class ScriptedEngine final : public ExtensionEngine {
     NeedsStrides,
     NeedsSameAgain,
     Slow,
-    ExecFails
+    ExecFails,
+    NoExecutor
   };
   explicit ScriptedEngine(Mode mode) : mode_(mode) {}
   mutable std::atomic<int> prepares{0};
@@ -119,6 +120,8 @@ class ScriptedEngine final : public ExtensionEngine {
         return NeedsSpecialization{kDetailLayout};
       case Mode::ExecFails:
         return Prepared{std::make_shared<FailingExecutor>()};
+      case Mode::NoExecutor:
+        return Prepared{nullptr};
       case Mode::Slow:
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         return Prepared{std::make_shared<EchoExecutor>(r.op.output_count(), true)};
