@@ -69,7 +69,8 @@ EagerExtensionTarget eager_extension_target(const EagerRuntime& rt);
 /// building one is not cheap. Its errors pass through unchanged.
 using ModuleFactory = std::function<ExtensionModulePtr(const EagerExtensionTarget&)>;
 
-/// Ensures `module` (EagerRuntime::ensure_module: keyed on module id, the
+/// Checks the inputs and every input's ingress (NoInputIngressError), then
+/// ensures `module` (EagerRuntime::ensure_module: keyed on module id, the
 /// op's family and the selected engine; MissingExtension when the module
 /// does not register that pair; the rules it carries are registered), then
 /// apply_eager.

@@ -99,6 +99,8 @@ std::vector<EagerTensor> apply_eager_with_module(const ExtensionOpPtr& op,
                                                  ListRef<EagerTensor> inputs,
                                                  const ExtensionModulePtr& module) {
   const EagerRuntimePtr& rt = validate(op, inputs);
+  // Every input error comes before the install, ingress too (as with a factory).
+  rt->runtime()->check_ingress(op->name(), values_of(inputs));
   rt->ensure_module(module, op->name(), eager_extension_target(*rt).engine);
   return apply_eager(op, inputs);
 }
