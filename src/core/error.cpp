@@ -1,4 +1,5 @@
 #include "tenferro/core/error.hpp"
+#include "tenferro/core/report_as.hpp"
 
 namespace tenferro {
 
@@ -130,6 +131,19 @@ Error::Error(ErrorKind kind, std::string op, std::string message, ErrorPhase pha
   for (const Error* c = cause_.get(); c != nullptr; c = c->cause_.get()) {
     what_ += "\n  caused by: [" + c->op_ + "] " + c->message_;
   }
+}
+
+std::string user_op_name(std::string_view op) {
+  constexpr std::string_view kPrefix = "tenferro.";
+  if (!op.starts_with(kPrefix)) return std::string(op);
+  std::string_view s = op.substr(kPrefix.size());
+  // A trailing ".v<digits>" is the family's version.
+  if (const auto dot = s.rfind(".v"); dot != std::string_view::npos && dot + 2 < s.size() &&
+                                      s.find_first_not_of("0123456789", dot + 2) == s.npos) {
+    s = s.substr(0, dot);
+  }
+  if (s.starts_with("linalg_")) s.remove_prefix(7);
+  return std::string(s);
 }
 
 void rethrow_with_context(const Error& cause, ErrorPhase phase, std::string op,

@@ -70,10 +70,11 @@ Analysis analyse(const Spec& spec, const std::vector<Dims>& dims, const char* op
 void check_sizes(const Spec& spec, const Analysis& a, const std::vector<double>& extents,
                  const EinsumPlan& plan, const char* op);
 
-/// The plan for the reduced operands (see plan_contraction).
+/// The plan for the reduced operands (see plan_contraction); `op` names the
+/// function the user called in errors.
 EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
                       const std::vector<std::int64_t>& output, const std::vector<double>& extents,
-                      const EinsumOptions& options, bool soft_limit = false);
+                      const EinsumOptions& options, const char* op, bool soft_limit = false);
 
 /// Planner extents: constants as they are, symbolic ones as 2.
 std::vector<double> planning_extents(const Analysis& a);

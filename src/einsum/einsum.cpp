@@ -330,7 +330,7 @@ EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
                    const EinsumOptions& options) {
   const Analysis a = analyse(spec, shape_dims(shapes), "einsum_path");
   const std::vector<double> extents = planning_extents(a);
-  EinsumPlan plan = plan_dense(a.reduced, a.output_distinct, extents, options);
+  EinsumPlan plan = plan_dense(a.reduced, a.output_distinct, extents, options, "einsum_path");
   check_sizes(spec, a, extents, plan, "einsum_path");
   for (std::int64_t& l : plan.sliced_labels) l = a.ids[static_cast<std::size_t>(l)];  // user ids
   return plan;

@@ -353,7 +353,7 @@ TracedTensor apply_traced(const Spec& spec, const std::vector<TracedTensor>& ope
   const Analysis a = analyse(spec, dims, kOp);
   EinsumOptions check = options;
   if (!check.path) check.strategy = EinsumStrategy::Greedy;
-  (void)plan_dense(a.reduced, a.output_distinct, planning_extents(a), check);
+  (void)plan_dense(a.reduced, a.output_distinct, planning_extents(a), check, "einsum");
   return extension::apply(make_op(spec, options), operands)[0];
 }
 

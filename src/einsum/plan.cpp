@@ -17,7 +17,6 @@
 namespace tenferro::einsum_detail {
 namespace {
 
-constexpr const char* kOp = "einsum_path";
 constexpr std::size_t kMaxOptimal = 16;
 constexpr std::size_t kMaxOuterProducts = 12;  // 3^12 / 2 splits: a few milliseconds
 constexpr std::size_t kMaxQuadraticGreedy = 128;
@@ -81,7 +80,8 @@ void for_each_label(const Set& s, F&& f) {
   }
 }
 
-EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const EinsumPath& path) {
+EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const EinsumPath& path,
+                   const char* op) {
   EinsumPlan plan;
   // How many items of the list hold each label: a label of a pair survives
   // when the output or a third item holds it (linear per step, not a union
@@ -94,7 +94,7 @@ EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const 
   for (const auto& [i0, j0] : path) {
     const auto n = static_cast<std::int64_t>(list.size());
     if (i0 < 0 || j0 < 0 || i0 >= n || j0 >= n || i0 == j0) {
-      fail(ErrorKind::InvalidArgument, kOp, "path step (", i0, ", ", j0,
+      fail(ErrorKind::InvalidArgument, op, "path step (", i0, ", ", j0,
            ") is invalid for a list of ", n, " operand(s); each step names two distinct operands");
     }
     const std::int64_t i = std::min(i0, j0), j = std::max(i0, j0);
@@ -119,7 +119,7 @@ EinsumPlan cost_of(std::vector<Set> list, const Set& out, const Costs& c, const 
     plan.path.emplace_back(i, j);
   }
   if (list.size() != 1) {
-    fail(ErrorKind::InvalidArgument, kOp, "the path leaves ", list.size(),
+    fail(ErrorKind::InvalidArgument, op, "the path leaves ", list.size(),
          " operands; it needs one step fewer than the operands");
   }
   return plan;
@@ -303,17 +303,17 @@ EinsumPath greedy(std::vector<Set> list, const Set& out, const Costs& c, int mod
 
 EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
                       const std::vector<std::int64_t>& output, const std::vector<double>& extents,
-                      const EinsumOptions& options, bool soft_limit) {
+                      const EinsumOptions& options, const char* op, bool soft_limit) {
   const std::size_t L = std::max<std::size_t>(extents.size(), 1);
   for (std::size_t l = 0; l < extents.size(); ++l) {
     if (!(extents[l] >= 0) || !std::isfinite(extents[l])) {
-      fail(ErrorKind::InvalidArgument, kOp, "label ", l, " has the extent ", extents[l],
+      fail(ErrorKind::InvalidArgument, op, "label ", l, " has the extent ", extents[l],
            "; extents are finite and 0 or more");
     }
   }
   auto check = [&](std::int64_t l) {
     if (l < 0 || static_cast<std::size_t>(l) >= extents.size()) {
-      fail(ErrorKind::InvalidArgument, kOp, "label ", l, " is out of range: there are ",
+      fail(ErrorKind::InvalidArgument, op, "label ", l, " is out of range: there are ",
            extents.size(), " extents");
     }
   };
@@ -325,7 +325,7 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
     for (std::int64_t l : o) check(l), s.add(l);
     ops.push_back(s);
   }
-  if (ops.empty()) fail(ErrorKind::InvalidArgument, kOp, "there are no operands to plan");
+  if (ops.empty()) fail(ErrorKind::InvalidArgument, op, "there are no operands to plan");
   // Labels in one operand only and not in the output are summed first (free).
   {
     std::vector<std::int32_t> holders(out.w.size() * 64, 0);
@@ -341,22 +341,22 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
   }
   const Costs c{extents};
   if (options.budget_ms && !(*options.budget_ms >= 0)) {
-    fail(ErrorKind::InvalidArgument, kOp, "budget_ms is ", *options.budget_ms,
+    fail(ErrorKind::InvalidArgument, op, "budget_ms is ", *options.budget_ms,
          "; give a time limit of 0 ms or more (or leave it unset for the default)");
   }
   if (options.element_bytes <= 0) {
-    fail(ErrorKind::InvalidArgument, kOp, "element_bytes is ", options.element_bytes,
+    fail(ErrorKind::InvalidArgument, op, "element_bytes is ", options.element_bytes,
          "; give the bytes per element (8 for float64)");
   }
   std::optional<double> limit;  // elements
   if (options.memory_limit) {
     if (!(*options.memory_limit > 0)) {
-      fail(ErrorKind::InvalidArgument, kOp, "memory_limit is ", *options.memory_limit,
+      fail(ErrorKind::InvalidArgument, op, "memory_limit is ", *options.memory_limit,
            " bytes; give a positive limit (or leave it unset)");
     }
     limit = std::floor(*options.memory_limit / static_cast<double>(options.element_bytes));
     if (*limit < 1) {
-      fail(ErrorKind::InvalidArgument, kOp, "memory_limit of ", *options.memory_limit,
+      fail(ErrorKind::InvalidArgument, op, "memory_limit of ", *options.memory_limit,
            " bytes holds no element of ", options.element_bytes, " bytes");
     }
   }
@@ -385,7 +385,7 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
     const bool exact = options.strategy == EinsumStrategy::Optimal ||
                        (options.strategy == EinsumStrategy::Auto && n <= kMaxOptimal);
     if (exact && n > 20) {
-      fail(ErrorKind::InvalidArgument, kOp, "the optimal strategy is limited to 20 operands (got ",
+      fail(ErrorKind::InvalidArgument, op, "the optimal strategy is limited to 20 operands (got ",
            n, "); use EinsumStrategy::Anneal or Greedy");
     }
     if (exact) {
@@ -397,7 +397,7 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
       EinsumPlan best;
       bool any = false;
       auto consider = [&](const EinsumPath& p) {
-        EinsumPlan q = cost_of(ops, out, c, p);
+        EinsumPlan q = cost_of(ops, out, c, p, op);
         if (!any ||
             better(q.flops, q.largest_intermediate, best.flops, best.largest_intermediate)) {
           best = std::move(q), any = true;
@@ -419,13 +419,13 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
       }
     }
   }
-  EinsumPlan plan = cost_of(ops, out, c, path);
+  EinsumPlan plan = cost_of(ops, out, c, path, op);
   plan.search_cut_short = cut_short;
   plan.sliced_flops = plan.flops;
   plan.sliced_largest_intermediate = plan.largest_intermediate;
   if (limit && plan.largest_intermediate > *limit) {
     const Network net = network();
-    const SliceChoice sc = choose_slices(net, plan.path, *limit, kOp, soft_limit);
+    const SliceChoice sc = choose_slices(net, plan.path, *limit, op, soft_limit);
     plan.sliced_labels = sc.labels;
     plan.slices = sc.slices;
     plan.sliced_flops = sc.flops;
@@ -443,7 +443,7 @@ namespace tenferro {
 EinsumPlan plan_contraction(const std::vector<std::vector<std::int64_t>>& operands,
                             const std::vector<std::int64_t>& output,
                             const std::vector<double>& extents, const EinsumOptions& options) {
-  return einsum_detail::plan_dense(operands, output, extents, options);
+  return einsum_detail::plan_dense(operands, output, extents, options, "plan_contraction");
 }
 
 }  // namespace tenferro

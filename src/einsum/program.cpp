@@ -280,7 +280,7 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
     list.push_back({a.reduced[k], owned});
     p.prep.push_back(std::move(prep));
   }
-  p.cost = plan_dense(a.reduced, a.output_distinct, extents, planning, spec.soft_memory_limit);
+  p.cost = plan_dense(a.reduced, a.output_distinct, extents, planning, op, spec.soft_memory_limit);
   check_sizes(spec, a, extents, p.cost, op);
   // Sliced labels: their extents, and where each operand holds them. The
   // live-memory estimate below counts one slice's intermediates (sliced

@@ -6,6 +6,7 @@
 
 #include "runtime/plan_cache.hpp"
 #include "runtime/sessions.hpp"
+#include "tenferro/core/report_as.hpp"
 #include "tenferro/runtime/runtime.hpp"
 
 namespace tenferro {
@@ -226,7 +227,15 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
     outputs = execute_plan(executor, caches, inputs, session);
   } catch (const Error& e) {
     if (e.op() == op.name() && e.phase() == ErrorPhase::Execute) throw;  // already in context
-    rethrow_with_context(e, ErrorPhase::Execute, std::string(op.name()),
+    // Named as the user calls the op: a kernel's own error about it (the
+    // library's families name their functions, "solve_triangular") is the
+    // error, now of the Execute phase; others get the engine as context.
+    const std::string user = user_op_name(op.name());
+    if (e.op() == user) {
+      if (e.phase() == ErrorPhase::Execute) throw;
+      throw Error(e.kind(), user, e.message(), ErrorPhase::Execute, e.cause_ptr());
+    }
+    rethrow_with_context(e, ErrorPhase::Execute, user,
                          "executing " + std::string(op.name()) + " on engine " +
                              snapshot()->selected_engine().str() + " failed");
   }

@@ -189,3 +189,34 @@ TEST(EinsumErrors, InfiniteBudgetIsNoLimit) {
     EXPECT_LE(p.flops, greedy.flops) << budget;
   }
 }
+
+// Item 14: errors name the function the user called.
+TEST(EinsumErrors, ErrorsNameTheFunctionCalled) {
+  const auto ab = ops({{2, 3}, {3, 4}});
+  const auto op_of = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.op();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(op_of([&] { einsum("ij,jk->ik", ab, {.budget_ms = -1.0}); }), "einsum");
+  EXPECT_EQ(op_of([&] {
+              einsum("ij,jk->ik", {ab[0].value(), ab[1].value()}, runtime()->backend(),
+                     {.memory_limit = -1.0});
+            }),
+            "einsum");
+  EXPECT_EQ(op_of([&] {
+              einsum_path("ij,jk->ik", {{2, 3}, {3, 4}}, {.budget_ms = -1.0});
+            }),
+            "einsum_path");
+  EXPECT_EQ(op_of([&] {
+              EinsumPlan::prepare("ij,jk->ik", f64, {{2, 3}, {3, 4}}, {.budget_ms = -1.0});
+            }),
+            "EinsumPlan::prepare");
+  EXPECT_EQ(op_of([&] {
+              plan_contraction({{0, 1}, {1, 2}}, {}, {2, 3, 4}, {.budget_ms = -1.0});
+            }),
+            "plan_contraction");
+}

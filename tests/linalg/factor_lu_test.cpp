@@ -1,6 +1,7 @@
 // LU family: lu_factor(_ex), lu, lu_solve, solve(_ex), inv(_ex).
 
 #include "factor_test_util.hpp"
+#include "tenferro/core/report_as.hpp"
 
 TEST(LinalgLu, FactorsEveryShapeAndDtype) {
   CpuBackend cpu(CpuBackendOptions{.num_threads = 2});
@@ -379,4 +380,49 @@ TEST(LinalgLu, SlogdetSignWhenTheFactorsWouldOverflow) {
       {2, 2}, std::vector<cd>{{1e308, 1e308}, {-1e308, 0}, {1e308, 0}, {1e308, -1e308}});
   const cd sc = la::slogdet(C, cpu).first.to_vector<cd>()[0];
   EXPECT_NEAR(std::abs(sc), 1.0, 1e-12);
+}
+
+// Issue 52 item 14: a failure inside backward names what the user called and
+// the op whose derivative failed, keeping the inner error as the cause.
+TEST(LinalgLu, FailureInsideBackwardNamesTheCall) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const EagerTensor x =
+      rt->variable(Tensor::from_col_major({2, 2}, std::vector<double>{1, 2, 2, 4}));
+  const auto [lu, piv, info] = la::lu_factor_ex(x);  // singular: U[1, 1] = 0
+  try {
+    sum(lu).backward();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op(), "backward");
+    EXPECT_EQ(e.kind(), ErrorKind::Singular);
+    EXPECT_NE(e.message().find("lu_factor"), std::string::npos) << e.what();
+    const Error* root = &e;
+    while (root->cause() != nullptr) root = root->cause();
+    EXPECT_EQ(root->op(), "solve_triangular") << e.what();
+  }
+  EXPECT_EQ(user_op_name("tenferro.linalg_lu_factor.v1"), "lu_factor");
+  EXPECT_EQ(user_op_name("tenferro.einsum.v1"), "einsum");
+  EXPECT_EQ(user_op_name("mylib.scale.v2"), "mylib.scale.v2");
+}
+
+TEST(LinalgLu, MatmulMismatchNamesTheShapesInEveryTier) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor a = make({2, 3}, DType::F64, 1), b = make({2, 3}, DType::F64, 2);
+  const auto message = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const std::string& m :
+       {message([&] { (void)matmul(rt->tensor(a), rt->tensor(b)); }),
+        message([&] { (void)matmul(a, b, rt->backend()); }), message([&] {
+          (void)matmul(placeholder(DType::F64, {2, 3}), placeholder(DType::F64, {2, 3}));
+        })}) {
+    EXPECT_NE(m.find("[2, 3]"), std::string::npos) << m;
+    EXPECT_EQ(m.rfind("[matmul]", 0), 0u) << m;
+  }
 }

@@ -5,6 +5,7 @@
 
 #include "ad/eager/impl.hpp"
 #include "tenferro/backend/elementwise.hpp"
+#include "tenferro/core/report_as.hpp"
 
 namespace tenferro {
 
@@ -208,9 +209,18 @@ TargetCotangents run_reverse(const EagerRuntimePtr& rt,
     }
     for (std::size_t i = 0; i < n->inputs.size(); ++i)
       wanted[i] = n->inputs[i].node && is_needed(n->inputs[i].node.get());
-    std::vector<ad::MaybeVal> in_ct = ad::backward_op(
-        rt->ad(), em, *n->op, all.first(n->inputs.size()), ins, outs, ct_vals, transform,
-        all.subspan(n->inputs.size()), std::span<const bool>(wanted.get(), n->inputs.size()));
+    std::vector<ad::MaybeVal> in_ct;
+    try {
+      in_ct = ad::backward_op(rt->ad(), em, *n->op, all.first(n->inputs.size()), ins, outs, ct_vals,
+                              transform, all.subspan(n->inputs.size()),
+                              std::span<const bool>(wanted.get(), n->inputs.size()));
+    } catch (const Error& e) {
+      // Named as what the user called (backward, grad, ...) and the op whose
+      // derivative failed; the cause chain keeps the inner error.
+      if (e.op() == transform) throw;
+      rethrow_with_context(e, e.phase(), std::string(transform),
+                           "the derivative of " + user_op_name(n->op->name()) + " failed");
+    }
     for (std::size_t i = 0; i < n->inputs.size() && i < in_ct.size(); ++i) {
       if (!in_ct[i] || !wanted[i]) continue;
       const Edge& e = n->inputs[i];
@@ -262,9 +272,15 @@ std::optional<EagerTensor> run_forward(const EagerRuntimePtr& rt, const GradNode
       if (n->saved_inputs[i].present) ins[i] = em.add_value(unpack(rt, n->saved_inputs[i]));
     for (std::size_t j = 0; j < n->saved_outputs.size(); ++j)
       if (n->saved_outputs[j].present) outs[j] = em.add_value(unpack(rt, n->saved_outputs[j]));
-    std::vector<ad::MaybeVal> tout =
-        ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform,
-                       std::span<const TensorMeta>(metas).first(n->inputs.size()));
+    std::vector<ad::MaybeVal> tout;
+    try {
+      tout = ad::forward_op(rt->ad(), em, *n->op, ins, outs, tin, transform,
+                            std::span<const TensorMeta>(metas).first(n->inputs.size()));
+    } catch (const Error& e) {
+      if (e.op() == transform) throw;
+      rethrow_with_context(e, e.phase(), std::string(transform),
+                           "the derivative of " + user_op_name(n->op->name()) + " failed");
+    }
     auto& slot = tangents[n];
     slot.resize(tout.size());
     for (std::size_t j = 0; j < tout.size(); ++j)

@@ -115,6 +115,17 @@ SymShape sym_shape(const EagerTensor& x) {
 SymShape sym_shape(const DirectTensor& x) {
   return to_sym_shape(x.shape());
 }
+// Extent `axis` of x when it is a constant.
+std::optional<std::int64_t> extent_of(const EagerTensor& x, std::int64_t axis) {
+  return x.shape()[static_cast<std::size_t>(axis)];
+}
+std::optional<std::int64_t> extent_of(const DirectTensor& x, std::int64_t axis) {
+  return x.shape()[static_cast<std::size_t>(axis)];
+}
+std::optional<std::int64_t> extent_of(const TracedTensor& x, std::int64_t axis) {
+  return x.shape()[static_cast<std::size_t>(axis)].try_constant();
+}
+
 const SymShape& sym_shape(const TracedTensor& x) {
   return x.shape();
 }
@@ -403,7 +414,16 @@ T matmul(const T& a, const T& b) {
     DotDims dims;
     dims.lhs_contracting = {1};
     dims.rhs_contracting = {0};
-    if (a.rank() == 2 && b.rank() == 2) return dot_general(a, b, dims);
+    if (a.rank() == 2 && b.rank() == 2) {
+      // The shapes in the message, as the direct tier and the batched case.
+      const auto ka = extent_of(a, 1), kb = extent_of(b, 0);
+      if (ka && kb && *ka != *kb) {
+        fail(ErrorKind::ShapeMismatch, "matmul", "a has shape ", to_string(sym_shape(a)),
+             " and b has shape ", to_string(sym_shape(b)), ": the inner extents ", *ka, " and ",
+             *kb, " must agree ([m, k] x [k, n])");
+      }
+      return dot_general(a, b, dims);
+    }
 
     const SymShape as = sym_shape(a), bs = sym_shape(b);
     const T A = a.rank() == 1 ? reshaped(a, SymShape{1, as[0]}) : a;
