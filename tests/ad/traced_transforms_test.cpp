@@ -192,7 +192,22 @@ TEST(TracedTransforms, NoDependenceAndSharedGraphs) {
   Program p = compile({*g[0], *g[1]}, {x, y, k});
   EXPECT_EQ(p.count_ops("exp"), 1u);
   EXPECT_FALSE(jvp(sum(y), x, ones_like(x)).has_value());
-  EXPECT_EQ(compile({grad(sum(y), x)}, {x, y}).count_ops("full"), 1u);  // zeros
+  // grad(y, x) of an unused x: InvalidArgument as in the eager tier, zeros
+  // with allow_unused.
+  EXPECT_TF_ERROR(grad(sum(y), x), ErrorKind::InvalidArgument);
+  EXPECT_EQ(compile({grad(sum(y), x, GradOptions{.allow_unused = true})}, {x, y}).count_ops("full"),
+            1u);
+  // The eager tier agrees: an error by default, zeros with allow_unused.
+  {
+    auto ert = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+    const EagerTensor ex = ert->tensor(Tensor::from_col_major({3}, std::vector<double>{1, 2, 3}));
+    const EagerTensor ey = ert->tensor(Tensor::from_col_major({3}, std::vector<double>{4, 5, 6}));
+    const EagerFn f = [&](const EagerTensor&) { return sum(ey); };
+    EXPECT_TF_ERROR(grad(f, ex), ErrorKind::InvalidArgument);
+    const EagerTensor z = grad(f, ex, GradOptions{.allow_unused = true});
+    EXPECT_EQ(z.value().to_vector<double>(), (std::vector<double>{0, 0, 0}));
+    EXPECT_FALSE(try_grad(f, ex).has_value());
+  }
   // Argument errors.
   EXPECT_TF_ERROR(grad(exp(x), x), ErrorKind::ShapeMismatch);
   EXPECT_TF_ERROR(grad(sum(convert(x, c128)), x), ErrorKind::DTypeMismatch);

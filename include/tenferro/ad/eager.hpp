@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "tenferro/ad/grad_options.hpp"
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"  // make_cpu's options
 #include "tenferro/core/list_ref.hpp"
@@ -206,9 +207,10 @@ bool capture_active();
 using EagerFn = std::function<EagerTensor(const EagerTensor&)>;
 using EagerFnN = std::function<EagerTensor(std::span<const EagerTensor>)>;
 
-/// Gradient of a scalar function at x (differentiable w.r.t. x). Throws
-/// InvalidArgument when f does not depend on x (see try_grad).
-EagerTensor grad(const EagerFn& f, const EagerTensor& x);
+/// Gradient of a scalar function at x (differentiable w.r.t. x). When f does
+/// not depend on x: InvalidArgument, or zeros with options.allow_unused (as
+/// the traced grad(y, x)); try_grad gives nullopt instead.
+EagerTensor grad(const EagerFn& f, const EagerTensor& x, const GradOptions& options = {});
 std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x);
 /// Gradients w.r.t. several inputs; nullopt for inputs f does not depend on.
 std::vector<std::optional<EagerTensor>> grad_many(const EagerFnN& f, ListRef<EagerTensor> xs);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 
+#include "tenferro/ad/grad_options.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/core/list_ref.hpp"
@@ -27,10 +28,13 @@ const AdContext& core_rules();
 
 // ---- graph level: results are nodes of the same graph -----------------------------
 
-/// Gradient of a real scalar (rank 0) `y` with respect to `x`; zeros when y
-/// does not depend on x. A non-scalar y is ShapeMismatch and a complex (or
+/// Gradient of a real scalar (rank 0) `y` with respect to `x`. When y does
+/// not depend on x: InvalidArgument, or zeros with options.allow_unused, as
+/// the eager grad(f, x). A non-scalar y is ShapeMismatch and a complex (or
 /// integer) y DTypeMismatch, as in the eager grad and backward() (use vjp).
 TracedTensor grad(const TracedTensor& y, const TracedTensor& x,
+                  const ad::AdContext& rules = ad::core_rules());
+TracedTensor grad(const TracedTensor& y, const TracedTensor& x, const GradOptions& options,
                   const ad::AdContext& rules = ad::core_rules());
 /// Gradients with respect to several values, one shared derivative graph;
 /// nullopt where y does not depend on the value ("no dependence").

@@ -435,13 +435,14 @@ std::optional<EagerTensor> try_grad(const EagerFn& f, const EagerTensor& x) {
   return r[0];
 }
 
-EagerTensor grad(const EagerFn& f, const EagerTensor& x) {
+EagerTensor grad(const EagerFn& f, const EagerTensor& x, const GradOptions& options) {
   require_function(f, "grad");
   auto g = try_grad(f, x);
+  if (!g && options.allow_unused) return x.runtime()->tensor(zeros(x.shape().span(), x.dtype()));
   if (!g) {
     fail(ErrorKind::InvalidArgument, "grad",
-         "the function does not depend on its input; use try_grad to get "
-         "\"no dependence\" instead of an error");
+         "the function does not depend on its input; pass GradOptions{.allow_unused = true} for "
+         "zeros, or use try_grad to get \"no dependence\" (nullopt)");
   }
   return *g;
 }

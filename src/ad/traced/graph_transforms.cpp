@@ -265,22 +265,33 @@ std::vector<std::optional<TracedTensor>> grad_many(const TracedTensor& y, ListRe
 }
 
 TracedTensor grad(const TracedTensor& y, const TracedTensor& x, const ad::AdContext& rules) {
+  return grad(y, x, GradOptions{}, rules);
+}
+
+TracedTensor grad(const TracedTensor& y, const TracedTensor& x, const GradOptions& options,
+                  const ad::AdContext& rules) {
   const TracedTensor xs[1] = {x};
   auto g = grad_many(y, xs, rules)[0];
-  return g ? *g : zeros_like(x);
+  if (g) return *g;
+  if (!options.allow_unused) {
+    fail(ErrorKind::InvalidArgument, "grad",
+         "the result does not depend on this input; pass GradOptions{.allow_unused = true} for "
+         "zeros, or use grad_many for \"no dependence\" (nullopt)");
+  }
+  return zeros_like(x);
 }
 
 TracedTensor hvp(const TracedTensor& y, const TracedTensor& x, const TracedTensor& v, HvpMode mode,
                  const ad::AdContext& rules) {
   check_like(v, x, "direction", "hvp", 0);
-  const TracedTensor g = grad(y, x, rules);
+  const TracedTensor g = grad(y, x, GradOptions{.allow_unused = true}, rules);
   if (mode == HvpMode::ForwardOverReverse) {
     auto t = jvp(g, x, v, rules);
     return t ? *t : zeros_like(x);
   }
   // <g, v> under the real inner product; its gradient is H v (H is symmetric).
   TracedTensor inner = is_complex(g.dtype()) ? sum(real(conj(g) * v)) : sum(g * v);
-  return grad(inner, x, rules);
+  return grad(inner, x, GradOptions{.allow_unused = true}, rules);
 }
 
 }  // namespace tenferro
