@@ -1,7 +1,7 @@
 // The Ising TRG demo's physics, checked: Onsager's formulas against each
 // other, TRG against Onsager away from the critical point, the AD derivatives
-// against finite differences of the same network, and the eager and traced
-// tiers against each other.
+// against finite differences of the same network, the eager and traced
+// tiers against each other, and checkpointed RG steps against plain ones.
 
 #include <gtest/gtest.h>
 
@@ -88,6 +88,38 @@ TEST(IsingTrg, EagerAndTracedTiersAgree) {
     EXPECT_NEAR(e.log_z, t.log_z, 1e-12);
     EXPECT_NEAR(e.energy, t.energy, 1e-10);
     EXPECT_NEAR(e.specific_heat, t.specific_heat, 1e-8);
+  }
+}
+
+// --checkpoint: regions of 1 and of 3 steps (14 = 4 * 3 + 2, a shorter last
+// region) give the plain program's ln Z, energy and specific heat.
+TEST(IsingTrg, CheckpointRegionsGiveTheSameNumbers) {
+  auto runtime = tf::Runtime::builder().backend(std::make_shared<tf::CpuBackend>()).build();
+  const ising::TracedTrg plain(runtime, small_network());
+  const auto same = [](double got, double want) {
+    return std::abs(got - want) <= 1e-12 * std::abs(want);
+  };
+  for (int steps_per_region : {1, 3}) {
+    ising::TrgOptions o = small_network();
+    o.checkpoint_steps = steps_per_region;
+    int steps_reported = 0;
+    const ising::TracedTrg marked(runtime, o, [&](int, int) { ++steps_reported; });
+    EXPECT_EQ(steps_reported, o.steps);
+    EXPECT_LT(marked.node_count(), plain.node_count() / 10);      // the steps are regions
+    const ising::Thermodynamics p = plain(0.5), m = marked(0.5);  // T = 2
+    EXPECT_PRED2(same, m.log_z, p.log_z) << steps_per_region;
+    EXPECT_PRED2(same, m.free_energy, p.free_energy) << steps_per_region;
+    EXPECT_PRED2(same, m.energy, p.energy) << steps_per_region;
+    EXPECT_PRED2(same, m.specific_heat, p.specific_heat) << steps_per_region;
+  }
+  // Checkpoint regions are traced: the eager tier refuses them.
+  ising::TrgOptions o = small_network();
+  o.checkpoint_steps = 1;
+  try {
+    ising::EagerTrg(tf::EagerRuntime::make_cpu(), o)(0.5);
+    ADD_FAILURE() << "checkpoint_steps was accepted by the eager tier";
+  } catch (const tf::Error& e) {
+    EXPECT_EQ(e.kind(), tf::ErrorKind::InvalidArgument);
   }
 }
 

@@ -61,6 +61,10 @@ void usage(std::ostream& os) {
         "  --temperatures a,b,...  explicit temperatures instead\n"
         "  --mode traced|eager  traced: one program (ln Z, grad, hvp) built and prepared once,\n"
         "                     run per temperature (default); eager: recomputed per temperature\n"
+        "  --checkpoint [K]   traced mode: run every K RG steps (default K = 1) as one checkpoint\n"
+        "                     region, so the gradient and HVP recompute each region's\n"
+        "                     intermediates instead of keeping every step's (chi 32: 6.9 GB ->\n"
+        "                     0.86 GB peak, about 1.75x the time; same results)\n"
         "  --threads N        CPU threads (default: all cores)\n"
         "  --out DIR          where ising_trg.csv, ising_trg_exact.csv and ising_trg.png go\n"
         "                     (default ./ising_trg_output)\n"
@@ -124,6 +128,10 @@ Config parse(int argc, char** argv) {
       if (mode != "traced" && mode != "eager")
         bad_flag("--mode is traced or eager, got '" + mode + "'");
       c.traced = mode == "traced";
+    } else if (flag == "--checkpoint") {
+      const bool has_value = i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0;
+      c.trg.checkpoint_steps = has_value ? parse_int(flag, value()) : 1;
+      if (c.trg.checkpoint_steps < 1) bad_flag("--checkpoint K needs K >= 1 steps per region");
     } else if (flag == "--threads") {
       c.threads = parse_int(flag, value());
       if (c.threads < 0) bad_flag("--threads must be >= 0 (0: all cores)");
@@ -139,6 +147,7 @@ Config parse(int argc, char** argv) {
   }
   if (c.trg.chi < 2) bad_flag("--chi must be at least 2");
   if (c.trg.steps < 1 || c.trg.steps > 60) bad_flag("--steps must be in [1, 60]");
+  if (c.trg.checkpoint_steps > 0 && !c.traced) bad_flag("--checkpoint needs --mode traced");
   if (c.explicit_temperatures.empty()) {
     if (c.temperatures < 1) bad_flag("--temps must be at least 1");
     if (!(c.t_min > 0) || !(c.t_max >= c.t_min)) bad_flag("need 0 < --t-min <= --t-max");
@@ -205,6 +214,10 @@ int main(int argc, char** argv) {
         << "  bond dimension chi = " << config.trg.chi << ", " << config.trg.steps
         << " RG steps (2^" << config.trg.steps << " sites, periodic), " << temps.size()
         << " temperatures, " << (config.traced ? "traced" : "eager") << " mode, "
+        << (config.trg.checkpoint_steps > 0
+                ? "checkpoint regions of " + std::to_string(config.trg.checkpoint_steps) +
+                      " step(s), "
+                : std::string())
         << backend->num_threads() << " threads\n"
         << "  energy u = -d(ln Z/N)/d beta and specific heat c = beta^2 d^2(ln Z/N)/d beta^2\n"
         << "  by AD through every einsum and truncated SVD (no finite differences);\n"

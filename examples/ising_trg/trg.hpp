@@ -21,6 +21,11 @@ struct TrgOptions {
   /// 1/(s_i^2 - s_j^2) factors, so degenerate or zero singular values (exact
   /// at the first step, and at low temperature) give finite derivatives.
   tenferro::linalg::SpectralOptions svd_options = {tenferro::linalg::GaugePolicy::Regularised};
+  /// Traced tier only: 0 keeps every step's intermediates for the derivative
+  /// passes; k > 0 runs each k consecutive RG steps as one checkpoint region,
+  /// whose intermediates the gradient and HVP recompute instead of storing.
+  /// Only the network tensors between regions are kept; values unchanged.
+  int checkpoint_steps = 0;
 };
 
 /// Called after each coarse-graining step (1-based step, steps in all).
@@ -28,7 +33,8 @@ using StepCallback = std::function<void(int step, int steps)>;
 
 /// ln Z / N of the Ising model (J = 1, no field) at inverse temperature
 /// `beta` (a real scalar tensor, f64), on a periodic lattice of 2^steps
-/// sites, approximated by TRG at bond dimension chi.
+/// sites, approximated by TRG at bond dimension chi. checkpoint_steps > 0 is
+/// InvalidArgument for the eager tier (checkpoint regions are traced).
 template <tenferro::AdTensor T>
 T log_z_per_site(const T& beta, const TrgOptions& options, const StepCallback& on_step = {});
 
