@@ -213,7 +213,8 @@ void for_each_batch(Backend& backend, std::int64_t batches, std::int64_t work_pe
 
 void numerical_failure(ErrorKind kind, std::string_view op, std::int64_t batch,
                        const std::string& what) {
-  fail(kind, std::string(op), what, " (matrix ", batch, " of the batch)");
+  // Found while running, in every tier (the direct tier too).
+  fail_in(ErrorPhase::Execute, kind, std::string(op), what, " (matrix ", batch, " of the batch)");
 }
 
 // ---- emitter helpers ---------------------------------------------------------------

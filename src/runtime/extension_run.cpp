@@ -231,9 +231,13 @@ std::vector<Tensor> Runtime::run_extension(const OpPtr& op_ptr, std::span<const 
     // library's families name their functions, "solve_triangular") is the
     // error, now of the Execute phase; others get the engine as context.
     const std::string user = user_op_name(op.name());
-    if (e.op() == user) {
+    // The library's kernels name the function the user called (inv for the
+    // LU inside it): their errors pass with that name.
+    const bool ours = op.name().starts_with("tenferro.") && !e.op().starts_with("tenferro.") &&
+                      e.kind() != ErrorKind::Internal && !e.op().empty();
+    if (e.op() == user || ours) {
       if (e.phase() == ErrorPhase::Execute) throw;
-      throw Error(e.kind(), user, e.message(), ErrorPhase::Execute, e.cause_ptr());
+      throw Error(e.kind(), e.op(), e.message(), ErrorPhase::Execute, e.cause_ptr());
     }
     rethrow_with_context(e, ErrorPhase::Execute, user,
                          "executing " + std::string(op.name()) + " on engine " +

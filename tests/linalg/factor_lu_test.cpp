@@ -426,3 +426,29 @@ TEST(LinalgLu, MatmulMismatchNamesTheShapesInEveryTier) {
     EXPECT_EQ(m.rfind("[matmul]", 0), 0u) << m;
   }
 }
+
+// docs/errors.md, Phases: a numerical failure is found while running, in
+// every tier, and names the function called.
+TEST(LinalgLu, NumericalFailuresAreExecutePhaseInEveryTier) {
+  auto rt = EagerRuntime::make_cpu(CpuBackendOptions{.num_threads = 1});
+  const Tensor A = Tensor::from_col_major({2, 2}, std::vector<double>{1, 2, 2, 4});
+  int checked = 0;
+  const auto check = [&](auto f) {
+    try {
+      f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Singular) << e.what();
+      EXPECT_EQ(e.phase(), ErrorPhase::Execute) << e.what();
+      EXPECT_EQ(e.op(), "inv") << e.what();
+      ++checked;
+    }
+  };
+  check([&] { (void)la::inv(A, rt->backend()); });
+  check([&] { (void)la::inv(rt->tensor(A)); });
+  const TracedTensor ta = placeholder(DType::F64, {2, 2});
+  const TracedTensor tx = la::inv(ta);
+  const Program p = compile(std::span<const TracedTensor>(&tx, 1), {ta});
+  check([&] { (void)run_compiled(*rt->runtime(), p, {A}); });
+  EXPECT_EQ(checked, 3);
+}
