@@ -33,8 +33,8 @@
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
-// .npy/.npz files.
-#include "tenferro/io/npy.hpp"
+// .npy/.npz files are not here: include "tenferro/io/npy.hpp" (its
+// <filesystem> was 6% of a user translation unit's compile time).
 // Families (extension libraries that install themselves on first use).
 #include "tenferro/einsum/einsum.hpp"
 #include "tenferro/fft/fft.hpp"

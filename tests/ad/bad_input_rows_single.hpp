@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ad/bad_input_rows_core.hpp"
+#include "tenferro/io/npy.hpp"
 
 namespace badinput {
 

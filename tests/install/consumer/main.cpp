@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include <tenferro/io/npy.hpp>
 #include <tenferro/tenferro.hpp>
 
 namespace tf = tenferro;
