@@ -27,23 +27,27 @@ void finishes_within(F f, std::chrono::seconds limit) {
 }
 
 // A module whose configure() calls back into `runtime`: it replaces the
-// module "t.side" (a different id) every time it is configured.
+// module "t.side" (a different id) every time it is configured. It holds the
+// runtime weakly: the runtime holds the module once installed, and a strong
+// reference would be a cycle that never frees either (LeakSanitizer).
 class CallbackModule final : public ExtensionModule {
  public:
-  CallbackModule(RuntimePtr runtime, std::string family)
-      : runtime_(std::move(runtime)), family_(std::move(family)) {}
+  CallbackModule(const RuntimePtr& runtime, std::string family)
+      : runtime_(runtime), family_(std::move(family)) {}
   mutable std::atomic<int> configures{0};
   std::string id() const override { return "t.callback"; }
   void configure(ModuleRegistrar& r) const override {
     ++configures;
-    runtime_->replace_module(std::make_shared<OneFamilyModule>(
+    const RuntimePtr runtime = runtime_.lock();
+    ASSERT_NE(runtime, nullptr);
+    runtime->replace_module(std::make_shared<OneFamilyModule>(
         "t.side", "t.side.v1", std::make_shared<ScriptedEngine>(Mode::Echo)));
     r.register_engine(FamilyId(family_), cpu_engine_id(),
                       std::make_shared<ScriptedEngine>(Mode::Echo));
   }
 
  private:
-  RuntimePtr runtime_;
+  std::weak_ptr<Runtime> runtime_;
   std::string family_;
 };
 
