@@ -17,20 +17,13 @@
 #include <limits>
 #include <vector>
 
-#include "lapack.hpp"
+#include "linalg/lapack.hpp"
+#include "linalg/spectral_lapack.hpp"
 
 namespace tenferro::linalg::balance {
 
-template <class T>
-struct real_of_t {
-  using type = T;
-};
-template <class R>
-struct real_of_t<std::complex<R>> {
-  using type = R;
-};
-template <class T>
-using real_t = typename real_of_t<T>::type;
+// The real type of T: lapack::real_t (spectral_lapack.hpp).
+using lapack::real_t;
 
 template <class T>
 real_t<T> magnitude(const T& v) {
