@@ -1,0 +1,576 @@
+// tenferro.Tensor: an EagerTensor seen with NumPy's axis order (bind.hpp),
+// its NumPy and DLPack exchange, views and operators.
+
+#include <dlpack/dlpack.h>
+
+#include <numeric>
+
+#include "bind.hpp"
+
+namespace tenferro::python {
+
+namespace {
+
+using Release = py::gil_scoped_release;
+
+Scalar scalar_of(const py::handle& h) {
+  if (py::isinstance<py::bool_>(h)) return Scalar(h.cast<bool>());
+  if (py::isinstance<py::int_>(h)) return Scalar(h.cast<std::int64_t>());
+  if (py::isinstance<py::float_>(h)) return Scalar(h.cast<double>());
+  return Scalar(h.cast<std::complex<double>>());
+}
+
+bool is_py_scalar(const py::handle& h) {
+  return py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
+         py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr());
+}
+
+py::object item_of(const EagerTensor& t) {
+  Scalar s;
+  {
+    Release r;
+    s = t.item();
+  }
+  switch (t.dtype()) {
+    case DType::Bool:
+      return py::bool_(s.to_int() != 0);
+    case DType::I32:
+    case DType::I64:
+      return py::int_(s.to_int());
+    case DType::F32:
+    case DType::F64:
+      return py::float_(s.real());
+    default:
+      return py::cast(std::complex<double>(s.real(), s.imag()));
+  }
+}
+
+}  // namespace
+
+/// a op b with NumPy broadcasting; a or b may be a Python scalar.
+EagerTensor binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
+  if (is_py_scalar(b) && py::isinstance<EagerTensor>(a)) {
+    const auto& x = a.cast<const EagerTensor&>();
+    const Scalar s = scalar_of(b);
+    Release r;
+    return binary(op, x, scalar_like(x, s));
+  }
+  if (is_py_scalar(a) && py::isinstance<EagerTensor>(b)) {
+    const auto& y = b.cast<const EagerTensor&>();
+    const Scalar s = scalar_of(a);
+    Release r;
+    return binary(op, scalar_like(y, s), y);
+  }
+  EagerTensor x = as_tensor(a), y = as_tensor(b);
+  Release r;
+  const auto ra = x.rank(), rb = y.rank();
+  if (ra < rb) x = pad_rank(x, rb - ra);
+  if (rb < ra) y = pad_rank(y, ra - rb);
+  return binary(op, x, y);
+}
+
+EagerTensor unary_py(UnaryOp op, const py::handle& a) {
+  EagerTensor x = as_tensor(a);
+  Release r;
+  return unary(op, x);
+}
+
+namespace {
+
+// ---- views, in Python axis numbers -------------------------------------------------
+
+std::vector<std::int64_t> reversed_perm(std::int64_t r) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(r));
+  for (std::int64_t i = 0; i < r; ++i) p[static_cast<std::size_t>(i)] = r - 1 - i;
+  return p;
+}
+
+EagerTensor permute_cpp(const EagerTensor& x, const std::vector<std::int64_t>& perm) {
+  if (!tracked(x)) return wrap_view(x.value().permute(perm));
+  return permute(x, Axes(perm.begin(), perm.end()));
+}
+
+EagerTensor permute_py(const EagerTensor& x, const std::vector<std::int64_t>& py_perm) {
+  const auto r = x.rank();
+  if (static_cast<std::int64_t>(py_perm.size()) != r) {
+    throw Error(ErrorKind::RankMismatch, "permute",
+                "" + std::to_string(py_perm.size()) + " axes given for a tensor of dimension " +
+                    std::to_string(r));
+  }
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(r));
+  for (std::int64_t j = 0; j < r; ++j) {
+    const auto d = py_perm[static_cast<std::size_t>(r - 1 - j)];
+    perm[static_cast<std::size_t>(j)] = cpp_axis(d, r, "permute");
+  }
+  return permute_cpp(x, perm);
+}
+
+EagerTensor reshape_cpp(const EagerTensor& x, const Shape& s) {
+  if (!tracked(x)) {
+    Shape resolved = s;
+    return wrap_view(x.value().reshape_copy(resolved));
+  }
+  return reshape(x, s);
+}
+
+EagerTensor reshape_py(const EagerTensor& x, const py::handle& shape, const std::string& order) {
+  if (order == "C" || order == "A") return reshape_cpp(x, cpp_shape(shape));
+  if (order != "F") {
+    throw Error(ErrorKind::InvalidArgument, "reshape",
+                "order must be 'C' or 'F', got '" + order + "'");
+  }
+  // F order in Python is C++ order on the axes as Python lists them.
+  Shape s = cpp_shape(shape);
+  std::reverse(s.begin(), s.end());
+  auto y = reshape_cpp(permute_cpp(x, reversed_perm(x.rank())), s);
+  return permute_cpp(y, reversed_perm(y.rank()));
+}
+
+EagerTensor slice_py(const EagerTensor& x, std::int64_t axis, std::optional<std::int64_t> start,
+                     std::optional<std::int64_t> stop, std::int64_t step) {
+  const auto r = x.rank();
+  const auto a = cpp_axis(axis, r, "slice");
+  if (!tracked(x)) return wrap_view(x.value().slice(a, start, stop, step));
+  if (step == 0) {
+    throw Error(ErrorKind::InvalidArgument, "slice", "slice step cannot be zero");
+  }
+  // Python's slice rules through a view of the shape, then the recorded
+  // slice (positive steps) with a flip for negative ones.
+  const auto n = x.shape()[static_cast<std::size_t>(a)];
+  py::ssize_t b = 0, e = 0, st = 0, len = 0;
+  auto opt = [](std::optional<std::int64_t> v) -> py::object {
+    return v ? py::object(py::int_(*v)) : py::object(py::none());
+  };
+  py::slice sl(opt(start), opt(stop), py::int_(step));
+  if (!sl.compute(static_cast<py::ssize_t>(n), &b, &e, &st, &len)) throw py::error_already_set();
+  EagerTensor src = x;
+  std::int64_t first = b;
+  if (st < 0) {
+    src = flip(x, Axes{a});
+    first = n - 1 - b;
+    st = -st;
+  }
+  Shape lo(static_cast<std::size_t>(r), 0), hi = x.shape(), stride(static_cast<std::size_t>(r), 1);
+  lo[static_cast<std::size_t>(a)] = first;
+  hi[static_cast<std::size_t>(a)] = len == 0 ? first : first + (len - 1) * st + 1;
+  stride[static_cast<std::size_t>(a)] = st;
+  return slice(src, lo, hi, stride);
+}
+
+EagerTensor select_py(const EagerTensor& x, std::int64_t axis, std::int64_t index) {
+  const auto r = x.rank();
+  const auto a = cpp_axis(axis, r, "select");
+  const auto n = x.shape()[static_cast<std::size_t>(a)];
+  if (index < -n || index >= n) {
+    throw Error(ErrorKind::AxisOutOfBounds, "index",
+                "index " + std::to_string(index) + " is out of bounds for axis " +
+                    std::to_string(axis) + " with size " + std::to_string(n));
+  }
+  if (index < 0) index += n;
+  if (!tracked(x)) return wrap_view(x.value().select(a, index));
+  auto y = slice_py(x, axis, index, index + 1, 1);
+  Shape s = y.shape();
+  s.erase(s.begin() + a);
+  return reshape(y, s);
+}
+
+EagerTensor unsqueeze_py(const EagerTensor& x, std::int64_t axis) {
+  const auto r = x.rank() + 1;
+  const auto a = cpp_axis(axis, r, "unsqueeze");
+  if (!tracked(x)) return wrap_view(x.value().unsqueeze(a));
+  Shape s = x.shape();
+  s.insert(s.begin() + a, 1);
+  return reshape(x, s);
+}
+
+EagerTensor squeeze_py(const EagerTensor& x, const py::object& axis) {
+  const auto r = x.rank();
+  Shape s;
+  if (axis.is_none()) {
+    for (auto e : x.shape()) {
+      if (e != 1) s.push_back(e);
+    }
+  } else {
+    auto axes = *cpp_axes(axis, r, "squeeze");
+    for (auto a : axes) {
+      if (x.shape()[static_cast<std::size_t>(a)] != 1) {
+        throw Error(ErrorKind::ShapeMismatch, "squeeze",
+                    "cannot select an axis to squeeze out which has size not equal to one");
+      }
+    }
+    for (std::int64_t d = 0; d < r; ++d) {
+      if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+        s.push_back(x.shape()[static_cast<std::size_t>(d)]);
+      }
+    }
+  }
+  return reshape_cpp(x, s);
+}
+
+EagerTensor broadcast_to_py(const EagerTensor& x, const py::handle& shape) {
+  Shape s = cpp_shape(shape);
+  const auto pad = static_cast<std::int64_t>(s.size()) - x.rank();
+  if (pad < 0) {
+    throw Error(ErrorKind::ShapeMismatch, "broadcast_to",
+                "cannot broadcast a tensor of dimension " + std::to_string(x.rank()) +
+                    " to a shape of dimension " + std::to_string(s.size()));
+  }
+  auto y = pad_rank(x, pad);
+  if (!tracked(y)) return wrap_view(y.value().broadcast_to(s));
+  return broadcast_to(y, s);
+}
+
+EagerTensor index_select_py(const EagerTensor& x, std::int64_t axis, const py::handle& index) {
+  const auto a = cpp_axis(axis, x.rank(), "take");
+  EagerTensor idx = as_tensor(index);
+  if (idx.dtype() != DType::I64) idx = cast(idx, DType::I64);
+  const auto n = x.shape()[static_cast<std::size_t>(a)];
+  // NumPy's negative indices.
+  if (idx.numel() > 0) {
+    idx = where(lt(idx, scalar_like(idx, std::int64_t{0})), add(idx, scalar_like(idx, n)), idx);
+  }
+  Release r;
+  return index_select(x, a, idx);
+}
+
+EagerTensor diagonal_py(const EagerTensor& x, std::int64_t offset, std::int64_t axis1,
+                        std::int64_t axis2) {
+  const auto r = x.rank();
+  const auto a1 = cpp_axis(axis1, r, "diagonal"), a2 = cpp_axis(axis2, r, "diagonal");
+  // NumPy: the diagonal is the last axis, offset > 0 above the main diagonal
+  // of (axis1, axis2). In C++ the diagonal comes first (last in Python).
+  if (!tracked(x)) return wrap_view(x.value().diagonal(offset, a1, a2));
+  return diagonal(x, offset, a1, a2);
+}
+
+// ---- DLPack --------------------------------------------------------------------------
+
+struct DlpackHolder {
+  Tensor value;
+  std::vector<std::int64_t> shape, strides;
+  DLManagedTensor managed{};
+};
+
+DLDataType dl_dtype(DType d) {
+  switch (d) {
+    case DType::I32:
+      return {kDLInt, 32, 1};
+    case DType::I64:
+      return {kDLInt, 64, 1};
+    case DType::F32:
+      return {kDLFloat, 32, 1};
+    case DType::F64:
+      return {kDLFloat, 64, 1};
+    case DType::C64:
+      return {kDLComplex, 64, 1};
+    case DType::C128:
+      return {kDLComplex, 128, 1};
+    default:
+      throw Error(ErrorKind::DTypeMismatch, "__dlpack__",
+                  "bool tensors cannot be exchanged through DLPack 0.6 (it has no "
+                  "bool type); exchange them through NumPy (t.numpy())");
+  }
+}
+
+DType dtype_of_dl(DLDataType t) {
+  if (t.lanes == 1) {
+    if (t.code == kDLInt && t.bits == 32) return DType::I32;
+    if (t.code == kDLInt && t.bits == 64) return DType::I64;
+    if (t.code == kDLFloat && t.bits == 32) return DType::F32;
+    if (t.code == kDLFloat && t.bits == 64) return DType::F64;
+    if (t.code == kDLComplex && t.bits == 64) return DType::C64;
+    if (t.code == kDLComplex && t.bits == 128) return DType::C128;
+    if (t.code == 6 && t.bits == 8) return DType::Bool;  // kDLBool (DLPack >= 0.8)
+  }
+  throw Error(ErrorKind::DTypeMismatch, "from_dlpack",
+              "DLPack type (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
+                  " bits, " + std::to_string(t.lanes) +
+                  " lanes) has no tenferro counterpart; convert it to int32, int64, float32, "
+                  "float64, complex64 or complex128 first");
+}
+
+py::capsule to_dlpack(const EagerTensor& t) {
+  if (tracked(t)) {
+    throw Error(ErrorKind::RuntimeState, "__dlpack__",
+                "the tensor requires grad; export t.detach() instead");
+  }
+  const Tensor& v = t.value();
+  auto* h = new DlpackHolder{v, {}, {}, {}};
+  const auto r = static_cast<std::size_t>(v.rank());
+  h->shape.resize(r);
+  h->strides.resize(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    h->shape[i] = v.shape()[r - 1 - i];
+    h->strides[i] = v.strides()[r - 1 - i];
+  }
+  DLTensor& d = h->managed.dl_tensor;
+  try {
+    d.dtype = dl_dtype(v.dtype());
+  } catch (...) {
+    delete h;
+    throw;
+  }
+  d.data = v.numel() == 0 ? nullptr : v.raw_data();
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int>(r);
+  d.shape = h->shape.data();
+  d.strides = h->strides.data();
+  d.byte_offset = 0;
+  h->managed.manager_ctx = h;
+  h->managed.deleter = [](DLManagedTensor* m) {
+    delete static_cast<DlpackHolder*>(m->manager_ctx);
+  };
+  return py::capsule(&h->managed, "dltensor", [](PyObject* cap) {
+    // A capsule nobody consumed still owns the tensor.
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    }
+  });
+}
+
+EagerTensor from_dlpack(const py::object& obj) {
+  py::object cap_obj = obj;
+  if (py::hasattr(obj, "__dlpack__")) {
+    if (py::hasattr(obj, "__dlpack_device__")) {
+      auto dev = obj.attr("__dlpack_device__")().cast<py::tuple>();
+      if (dev[0].cast<int>() != kDLCPU) {
+        throw Error(
+            ErrorKind::ContextMismatch, "from_dlpack",
+            "the tensor lives on DLPack device type " + std::to_string(dev[0].cast<int>()) +
+                "; tenferro's Python package runs on the CPU: copy it to host memory first");
+      }
+    }
+    cap_obj = obj.attr("__dlpack__")();
+  }
+  if (!PyCapsule_IsValid(cap_obj.ptr(), "dltensor")) {
+    throw Error(ErrorKind::InvalidArgument, "from_dlpack",
+                "expected an object with __dlpack__ or an unused 'dltensor' capsule");
+  }
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap_obj.ptr(), "dltensor"));
+  const DLTensor& d = m->dl_tensor;
+  if (d.device.device_type != kDLCPU) {
+    throw Error(ErrorKind::ContextMismatch, "from_dlpack",
+                "the tensor is not in CPU memory; copy it to host memory first");
+  }
+  const DType dt = dtype_of_dl(d.dtype);
+  const auto r = static_cast<std::size_t>(d.ndim);
+  Shape shape(r);
+  Strides strides(r);
+  std::int64_t acc = 1, lo = 0, hi = 0;
+  bool empty = false;
+  for (std::size_t k = r; k-- > 0;) {
+    const std::int64_t extent = d.shape[k];
+    const std::int64_t stride = d.strides ? d.strides[k] : acc;
+    acc *= extent;
+    shape[r - 1 - k] = extent;
+    strides[r - 1 - k] = stride;
+    if (extent == 0) empty = true;
+    if (extent > 0) (stride < 0 ? lo : hi) += (extent - 1) * stride;
+  }
+  const auto item = static_cast<std::int64_t>(itemsize(dt));
+  char* first = static_cast<char*>(d.data) + d.byte_offset;
+  char* base = empty ? first : first + lo * item;
+  const std::size_t nbytes = empty ? 0 : static_cast<std::size_t>((hi - lo + 1) * item);
+  PyCapsule_SetName(cap_obj.ptr(), "used_dltensor");
+  auto keep = std::shared_ptr<void>(m, [](void* p) {
+    auto* mt = static_cast<DLManagedTensor*>(p);
+    if (mt->deleter) mt->deleter(mt);
+  });
+  auto storage = wrap_storage(base, nbytes, Placement{}, std::move(keep));
+  return runtime()->tensor(
+      Tensor::from_storage(std::move(storage), dt, std::move(shape), std::move(strides), -lo));
+}
+
+py::array numpy_view(const EagerTensor& t) {
+  if (tracked(t)) {
+    throw Error(ErrorKind::RuntimeState, "numpy",
+                "can't call numpy() on a tensor that requires grad; use "
+                "t.detach().numpy() instead");
+  }
+  return to_numpy(t);
+}
+
+}  // namespace
+
+void init_tensor(py::module_& m) {
+  py::class_<EagerTensor> cls(m, "Tensor", R"doc(
+A tensor with NumPy's semantics: shape, axis numbers, broadcasting and C-order
+reshape behave as in NumPy. Its memory is shared with NumPy arrays and DLPack
+producers without copies; ops return C-contiguous results.
+Make one with tenferro.tensor(data), tenferro.asarray(a), tenferro.from_numpy(a)
+or the factories (zeros, ones, arange, ...).)doc");
+  cls.def_property_readonly(
+         "shape", [](const EagerTensor& t) { return py_shape(t.shape()); },
+         "The extents, in NumPy's order.")
+      .def_property_readonly("ndim", &EagerTensor::rank)
+      .def_property_readonly("size", &EagerTensor::numel)
+      .def_property_readonly("dtype", &EagerTensor::dtype)
+      .def_property_readonly(
+          "strides",
+          [](const EagerTensor& t) {
+            const auto& s = t.value().strides();
+            py::tuple out(s.size());
+            const auto item = static_cast<std::int64_t>(itemsize(t.dtype()));
+            for (std::size_t i = 0; i < s.size(); ++i)
+              out[i] = py::int_(s[s.size() - 1 - i] * item);
+            return out;
+          },
+          "Byte strides, in NumPy's order (as ndarray.strides).")
+      .def(
+          "data_ptr",
+          [](const EagerTensor& t) {
+            return reinterpret_cast<std::uintptr_t>(t.value().raw_data());
+          },
+          "Address of the first element.")
+      .def("__len__",
+           [](const EagerTensor& t) {
+             if (t.rank() == 0) throw py::type_error("len() of a 0-d tensor");
+             return t.shape()[static_cast<std::size_t>(t.rank() - 1)];
+           })
+      .def("numpy", &numpy_view, "A NumPy array sharing this tensor's memory.")
+      .def(
+          "__array__",
+          [](const EagerTensor& t, py::object dtype) {
+            py::array a = numpy_view(t);
+            if (dtype.is_none()) return a;
+            return py::reinterpret_borrow<py::array>(
+                a.attr("astype")(dtype, py::arg("copy") = false));
+          },
+          py::arg("dtype") = py::none())
+      .def(
+          "__dlpack__", [](const EagerTensor& t, py::object) { return to_dlpack(t); },
+          py::arg("stream") = py::none(), "A DLPack capsule sharing this tensor's memory.")
+      .def("__dlpack_device__", [](const EagerTensor&) { return py::make_tuple(int(kDLCPU), 0); })
+      .def("item", &item_of, "The value of a one-element tensor as a Python number.")
+      .def("__float__", [](const EagerTensor& t) { return item_of(t).cast<py::float_>(); })
+      .def("__int__", [](const EagerTensor& t) { return py::int_(item_of(t)); })
+      .def("__complex__",
+           [](const EagerTensor& t) {
+             py::object c = py::module_::import("builtins").attr("complex");
+             return c(item_of(t));
+           })
+      .def("__bool__",
+           [](const EagerTensor& t) {
+             if (t.numel() != 1) {
+               throw Error(ErrorKind::ShapeMismatch, "bool",
+                           "the truth value of a tensor with more than one element is "
+                           "ambiguous; use .any() or .all()");
+             }
+             return py::bool_(item_of(t));
+           })
+      .def("__index__",
+           [](const EagerTensor& t) {
+             if (t.dtype() != DType::I32 && t.dtype() != DType::I64) {
+               throw py::type_error("only integer tensors can be used as an index");
+             }
+             return item_of(t).cast<py::int_>();
+           })
+      // Views (no copy when untracked), in NumPy's axis numbers.
+      .def("_permute", &permute_py)
+      .def("_reshape", &reshape_py)
+      .def("_slice", &slice_py)
+      .def("_select", &select_py)
+      .def("_unsqueeze", &unsqueeze_py)
+      .def("_index_select", &index_select_py)
+      .def("squeeze", &squeeze_py, py::arg("axis") = py::none(), "Removes axes of extent one.")
+      .def("broadcast_to", &broadcast_to_py, py::arg("shape"))
+      .def("diagonal", &diagonal_py, py::arg("offset") = 0, py::arg("axis1") = 0,
+           py::arg("axis2") = 1, "The diagonal as the last axis (NumPy's np.diagonal).")
+      .def_property_readonly(
+          "T", [](const EagerTensor& t) { return permute_cpp(t, reversed_perm(t.rank())); },
+          "All axes reversed (a view).")
+      .def_property_readonly(
+          "mT",
+          [](const EagerTensor& t) {
+            if (t.rank() < 2) {
+              throw Error(ErrorKind::RankMismatch, "mT", "needs a tensor of dimension 2 or more");
+            }
+            return swap01(t);
+          },
+          "The last two axes swapped (a view).")
+      .def_property_readonly("real",
+                             [](const EagerTensor& t) {
+                               if (!tracked(t)) return wrap_view(t.value().real());
+                               return real(t);
+                             })
+      .def_property_readonly("imag",
+                             [](const EagerTensor& t) {
+                               if (!tracked(t)) return wrap_view(t.value().imag());
+                               return imag(t);
+                             })
+      .def(
+          "copy",
+          [](const EagerTensor& t) {
+            if (!tracked(t)) return wrap_view(t.value().clone());
+            return mul(t, scalar_like(t, 1));
+          },
+          "A copy with its own memory (C-contiguous).")
+      .def(
+          "is_contiguous", [](const EagerTensor& t) { return t.value().is_contiguous(); },
+          "Whether the memory is C-contiguous (NumPy's order).");
+
+  m.def(
+      "from_numpy", [](const py::array& a) { return from_numpy(a); }, py::arg("a"),
+      "A tensor sharing the array's memory (any strides); the array stays alive as long as "
+      "the tensor or any view of it.");
+  m.def("from_dlpack", &from_dlpack, py::arg("x"),
+        "A tensor sharing the memory of a DLPack producer (torch, NumPy) without a copy.");
+  m.def(
+      "asarray",
+      [](const py::object& data, const py::object& dtype) {
+        std::optional<DType> dt;
+        if (!dtype.is_none()) dt = dtype_from(dtype);
+        return as_tensor(data, dt);
+      },
+      py::arg("data"), py::arg("dtype") = py::none(),
+      "A tensor of data, sharing memory with arrays, tensors and DLPack producers when the "
+      "dtype matches, else a copy.");
+
+  // Operators and the generic elementwise ops.
+  auto binop = [&](const char* name, const char* rname, BinaryOp op) {
+    cls.def(
+        name, [op](const py::object& a, const py::object& b) { return binary_py(op, a, b); },
+        py::is_operator());
+    if (rname) {
+      cls.def(
+          rname, [op](const py::object& a, const py::object& b) { return binary_py(op, b, a); },
+          py::is_operator());
+    }
+  };
+  binop("__add__", "__radd__", BinaryOp::Add);
+  binop("__sub__", "__rsub__", BinaryOp::Sub);
+  binop("__mul__", "__rmul__", BinaryOp::Mul);
+  binop("__truediv__", "__rtruediv__", BinaryOp::Div);
+  binop("__pow__", "__rpow__", BinaryOp::Pow);
+  binop("__mod__", "__rmod__", BinaryOp::Remainder);
+  binop("__eq__", nullptr, BinaryOp::Eq);
+  binop("__ne__", nullptr, BinaryOp::Ne);
+  binop("__lt__", nullptr, BinaryOp::Lt);
+  binop("__le__", nullptr, BinaryOp::Le);
+  binop("__gt__", nullptr, BinaryOp::Gt);
+  binop("__ge__", nullptr, BinaryOp::Ge);
+  binop("__and__", "__rand__", BinaryOp::LogicalAnd);
+  binop("__or__", "__ror__", BinaryOp::LogicalOr);
+  cls.def("__neg__", [](const EagerTensor& x) {
+    Release r;
+    return neg(x);
+  });
+  cls.def("__pos__", [](const EagerTensor& x) { return x; });
+  cls.def("__abs__", [](const EagerTensor& x) {
+    Release r;
+    return abs(x);
+  });
+  cls.def("__invert__", [](const EagerTensor& x) {
+    if (x.dtype() != DType::Bool) {
+      throw Error(ErrorKind::DTypeMismatch, "invert",
+                  "~ is defined for bool tensors only (bitwise operations on integers "
+                  "are not supported)");
+    }
+    Release r;
+    return logical_not(x);
+  });
+  cls.attr("__hash__") = py::none();
+}
+
+}  // namespace tenferro::python

@@ -1,0 +1,551 @@
+"""tenferro: dense (complex) tensors, LAPACK-grade linear algebra, einsum and
+FFT with exact automatic differentiation, from Python.
+
+Tensors follow NumPy's semantics: shapes, axis numbers, broadcasting, C-order
+reshape, indexing and dtype promotion behave as in NumPy, and memory is shared
+with NumPy arrays and DLPack producers (torch) without copies. Gradients work
+as in PyTorch: ``requires_grad``, ``.backward()``, ``.grad``, ``no_grad()``,
+and the functional ``tenferro.autograd.grad/vjp/jvp/hvp``.
+
+Everything runs on one CPU runtime per process (threads: one per core;
+``tenferro.set_num_threads``). See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import operator as _operator
+
+import numpy as _np
+
+from . import errors
+from .errors import Error
+from . import _tenferro as _C
+from ._tenferro import (  # noqa: F401  (re-exported)
+    Tensor,
+    Generator,
+    no_grad,
+    is_grad_enabled,
+    from_numpy,
+    from_dlpack,
+    asarray,
+    as_dtype,
+    result_type,
+    set_num_threads,
+    get_num_threads,
+    matmul,
+    where,
+    clip,
+    astype,
+    concatenate,
+    stack,
+    cumsum,
+    cumprod,
+    sort,
+    argsort,
+    flip,
+    tril,
+    triu,
+    trace,
+    kron,
+    zeros,
+    ones,
+    empty,
+    full,
+    eye,
+    linspace,
+    argmax,
+    argmin,
+    autograd,
+    linalg,
+    fft,
+)
+
+dtype = _C.dtype
+bool_ = _C.dtype.bool
+int32 = _C.dtype.int32
+int64 = _C.dtype.int64
+float32 = _C.dtype.float32
+float64 = _C.dtype.float64
+complex64 = _C.dtype.complex64
+complex128 = _C.dtype.complex128
+
+__version__ = "0.3.0"
+
+# ---- elementwise functions, generated from the C++ op lists -----------------------
+
+_ELEMENTWISE = [name for name in dir(_C) if not name.startswith("_") and callable(getattr(_C, name))]
+for _name in _ELEMENTWISE:
+    if _name not in globals():
+        globals()[_name] = getattr(_C, _name)
+del _name
+
+# NumPy's names for some of them.
+absolute = _C.abs
+negative = _C.neg
+multiply = _C.mul
+subtract = _C.sub
+divide = _C.div
+true_divide = _C.div
+power = _C.pow
+conjugate = _C.conj
+equal, not_equal, less, less_equal, greater, greater_equal = (
+    _C.eq, _C.ne, _C.lt, _C.le, _C.gt, _C.ge)
+arctan2 = _C.atan2
+arcsin, arccos, arctan = _C.asin, _C.acos, _C.atan
+arcsinh, arccosh, arctanh = _C.asinh, _C.acosh, _C.atanh
+mod = _C.remainder
+isfinite, isnan = _C.isfinite, _C.isnan
+
+
+# ---- construction ----------------------------------------------------------------
+
+
+def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays,
+    tensors), like ``torch.tensor`` / ``np.array``."""
+    t = asarray(data, dtype=dtype)
+    if isinstance(data, Tensor) or isinstance(data, _np.ndarray) or hasattr(data, "__dlpack__"):
+        t = t.detach().copy()
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+    """NumPy's arange: int64 when every argument is an integer, else float64."""
+    ints = _builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step) if v is not None)
+    return _C.arange(start, stop, step, dtype, ints)
+
+
+def zeros_like(x, dtype=None) -> Tensor:
+    x = asarray(x)
+    return zeros(x.shape, dtype=x.dtype if dtype is None else dtype)
+
+
+def ones_like(x, dtype=None) -> Tensor:
+    x = asarray(x)
+    return ones(x.shape, dtype=x.dtype if dtype is None else dtype)
+
+
+def full_like(x, fill_value, dtype=None) -> Tensor:
+    x = asarray(x)
+    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype)
+
+
+class random:  # noqa: N801  (a namespace, as numpy.random)
+    """Seeded generators: ``g = tenferro.random.default_rng(0)``, then
+    ``g.random(shape)`` and ``g.standard_normal(shape, dtype=...)``."""
+
+    Generator = Generator
+
+    @staticmethod
+    def default_rng(seed: int = 0) -> Generator:
+        return Generator(seed)
+
+
+# ---- reductions ---------------------------------------------------------------------
+
+
+def _reducer(op):
+    def f(x, axis=None, keepdims=False, dtype=None):
+        t = asarray(x)
+        if dtype is not None:
+            t = astype(t, dtype)
+        return _C._reduce(op, t, axis, keepdims)
+
+    f.__name__ = op
+    f.__doc__ = f"NumPy's {op} over ``axis`` (None: every axis)."
+    return f
+
+
+sum = _reducer("sum")  # noqa: A001
+prod = _reducer("prod")
+mean = _reducer("mean")
+max = amax = _reducer("max")  # noqa: A001
+min = amin = _reducer("min")  # noqa: A001
+all = _reducer("all")  # noqa: A001
+any = _reducer("any")  # noqa: A001
+logsumexp = _reducer("logsumexp")
+
+
+def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
+    """NumPy's var (ddof=0 by default, as NumPy; torch's default is 1)."""
+    return _C._var(asarray(x), axis, float(ddof), keepdims, False)
+
+
+def std(x, axis=None, ddof=0, keepdims=False) -> Tensor:
+    return _C._var(asarray(x), axis, float(ddof), keepdims, True)
+
+
+# ---- shape functions ------------------------------------------------------------------
+
+
+def reshape(x, shape, order="C") -> Tensor:
+    """NumPy's reshape: C order by default (a view when the strides allow it,
+    else a copy); order="F" reads and writes in column-major order."""
+    return asarray(x)._reshape(shape if not isinstance(shape, int) else (shape,), order)
+
+
+def transpose(x, axes=None) -> Tensor:
+    x = asarray(x)
+    if axes is None:
+        return x.T
+    return x._permute(list(axes))
+
+
+permute_dims = transpose
+
+
+def swapaxes(x, axis1, axis2) -> Tensor:
+    x = asarray(x)
+    perm = list(range(x.ndim))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return x._permute(perm)
+
+
+def moveaxis(x, source, destination) -> Tensor:
+    x = asarray(x)
+    perm = [a for a in range(x.ndim) if a != source % x.ndim]
+    perm.insert(destination % x.ndim, source % x.ndim)
+    return x._permute(perm)
+
+
+def expand_dims(x, axis) -> Tensor:
+    return asarray(x)._unsqueeze(axis)
+
+
+def squeeze(x, axis=None) -> Tensor:
+    return asarray(x).squeeze(axis)
+
+
+def broadcast_to(x, shape) -> Tensor:
+    return asarray(x).broadcast_to(shape)
+
+
+def ravel(x) -> Tensor:
+    return reshape(x, (-1,))
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1) -> Tensor:
+    return asarray(x).diagonal(offset, axis1, axis2)
+
+
+def take(x, indices, axis=None) -> Tensor:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    idx = asarray(indices)
+    flat = ravel(idx)
+    out = x._index_select(axis, flat)
+    if idx.ndim != 1:
+        shape = list(x.shape)
+        a = axis % x.ndim
+        shape[a:a + 1] = list(idx.shape)
+        out = out._reshape(tuple(shape), "C")
+    return out
+
+
+def dot(a, b) -> Tensor:
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return matmul(a, b)
+
+
+def vdot(a, b) -> Tensor:
+    return sum(conj(ravel(asarray(a))) * ravel(asarray(b)))
+
+
+def inner(a, b) -> Tensor:
+    return sum(asarray(a) * asarray(b), axis=-1)
+
+
+def outer(a, b) -> Tensor:
+    return ravel(a)[:, None] * ravel(b)[None, :]
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08) -> bool:
+    return bool(_np.allclose(_np.asarray(asarray(a).detach()), _np.asarray(asarray(b).detach()),
+                             rtol=rtol, atol=atol))
+
+
+# ---- einsum ---------------------------------------------------------------------------
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_equation(equation: str, ndims) -> str:
+    """NumPy's einsum equation made explicit (ellipses expanded into letters,
+    the implicit output spelled out), each term reversed for the C++ axes."""
+    eq = equation.replace(" ", "")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+        explicit = True
+    else:
+        lhs, out, explicit = eq, "", False
+    terms = lhs.split(",")
+    if len(terms) != len(ndims):
+        raise errors.InvalidArgument(
+            f"[einsum] the equation has {len(terms)} operand terms but {len(ndims)} operands were given")
+    used = set(c for c in eq if c.isalpha())
+    spare = [c for c in _LETTERS if c not in used]
+    ell = 0
+    for t, n in zip(terms, ndims):
+        if "..." in t:
+            ell = _builtins.max(ell, n - (len(t) - 3))
+    if ell > len(spare):
+        raise errors.InvalidArgument("[einsum] too many axes under '...'")
+    ell_letters = "".join(spare[:ell])
+    expanded = []
+    for t, n in zip(terms, ndims):
+        if "..." in t:
+            k = n - (len(t) - 3)
+            if k < 0:
+                raise errors.RankMismatch(
+                    f"[einsum] term '{t}' has more labels than its operand has axes ({n})")
+            t = t.replace("...", ell_letters[ell - k:] if k else "")
+        expanded.append(t)
+    if explicit:
+        out = out.replace("...", ell_letters)
+    else:
+        counts = {}
+        for t in expanded:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        # NumPy sorts labels by code point (upper case first).
+        out = ell_letters + "".join(sorted(c for c, k in counts.items()
+                                           if k == 1 and c not in ell_letters))
+    return ",".join(t[::-1] for t in expanded) + "->" + out[::-1]
+
+
+def einsum(equation: str, *operands, strategy=None, path=None, budget_ms=None, seed=0,
+           memory_limit=None, optimize=None) -> Tensor:
+    """NumPy's einsum (ellipses, implicit output) over tenferro's contraction
+    planner. ``strategy`` ("auto", "greedy", "anneal", "optimal"), ``path``
+    (pairs of operand positions, NumPy's contract-path format), ``budget_ms``,
+    ``seed`` and ``memory_limit`` (bytes; slices the contraction) are the
+    C++ EinsumOptions. ``optimize`` is accepted for NumPy compatibility and
+    ignored (the planner always optimises)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = [asarray(o) for o in operands]
+    eq = _einsum_equation(equation, [t.ndim for t in ts])
+    return _C._einsum(eq, ts, strategy, path, budget_ms, seed, memory_limit)
+
+
+def einsum_path(equation: str, *operands, strategy=None, budget_ms=None, seed=0,
+                memory_limit=None) -> dict:
+    """The contraction plan einsum would use: a dict with ``path`` (pairs of
+    operand positions), ``flops``, ``largest_intermediate``, ``search_ms``,
+    ``slices`` and ``sliced_flops``. Operands may be tensors, arrays or shapes."""
+    shapes = []
+    for o in operands:
+        if isinstance(o, (tuple, list)) and _builtins.all(isinstance(e, int) for e in o):
+            shapes.append(list(o))
+        else:
+            shapes.append(list(asarray(o).shape))
+    eq = _einsum_equation(equation, [len(s) for s in shapes])
+    return _C._einsum_path(eq, shapes, strategy, None, budget_ms, seed, memory_limit)
+
+
+# ---- I/O (NumPy's formats) -------------------------------------------------------------
+
+
+def save(file, x) -> None:
+    """Writes a .npy file (NumPy's format; np.load reads it)."""
+    _np.save(file, _np.asarray(asarray(x).detach()))
+
+
+def load(file):
+    """Reads a .npy file as a tensor, or a .npz archive as a dict of tensors."""
+    data = _np.load(file)
+    if isinstance(data, _np.lib.npyio.NpzFile):
+        with data:
+            return {k: from_numpy(_np.array(data[k])) for k in data.files}
+    return from_numpy(data)
+
+
+def savez(file, **tensors) -> None:
+    _np.savez(file, **{k: _np.asarray(asarray(v).detach()) for k, v in tensors.items()})
+
+
+# ---- Tensor methods written in Python ----------------------------------------------------
+
+
+def _is_index_array(k) -> bool:
+    return isinstance(k, (Tensor, _np.ndarray, list))
+
+
+def _getitem(self: Tensor, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    # Boolean masks: x[mask] with a mask over the leading axes.
+    if len(key) == 1 and _is_index_array(key[0]):
+        k = key[0]
+        kt = asarray(k) if not isinstance(k, list) else asarray(_np.asarray(k))
+        if kt.dtype == bool_:
+            mask = _np.asarray(kt.detach())
+            if mask.shape != tuple(self.shape[:mask.ndim]):
+                raise errors.ShapeMismatch(
+                    f"[index] boolean index of shape {mask.shape} does not match the indexed "
+                    f"tensor's leading shape {tuple(self.shape[:mask.ndim])}")
+            rest = tuple(self.shape[mask.ndim:])
+            flat = self._reshape((-1,) + rest, "C")
+            return flat._index_select(0, from_numpy(_np.flatnonzero(mask).astype(_np.int64)))
+    n_specified = _builtins.sum(1 for k in key if k is not None and k is not Ellipsis and
+                                not (isinstance(k, (Tensor, _np.ndarray)) and
+                                     asarray(k).dtype == bool_))
+    if _builtins.sum(1 for k in key if k is Ellipsis) > 1:
+        raise errors.InvalidArgument("[index] an index can only have a single ellipsis ('...')")
+    if n_specified > self.ndim:
+        raise errors.AxisOutOfBounds(
+            f"[index] too many indices: the tensor has dimension {self.ndim} but {n_specified} "
+            "were indexed")
+    out = self
+    axis = 0
+    arrays = []
+    for k in key:
+        if k is Ellipsis:
+            axis += self.ndim - n_specified
+            # axes consumed by `...` stay as they are
+        elif k is None:
+            out = out._unsqueeze(axis)
+            axis += 1
+        elif isinstance(k, slice):
+            out = out._slice(axis, k.start, k.stop, 1 if k.step is None else k.step)
+            axis += 1
+        elif _is_index_array(k):
+            arrays.append((axis, k))
+            axis += 1
+        else:
+            out = out._select(axis, _operator.index(k))
+    if not arrays:
+        return out
+    if len(arrays) == 1:
+        a, k = arrays[0]
+        return take(out, k if not isinstance(k, list) else _np.asarray(k, dtype=_np.int64), axis=a)
+    # Several integer arrays on consecutive axes: one linear index.
+    axes = [a for a, _ in arrays]
+    if axes != list(range(axes[0], axes[0] + len(axes))):
+        raise errors.Unsupported(
+            "[index] integer arrays on non-adjacent axes are not supported; index one axis at "
+            "a time")
+    idx = _np.broadcast_arrays(*[_np.asarray(asarray(k).detach() if not isinstance(k, list)
+                                            else _np.asarray(k), dtype=_np.int64)
+                                 for _, k in arrays])
+    dims = tuple(out.shape[a] for a in axes)
+    idx = [_np.where(i < 0, i + d, i) for i, d in zip(idx, dims)]
+    for i, d in zip(idx, dims):
+        if i.size and (i.min() < 0 or i.max() >= d):
+            raise errors.AxisOutOfBounds(f"[index] index out of bounds for axis of size {d}")
+    lin = _np.ravel_multi_index(tuple(idx), dims)
+    a0 = axes[0]
+    shape = tuple(out.shape)
+    merged = out._reshape(shape[:a0] + (-1,) + shape[a0 + len(axes):], "C")
+    return take(merged, lin, axis=a0)
+
+
+def _setitem(self: Tensor, key, value):
+    if self.requires_grad:
+        raise errors.RuntimeState(
+            "[setitem] a tensor that requires grad cannot be written in place; build a new "
+            "tensor instead (e.g. with where)")
+    arr = self.numpy()
+    arr[key] = _np.asarray(value.detach() if isinstance(value, Tensor) else value)
+
+
+def _inplace(op):
+    def f(self: Tensor, other):
+        if self.requires_grad:
+            raise errors.RuntimeState(
+                "[in-place] a tensor that requires grad cannot be changed in place; write "
+                "x = x + y (a new tensor) instead")
+        result = op(self, other)
+        if result.dtype != self.dtype:
+            raise errors.DTypeMismatch(
+                f"[in-place] the result has dtype {result.dtype.name}, which cannot be written "
+                f"into a tensor of dtype {self.dtype.name}; use x = x op y")
+        _np.copyto(self.numpy(), _np.asarray(result.broadcast_to(self.shape)))
+        return self
+
+    return f
+
+
+def _repr(self: Tensor) -> str:
+    body = _np.array2string(_np.asarray(self.detach()), separator=", ", prefix="tensor(")
+    extras = []
+    if self.dtype not in (float64, int64, bool_) or self.size == 0:
+        extras.append(f"dtype=tenferro.{self.dtype.name}")
+    if self.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+def _tolist(self: Tensor):
+    return _np.asarray(self.detach()).tolist()
+
+
+def _method(fn):
+    return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
+
+
+Tensor.__getitem__ = _getitem
+Tensor.__setitem__ = _setitem
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+Tensor.tolist = _tolist
+Tensor.__matmul__ = lambda a, b: matmul(a, b)
+Tensor.__rmatmul__ = lambda a, b: matmul(b, a)
+Tensor.__iadd__ = _inplace(_operator.add)
+Tensor.__isub__ = _inplace(_operator.sub)
+Tensor.__imul__ = _inplace(_operator.mul)
+Tensor.__itruediv__ = _inplace(_operator.truediv)
+Tensor.__ipow__ = _inplace(_operator.pow)
+Tensor.__array_priority__ = 1000  # ndarray + Tensor gives a Tensor
+Tensor.reshape = lambda self, *shape, order="C": reshape(
+    self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
+Tensor.transpose = lambda self, *axes: transpose(
+    self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes))
+Tensor.permute = lambda self, *axes: self._permute(
+    list(axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes))
+Tensor.flatten = lambda self: reshape(self, (-1,)).copy()
+Tensor.ravel = lambda self: reshape(self, (-1,))
+Tensor.astype = lambda self, dtype: astype(self, dtype)
+Tensor.clone = Tensor.copy
+Tensor.conj = lambda self: conj(self)
+Tensor.conjugate = Tensor.conj
+for _n in ("sum", "prod", "mean", "max", "min", "all", "any", "var", "std", "argmax", "argmin",
+           "logsumexp", "clip", "cumsum", "cumprod", "trace"):
+    setattr(Tensor, _n, _method(globals()[_n]))
+for _n in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "square", "real_if_close"):
+    if _n in globals():
+        setattr(Tensor, _n, _method(globals()[_n]))
+del _n
+Tensor.dot = lambda self, other: dot(self, other)
+Tensor.swapaxes = lambda self, a, b: swapaxes(self, a, b)
+Tensor.expand_dims = lambda self, axis: expand_dims(self, axis)
+
+
+# ---- linalg and fft additions written in Python --------------------------------------------
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    """numpy.linalg.norm: the 2-norm of the flattened tensor by default, a
+    vector norm over one axis, a matrix norm over two."""
+    x = asarray(x)
+    if axis is None:
+        if ord is None:
+            return linalg.vector_norm(x, 2.0, None, keepdims)
+        if x.ndim == 1:
+            return linalg.vector_norm(x, float(ord), None, keepdims)
+        if x.ndim == 2:
+            return linalg.matrix_norm(x, ord, (0, 1), keepdims)
+        raise errors.InvalidArgument("[norm] give axis for ord with a tensor of dimension > 2")
+    if isinstance(axis, int) or len(axis) == 1:
+        a = axis if isinstance(axis, int) else axis[0]
+        return linalg.vector_norm(x, 2.0 if ord is None else float(ord), a, keepdims)
+    return linalg.matrix_norm(x, "fro" if ord is None else ord, tuple(axis), keepdims)
+
+
+linalg.norm = _norm
