@@ -121,6 +121,26 @@ void init_autograd(py::module_& m) {
         if (xs.size() == 0) {
           throw Error(ErrorKind::InvalidArgument, "grad", "give at least one input");
         }
+        if (is_traced(xs[0])) {
+          // Inside tenferro.trace: the gradient graph of f's traced result.
+          std::vector<TracedTensor> ins;
+          py::tuple args(xs.size());
+          for (std::size_t i = 0; i < xs.size(); ++i) {
+            ins.push_back(to<TracedTensor>(xs[i]));
+            args[i] = py::cast(ins.back());
+          }
+          py::object y = f(*args);
+          if (!is_traced(y)) {
+            throw Error(ErrorKind::InvalidArgument, "grad",
+                        "the function must return a traced value of its traced inputs");
+          }
+          const auto yt = y.cast<TracedTensor>();
+          const GradOptions opts{.allow_unused = allow_unused};
+          if (ins.size() == 1) return py::cast(grad(yt, ins[0], opts));
+          py::tuple out(ins.size());
+          for (std::size_t i = 0; i < ins.size(); ++i) out[i] = py::cast(grad(yt, ins[i], opts));
+          return out;
+        }
         if (xs.size() == 1) {
           return py::cast(
               grad(fn_of(f), leaf_input(xs[0]), GradOptions{.allow_unused = allow_unused}));

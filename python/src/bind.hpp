@@ -1,6 +1,8 @@
 #pragma once
 // Shared pieces of the Python module: the process's default runtime, dtype and
-// axis conversions, and how a Python object becomes a tensor.
+// axis conversions, how a Python object becomes a tensor, and the dispatch
+// between the eager tier (tenferro.Tensor) and the traced tier
+// (tenferro.TracedTensor, inside tenferro.trace).
 //
 // Axis convention. A Python tensor of shape (s0, ..., s{r-1}) is the C++
 // tensor of shape [s{r-1}, ..., s0] on the same memory: NumPy's C order is the
@@ -9,6 +11,11 @@
 // arrays, and Python axis d is C++ axis r - 1 - d. Every binding converts axis
 // numbers, shapes and batch conventions (the C++ tier puts batch axes last,
 // NumPy first) at the boundary; storage is never converted.
+//
+// Tiers. Every operation is written once as a template over the tensor type
+// (the C++ surface is: ad/ops.hpp) and dispatched by `dispatch`: traced when
+// any operand is a TracedTensor (other operands become constants), eager
+// otherwise, with the GIL released around eager kernels (MaybeRelease).
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -17,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tenferro/tenferro.hpp>
@@ -33,10 +41,13 @@ DType dtype_from(const py::handle& h);
 py::dtype numpy_dtype(DType d);
 const char* dtype_name(DType d);
 
-/// Python shape of a C++ shape (reversed).
+/// Python shape of a C++ shape (reversed); symbolic extents print as strings.
 py::tuple py_shape(const Shape& s);
+py::tuple py_shape(const SymShape& s);
 /// C++ shape of a Python shape (a sequence or an int), reversed.
 Shape cpp_shape(const py::handle& shape);
+/// The same with named sizes: strings become SymDim::var.
+SymShape cpp_sym_shape(const py::handle& shape);
 /// Python axis d of a rank-r tensor as a C++ axis (IndexError-typed
 /// AxisOutOfBounds when out of range).
 std::int64_t cpp_axis(std::int64_t d, std::int64_t r, const char* op);
@@ -51,36 +62,122 @@ EagerTensor from_numpy(const py::array& a);
 /// A NumPy array viewing the tensor's memory (the array keeps it alive).
 py::array to_numpy(const EagerTensor& t);
 
-/// Whether the tensor takes part in AD (requires grad, or has history).
+inline bool is_traced(const py::handle& h) {
+  return py::isinstance<TracedTensor>(h);
+}
+inline bool is_py_scalar(const py::handle& h) {
+  return py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
+         py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr());
+}
+Scalar scalar_of(const py::handle& h);
+
+/// `h` as a tensor of tier T: a traced value as it is, anything else through
+/// as_tensor (a constant of the program when T is TracedTensor).
+template <class T>
+T to(const py::handle& h, std::optional<DType> dtype = std::nullopt) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (is_traced(h)) {
+      throw Error(ErrorKind::ContextMismatch, "tensor",
+                  "a traced value cannot be used outside the function being traced (return it "
+                  "from the function instead)");
+    }
+    return as_tensor(h, dtype);
+  } else {
+    if (is_traced(h)) {
+      const auto& t = h.cast<const TracedTensor&>();
+      if (dtype && *dtype != t.dtype()) return cast(t, *dtype);
+      return t;
+    }
+    return constant(as_tensor(h, dtype).value());
+  }
+}
+
+/// Releases the GIL for an eager computation; nothing for tracing.
+template <class T>
+struct MaybeRelease {
+  py::gil_scoped_release release;
+};
+template <>
+struct MaybeRelease<TracedTensor> {
+  MaybeRelease() {}   // NOLINT: user-provided, so that an unused guard
+  ~MaybeRelease() {}  // NOLINT: is not a warning
+};
+
+/// Calls f.template operator()<T>() with T the tier of the operands.
+template <class F>
+py::object dispatch(bool traced, F&& f) {
+  if (traced) return py::cast(f.template operator()<TracedTensor>());
+  return py::cast(f.template operator()<EagerTensor>());
+}
+template <class... H>
+bool any_traced(const H&... h) {
+  return (is_traced(h) || ...);
+}
+
+/// Whether the tensor takes part in AD (requires grad, or has history); a
+/// traced value always goes through recorded ops.
 inline bool tracked(const EagerTensor& t) {
   return t.requires_grad();
+}
+inline bool tracked(const TracedTensor&) {
+  return true;
 }
 /// An untracked tensor for a view of the value (no copy).
 inline EagerTensor wrap_view(Tensor v) {
   return runtime()->tensor(std::move(v));
 }
 
+/// The shape of a tensor of either tier as symbolic sizes.
+inline SymShape sym_shape(const EagerTensor& t) {
+  return SymShape(t.shape().begin(), t.shape().end());
+}
+inline SymShape sym_shape(const TracedTensor& t) {
+  return t.shape();
+}
+/// A constant extent (Unsupported when symbolic: `what` says what needs it).
+std::int64_t const_extent(const SymDim& d, const char* op, const char* what);
+
 /// C++ axes 0 and 1 swapped (Python's last two axes): a view when untracked,
 /// the recorded transpose otherwise.
-EagerTensor swap01(const EagerTensor& x);
+template <class T>
+T swap01(const T& x) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) return wrap_view(x.value().transpose(0, 1));
+  }
+  return transpose(x, 0, 1);
+}
 /// Python's transpose of every matrix in a batch (x.mT); rank < 2 unchanged.
-inline EagerTensor mT(const EagerTensor& x) {
+template <class T>
+T mT(const T& x) {
   return x.rank() < 2 ? x : swap01(x);
 }
 /// x with `n` trailing extent-1 C++ axes appended (leading in Python).
-EagerTensor pad_rank(const EagerTensor& x, std::int64_t n);
+template <class T>
+T pad_rank(const T& x, std::int64_t n) {
+  if (n <= 0) return x;
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) {
+      Shape s = x.shape();
+      for (std::int64_t i = 0; i < n; ++i) s.push_back(1);
+      return wrap_view(x.value().reshape(s));
+    }
+  }
+  SymShape s = sym_shape(x);
+  for (std::int64_t i = 0; i < n; ++i) s.push_back(SymDim(1));
+  return reshape(x, s);
+}
+
+/// a op b with NumPy broadcasting; a or b may be a Python scalar or array.
+py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b);
+py::object unary_py(UnaryOp op, const py::handle& a);
 
 void init_tensor(py::module_& m);
 void init_ops(py::module_& m);
 void init_autograd(py::module_& m);
+void init_traced(py::module_& m);
 void init_linalg(py::module_& m);
 void init_fft(py::module_& m);
 void init_einsum(py::module_& m);
+void init_optim(py::module_& m);
 
-}  // namespace tenferro::python
-
-namespace tenferro::python {
-/// a op b with NumPy broadcasting; a or b may be a Python scalar or array.
-EagerTensor binary_py(BinaryOp op, const py::handle& a, const py::handle& b);
-EagerTensor unary_py(UnaryOp op, const py::handle& a);
 }  // namespace tenferro::python

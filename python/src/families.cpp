@@ -11,8 +11,6 @@ namespace tenferro::python {
 
 namespace {
 
-using Release = py::gil_scoped_release;
-
 linalg::SpectralOptions spectral(const std::string& gauge, double eta) {
   linalg::SpectralOptions o;
   if (gauge == "strict") {
@@ -37,8 +35,9 @@ linalg::Truncation truncation(std::int64_t max_rank, double cutoff, bool relativ
   return t;
 }
 
-EagerTensor mat(const py::object& x, const char* op) {
-  EagerTensor t = as_tensor(x);
+template <class T>
+T mat(const py::object& x, const char* op) {
+  T t = to<T>(x);
   if (t.rank() < 2) {
     throw Error(ErrorKind::RankMismatch, op,
                 "expects a matrix or a batch of matrices (dimension >= 2), got dimension " +
@@ -49,8 +48,9 @@ EagerTensor mat(const py::object& x, const char* op) {
 
 // A right-hand side: a matrix (..., n, k) is transposed like A; a vector (n,)
 // stays a vector.
-EagerTensor rhs(const py::object& b) {
-  EagerTensor t = as_tensor(b);
+template <class T>
+T rhs(const py::object& b) {
+  T t = to<T>(b);
   return t.rank() >= 2 ? mT(t) : t;
 }
 
@@ -61,9 +61,9 @@ std::string fft_norm(const py::object& norm) {
 // NumPy's fftn axes (default: the last len(s) axes, or all) as C++ axes in
 // reverse order, with s reversed alike: NumPy's real transforms halve the
 // last listed axis, the C++ family the first.
-std::pair<fft::Lengths, Axes> fft_axes(const EagerTensor& x, const py::object& s,
-                                       const py::object& axes, const char* op,
-                                       std::int64_t default_count = -1) {
+template <class T>
+std::pair<fft::Lengths, Axes> fft_axes(const T& x, const py::object& s, const py::object& axes,
+                                       const char* op, std::int64_t default_count = -1) {
   const auto r = x.rank();
   std::vector<std::int64_t> py_axes;
   std::vector<std::int64_t> lengths;
@@ -97,64 +97,78 @@ void init_linalg(py::module_& m) {
   m.def(
       "inv",
       [](const py::object& a) {
-        auto t = mat(a, "inv");
-        Release r;
-        return mT(linalg::inv(t));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "inv");
+          MaybeRelease<T> r;
+          return mT(linalg::inv(t));
+        });
       },
       py::arg("A"));
   m.def(
       "det",
       [](const py::object& a) {
-        auto t = mat(a, "det");
-        Release r;
-        return linalg::det(t);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "det");
+          MaybeRelease<T> r;
+          return linalg::det(t);
+        });
       },
       py::arg("A"));
   m.def(
       "slogdet",
       [](const py::object& a) {
-        auto t = mat(a, "slogdet");
-        Release r;
-        auto [s, l] = linalg::slogdet(t);
-        return std::make_pair(s, l);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "slogdet");
+          MaybeRelease<T> r;
+          auto [s, l] = linalg::slogdet(t);
+          return std::make_pair(s, l);
+        });
       },
       py::arg("A"), "(sign, logabsdet).");
   m.def(
       "solve",
       [](const py::object& a, const py::object& b, bool left) {
-        auto ta = mat(a, "solve");
-        auto tb = rhs(b);
-        Release r;
-        auto x = linalg::solve(ta, tb, left);
-        return tb.rank() >= 2 ? mT(x) : x;
+        return dispatch(any_traced(a, b), [&]<class T>() {
+          auto ta = mat<T>(a, "solve");
+          auto tb = rhs<T>(b);
+          MaybeRelease<T> r;
+          auto x = linalg::solve(ta, tb, left);
+          return tb.rank() >= 2 ? mT(x) : x;
+        });
       },
       py::arg("A"), py::arg("B"), py::kw_only(), py::arg("left") = true,
       "X with A X = B (left) or X A = B.");
   m.def(
       "cholesky",
       [](const py::object& a, bool upper) {
-        auto t = mat(a, "cholesky");
-        Release r;
-        return mT(linalg::cholesky(t, upper));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "cholesky");
+          MaybeRelease<T> r;
+          return mT(linalg::cholesky(t, upper));
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("upper") = false);
   m.def(
       "qr",
       [](const py::object& a, const std::string& mode) {
-        auto t = mat(a, "qr");
-        Release r;
-        auto [q, rr] = linalg::qr(t, mode);
-        return std::make_pair(mT(q), mT(rr));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "qr");
+          MaybeRelease<T> r;
+          auto [q, rr] = linalg::qr(t, mode);
+          return std::make_pair(mT(q), mT(rr));
+        });
       },
       py::arg("A"), py::arg("mode") = "reduced", "(Q, R); mode 'reduced', 'complete' or 'r'.");
   m.def(
       "svd",
       [](const py::object& a, bool full_matrices, const std::string& gauge, double eta) {
-        auto t = mat(a, "svd");
-        const auto opts = spectral(gauge, eta);
-        Release r;
-        auto f = linalg::svd(t, full_matrices, opts);
-        return std::make_tuple(mT(f.U), f.S, mT(f.Vh));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "svd");
+          const auto opts = spectral(gauge, eta);
+          MaybeRelease<T> r;
+          auto f = linalg::svd(t, full_matrices, opts);
+          return std::make_tuple(mT(f.U), f.S, mT(f.Vh));
+        });
       },
       py::arg("A"), py::arg("full_matrices") = true, py::kw_only(), py::arg("gauge") = "strict",
       py::arg("eta") = 1e-8,
@@ -163,137 +177,167 @@ void init_linalg(py::module_& m) {
   m.def(
       "svdvals",
       [](const py::object& a) {
-        auto t = mat(a, "svdvals");
-        Release r;
-        return linalg::svdvals(t);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "svdvals");
+          MaybeRelease<T> r;
+          return linalg::svdvals(t);
+        });
       },
       py::arg("A"));
   m.def(
       "eigh",
       [](const py::object& a, const std::string& uplo, const std::string& gauge, double eta) {
-        auto t = mat(a, "eigh");
-        const auto opts = spectral(gauge, eta);
-        if (uplo != "L" && uplo != "U") {
-          throw Error(ErrorKind::InvalidArgument, "eigh", "UPLO must be 'L' or 'U'");
-        }
-        Release r;
-        auto f = linalg::eigh(t, uplo[0], opts);
-        return std::make_tuple(f.eigenvalues, mT(f.eigenvectors));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "eigh");
+          const auto opts = spectral(gauge, eta);
+          if (uplo != "L" && uplo != "U") {
+            throw Error(ErrorKind::InvalidArgument, "eigh", "UPLO must be 'L' or 'U'");
+          }
+          MaybeRelease<T> r;
+          auto f = linalg::eigh(t, uplo[0], opts);
+          return std::make_tuple(f.eigenvalues, mT(f.eigenvectors));
+        });
       },
       py::arg("A"), py::arg("UPLO") = "L", py::kw_only(), py::arg("gauge") = "strict",
       py::arg("eta") = 1e-8, "(eigenvalues ascending, eigenvectors as columns).");
   m.def(
       "eigvalsh",
       [](const py::object& a, const std::string& uplo) {
-        auto t = mat(a, "eigvalsh");
-        Release r;
-        return linalg::eigvalsh(t, uplo.empty() ? 'L' : uplo[0]);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "eigvalsh");
+          MaybeRelease<T> r;
+          return linalg::eigvalsh(t, uplo.empty() ? 'L' : uplo[0]);
+        });
       },
       py::arg("A"), py::arg("UPLO") = "L");
   m.def(
       "eig",
       [](const py::object& a, const std::string& gauge, double eta) {
-        auto t = mat(a, "eig");
-        const auto opts = spectral(gauge, eta);
-        Release r;
-        auto f = linalg::eig(t, opts);
-        return std::make_tuple(f.eigenvalues, mT(f.eigenvectors));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "eig");
+          const auto opts = spectral(gauge, eta);
+          MaybeRelease<T> r;
+          auto f = linalg::eig(t, opts);
+          return std::make_tuple(f.eigenvalues, mT(f.eigenvectors));
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("gauge") = "strict", py::arg("eta") = 1e-8);
   m.def(
       "eigvals",
       [](const py::object& a) {
-        auto t = mat(a, "eigvals");
-        Release r;
-        return linalg::eigvals(t);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "eigvals");
+          MaybeRelease<T> r;
+          return linalg::eigvals(t);
+        });
       },
       py::arg("A"));
   m.def(
       "pinv",
       [](const py::object& a, std::optional<double> atol, std::optional<double> rtol,
          bool hermitian) {
-        auto t = mat(a, "pinv");
-        Release r;
-        return mT(linalg::pinv(t, atol, rtol, hermitian));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "pinv");
+          MaybeRelease<T> r;
+          return mT(linalg::pinv(t, atol, rtol, hermitian));
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
       py::arg("hermitian") = false);
   m.def(
       "matrix_exp",
       [](const py::object& a) {
-        auto t = mat(a, "matrix_exp");
-        Release r;
-        return mT(linalg::matrix_exp(t));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "matrix_exp");
+          MaybeRelease<T> r;
+          return mT(linalg::matrix_exp(t));
+        });
       },
       py::arg("A"));
   m.def(
       "matrix_power",
       [](const py::object& a, std::int64_t n) {
-        auto t = mat(a, "matrix_power");
-        Release r;
-        return mT(linalg::matrix_power(t, n));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "matrix_power");
+          MaybeRelease<T> r;
+          return mT(linalg::matrix_power(t, n));
+        });
       },
       py::arg("A"), py::arg("n"));
   m.def(
       "solve_triangular",
       [](const py::object& a, const py::object& b, bool upper, bool left, bool unitriangular) {
-        auto ta = mat(a, "solve_triangular");
-        auto tb = mat(b, "solve_triangular");
-        Release r;
-        return mT(linalg::solve_triangular(ta, tb, upper, left, unitriangular));
+        return dispatch(any_traced(a, b), [&]<class T>() {
+          auto ta = mat<T>(a, "solve_triangular");
+          auto tb = mat<T>(b, "solve_triangular");
+          MaybeRelease<T> r;
+          return mT(linalg::solve_triangular(ta, tb, upper, left, unitriangular));
+        });
       },
       py::arg("A"), py::arg("B"), py::kw_only(), py::arg("upper"), py::arg("left") = true,
       py::arg("unitriangular") = false);
   m.def(
       "lu_factor",
       [](const py::object& a, bool pivot) {
-        auto t = mat(a, "lu_factor");
-        Release r;
-        auto [lu, piv] = linalg::lu_factor(t, pivot);
-        return std::make_pair(mT(lu), piv);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "lu_factor");
+          MaybeRelease<T> r;
+          auto [lu, piv] = linalg::lu_factor(t, pivot);
+          return std::make_pair(mT(lu), piv);
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("pivot") = true,
       "(LU, pivots) as torch.linalg.lu_factor (pivots 1-based, int32).");
   m.def(
       "lu",
       [](const py::object& a, bool pivot) {
-        auto t = mat(a, "lu");
-        Release r;
-        auto [p, l, u] = linalg::lu(t, pivot);
-        return std::make_tuple(mT(p), mT(l), mT(u));
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "lu");
+          MaybeRelease<T> r;
+          auto [p, l, u] = linalg::lu(t, pivot);
+          return std::make_tuple(mT(p), mT(l), mT(u));
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("pivot") = true, "(P, L, U) with A = P L U.");
   m.def(
       "lu_solve",
       [](const py::object& lu, const py::object& piv, const py::object& b, bool left,
          bool adjoint) {
-        auto tl = mat(lu, "lu_solve");
-        auto tp = as_tensor(piv);
-        auto tb = mat(b, "lu_solve");
-        Release r;
-        return mT(linalg::lu_solve(tl, tp, tb, left, adjoint));
+        return dispatch(any_traced(lu, piv, b), [&]<class T>() {
+          auto tl = mat<T>(lu, "lu_solve");
+          auto tp = to<T>(piv);
+          auto tb = mat<T>(b, "lu_solve");
+          MaybeRelease<T> r;
+          return mT(linalg::lu_solve(tl, tp, tb, left, adjoint));
+        });
       },
       py::arg("LU"), py::arg("pivots"), py::arg("B"), py::kw_only(), py::arg("left") = true,
       py::arg("adjoint") = false);
   m.def(
       "multi_dot",
       [](const py::iterable& ms) {
-        // (A B C)^T = C^T B^T A^T: the C++ product of the stored matrices in
-        // reverse order.
-        std::vector<EagerTensor> ts;
-        for (auto x : ms) ts.push_back(as_tensor(x));
-        std::reverse(ts.begin(), ts.end());
-        Release r;
-        return linalg::multi_dot(ts);
+        bool traced = false;
+        for (auto x : ms) traced = traced || is_traced(x);
+        return dispatch(traced, [&]<class T>() {
+          // (A B C)^T = C^T B^T A^T: the C++ product of the stored matrices in
+          // reverse order.
+          std::vector<T> ts;
+          for (auto x : ms) ts.push_back(to<T>(x));
+          std::reverse(ts.begin(), ts.end());
+          MaybeRelease<T> r;
+          return linalg::multi_dot(ts);
+        });
       },
       py::arg("tensors"));
   m.def(
       "vector_norm",
       [](const py::object& x, double ord, const py::object& axis, bool keepdims) {
-        auto t = as_tensor(x);
-        auto axes = cpp_axes(axis, t.rank(), "vector_norm");
-        Release r;
-        return linalg::vector_norm(t, ord, axes ? *axes : every_axis(t), keepdims);
+        return dispatch(any_traced(x, axis), [&]<class T>() {
+          auto t = to<T>(x);
+          auto axes = cpp_axes(axis, t.rank(), "vector_norm");
+          MaybeRelease<T> r;
+          return linalg::vector_norm(t, ord, axes ? *axes : every_axis(t), keepdims);
+        });
       },
       py::arg("x"), py::arg("ord") = 2.0, py::arg("axis") = py::none(),
       py::arg("keepdims") = false);
@@ -301,48 +345,54 @@ void init_linalg(py::module_& m) {
       "matrix_norm",
       [](const py::object& x, const py::object& ord, std::pair<std::int64_t, std::int64_t> axis,
          bool keepdims) {
-        auto t = as_tensor(x);
-        const Axes dims{cpp_axis(axis.first, t.rank(), "matrix_norm"),
-                        cpp_axis(axis.second, t.rank(), "matrix_norm")};
-        if (py::isinstance<py::str>(ord)) {
-          const auto o = ord.cast<std::string>();
-          Release r;
+        return dispatch(any_traced(x), [&]<class T>() {
+          auto t = to<T>(x);
+          const Axes dims{cpp_axis(axis.first, t.rank(), "matrix_norm"),
+                          cpp_axis(axis.second, t.rank(), "matrix_norm")};
+          if (py::isinstance<py::str>(ord)) {
+            const auto o = ord.cast<std::string>();
+            MaybeRelease<T> r;
+            return linalg::matrix_norm(t, o, dims, keepdims);
+          }
+          const double o = ord.cast<double>();
+          MaybeRelease<T> r;
           return linalg::matrix_norm(t, o, dims, keepdims);
-        }
-        const double o = ord.cast<double>();
-        Release r;
-        return linalg::matrix_norm(t, o, dims, keepdims);
+        });
       },
       py::arg("A"), py::arg("ord") = "fro", py::arg("axis") = std::make_pair(-2, -1),
       py::arg("keepdims") = false);
   m.def(
       "cond",
       [](const py::object& a, const py::object& p) {
-        auto t = mat(a, "cond");
-        if (p.is_none()) {
-          Release r;
-          return linalg::cond(t);
-        }
-        if (py::isinstance<py::str>(p)) {
-          const auto s = p.cast<std::string>();
-          Release r;
-          return linalg::cond(t, s);
-        }
-        const double v = p.cast<double>();
-        Release r;
-        return linalg::cond(t, v);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "cond");
+          if (p.is_none()) {
+            MaybeRelease<T> r;
+            return linalg::cond(t);
+          }
+          if (py::isinstance<py::str>(p)) {
+            const auto s = p.cast<std::string>();
+            MaybeRelease<T> r;
+            return linalg::cond(t, s);
+          }
+          const double v = p.cast<double>();
+          MaybeRelease<T> r;
+          return linalg::cond(t, v);
+        });
       },
       py::arg("A"), py::arg("p") = py::none());
   m.def(
       "svd_truncated",
       [](const py::object& a, std::int64_t max_rank, double cutoff, bool relative_cutoff,
          double max_discarded_weight, const std::string& gauge, double eta) {
-        auto t = mat(a, "svd_truncated");
-        const auto tr = truncation(max_rank, cutoff, relative_cutoff, max_discarded_weight);
-        const auto opts = spectral(gauge, eta);
-        Release r;
-        auto f = linalg::svd_truncated(t, tr, opts);
-        return std::make_tuple(mT(f.U), f.S, mT(f.Vh), f.rank, f.discarded_weight);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "svd_truncated");
+          const auto tr = truncation(max_rank, cutoff, relative_cutoff, max_discarded_weight);
+          const auto opts = spectral(gauge, eta);
+          MaybeRelease<T> r;
+          auto f = linalg::svd_truncated(t, tr, opts);
+          return std::make_tuple(mT(f.U), f.S, mT(f.Vh), f.rank, f.discarded_weight);
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("max_rank") = -1, py::arg("cutoff") = 0.0,
       py::arg("relative_cutoff") = true, py::arg("max_discarded_weight") = 0.0,
@@ -355,12 +405,14 @@ void init_linalg(py::module_& m) {
       [](const py::object& a, std::int64_t max_rank, double cutoff, bool relative_cutoff,
          double max_discarded_weight, const std::string& uplo, const std::string& gauge,
          double eta) {
-        auto t = mat(a, "eigh_truncated");
-        const auto tr = truncation(max_rank, cutoff, relative_cutoff, max_discarded_weight);
-        const auto opts = spectral(gauge, eta);
-        Release r;
-        auto f = linalg::eigh_truncated(t, tr, uplo.empty() ? 'L' : uplo[0], opts);
-        return std::make_tuple(f.eigenvalues, mT(f.eigenvectors), f.rank, f.discarded_weight);
+        return dispatch(any_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, "eigh_truncated");
+          const auto tr = truncation(max_rank, cutoff, relative_cutoff, max_discarded_weight);
+          const auto opts = spectral(gauge, eta);
+          MaybeRelease<T> r;
+          auto f = linalg::eigh_truncated(t, tr, uplo.empty() ? 'L' : uplo[0], opts);
+          return std::make_tuple(f.eigenvalues, mT(f.eigenvectors), f.rank, f.discarded_weight);
+        });
       },
       py::arg("A"), py::kw_only(), py::arg("max_rank") = -1, py::arg("cutoff") = 0.0,
       py::arg("relative_cutoff") = true, py::arg("max_discarded_weight") = 0.0,
@@ -375,11 +427,13 @@ void init_fft(py::module_& m) {
       #name,                                                                                       \
       [](const py::object& x, std::optional<std::int64_t> n, std::int64_t axis,                    \
          const py::object& norm) {                                                                 \
-        auto t = as_tensor(x);                                                                     \
-        const auto a = cpp_axis(axis, t.rank(), #name);                                            \
         const auto nm = fft_norm(norm);                                                            \
-        Release r;                                                                                 \
-        return fft::name(t, n, a, nm);                                                             \
+        return dispatch(is_traced(x), [&]<class T>() -> T {                                        \
+          const T t = to<T>(x);                                                                    \
+          const auto a = cpp_axis(axis, t.rank(), #name);                                          \
+          MaybeRelease<T> r;                                                                       \
+          return fft::name(t, n, a, nm);                                                           \
+        });                                                                                        \
       },                                                                                           \
       py::arg("x"), py::arg("n") = py::none(), py::arg("axis") = -1, py::arg("norm") = py::none(), \
       "numpy.fft." #name " / torch.fft." #name " semantics.");
@@ -395,11 +449,13 @@ void init_fft(py::module_& m) {
       #name "n",                                                             \
       [](const py::object& x, const py::object& s, const py::object& axes,   \
          const py::object& norm) {                                           \
-        auto t = as_tensor(x);                                               \
-        auto [cs, ca] = fft_axes(t, s, axes, #name "n", count);              \
         const auto nm = fft_norm(norm);                                      \
-        Release r;                                                           \
-        return fft::name##n(t, cs, ca, nm);                                  \
+        return dispatch(is_traced(x), [&]<class T>() -> T {                  \
+          const T t = to<T>(x);                                              \
+          auto [cs, ca] = fft_axes(t, s, axes, #name "n", count);            \
+          MaybeRelease<T> r;                                                 \
+          return fft::name##n(t, cs, ca, nm);                                \
+        });                                                                  \
       },                                                                     \
       py::arg("x"), py::arg("s") = py::none(), py::arg("axes") = py::none(), \
       py::arg("norm") = py::none(), "numpy.fft / torch.fft semantics.");
@@ -416,12 +472,14 @@ void init_fft(py::module_& m) {
       #name "2",                                                                    \
       [](const py::object& x, const py::object& s, const py::object& axes,          \
          const py::object& norm) {                                                  \
-        auto t = as_tensor(x);                                                      \
-        py::object ax = axes.is_none() ? py::object(py::make_tuple(-2, -1)) : axes; \
-        auto [cs, ca] = fft_axes(t, s, ax, #name "2");                              \
         const auto nm = fft_norm(norm);                                             \
-        Release r;                                                                  \
-        return fft::name##n(t, cs, ca, nm);                                         \
+        py::object ax = axes.is_none() ? py::object(py::make_tuple(-2, -1)) : axes; \
+        return dispatch(is_traced(x), [&]<class T>() -> T {                         \
+          const T t = to<T>(x);                                                     \
+          auto [cs, ca] = fft_axes(t, s, ax, #name "2");                            \
+          MaybeRelease<T> r;                                                        \
+          return fft::name##n(t, cs, ca, nm);                                       \
+        });                                                                         \
       },                                                                            \
       py::arg("x"), py::arg("s") = py::none(), py::arg("axes") = py::none(),        \
       py::arg("norm") = py::none(), "numpy.fft / torch.fft semantics.");
@@ -435,19 +493,23 @@ void init_fft(py::module_& m) {
   m.def(
       "fftshift",
       [](const py::object& x, const py::object& axes) {
-        auto t = as_tensor(x);
-        auto a = cpp_axes(axes, t.rank(), "fftshift");
-        Release r;
-        return fft::fftshift(t, a ? *a : every_axis(t));
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          auto a = cpp_axes(axes, t.rank(), "fftshift");
+          MaybeRelease<T> r;
+          return fft::fftshift(t, a ? *a : every_axis(t));
+        });
       },
       py::arg("x"), py::arg("axes") = py::none());
   m.def(
       "ifftshift",
       [](const py::object& x, const py::object& axes) {
-        auto t = as_tensor(x);
-        auto a = cpp_axes(axes, t.rank(), "ifftshift");
-        Release r;
-        return fft::ifftshift(t, a ? *a : every_axis(t));
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          auto a = cpp_axes(axes, t.rank(), "ifftshift");
+          MaybeRelease<T> r;
+          return fft::ifftshift(t, a ? *a : every_axis(t));
+        });
       },
       py::arg("x"), py::arg("axes") = py::none());
 }
@@ -513,11 +575,15 @@ void init_einsum(py::module_& m) {
       [](const std::string& eq, const py::iterable& ops, const py::object& strategy,
          const py::object& path, const py::object& budget_ms, std::uint64_t seed,
          const py::object& memory_limit) {
-        std::vector<EagerTensor> ts;
-        for (auto x : ops) ts.push_back(as_tensor(x));
         const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit);
-        Release r;
-        return einsum(eq, ts, o);
+        bool traced = false;
+        for (auto x : ops) traced = traced || is_traced(x);
+        return dispatch(traced, [&]<class T>() -> T {
+          std::vector<T> ts;
+          for (auto x : ops) ts.push_back(to<T>(x));
+          MaybeRelease<T> r;
+          return einsum(eq, ts, o);
+        });
       },
       py::arg("equation"), py::arg("operands"), py::arg("strategy") = py::none(),
       py::arg("path") = py::none(), py::arg("budget_ms") = py::none(), py::arg("seed") = 0,
@@ -532,7 +598,7 @@ void init_einsum(py::module_& m) {
         const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit);
         EinsumPlan p;
         {
-          Release r;
+          py::gil_scoped_release r;
           p = einsum_path(eq, ss, o);
         }
         return plan_dict(p);

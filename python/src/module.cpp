@@ -74,6 +74,35 @@ py::tuple py_shape(const Shape& s) {
   return t;
 }
 
+py::tuple py_shape(const SymShape& s) {
+  py::tuple t(s.size());
+  const auto r = s.size();
+  for (std::size_t i = 0; i < r; ++i) {
+    const auto& d = s[r - 1 - i];
+    if (auto c = d.try_constant()) {
+      t[i] = py::int_(*c);
+    } else {
+      t[i] = py::str(d.to_string());
+    }
+  }
+  return t;
+}
+
+SymShape cpp_sym_shape(const py::handle& shape) {
+  if (py::isinstance<py::int_>(shape) || py::isinstance<py::str>(shape)) {
+    return cpp_sym_shape(py::make_tuple(shape));
+  }
+  auto seq = py::reinterpret_borrow<py::sequence>(shape);
+  const auto n = seq.size();
+  SymShape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    py::object e = seq[i];
+    out[n - 1 - i] = py::isinstance<py::str>(e) ? SymDim::var(e.cast<std::string>())
+                                                : SymDim(e.cast<std::int64_t>());
+  }
+  return out;
+}
+
 Shape cpp_shape(const py::handle& shape) {
   Shape out;
   if (py::isinstance<py::int_>(shape)) {
@@ -235,17 +264,20 @@ EagerTensor as_tensor(const py::handle& h, std::optional<DType> dtype) {
   return from_numpy(a);
 }
 
-EagerTensor swap01(const EagerTensor& x) {
-  if (!tracked(x)) return wrap_view(x.value().transpose(0, 1));
-  return transpose(x, 0, 1);
+std::int64_t const_extent(const SymDim& d, const char* op, const char* what) {
+  if (auto c = d.try_constant()) return *c;
+  throw Error(ErrorKind::Unsupported, op,
+              std::string(what) + " needs a constant extent, but this axis has the named size " +
+                  d.to_string() +
+                  " in the traced program; bind it to a number in the Spec, or "
+                  "work on whole axes");
 }
 
-EagerTensor pad_rank(const EagerTensor& x, std::int64_t n) {
-  if (n <= 0) return x;
-  Shape s = x.shape();
-  for (std::int64_t i = 0; i < n; ++i) s.push_back(1);
-  if (!tracked(x)) return wrap_view(x.value().reshape(s));
-  return reshape(x, s);
+Scalar scalar_of(const py::handle& h) {
+  if (py::isinstance<py::bool_>(h)) return Scalar(h.cast<bool>());
+  if (py::isinstance<py::int_>(h)) return Scalar(h.cast<std::int64_t>());
+  if (py::isinstance<py::float_>(h)) return Scalar(h.cast<double>());
+  return Scalar(h.cast<std::complex<double>>());
 }
 
 namespace {
@@ -322,6 +354,7 @@ PYBIND11_MODULE(_tenferro, m) {
   init_tensor(m);
   init_ops(m);
   init_autograd(m);
+  init_traced(m);
   auto linalg = m.def_submodule("linalg", "Dense linear algebra (LAPACK) with AD.");
   init_linalg(linalg);
   auto fft = m.def_submodule("fft", "Fast Fourier transforms (FFTW) with AD.");

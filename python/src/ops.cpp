@@ -8,14 +8,25 @@ namespace tenferro::python {
 
 namespace {
 
-using Release = py::gil_scoped_release;
-
 constexpr std::pair<const char*, ReduceOp> kReductions[] = {
     {"sum", ReduceOp::Sum},   {"prod", ReduceOp::Prod},
     {"mean", ReduceOp::Mean}, {"max", ReduceOp::Max},
     {"min", ReduceOp::Min},   {"all", ReduceOp::All},
     {"any", ReduceOp::Any},   {"logsumexp", ReduceOp::LogSumExp},
 };
+
+template <class T>
+T unsqueeze_last(const T& x) {
+  SymShape s = sym_shape(x);
+  s.push_back(SymDim(1));
+  return reshape(x, s);
+}
+template <class T>
+T unsqueeze_first(const T& x) {
+  SymShape s = sym_shape(x);
+  s.insert(s.begin(), SymDim(1));
+  return reshape(x, s);
+}
 
 ReduceOp reduce_op(const std::string& name) {
   for (const auto& [n, op] : kReductions) {
@@ -24,76 +35,90 @@ ReduceOp reduce_op(const std::string& name) {
   throw Error(ErrorKind::InvalidArgument, "reduce", "unknown reduction '" + name + "'");
 }
 
-EagerTensor reduce_py(const std::string& name, const py::object& x, const py::object& axis,
-                      bool keepdims) {
-  EagerTensor t = as_tensor(x);
+template <class T>
+T flatten(const T& t) {
+  // C order flattening in Python is C++ column-major flattening.
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(t)) return wrap_view(t.value().reshape_copy(Shape{t.numel()}));
+    return reshape(t, Shape{t.numel()});
+  } else {
+    SymDim n(1);
+    for (const auto& d : t.shape()) n = n * d;
+    return reshape(t, SymShape{n});
+  }
+}
+
+py::object reduce_py(const std::string& name, const py::object& x, const py::object& axis,
+                     bool keepdims) {
   const auto op = reduce_op(name);
-  auto axes = cpp_axes(axis, t.rank(), name.c_str());
-  Release r;
-  if (!axes) return reduce(op, t, every_axis(t), keepdims);
-  return reduce(op, t, *axes, keepdims);
+  return dispatch(is_traced(x), [&]<class T>() -> T {
+    const T t = to<T>(x);
+    auto axes = cpp_axes(axis, t.rank(), name.c_str());
+    MaybeRelease<T> r;
+    if (!axes) return reduce(op, t, every_axis(t), keepdims);
+    return reduce(op, t, *axes, keepdims);
+  });
 }
 
-EagerTensor var_py(const py::object& x, const py::object& axis, double ddof, bool keepdims,
-                   bool take_sqrt) {
-  EagerTensor t = as_tensor(x);
-  auto axes = cpp_axes(axis, t.rank(), take_sqrt ? "std" : "var");
-  Release r;
-  const Axes ax = axes ? *axes : every_axis(t);
-  return take_sqrt ? std_dev(t, ax, ddof, keepdims) : var(t, ax, ddof, keepdims);
+py::object var_py(const py::object& x, const py::object& axis, double ddof, bool keepdims,
+                  bool take_sqrt) {
+  return dispatch(is_traced(x), [&]<class T>() -> T {
+    const T t = to<T>(x);
+    auto axes = cpp_axes(axis, t.rank(), take_sqrt ? "std" : "var");
+    MaybeRelease<T> r;
+    const Axes ax = axes ? *axes : every_axis(t);
+    return take_sqrt ? std_dev(t, ax, ddof, keepdims) : var(t, ax, ddof, keepdims);
+  });
 }
 
-// C order flattening in Python is C++ column-major flattening.
-EagerTensor flatten(const EagerTensor& t) {
-  const Shape s{t.numel()};
-  if (!tracked(t)) return wrap_view(t.value().reshape_copy(s));
-  return reshape(t, s);
-}
-
-EagerTensor arg_py(bool is_max, const py::object& x, const py::object& axis, bool keepdims) {
-  EagerTensor t = as_tensor(x);
+py::object arg_py(bool is_max, const py::object& x, const py::object& axis, bool keepdims) {
   const char* op = is_max ? "argmax" : "argmin";
-  if (axis.is_none()) {
-    auto f = flatten(t);
-    Release r;
-    auto out = is_max ? argmax(f, 0, false) : argmin(f, 0, false);
-    if (keepdims) {
-      Shape s(static_cast<std::size_t>(t.rank()), 1);
-      out = wrap_view(out.value().reshape_copy(s));
+  return dispatch(is_traced(x), [&]<class T>() -> T {
+    const T t = to<T>(x);
+    if (axis.is_none()) {
+      auto f = flatten(t);
+      T out;
+      {
+        MaybeRelease<T> r;
+        out = is_max ? argmax(f, 0, false) : argmin(f, 0, false);
+      }
+      if (keepdims) out = pad_rank(out, t.rank());
+      return out;
     }
-    return out;
-  }
-  const auto a = cpp_axis(axis.cast<std::int64_t>(), t.rank(), op);
-  Release r;
-  return is_max ? argmax(t, a, keepdims) : argmin(t, a, keepdims);
+    const auto a = cpp_axis(axis.cast<std::int64_t>(), t.rank(), op);
+    MaybeRelease<T> r;
+    return is_max ? argmax(t, a, keepdims) : argmin(t, a, keepdims);
+  });
 }
 
-EagerTensor matmul_py(const py::object& pa, const py::object& pb) {
-  EagerTensor a = as_tensor(pa), b = as_tensor(pb);
-  if (a.rank() == 0 || b.rank() == 0) {
-    throw Error(ErrorKind::RankMismatch, "matmul",
-                "operands must have dimension 1 or more (use * for scalars)");
-  }
-  Release r;
-  const bool va = a.rank() == 1, vb = b.rank() == 1;
-  // Python (k,) @ M is (1, k) @ M with the axis dropped; M @ (k,) is M @ (k, 1).
-  if (va) a = reshape(a, Shape{a.shape()[0], 1});
-  if (vb) b = reshape(b, Shape{1, b.shape()[0]});
-  // Python a @ b is C++ matmul(b, a) on the same memory (each matrix seen
-  // transposed). NumPy aligns batch axes on the right of its shapes, the
-  // C++ tier on the right of its own (NumPy's left): give the operand with
-  // fewer batch axes the missing ones where NumPy would.
-  const auto ba = a.rank() - 2, bb = b.rank() - 2;
-  if (ba < bb) a = pad_rank(a, bb - ba);
-  if (bb < ba) b = pad_rank(b, ba - bb);
-  EagerTensor c = matmul(b, a);
-  if (va || vb) {
-    Shape s = c.shape();
-    if (vb) s.erase(s.begin());  // C++ axis 0 is Python's last (n = 1)
-    if (va) s.erase(s.begin() + (vb ? 0 : 1));
-    c = reshape(c, s);
-  }
-  return c;
+py::object matmul_py(const py::object& pa, const py::object& pb) {
+  return dispatch(any_traced(pa, pb), [&]<class T>() -> T {
+    T a = to<T>(pa), b = to<T>(pb);
+    if (a.rank() == 0 || b.rank() == 0) {
+      throw Error(ErrorKind::RankMismatch, "matmul",
+                  "operands must have dimension 1 or more (use * for scalars)");
+    }
+    MaybeRelease<T> r;
+    const bool va = a.rank() == 1, vb = b.rank() == 1;
+    // Python (k,) @ M is (1, k) @ M with the axis dropped; M @ (k,) is M @ (k, 1).
+    if (va) a = unsqueeze_last(a);
+    if (vb) b = unsqueeze_first(b);
+    // Python a @ b is C++ matmul(b, a) on the same memory (each matrix seen
+    // transposed). NumPy aligns batch axes on the right of its shapes, the
+    // C++ tier on the right of its own (NumPy's left): give the operand with
+    // fewer batch axes the missing ones where NumPy would.
+    const auto ba = a.rank() - 2, bb = b.rank() - 2;
+    if (ba < bb) a = pad_rank(a, bb - ba);
+    if (bb < ba) b = pad_rank(b, ba - bb);
+    T c = matmul(b, a);
+    if (va || vb) {
+      SymShape s = sym_shape(c);
+      if (vb) s.erase(s.begin());  // C++ axis 0 is Python's last (n = 1)
+      if (va) s.erase(s.begin() + (vb ? 0 : 1));
+      c = reshape(c, s);
+    }
+    return c;
+  });
 }
 
 EagerTensor make_factory(Tensor value, bool requires_grad) {
@@ -106,9 +131,16 @@ DType dtype_or(const py::object& dtype, DType fallback) {
   return dtype.is_none() ? fallback : dtype_from(dtype);
 }
 
-std::vector<EagerTensor> tensors_of(const py::iterable& xs) {
-  std::vector<EagerTensor> out;
-  for (auto x : xs) out.push_back(as_tensor(x));
+bool any_traced_in(const py::iterable& xs) {
+  for (auto x : xs) {
+    if (is_traced(x)) return true;
+  }
+  return false;
+}
+template <class T>
+std::vector<T> tensors_of(const py::iterable& xs) {
+  std::vector<T> out;
+  for (auto x : xs) out.push_back(to<T>(x));
   return out;
 }
 
@@ -158,139 +190,133 @@ void init_ops(py::module_& m) {
   m.def(
       "where",
       [](const py::object& c, const py::object& a, const py::object& b) {
-        EagerTensor tc = as_tensor(c);
-        // Scalars take the other operand's dtype, as in the binary ops.
-        EagerTensor ta, tb;
-        const bool sa = !py::isinstance<EagerTensor>(a) && !py::isinstance<py::array>(a) &&
-                        (py::isinstance<py::float_>(a) || py::isinstance<py::int_>(a));
-        const bool sb = !py::isinstance<EagerTensor>(b) && !py::isinstance<py::array>(b) &&
-                        (py::isinstance<py::float_>(b) || py::isinstance<py::int_>(b));
-        if (sa && !sb) {
-          tb = as_tensor(b);
-          ta = as_tensor(a, tb.dtype());
-        } else if (sb && !sa) {
-          ta = as_tensor(a);
-          tb = as_tensor(b, ta.dtype());
-        } else {
-          ta = as_tensor(a);
-          tb = as_tensor(b);
-        }
-        Release r;
-        const auto rank = std::max({tc.rank(), ta.rank(), tb.rank()});
-        return where(pad_rank(tc, rank - tc.rank()), pad_rank(ta, rank - ta.rank()),
-                     pad_rank(tb, rank - tb.rank()));
+        return dispatch(any_traced(c, a, b), [&]<class T>() -> T {
+          const T tc = to<T>(c);
+          // Python scalars take the other operand's dtype, as in the binary ops.
+          T ta, tb;
+          if (is_py_scalar(a) && !is_py_scalar(b)) {
+            tb = to<T>(b);
+            ta = to<T>(a, tb.dtype());
+          } else if (is_py_scalar(b) && !is_py_scalar(a)) {
+            ta = to<T>(a);
+            tb = to<T>(b, ta.dtype());
+          } else {
+            ta = to<T>(a);
+            tb = to<T>(b);
+          }
+          MaybeRelease<T> r;
+          const auto rank = std::max({tc.rank(), ta.rank(), tb.rank()});
+          return where(pad_rank(tc, rank - tc.rank()), pad_rank(ta, rank - ta.rank()),
+                       pad_rank(tb, rank - tb.rank()));
+        });
       },
       py::arg("condition"), py::arg("x"), py::arg("y"), "x where condition holds, else y.");
   m.def(
       "clip",
       [](const py::object& x, std::optional<double> lo, std::optional<double> hi) {
-        EagerTensor t = as_tensor(x);
-        Release r;
-        return clamp(t, lo ? std::optional<Scalar>(*lo) : std::nullopt,
-                     hi ? std::optional<Scalar>(*hi) : std::nullopt);
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          MaybeRelease<T> r;
+          return clamp(t, lo ? std::optional<Scalar>(*lo) : std::nullopt,
+                       hi ? std::optional<Scalar>(*hi) : std::nullopt);
+        });
       },
       py::arg("x"), py::arg("a_min") = py::none(), py::arg("a_max") = py::none());
   m.def(
       "astype",
       [](const py::object& x, const py::object& dtype) {
-        EagerTensor t = as_tensor(x);
         const DType d = dtype_from(dtype);
-        if (d == t.dtype()) return t;
-        Release r;
-        return cast(t, d);
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          if (d == t.dtype()) return t;
+          MaybeRelease<T> r;
+          return cast(t, d);
+        });
       },
       py::arg("x"), py::arg("dtype"),
       "A copy converted to dtype (NumPy's astype; lossy casts allowed).");
-  m.def(
-      "concatenate",
-      [](const py::iterable& xs, std::int64_t axis) {
-        auto ts = tensors_of(xs);
-        if (ts.empty())
-          throw Error(ErrorKind::InvalidArgument, "concatenate", "need at least one tensor");
-        const auto a = cpp_axis(axis, ts[0].rank(), "concatenate");
-        Release r;
-        return concatenate(ts, a);
-      },
-      py::arg("tensors"), py::arg("axis") = 0);
-  m.def(
-      "stack",
-      [](const py::iterable& xs, std::int64_t axis) {
-        auto ts = tensors_of(xs);
-        if (ts.empty())
-          throw Error(ErrorKind::InvalidArgument, "stack", "need at least one tensor");
-        const auto a = cpp_axis(axis, ts[0].rank() + 1, "stack");
-        Release r;
-        return stack(ts, a);
-      },
-      py::arg("tensors"), py::arg("axis") = 0);
-  m.def(
-      "cumsum",
-      [](const py::object& x, std::int64_t axis) {
-        EagerTensor t = as_tensor(x);
-        const auto a = cpp_axis(axis, t.rank(), "cumsum");
-        Release r;
-        return cumsum(t, a);
-      },
-      py::arg("x"), py::arg("axis"));
-  m.def(
-      "cumprod",
-      [](const py::object& x, std::int64_t axis) {
-        EagerTensor t = as_tensor(x);
-        const auto a = cpp_axis(axis, t.rank(), "cumprod");
-        Release r;
-        return cumprod(t, a);
-      },
-      py::arg("x"), py::arg("axis"));
-  m.def(
-      "sort",
-      [](const py::object& x, std::int64_t axis, bool descending) {
-        EagerTensor t = as_tensor(x);
-        const auto a = cpp_axis(axis, t.rank(), "sort");
-        Release r;
-        return sort(t, a, descending).first;
-      },
-      py::arg("x"), py::arg("axis") = -1, py::arg("descending") = false);
-  m.def(
-      "argsort",
-      [](const py::object& x, std::int64_t axis, bool descending) {
-        EagerTensor t = as_tensor(x);
-        const auto a = cpp_axis(axis, t.rank(), "argsort");
-        Release r;
-        return argsort(t, a, descending);
-      },
-      py::arg("x"), py::arg("axis") = -1, py::arg("descending") = false);
+  // Ops over a list of tensors and one axis.
+  auto list_op = [&m](const char* name, bool new_axis, auto fn) {
+    m.def(
+        name,
+        [name, new_axis, fn](const py::iterable& xs, std::int64_t axis) {
+          return dispatch(any_traced_in(xs), [&]<class T>() -> T {
+            auto ts = tensors_of<T>(xs);
+            if (ts.empty()) {
+              throw Error(ErrorKind::InvalidArgument, name, "need at least one tensor");
+            }
+            const auto a = cpp_axis(axis, ts[0].rank() + (new_axis ? 1 : 0), name);
+            MaybeRelease<T> r;
+            return fn(ts, a);
+          });
+        },
+        py::arg("tensors"), py::arg("axis") = 0);
+  };
+  list_op("concatenate", false, [](const auto& ts, std::int64_t a) { return concatenate(ts, a); });
+  list_op("stack", true, [](const auto& ts, std::int64_t a) { return stack(ts, a); });
+  // Ops over one axis.
+  auto axis_op = [&m](const char* name, std::int64_t default_axis, const char* flag, auto fn) {
+    m.def(
+        name,
+        [name, fn](const py::object& x, std::int64_t axis, bool descending) {
+          return dispatch(is_traced(x), [&]<class T>() -> T {
+            const T t = to<T>(x);
+            const auto a = cpp_axis(axis, t.rank(), name);
+            MaybeRelease<T> r;
+            return fn(t, a, descending);
+          });
+        },
+        py::arg("x"), py::arg("axis") = default_axis, py::arg(flag) = false);
+  };
+  axis_op("cumsum", 0, "reverse",
+          [](const auto& t, std::int64_t a, bool rev) { return cumsum(t, a, rev); });
+  axis_op("cumprod", 0, "reverse",
+          [](const auto& t, std::int64_t a, bool rev) { return cumprod(t, a, rev); });
+  axis_op("sort", -1, "descending",
+          [](const auto& t, std::int64_t a, bool d) { return sort(t, a, d).first; });
+  axis_op("argsort", -1, "descending",
+          [](const auto& t, std::int64_t a, bool d) { return argsort(t, a, d); });
   m.def(
       "flip",
       [](const py::object& x, const py::object& axis) {
-        EagerTensor t = as_tensor(x);
-        auto axes = cpp_axes(axis, t.rank(), "flip");
-        Release r;
-        return flip(t, axes ? *axes : every_axis(t));
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          auto axes = cpp_axes(axis, t.rank(), "flip");
+          MaybeRelease<T> r;
+          return flip(t, axes ? *axes : every_axis(t));
+        });
       },
       py::arg("x"), py::arg("axis") = py::none());
+  // Python's tril of the last two axes keeps j <= i + k; on the stored
+  // (transposed) matrices that is triu with -k, and triu is tril with -k.
   m.def(
       "tril",
       [](const py::object& x, std::int64_t k) {
-        // Python's tril of the last two axes is triu of the transposed C++ matrices.
-        EagerTensor t = as_tensor(x);
-        Release r;
-        return triu(t, -k);
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          MaybeRelease<T> r;
+          return triu(t, -k);
+        });
       },
       py::arg("x"), py::arg("k") = 0);
   m.def(
       "triu",
       [](const py::object& x, std::int64_t k) {
-        EagerTensor t = as_tensor(x);
-        Release r;
-        return tril(t, -k);
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          MaybeRelease<T> r;
+          return tril(t, -k);
+        });
       },
       py::arg("x"), py::arg("k") = 0);
   m.def(
       "trace",
       [](const py::object& x) {
-        EagerTensor t = as_tensor(x);
-        Release r;
-        return trace(t);
+        return dispatch(is_traced(x), [&]<class T>() -> T {
+          const T t = to<T>(x);
+          MaybeRelease<T> r;
+          return trace(t);
+        });
       },
       py::arg("x"), "Sum of the diagonal of a matrix.");
   m.def(
@@ -299,10 +325,12 @@ void init_ops(py::module_& m) {
         // The Kronecker product is defined axis by axis (out[i * nb + j] =
         // a[i] b[j]), so it reads the same on the reversed axes; NumPy pads
         // the operand of lower dimension with leading axes.
-        EagerTensor ta = as_tensor(a), tb = as_tensor(b);
-        Release r;
-        const auto rank = std::max(ta.rank(), tb.rank());
-        return kron(pad_rank(ta, rank - ta.rank()), pad_rank(tb, rank - tb.rank()));
+        return dispatch(any_traced(a, b), [&]<class T>() -> T {
+          const T ta = to<T>(a), tb = to<T>(b);
+          MaybeRelease<T> r;
+          const auto rank = std::max(ta.rank(), tb.rank());
+          return kron(pad_rank(ta, rank - ta.rank()), pad_rank(tb, rank - tb.rank()));
+        });
       },
       py::arg("a"), py::arg("b"));
 

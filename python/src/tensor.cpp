@@ -1,8 +1,10 @@
-// tenferro.Tensor: an EagerTensor seen with NumPy's axis order (bind.hpp),
-// its NumPy and DLPack exchange, views and operators.
+// tenferro.Tensor and tenferro.TracedTensor: tensors of the eager and traced
+// tiers seen with NumPy's axis order (bind.hpp), NumPy and DLPack exchange,
+// views and operators.
 
 #include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "bind.hpp"
@@ -11,24 +13,10 @@ namespace tenferro::python {
 
 namespace {
 
-using Release = py::gil_scoped_release;
-
-Scalar scalar_of(const py::handle& h) {
-  if (py::isinstance<py::bool_>(h)) return Scalar(h.cast<bool>());
-  if (py::isinstance<py::int_>(h)) return Scalar(h.cast<std::int64_t>());
-  if (py::isinstance<py::float_>(h)) return Scalar(h.cast<double>());
-  return Scalar(h.cast<std::complex<double>>());
-}
-
-bool is_py_scalar(const py::handle& h) {
-  return py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
-         py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr());
-}
-
 py::object item_of(const EagerTensor& t) {
   Scalar s;
   {
-    Release r;
+    py::gil_scoped_release r;
     s = t.item();
   }
   switch (t.dtype()) {
@@ -47,37 +35,40 @@ py::object item_of(const EagerTensor& t) {
 
 }  // namespace
 
-/// a op b with NumPy broadcasting; a or b may be a Python scalar.
-EagerTensor binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
-  if (is_py_scalar(b) && py::isinstance<EagerTensor>(a)) {
-    const auto& x = a.cast<const EagerTensor&>();
-    const Scalar s = scalar_of(b);
-    Release r;
-    return binary(op, x, scalar_like(x, s));
-  }
-  if (is_py_scalar(a) && py::isinstance<EagerTensor>(b)) {
-    const auto& y = b.cast<const EagerTensor&>();
-    const Scalar s = scalar_of(a);
-    Release r;
-    return binary(op, scalar_like(y, s), y);
-  }
-  EagerTensor x = as_tensor(a), y = as_tensor(b);
-  Release r;
-  const auto ra = x.rank(), rb = y.rank();
-  if (ra < rb) x = pad_rank(x, rb - ra);
-  if (rb < ra) y = pad_rank(y, ra - rb);
-  return binary(op, x, y);
+py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
+  return dispatch(any_traced(a, b), [&]<class T>() -> T {
+    if (is_py_scalar(b) && !is_py_scalar(a)) {
+      const T x = to<T>(a);
+      const Scalar s = scalar_of(b);
+      MaybeRelease<T> r;
+      return binary(op, x, scalar_like(x, s));
+    }
+    if (is_py_scalar(a) && !is_py_scalar(b)) {
+      const T y = to<T>(b);
+      const Scalar s = scalar_of(a);
+      MaybeRelease<T> r;
+      return binary(op, scalar_like(y, s), y);
+    }
+    T x = to<T>(a), y = to<T>(b);
+    MaybeRelease<T> r;
+    const auto ra = x.rank(), rb = y.rank();
+    if (ra < rb) x = pad_rank(x, rb - ra);
+    if (rb < ra) y = pad_rank(y, ra - rb);
+    return binary(op, x, y);
+  });
 }
 
-EagerTensor unary_py(UnaryOp op, const py::handle& a) {
-  EagerTensor x = as_tensor(a);
-  Release r;
-  return unary(op, x);
+py::object unary_py(UnaryOp op, const py::handle& a) {
+  return dispatch(is_traced(a), [&]<class T>() -> T {
+    const T x = to<T>(a);
+    MaybeRelease<T> r;
+    return unary(op, x);
+  });
 }
 
 namespace {
 
-// ---- views, in Python axis numbers -------------------------------------------------
+// ---- views, in Python axis numbers (no copy for untracked eager tensors) ----------
 
 std::vector<std::int64_t> reversed_perm(std::int64_t r) {
   std::vector<std::int64_t> p(static_cast<std::size_t>(r));
@@ -85,16 +76,20 @@ std::vector<std::int64_t> reversed_perm(std::int64_t r) {
   return p;
 }
 
-EagerTensor permute_cpp(const EagerTensor& x, const std::vector<std::int64_t>& perm) {
-  if (!tracked(x)) return wrap_view(x.value().permute(perm));
+template <class T>
+T permute_cpp(const T& x, const std::vector<std::int64_t>& perm) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) return wrap_view(x.value().permute(perm));
+  }
   return permute(x, Axes(perm.begin(), perm.end()));
 }
 
-EagerTensor permute_py(const EagerTensor& x, const std::vector<std::int64_t>& py_perm) {
+template <class T>
+T permute_py(const T& x, const std::vector<std::int64_t>& py_perm) {
   const auto r = x.rank();
   if (static_cast<std::int64_t>(py_perm.size()) != r) {
     throw Error(ErrorKind::RankMismatch, "permute",
-                "" + std::to_string(py_perm.size()) + " axes given for a tensor of dimension " +
+                std::to_string(py_perm.size()) + " axes given for a tensor of dimension " +
                     std::to_string(r));
   }
   std::vector<std::int64_t> perm(static_cast<std::size_t>(r));
@@ -105,110 +100,134 @@ EagerTensor permute_py(const EagerTensor& x, const std::vector<std::int64_t>& py
   return permute_cpp(x, perm);
 }
 
-EagerTensor reshape_cpp(const EagerTensor& x, const Shape& s) {
-  if (!tracked(x)) {
-    Shape resolved = s;
-    return wrap_view(x.value().reshape_copy(resolved));
+template <class T>
+T reshape_cpp(const T& x, const SymShape& s) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) {
+      Shape c;
+      for (const auto& d : s) c.push_back(d.constant());
+      return wrap_view(x.value().reshape_copy(c));
+    }
   }
   return reshape(x, s);
 }
 
-EagerTensor reshape_py(const EagerTensor& x, const py::handle& shape, const std::string& order) {
-  if (order == "C" || order == "A") return reshape_cpp(x, cpp_shape(shape));
+template <class T>
+T reshape_py(const T& x, const py::handle& shape, const std::string& order) {
+  SymShape s = cpp_sym_shape(shape);
+  if (order == "C" || order == "A") return reshape_cpp(x, s);
   if (order != "F") {
     throw Error(ErrorKind::InvalidArgument, "reshape",
                 "order must be 'C' or 'F', got '" + order + "'");
   }
   // F order in Python is C++ order on the axes as Python lists them.
-  Shape s = cpp_shape(shape);
   std::reverse(s.begin(), s.end());
   auto y = reshape_cpp(permute_cpp(x, reversed_perm(x.rank())), s);
   return permute_cpp(y, reversed_perm(y.rank()));
 }
 
-EagerTensor slice_py(const EagerTensor& x, std::int64_t axis, std::optional<std::int64_t> start,
-                     std::optional<std::int64_t> stop, std::int64_t step) {
+template <class T>
+T slice_py(const T& x, std::int64_t axis, std::optional<std::int64_t> start,
+           std::optional<std::int64_t> stop, std::int64_t step) {
   const auto r = x.rank();
   const auto a = cpp_axis(axis, r, "slice");
-  if (!tracked(x)) return wrap_view(x.value().slice(a, start, stop, step));
-  if (step == 0) {
-    throw Error(ErrorKind::InvalidArgument, "slice", "slice step cannot be zero");
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) return wrap_view(x.value().slice(a, start, stop, step));
   }
-  // Python's slice rules through a view of the shape, then the recorded
-  // slice (positive steps) with a flip for negative ones.
-  const auto n = x.shape()[static_cast<std::size_t>(a)];
+  if (step == 0) throw Error(ErrorKind::InvalidArgument, "slice", "slice step cannot be zero");
+  const SymShape shape = sym_shape(x);
+  if (!start && !stop && step == 1) return x;
+  // Python's slice rules, then the recorded slice (positive steps) with a
+  // flip for negative ones.
+  const auto n = const_extent(shape[static_cast<std::size_t>(a)], "slice", "slicing an axis");
   py::ssize_t b = 0, e = 0, st = 0, len = 0;
   auto opt = [](std::optional<std::int64_t> v) -> py::object {
     return v ? py::object(py::int_(*v)) : py::object(py::none());
   };
   py::slice sl(opt(start), opt(stop), py::int_(step));
   if (!sl.compute(static_cast<py::ssize_t>(n), &b, &e, &st, &len)) throw py::error_already_set();
-  EagerTensor src = x;
+  T src = x;
   std::int64_t first = b;
   if (st < 0) {
     src = flip(x, Axes{a});
     first = n - 1 - b;
     st = -st;
   }
-  Shape lo(static_cast<std::size_t>(r), 0), hi = x.shape(), stride(static_cast<std::size_t>(r), 1);
+  Shape lo(static_cast<std::size_t>(r), 0), hi(static_cast<std::size_t>(r)),
+      stride(static_cast<std::size_t>(r), 1);
+  for (std::int64_t d = 0; d < r; ++d) {
+    hi[static_cast<std::size_t>(d)] =
+        d == a ? 0 : const_extent(shape[static_cast<std::size_t>(d)], "slice", "slicing a tensor");
+  }
   lo[static_cast<std::size_t>(a)] = first;
   hi[static_cast<std::size_t>(a)] = len == 0 ? first : first + (len - 1) * st + 1;
   stride[static_cast<std::size_t>(a)] = st;
   return slice(src, lo, hi, stride);
 }
 
-EagerTensor select_py(const EagerTensor& x, std::int64_t axis, std::int64_t index) {
+template <class T>
+T select_py(const T& x, std::int64_t axis, std::int64_t index) {
   const auto r = x.rank();
   const auto a = cpp_axis(axis, r, "select");
-  const auto n = x.shape()[static_cast<std::size_t>(a)];
+  const auto n =
+      const_extent(sym_shape(x)[static_cast<std::size_t>(a)], "index", "indexing an axis");
   if (index < -n || index >= n) {
     throw Error(ErrorKind::AxisOutOfBounds, "index",
                 "index " + std::to_string(index) + " is out of bounds for axis " +
                     std::to_string(axis) + " with size " + std::to_string(n));
   }
   if (index < 0) index += n;
-  if (!tracked(x)) return wrap_view(x.value().select(a, index));
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) return wrap_view(x.value().select(a, index));
+  }
   auto y = slice_py(x, axis, index, index + 1, 1);
-  Shape s = y.shape();
+  SymShape s = sym_shape(y);
   s.erase(s.begin() + a);
   return reshape(y, s);
 }
 
-EagerTensor unsqueeze_py(const EagerTensor& x, std::int64_t axis) {
+template <class T>
+T unsqueeze_py(const T& x, std::int64_t axis) {
   const auto r = x.rank() + 1;
   const auto a = cpp_axis(axis, r, "unsqueeze");
-  if (!tracked(x)) return wrap_view(x.value().unsqueeze(a));
-  Shape s = x.shape();
-  s.insert(s.begin() + a, 1);
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) return wrap_view(x.value().unsqueeze(a));
+  }
+  SymShape s = sym_shape(x);
+  s.insert(s.begin() + a, SymDim(1));
   return reshape(x, s);
 }
 
-EagerTensor squeeze_py(const EagerTensor& x, const py::object& axis) {
+template <class T>
+T squeeze_py(const T& x, const py::object& axis) {
   const auto r = x.rank();
-  Shape s;
+  const SymShape shape = sym_shape(x);
+  SymShape s;
+  auto is_one = [](const SymDim& d) { return d.try_constant() == std::optional<std::int64_t>(1); };
   if (axis.is_none()) {
-    for (auto e : x.shape()) {
-      if (e != 1) s.push_back(e);
+    for (const auto& e : shape) {
+      if (!is_one(e)) s.push_back(e);
     }
   } else {
     auto axes = *cpp_axes(axis, r, "squeeze");
     for (auto a : axes) {
-      if (x.shape()[static_cast<std::size_t>(a)] != 1) {
+      if (!is_one(shape[static_cast<std::size_t>(a)])) {
         throw Error(ErrorKind::ShapeMismatch, "squeeze",
                     "cannot select an axis to squeeze out which has size not equal to one");
       }
     }
     for (std::int64_t d = 0; d < r; ++d) {
       if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
-        s.push_back(x.shape()[static_cast<std::size_t>(d)]);
+        s.push_back(shape[static_cast<std::size_t>(d)]);
       }
     }
   }
   return reshape_cpp(x, s);
 }
 
-EagerTensor broadcast_to_py(const EagerTensor& x, const py::handle& shape) {
-  Shape s = cpp_shape(shape);
+template <class T>
+T broadcast_to_py(const T& x, const py::handle& shape) {
+  SymShape s = cpp_sym_shape(shape);
   const auto pad = static_cast<std::int64_t>(s.size()) - x.rank();
   if (pad < 0) {
     throw Error(ErrorKind::ShapeMismatch, "broadcast_to",
@@ -216,30 +235,43 @@ EagerTensor broadcast_to_py(const EagerTensor& x, const py::handle& shape) {
                     " to a shape of dimension " + std::to_string(s.size()));
   }
   auto y = pad_rank(x, pad);
-  if (!tracked(y)) return wrap_view(y.value().broadcast_to(s));
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(y)) {
+      Shape c;
+      for (const auto& d : s) c.push_back(d.constant());
+      return wrap_view(y.value().broadcast_to(c));
+    }
+  }
   return broadcast_to(y, s);
 }
 
-EagerTensor index_select_py(const EagerTensor& x, std::int64_t axis, const py::handle& index) {
+template <class T>
+T index_select_py(const T& x, std::int64_t axis, const py::handle& index) {
   const auto a = cpp_axis(axis, x.rank(), "take");
+  const auto n =
+      const_extent(sym_shape(x)[static_cast<std::size_t>(a)], "take", "indexing an axis");
+  // NumPy's negative indices, resolved on the index values (a constant).
   EagerTensor idx = as_tensor(index);
   if (idx.dtype() != DType::I64) idx = cast(idx, DType::I64);
-  const auto n = x.shape()[static_cast<std::size_t>(a)];
-  // NumPy's negative indices.
   if (idx.numel() > 0) {
     idx = where(lt(idx, scalar_like(idx, std::int64_t{0})), add(idx, scalar_like(idx, n)), idx);
   }
-  Release r;
-  return index_select(x, a, idx);
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    py::gil_scoped_release r;
+    return index_select(x, a, idx);
+  } else {
+    return index_select(x, a, constant(idx.value()));
+  }
 }
 
-EagerTensor diagonal_py(const EagerTensor& x, std::int64_t offset, std::int64_t axis1,
-                        std::int64_t axis2) {
+template <class T>
+T diagonal_py(const T& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2) {
   const auto r = x.rank();
   const auto a1 = cpp_axis(axis1, r, "diagonal"), a2 = cpp_axis(axis2, r, "diagonal");
-  // NumPy: the diagonal is the last axis, offset > 0 above the main diagonal
-  // of (axis1, axis2). In C++ the diagonal comes first (last in Python).
-  if (!tracked(x)) return wrap_view(x.value().diagonal(offset, a1, a2));
+  // NumPy: the diagonal is the last axis; in C++ it comes first (last in Python).
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    if (!tracked(x)) return wrap_view(x.value().diagonal(offset, a1, a2));
+  }
   return diagonal(x, offset, a1, a2);
 }
 
@@ -391,6 +423,89 @@ py::array numpy_view(const EagerTensor& t) {
   return to_numpy(t);
 }
 
+// The methods both tiers share: metadata, views and operators.
+template <class T>
+void def_common(py::class_<T>& cls) {
+  cls.def_property_readonly(
+         "shape", [](const T& t) { return py_shape(t.shape()); },
+         "The extents, in NumPy's order (named sizes of a traced value as strings).")
+      .def_property_readonly("ndim", [](const T& t) { return t.rank(); })
+      .def_property_readonly("dtype", [](const T& t) { return t.dtype(); })
+      .def("_permute", &permute_py<T>)
+      .def("_reshape", &reshape_py<T>)
+      .def("_slice", &slice_py<T>)
+      .def("_select", &select_py<T>)
+      .def("_unsqueeze", &unsqueeze_py<T>)
+      .def("_index_select", &index_select_py<T>)
+      .def("squeeze", &squeeze_py<T>, py::arg("axis") = py::none(), "Removes axes of extent one.")
+      .def("broadcast_to", &broadcast_to_py<T>, py::arg("shape"))
+      .def("diagonal", &diagonal_py<T>, py::arg("offset") = 0, py::arg("axis1") = 0,
+           py::arg("axis2") = 1, "The diagonal as the last axis (NumPy's np.diagonal).")
+      .def_property_readonly(
+          "T", [](const T& t) { return permute_cpp(t, reversed_perm(t.rank())); },
+          "All axes reversed (a view).")
+      .def_property_readonly(
+          "mT",
+          [](const T& t) {
+            if (t.rank() < 2) {
+              throw Error(ErrorKind::RankMismatch, "mT", "needs a tensor of dimension 2 or more");
+            }
+            return swap01(t);
+          },
+          "The last two axes swapped (a view).")
+      .def_property_readonly("real",
+                             [](const T& t) {
+                               if constexpr (std::is_same_v<T, EagerTensor>) {
+                                 if (!tracked(t)) return wrap_view(t.value().real());
+                               }
+                               return real(t);
+                             })
+      .def_property_readonly("imag", [](const T& t) {
+        if constexpr (std::is_same_v<T, EagerTensor>) {
+          if (!tracked(t)) return wrap_view(t.value().imag());
+        }
+        return imag(t);
+      });
+
+  auto binop = [&](const char* name, const char* rname, BinaryOp op) {
+    cls.def(
+        name, [op](const py::object& a, const py::object& b) { return binary_py(op, a, b); },
+        py::is_operator());
+    if (rname) {
+      cls.def(
+          rname, [op](const py::object& a, const py::object& b) { return binary_py(op, b, a); },
+          py::is_operator());
+    }
+  };
+  binop("__add__", "__radd__", BinaryOp::Add);
+  binop("__sub__", "__rsub__", BinaryOp::Sub);
+  binop("__mul__", "__rmul__", BinaryOp::Mul);
+  binop("__truediv__", "__rtruediv__", BinaryOp::Div);
+  binop("__pow__", "__rpow__", BinaryOp::Pow);
+  binop("__mod__", "__rmod__", BinaryOp::Remainder);
+  binop("__eq__", nullptr, BinaryOp::Eq);
+  binop("__ne__", nullptr, BinaryOp::Ne);
+  binop("__lt__", nullptr, BinaryOp::Lt);
+  binop("__le__", nullptr, BinaryOp::Le);
+  binop("__gt__", nullptr, BinaryOp::Gt);
+  binop("__ge__", nullptr, BinaryOp::Ge);
+  binop("__and__", "__rand__", BinaryOp::LogicalAnd);
+  binop("__or__", "__ror__", BinaryOp::LogicalOr);
+  cls.def("__neg__", [](const py::object& x) { return unary_py(UnaryOp::Neg, x); });
+  cls.def("__pos__", [](const py::object& x) { return x; });
+  cls.def("__abs__", [](const py::object& x) { return unary_py(UnaryOp::Abs, x); });
+  cls.def("__invert__", [](const T& x) {
+    if (x.dtype() != DType::Bool) {
+      throw Error(ErrorKind::DTypeMismatch, "invert",
+                  "~ is defined for bool tensors only (bitwise operations on integers are not "
+                  "supported)");
+    }
+    MaybeRelease<T> r;
+    return logical_not(x);
+  });
+  cls.attr("__hash__") = py::none();
+}
+
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -400,12 +515,8 @@ reshape behave as in NumPy. Its memory is shared with NumPy arrays and DLPack
 producers without copies; ops return C-contiguous results.
 Make one with tenferro.tensor(data), tenferro.asarray(a), tenferro.from_numpy(a)
 or the factories (zeros, ones, arange, ...).)doc");
-  cls.def_property_readonly(
-         "shape", [](const EagerTensor& t) { return py_shape(t.shape()); },
-         "The extents, in NumPy's order.")
-      .def_property_readonly("ndim", &EagerTensor::rank)
-      .def_property_readonly("size", &EagerTensor::numel)
-      .def_property_readonly("dtype", &EagerTensor::dtype)
+  def_common(cls);
+  cls.def_property_readonly("size", &EagerTensor::numel)
       .def_property_readonly(
           "strides",
           [](const EagerTensor& t) {
@@ -466,39 +577,6 @@ or the factories (zeros, ones, arange, ...).)doc");
              }
              return item_of(t).cast<py::int_>();
            })
-      // Views (no copy when untracked), in NumPy's axis numbers.
-      .def("_permute", &permute_py)
-      .def("_reshape", &reshape_py)
-      .def("_slice", &slice_py)
-      .def("_select", &select_py)
-      .def("_unsqueeze", &unsqueeze_py)
-      .def("_index_select", &index_select_py)
-      .def("squeeze", &squeeze_py, py::arg("axis") = py::none(), "Removes axes of extent one.")
-      .def("broadcast_to", &broadcast_to_py, py::arg("shape"))
-      .def("diagonal", &diagonal_py, py::arg("offset") = 0, py::arg("axis1") = 0,
-           py::arg("axis2") = 1, "The diagonal as the last axis (NumPy's np.diagonal).")
-      .def_property_readonly(
-          "T", [](const EagerTensor& t) { return permute_cpp(t, reversed_perm(t.rank())); },
-          "All axes reversed (a view).")
-      .def_property_readonly(
-          "mT",
-          [](const EagerTensor& t) {
-            if (t.rank() < 2) {
-              throw Error(ErrorKind::RankMismatch, "mT", "needs a tensor of dimension 2 or more");
-            }
-            return swap01(t);
-          },
-          "The last two axes swapped (a view).")
-      .def_property_readonly("real",
-                             [](const EagerTensor& t) {
-                               if (!tracked(t)) return wrap_view(t.value().real());
-                               return real(t);
-                             })
-      .def_property_readonly("imag",
-                             [](const EagerTensor& t) {
-                               if (!tracked(t)) return wrap_view(t.value().imag());
-                               return imag(t);
-                             })
       .def(
           "copy",
           [](const EagerTensor& t) {
@@ -510,6 +588,21 @@ or the factories (zeros, ones, arange, ...).)doc");
           "is_contiguous", [](const EagerTensor& t) { return t.value().is_contiguous(); },
           "Whether the memory is C-contiguous (NumPy's order).");
 
+  py::class_<TracedTensor> traced(m, "TracedTensor", R"doc(
+A value of a traced program (inside tenferro.trace): the same operations as
+Tensor build graph nodes instead of computing. Extents may be named sizes
+(strings), bound when the program runs.)doc");
+  def_common(traced);
+  traced.def("__repr__", [](const TracedTensor& t) {
+    return "TracedTensor(shape=" + std::string(py::str(py_shape(t.shape()))) +
+           ", dtype=" + dtype_name(t.dtype()) + ")";
+  });
+  traced.def("__bool__", [](const TracedTensor&) -> bool {
+    throw Error(ErrorKind::Unsupported, "bool",
+                "a traced value has no truth value while the program is built (Python control "
+                "flow cannot depend on it); use tenferro.where");
+  });
+
   m.def(
       "from_numpy", [](const py::array& a) { return from_numpy(a); }, py::arg("a"),
       "A tensor sharing the array's memory (any strides); the array stays alive as long as "
@@ -518,59 +611,15 @@ or the factories (zeros, ones, arange, ...).)doc");
         "A tensor sharing the memory of a DLPack producer (torch, NumPy) without a copy.");
   m.def(
       "asarray",
-      [](const py::object& data, const py::object& dtype) {
+      [](const py::object& data, const py::object& dtype) -> py::object {
         std::optional<DType> dt;
         if (!dtype.is_none()) dt = dtype_from(dtype);
-        return as_tensor(data, dt);
+        if (is_traced(data)) return py::cast(to<TracedTensor>(data, dt));
+        return py::cast(as_tensor(data, dt));
       },
       py::arg("data"), py::arg("dtype") = py::none(),
       "A tensor of data, sharing memory with arrays, tensors and DLPack producers when the "
       "dtype matches, else a copy.");
-
-  // Operators and the generic elementwise ops.
-  auto binop = [&](const char* name, const char* rname, BinaryOp op) {
-    cls.def(
-        name, [op](const py::object& a, const py::object& b) { return binary_py(op, a, b); },
-        py::is_operator());
-    if (rname) {
-      cls.def(
-          rname, [op](const py::object& a, const py::object& b) { return binary_py(op, b, a); },
-          py::is_operator());
-    }
-  };
-  binop("__add__", "__radd__", BinaryOp::Add);
-  binop("__sub__", "__rsub__", BinaryOp::Sub);
-  binop("__mul__", "__rmul__", BinaryOp::Mul);
-  binop("__truediv__", "__rtruediv__", BinaryOp::Div);
-  binop("__pow__", "__rpow__", BinaryOp::Pow);
-  binop("__mod__", "__rmod__", BinaryOp::Remainder);
-  binop("__eq__", nullptr, BinaryOp::Eq);
-  binop("__ne__", nullptr, BinaryOp::Ne);
-  binop("__lt__", nullptr, BinaryOp::Lt);
-  binop("__le__", nullptr, BinaryOp::Le);
-  binop("__gt__", nullptr, BinaryOp::Gt);
-  binop("__ge__", nullptr, BinaryOp::Ge);
-  binop("__and__", "__rand__", BinaryOp::LogicalAnd);
-  binop("__or__", "__ror__", BinaryOp::LogicalOr);
-  cls.def("__neg__", [](const EagerTensor& x) {
-    Release r;
-    return neg(x);
-  });
-  cls.def("__pos__", [](const EagerTensor& x) { return x; });
-  cls.def("__abs__", [](const EagerTensor& x) {
-    Release r;
-    return abs(x);
-  });
-  cls.def("__invert__", [](const EagerTensor& x) {
-    if (x.dtype() != DType::Bool) {
-      throw Error(ErrorKind::DTypeMismatch, "invert",
-                  "~ is defined for bool tensors only (bitwise operations on integers "
-                  "are not supported)");
-    }
-    Release r;
-    return logical_not(x);
-  });
-  cls.attr("__hash__") = py::none();
 }
 
 }  // namespace tenferro::python

@@ -23,6 +23,10 @@ from .errors import Error
 from . import _tenferro as _C
 from ._tenferro import (  # noqa: F401  (re-exported)
     Tensor,
+    TracedTensor,
+    Program,
+    PreparedProgram,
+    checkpoint,
     Generator,
     no_grad,
     is_grad_enabled,
@@ -490,41 +494,90 @@ def _method(fn):
     return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
 
 
-Tensor.__getitem__ = _getitem
-Tensor.__setitem__ = _setitem
-Tensor.__repr__ = _repr
-Tensor.__str__ = _repr
-Tensor.tolist = _tolist
-Tensor.__matmul__ = lambda a, b: matmul(a, b)
-Tensor.__rmatmul__ = lambda a, b: matmul(b, a)
-Tensor.__iadd__ = _inplace(_operator.add)
-Tensor.__isub__ = _inplace(_operator.sub)
-Tensor.__imul__ = _inplace(_operator.mul)
-Tensor.__itruediv__ = _inplace(_operator.truediv)
-Tensor.__ipow__ = _inplace(_operator.pow)
-Tensor.__array_priority__ = 1000  # ndarray + Tensor gives a Tensor
-Tensor.reshape = lambda self, *shape, order="C": reshape(
-    self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
-Tensor.transpose = lambda self, *axes: transpose(
-    self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes))
-Tensor.permute = lambda self, *axes: self._permute(
-    list(axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes))
-Tensor.flatten = lambda self: reshape(self, (-1,)).copy()
-Tensor.ravel = lambda self: reshape(self, (-1,))
-Tensor.astype = lambda self, dtype: astype(self, dtype)
-Tensor.clone = Tensor.copy
-Tensor.conj = lambda self: conj(self)
-Tensor.conjugate = Tensor.conj
-for _n in ("sum", "prod", "mean", "max", "min", "all", "any", "var", "std", "argmax", "argmin",
-           "logsumexp", "clip", "cumsum", "cumprod", "trace"):
-    setattr(Tensor, _n, _method(globals()[_n]))
-for _n in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "square", "real_if_close"):
-    if _n in globals():
-        setattr(Tensor, _n, _method(globals()[_n]))
-del _n
-Tensor.dot = lambda self, other: dot(self, other)
-Tensor.swapaxes = lambda self, a, b: swapaxes(self, a, b)
-Tensor.expand_dims = lambda self, axis: expand_dims(self, axis)
+def _attach(cls, eager: bool) -> None:
+    """The methods written in Python, on Tensor and TracedTensor alike."""
+    cls.__getitem__ = _getitem
+    cls.__matmul__ = lambda a, b: matmul(a, b)
+    cls.__rmatmul__ = lambda a, b: matmul(b, a)
+    cls.reshape = lambda self, *shape, order="C": reshape(
+        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, str)) else shape,
+        order)
+    cls.transpose = lambda self, *axes: transpose(
+        self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(axes[0], int)
+                                     else axes))
+    cls.permute = lambda self, *axes: self._permute(
+        list(axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes))
+    cls.ravel = lambda self: reshape(self, (-1,))
+    cls.astype = lambda self, dtype: astype(self, dtype)
+    cls.conj = lambda self: conj(self)
+    cls.conjugate = cls.conj
+    for name in ("sum", "prod", "mean", "max", "min", "all", "any", "var", "std", "argmax",
+                 "argmin", "logsumexp", "clip", "cumsum", "cumprod", "trace", "abs", "exp", "log",
+                 "sqrt", "sin", "cos", "tanh", "sigmoid", "square"):
+        setattr(cls, name, _method(globals()[name]))
+    cls.dot = lambda self, other: dot(self, other)
+    cls.swapaxes = lambda self, a, b: swapaxes(self, a, b)
+    cls.expand_dims = lambda self, axis: expand_dims(self, axis)
+    if not eager:
+        return
+    cls.__setitem__ = _setitem
+    cls.__repr__ = _repr
+    cls.__str__ = _repr
+    cls.tolist = _tolist
+    cls.__iadd__ = _inplace(_operator.add)
+    cls.__isub__ = _inplace(_operator.sub)
+    cls.__imul__ = _inplace(_operator.mul)
+    cls.__itruediv__ = _inplace(_operator.truediv)
+    cls.__ipow__ = _inplace(_operator.pow)
+    cls.__array_priority__ = 1000  # ndarray + Tensor gives a Tensor
+    cls.flatten = lambda self: reshape(self, (-1,)).copy()
+    cls.clone = cls.copy
+
+
+_attach(Tensor, eager=True)
+_attach(TracedTensor, eager=False)
+
+
+# ---- the traced tier ---------------------------------------------------------------------
+
+
+class Spec:
+    """The abstract input of a traced program: a shape whose entries are
+    integers or names of sizes bound at run time (``("chi", 2, "chi")``),
+    a dtype, and an optional name for messages."""
+
+    __slots__ = ("shape", "dtype", "name")
+
+    def __init__(self, shape, dtype=float64, name=None):
+        self.shape = (shape,) if isinstance(shape, (int, str)) else tuple(shape)
+        self.dtype = dtype
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Spec({self.shape}, {as_dtype(self.dtype).name})"
+
+
+def trace(fn, *specs) -> Program:
+    """Builds a program from ``fn``, a function of tensors, called once with
+    traced values shaped like ``specs`` (Spec objects, or arrays/tensors whose
+    shape and dtype are taken). The returned Program runs on tensors, binds
+    its named sizes on every call, and transforms with grad/vjp/jvp/hvp::
+
+        p = tenferro.trace(lambda a, m: tenferro.sum(m @ a), Spec(("n", "n")), Spec(("n", 3)))
+        p(np.ones((4, 4)), np.ones((4, 3)))   # n = 4
+        g = p.grad(wrt=0)
+
+    Python control flow inside fn runs once, while tracing."""
+    if not callable(fn):
+        raise errors.InvalidArgument("[trace] the first argument must be the function to trace")
+    norm = []
+    for sp in specs:
+        if isinstance(sp, Spec):
+            norm.append(sp)
+        else:
+            t = asarray(sp)
+            norm.append(Spec(t.shape, t.dtype))
+    return _C._trace(fn, *norm)
 
 
 # ---- linalg and fft additions written in Python --------------------------------------------
