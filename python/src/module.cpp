@@ -360,4 +360,6 @@ PYBIND11_MODULE(_tenferro, m) {
   auto fft = m.def_submodule("fft", "Fast Fourier transforms (FFTW) with AD.");
   init_fft(fft);
   init_einsum(m);
+  auto optim = m.def_submodule("optim", "Optimisers.");
+  init_optim(optim);
 }

@@ -602,3 +602,4 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 
 
 linalg.norm = _norm
+from . import optim  # noqa: E402
