@@ -178,6 +178,7 @@ void init_traced(py::module_& m);
 void init_linalg(py::module_& m);
 void init_fft(py::module_& m);
 void init_einsum(py::module_& m);
+void init_extension(py::module_& m);
 void init_optim(py::module_& m);
 
 }  // namespace tenferro::python
