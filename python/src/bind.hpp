@@ -65,6 +65,31 @@ py::array to_numpy(const EagerTensor& t);
 inline bool is_traced(const py::handle& h) {
   return py::isinstance<TracedTensor>(h);
 }
+
+// Fast paths for the hottest conversions: pybind11's generic cast looks the
+// C++ type up by name on every call (a fifth of a 4-element add's time).
+/// pybind11's record of tenferro.Tensor (registered by init_tensor).
+inline const py::detail::type_info* tensor_type_info() {
+  static const py::detail::type_info* ti = py::detail::get_type_info(typeid(EagerTensor));
+  return ti;
+}
+/// Exactly a tenferro.Tensor (subclasses take the generic path).
+inline bool is_tensor_exact(const py::handle& h) {
+  return Py_TYPE(h.ptr()) == tensor_type_info()->type;
+}
+inline const EagerTensor& tensor_ref(const py::handle& h) {
+  auto vh =
+      reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder(tensor_type_info());
+  return *vh.value_ptr<EagerTensor>();
+}
+inline py::object tensor_to_py(EagerTensor&& t) {
+  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
+      &t, py::return_value_policy::move, py::handle(), tensor_type_info(), nullptr,
+      [](const void* p) -> void* {
+        return new EagerTensor(
+            std::move(*const_cast<EagerTensor*>(static_cast<const EagerTensor*>(p))));
+      }));
+}
 inline bool is_py_scalar(const py::handle& h) {
   return py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
          py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr());
@@ -97,10 +122,28 @@ template <class T>
 struct MaybeRelease {
   py::gil_scoped_release release;
 };
+/// Releases the GIL for an eager elementwise op on many elements. Ops on
+/// fewer than kSmallOp elements run on the calling thread (below the CPU
+/// backend's parallel threshold), where releasing and retaking the GIL would
+/// cost more than the op; the storage they free is freed on this thread,
+/// which holds the GIL, so no deleter waits for it.
+inline constexpr std::int64_t kSmallOp = 4096;
+template <class T>
+struct MaybeReleaseLarge {
+  explicit MaybeReleaseLarge(std::int64_t numel) {
+    if (numel >= kSmallOp) release.emplace();
+  }
+  std::optional<py::gil_scoped_release> release;
+};
 template <>
 struct MaybeRelease<TracedTensor> {
   MaybeRelease() {}   // NOLINT: user-provided, so that an unused guard
   ~MaybeRelease() {}  // NOLINT: is not a warning
+};
+template <>
+struct MaybeReleaseLarge<TracedTensor> {
+  explicit MaybeReleaseLarge(std::int64_t) {}
+  ~MaybeReleaseLarge() {}  // NOLINT: see MaybeRelease
 };
 
 /// Calls f.template operator()<T>() with T the tier of the operands.

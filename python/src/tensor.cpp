@@ -35,22 +35,56 @@ py::object item_of(const EagerTensor& t) {
 
 }  // namespace
 
+namespace {
+template <class T>
+std::int64_t numel_of(const T& t) {
+  if constexpr (std::is_same_v<T, EagerTensor>) {
+    return t.numel();
+  } else {
+    return 0;
+  }
+}
+}  // namespace
+
 py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
+  // The common eager case without the generic conversions.
+  if (is_tensor_exact(a)) {
+    const auto& x = tensor_ref(a);
+    if (is_tensor_exact(b)) {
+      const auto& y = tensor_ref(b);
+      if (x.rank() == y.rank()) {
+        EagerTensor out;
+        {
+          MaybeReleaseLarge<EagerTensor> r(std::max(x.numel(), y.numel()));
+          out = binary(op, x, y);
+        }
+        return tensor_to_py(std::move(out));
+      }
+    } else if (is_py_scalar(b)) {
+      const Scalar s = scalar_of(b);
+      EagerTensor out;
+      {
+        MaybeReleaseLarge<EagerTensor> r(x.numel());
+        out = binary(op, x, scalar_like(x, s));
+      }
+      return tensor_to_py(std::move(out));
+    }
+  }
   return dispatch(any_traced(a, b), [&]<class T>() -> T {
     if (is_py_scalar(b) && !is_py_scalar(a)) {
       const T x = to<T>(a);
       const Scalar s = scalar_of(b);
-      MaybeRelease<T> r;
+      MaybeReleaseLarge<T> r(numel_of(x));
       return binary(op, x, scalar_like(x, s));
     }
     if (is_py_scalar(a) && !is_py_scalar(b)) {
       const T y = to<T>(b);
       const Scalar s = scalar_of(a);
-      MaybeRelease<T> r;
+      MaybeReleaseLarge<T> r(numel_of(y));
       return binary(op, scalar_like(y, s), y);
     }
     T x = to<T>(a), y = to<T>(b);
-    MaybeRelease<T> r;
+    MaybeReleaseLarge<T> r(std::max(numel_of(x), numel_of(y)));
     const auto ra = x.rank(), rb = y.rank();
     if (ra < rb) x = pad_rank(x, rb - ra);
     if (rb < ra) y = pad_rank(y, ra - rb);
@@ -59,9 +93,18 @@ py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
 }
 
 py::object unary_py(UnaryOp op, const py::handle& a) {
+  if (is_tensor_exact(a)) {
+    const auto& x = tensor_ref(a);
+    EagerTensor out;
+    {
+      MaybeReleaseLarge<EagerTensor> r(x.numel());
+      out = unary(op, x);
+    }
+    return tensor_to_py(std::move(out));
+  }
   return dispatch(is_traced(a), [&]<class T>() -> T {
     const T x = to<T>(a);
-    MaybeRelease<T> r;
+    MaybeReleaseLarge<T> r(numel_of(x));
     return unary(op, x);
   });
 }
