@@ -36,6 +36,19 @@ py::object item_of(const EagerTensor& t) {
 }  // namespace
 
 namespace {
+/// Elements of the broadcast result of x and y (NumPy's alignment).
+std::int64_t result_numel(const EagerTensor& x, const EagerTensor& y) {
+  const auto& a = x.shape();
+  const auto& b = y.shape();
+  std::int64_t n = 1;
+  const std::size_t r = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t ea = i < a.size() ? a[i] : 1, eb = i < b.size() ? b[i] : 1;
+    n *= std::max(ea, eb);
+  }
+  return n;
+}
+
 template <class T>
 std::int64_t numel_of(const T& t) {
   if constexpr (std::is_same_v<T, EagerTensor>) {
@@ -55,7 +68,7 @@ py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
       if (x.rank() == y.rank()) {
         EagerTensor out;
         {
-          MaybeReleaseLarge<EagerTensor> r(std::max(x.numel(), y.numel()));
+          MaybeReleaseLarge<EagerTensor> r(result_numel(x, y));
           out = binary(op, x, y);
         }
         return tensor_to_py(std::move(out));
@@ -84,7 +97,7 @@ py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
       return binary(op, scalar_like(y, s), y);
     }
     T x = to<T>(a), y = to<T>(b);
-    MaybeReleaseLarge<T> r(std::max(numel_of(x), numel_of(y)));
+    MaybeRelease<T> r;
     const auto ra = x.rank(), rb = y.rank();
     if (ra < rb) x = pad_rank(x, rb - ra);
     if (rb < ra) y = pad_rank(y, ra - rb);
