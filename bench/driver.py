@@ -118,6 +118,14 @@ for t in (1, 2):
 CASES += [(c, "2048x2048", "", 1, "16 scan/sort") for c in ("cumsum_axis0", "cumsum_axis1")]
 CASES += [("sort", "2^20", "", 1, "16 scan/sort"), ("topk", "2^20", "k16", 1, "16 scan/sort"),
           ("sort_axis0", "1024x1024", "", 1, "16 scan/sort")]
+# Group 17: the Python package against the same user code in PyTorch and
+# NumPy, every side a Python child (bench/python/python_package_bench.py).
+PY_GROUP = "17 python"
+CASES += [(c, s, v, 1, PY_GROUP)
+          for c, s, v in (("py_add_untracked", "4", ""), ("py_add_recorded_backward", "4", ""),
+                          ("py_grad_matmul", "2", ""), ("py_einsum_2x2", "2", ""),
+                          ("py_numpy_roundtrip", "2^20", ""), ("py_vmps", "L8D4", "lbfgs"),
+                          ("py_vmps", "L8D4", "gd"))]
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
@@ -150,7 +158,7 @@ FLOOR_IMPLS = ("lapack", "fftw", "stream", "blas")
 # against 540, with dgesv itself at 499, run back to back).
 ROUND_GROUPS = ("1 matmul", "2 einsum", "3 batched matmul", "4 elementwise", "5 tanh chain",
                 "6 reductions", "7 permutation", "9 linalg", "10 linalg AD", "12 FFT",
-                "13 overhead", "15 special/activations", "16 scan/sort")
+                "13 overhead", "15 special/activations", "16 scan/sort", PY_GROUP)
 ROUNDS = 3
 # Groups whose rows libtorch_ab also times in one process with libtorch,
 # alternating blocks of calls (bench/peers/libtorch_ab.cpp): memory-bound rows,
@@ -311,9 +319,13 @@ def main():
     rounds = 2 if args.quick else ROUNDS
     for threads, batch in ((1, "rounds"), (1, "once"), (2, "rounds"), (2, "once")):
         in_batch = [(c, s, v) for c, s, v, t, g in cases
-                    if t == threads and (g in ROUND_GROUPS) == (batch == "rounds")]
+                    if t == threads and (g in ROUND_GROUPS) == (batch == "rounds")
+                    and g != PY_GROUP]
         ids = ",".join(f"{c}/{s}/{v}" for c, s, v in in_batch)
-        if not ids:
+        py_ids = ",".join(f"{c}/{s}/{v}" for c, s, v, t, g in cases
+                          if t == threads and g == PY_GROUP and (g in ROUND_GROUPS) ==
+                          (batch == "rounds"))
+        if not ids and not py_ids:
             continue  # a filtered run: no case at this thread count
         cmds = []
         if ours.exists():
@@ -331,6 +343,13 @@ def main():
             wanted = ids + (floors if impl == FLOOR_COPY_IMPL.get(threads) else "")
             cmds.append((impl, [PY, str(ROOT / "bench/python/peers.py"), "--impl", impl, *mode,
                                 "--threads", str(threads), "--cases", wanted]))
+        if not ids:
+            cmds = []  # only group 17 at this thread count
+        for impl in ("tenferro", "torch", "numpy") if py_ids else ():
+            script = ROOT / "bench/python/python_package_bench.py"
+            cmds.append((f"{impl} (python)", [PY, str(script), "--impl", impl, *mode, "--threads",
+                                              str(threads), "--cases", py_ids, "--build-dir",
+                                              str(build)]))
         n_rounds = rounds if batch == "rounds" else 1
         for r in range(n_rounds):
             order = cmds[r % len(cmds):] + cmds[:r % len(cmds)]
@@ -342,7 +361,7 @@ def main():
                 records += recs
                 if err:
                     errors.append(err)
-    if not libtorch.exists():
+    if not libtorch.exists() and any(c[4] != PY_GROUP for c in cases):
         errors.append("libtorch peer not built (libtorch not found): libtorch column is n/a")
 
     # In-process A/B of the memory-bound rows (after the table's runs).
