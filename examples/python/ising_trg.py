@@ -65,7 +65,7 @@ SVD_ETA = 1e-8  # the C++ linalg::SpectralOptions default
 
 def has_traced_tier() -> bool:
     """Whether this tenferro package binds the traced tier (tenferro.trace)."""
-    return all(hasattr(tf, name) for name in ("trace", "Spec", "checkpoint", "TracedTensor"))
+    return all(hasattr(tf, name) for name in ("jit", "Spec", "checkpoint", "TracedTensor"))
 
 
 @dataclass
@@ -234,7 +234,7 @@ class TracedTrg:
     1 and tangents (1, 0), returns (ln Z, d ln Z, d ln Z, d2 ln Z)."""
 
     def __init__(self, chi: int, steps: int, checkpoint_steps: int = 0, on_step=None):
-        program = tf.trace(lambda b: log_z_per_site(b, chi, steps, on_step, checkpoint_steps),
+        program = tf.jit(lambda b: log_z_per_site(b, chi, steps, on_step, checkpoint_steps),
                            tf.Spec((), tf.float64, "beta"))
         # inputs (beta, cotangent, beta's tangent, cotangent's tangent)
         self.program = program.vjp().jvp()

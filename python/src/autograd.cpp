@@ -122,7 +122,7 @@ void init_autograd(py::module_& m) {
           throw Error(ErrorKind::InvalidArgument, "grad", "give at least one input");
         }
         if (is_traced(xs[0])) {
-          // Inside tenferro.trace: the gradient graph of f's traced result.
+          // Inside tenferro.jit: the gradient graph of f's traced result.
           std::vector<TracedTensor> ins;
           py::tuple args(xs.size());
           for (std::size_t i = 0; i < xs.size(); ++i) {

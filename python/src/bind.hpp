@@ -2,7 +2,7 @@
 // Shared pieces of the Python module: the process's default runtime, dtype and
 // axis conversions, how a Python object becomes a tensor, and the dispatch
 // between the eager tier (tenferro.Tensor) and the traced tier
-// (tenferro.TracedTensor, inside tenferro.trace).
+// (tenferro.TracedTensor, inside tenferro.jit).
 //
 // Axis convention. A Python tensor of shape (s0, ..., s{r-1}) is the C++
 // tensor of shape [s{r-1}, ..., s0] on the same memory: NumPy's C order is the

@@ -498,7 +498,7 @@ An extension family written in Python (docs/python.md, "Extension families").
                              jvp=lambda p, t: (2 * p[0] * t[0],),
                              vjp=lambda p, out, ct: (2 * p[0] * ct[0],))
     y = square(x)           # eager: installs itself on first use, records for AD
-    tenferro.trace(lambda x: square(x).sum(), Spec(("n",)))   # traced
+    tenferro.jit(lambda x: square(x).sum(), Spec(("n",)))   # traced
 
 forward(*inputs, **params) computes the outputs; shape(*metas, **params),
 where each meta is (shape, dtype), returns [(shape, dtype)] per output

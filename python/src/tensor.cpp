@@ -645,7 +645,7 @@ or the factories (zeros, ones, arange, ...).)doc");
           "Whether the memory is C-contiguous (NumPy's order).");
 
   py::class_<TracedTensor> traced(m, "TracedTensor", R"doc(
-A value of a traced program (inside tenferro.trace): the same operations as
+A value of a traced program (inside tenferro.jit): the same operations as
 Tensor build graph nodes instead of computing. Extents may be named sizes
 (strings), bound when the program runs.)doc");
   def_common(traced);

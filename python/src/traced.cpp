@@ -1,4 +1,4 @@
-// The traced tier from Python: tenferro.trace(fn, *specs) builds a program
+// The traced tier from Python: tenferro.jit(fn, *specs) builds a program
 // from a Python function of TracedTensors, with named sizes bound when it
 // runs; programs are transformed (grad, vjp, jvp, hvp), prepared once and
 // run many times.
@@ -100,7 +100,7 @@ py::dict bindings_dict(const DimBindings& b) {
 
 void init_traced(py::module_& m) {
   py::class_<PyProgram>(m, "Program", R"doc(
-A compiled traced program (tenferro.trace). Call it with tensors to run it:
+A compiled traced program (tenferro.jit). Call it with tensors to run it:
 it is prepared for the inputs' dtypes and ranks once (cached in the runtime)
 and its named sizes bind on every call. Transform it with grad(), vjp(),
 jvp() and hvp(); prepare() gives a plan to run without the cache lookup.)doc")
@@ -230,7 +230,7 @@ jvp() and hvp(); prepare() gives a plan to run without the cache lookup.)doc")
         return py::cast(outs);
       },
       py::arg("fn"),
-      "Inside tenferro.trace: runs fn(*xs) as a checkpoint region (reverse mode recomputes "
+      "Inside tenferro.jit: runs fn(*xs) as a checkpoint region (reverse mode recomputes "
       "its intermediates instead of storing them).");
   m.def(
       "placeholder",

@@ -557,19 +557,19 @@ class Spec:
         return f"Spec({self.shape}, {as_dtype(self.dtype).name})"
 
 
-def trace(fn, *specs) -> Program:
+def jit(fn, *specs) -> Program:
     """Builds a program from ``fn``, a function of tensors, called once with
     traced values shaped like ``specs`` (Spec objects, or arrays/tensors whose
     shape and dtype are taken). The returned Program runs on tensors, binds
     its named sizes on every call, and transforms with grad/vjp/jvp/hvp::
 
-        p = tenferro.trace(lambda a, m: tenferro.sum(m @ a), Spec(("n", "n")), Spec(("n", 3)))
+        p = tenferro.jit(lambda a, m: tenferro.sum(a @ m), Spec(("n", "n")), Spec(("n", 3)))
         p(np.ones((4, 4)), np.ones((4, 3)))   # n = 4
         g = p.grad(wrt=0)
 
     Python control flow inside fn runs once, while tracing."""
     if not callable(fn):
-        raise errors.InvalidArgument("[trace] the first argument must be the function to trace")
+        raise errors.InvalidArgument("[jit] the first argument must be the function to trace")
     norm = []
     for sp in specs:
         if isinstance(sp, Spec):
@@ -602,4 +602,12 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 
 
 linalg.norm = _norm
+
+# The compiled submodules import as tenferro.linalg, tenferro.fft and
+# tenferro.autograd too.
+import sys as _sys  # noqa: E402
+
+for _sub in (linalg, fft, autograd):
+    _sys.modules[__name__ + "." + _sub.__name__.rsplit(".", 1)[-1]] = _sub
+del _sub
 from . import optim  # noqa: E402

@@ -15,7 +15,7 @@ def energy(a, m):
 
 
 def test_one_program_serves_several_sizes():
-    p = tf.trace(energy, Spec(("n", "n")), Spec(("n", 3)))
+    p = tf.jit(energy, Spec(("n", "n")), Spec(("n", 3)))
     assert p.input_count == 2 and p.output_count == 1
     for n in (2, 5, 9):
         a, m = RNG.normal(size=(n, n)), RNG.normal(size=(n, 3))
@@ -24,7 +24,7 @@ def test_one_program_serves_several_sizes():
 
 
 def test_prepared_plan_binds_sizes_each_run():
-    p = tf.trace(energy, Spec(("n", "n")), Spec(("n", 3)))
+    p = tf.jit(energy, Spec(("n", "n")), Spec(("n", 3)))
     plan = p.prepare(np.ones((4, 4)), np.ones((4, 3)))
     out = plan(np.eye(6), np.ones((6, 3)))
     assert plan.bindings == {"n": 6}
@@ -35,7 +35,7 @@ def test_prepared_plan_binds_sizes_each_run():
 
 def test_transformed_programs_match_eager_ad():
     a, m = RNG.normal(size=(4, 4)), RNG.normal(size=(4, 3))
-    p = tf.trace(energy, Spec(("n", "n")), Spec(("n", 3)))
+    p = tf.jit(energy, Spec(("n", "n")), Spec(("n", 3)))
     ga, gm = p.grad()(a, m)
     ea, em = tf.autograd.grad(energy, tf.asarray(a), tf.asarray(m))
     np.testing.assert_allclose(ga.numpy(), ea.numpy(), rtol=1e-12)
@@ -52,10 +52,10 @@ def test_transformed_programs_match_eager_ad():
 
 
 def test_hvp_and_grad_inside_trace():
-    h = tf.trace(lambda x: tf.sum(x ** 3), Spec(("k",)))
+    h = tf.jit(lambda x: tf.sum(x ** 3), Spec(("k",)))
     np.testing.assert_allclose(h.hvp()(np.arange(4.0), np.ones(4)).numpy(), 6 * np.arange(4.0))
     # autograd.grad on traced values builds the gradient graph.
-    g = tf.trace(lambda x: tf.autograd.grad(lambda z: tf.sum(tf.sin(z) * z), x), Spec((3,)))
+    g = tf.jit(lambda x: tf.autograd.grad(lambda z: tf.sum(tf.sin(z) * z), x), Spec((3,)))
     x = np.arange(3.0)
     np.testing.assert_allclose(g(x).numpy(), np.sin(x) + x * np.cos(x), rtol=1e-14)
 
@@ -65,7 +65,7 @@ def test_checkpoint_region_gives_the_same_gradient():
         return tf.sum(tf.checkpoint(lambda z: tf.exp(tf.sin(z)) * z, x))
 
     x = RNG.normal(size=5)
-    g = tf.trace(f, Spec((5,))).grad()(x).numpy()
+    g = tf.jit(f, Spec((5,))).grad()(x).numpy()
     np.testing.assert_allclose(g, np.exp(np.sin(x)) * (1 + x * np.cos(x)), rtol=1e-13)
 
 
@@ -77,11 +77,11 @@ def test_families_and_views_inside_trace():
     a = RNG.normal(size=(4, 3))
     want = (np.sum(np.linalg.svd(a, compute_uv=False)) + a[1:, 0].sum() + a.T[0].sum()
             + np.mean(np.fft.rfft(a, axis=0).real))
-    assert abs(tf.trace(f, Spec((4, 3)))(a).item() - want) < 1e-12
+    assert abs(tf.jit(f, Spec((4, 3)))(a).item() - want) < 1e-12
 
 
 def test_data_dependent_rank():
-    p = tf.trace(lambda a: tf.linalg.svd_truncated(a, cutoff=0.01)[1], Spec((5, 5)))
+    p = tf.jit(lambda a: tf.linalg.svd_truncated(a, cutoff=0.01)[1], Spec((5, 5)))
     s = p(np.diag([3.0, 2.0, 1.0, 0.1, 0.01]))
     np.testing.assert_allclose(s.numpy(), [3.0, 2.0, 1.0, 0.1])
     s = p(np.diag([3.0, 0.0, 0.0, 0.0, 0.0]))
@@ -90,13 +90,13 @@ def test_data_dependent_rank():
 
 def test_trace_errors():
     with pytest.raises(NotImplementedError):
-        tf.trace(lambda x: x if x else x, Spec((2,)))
+        tf.jit(lambda x: x if x else x, Spec((2,)))
     with pytest.raises(ValueError):
-        tf.trace(lambda x: 1.0, Spec((2,)))
-    p = tf.trace(lambda x: tf.sum(x), Spec(("n",), tf.float32))
+        tf.jit(lambda x: 1.0, Spec((2,)))
+    p = tf.jit(lambda x: tf.sum(x), Spec(("n",), tf.float32))
     with pytest.raises(TypeError):
         p(np.ones(3))  # float64 for a float32 input
     with pytest.raises(ValueError):
         p(np.ones(3, dtype=np.float32), np.ones(3, dtype=np.float32))
     with pytest.raises(NotImplementedError):
-        tf.trace(lambda x: x[1:], Spec(("n",)))  # slicing a named size
+        tf.jit(lambda x: x[1:], Spec(("n",)))  # slicing a named size
