@@ -33,6 +33,16 @@ EagerTensor leaf_input(const py::object& x) {
   return t;
 }
 
+/// f(x) on a traced value (inside tenferro.jit).
+TracedTensor traced_call(const py::function& f, const TracedTensor& x) {
+  py::object y = f(x);
+  if (!is_traced(y)) {
+    throw Error(ErrorKind::InvalidArgument, "autograd",
+                "inside tenferro.jit the function must return a traced value of its input");
+  }
+  return y.cast<TracedTensor>();
+}
+
 // A no-grad context manager (tenferro.no_grad()).
 struct NoGrad {
   std::unique_ptr<NoGradGuard> guard;
@@ -136,9 +146,10 @@ void init_autograd(py::module_& m) {
           }
           const auto yt = y.cast<TracedTensor>();
           const GradOptions opts{.allow_unused = allow_unused};
-          if (ins.size() == 1) return py::cast(grad(yt, ins[0], opts));
+          if (ins.size() == 1) return py::cast(grad(yt, ins[0], opts, runtime()->ad()));
           py::tuple out(ins.size());
-          for (std::size_t i = 0; i < ins.size(); ++i) out[i] = py::cast(grad(yt, ins[i], opts));
+          for (std::size_t i = 0; i < ins.size(); ++i)
+            out[i] = py::cast(grad(yt, ins[i], opts, runtime()->ad()));
           return out;
         }
         if (xs.size() == 1) {
@@ -174,7 +185,15 @@ void init_autograd(py::module_& m) {
       "Differentiable: grad of grad works.");
   ad.def(
       "vjp",
-      [](const py::function& f, const py::object& x, const py::object& v) {
+      [](const py::function& f, const py::object& x, const py::object& v) -> py::object {
+        if (is_traced(x)) {
+          const TracedTensor xt = to<TracedTensor>(x);
+          const TracedTensor y = traced_call(f, xt);
+          const TracedTensor ct =
+              v.is_none() ? traced_full(y.shape(), 1, y.dtype()) : to<TracedTensor>(v, y.dtype());
+          auto g = vjp(y, ct, xt, runtime()->ad());
+          return py::make_tuple(y, g ? *g : traced_full(xt.shape(), 0, xt.dtype()));
+        }
         EagerTensor xt = leaf_input(x);
         EagerTensor out;
         std::optional<EagerTensor> ct;
@@ -194,7 +213,15 @@ void init_autograd(py::module_& m) {
       "(f(x), J^T v); v may be omitted for a scalar output (torch.autograd.functional.vjp).");
   ad.def(
       "jvp",
-      [](const py::function& f, const py::object& x, const py::object& v) {
+      [](const py::function& f, const py::object& x, const py::object& v) -> py::object {
+        if (is_traced(x)) {
+          const TracedTensor xt = to<TracedTensor>(x);
+          const TracedTensor y = traced_call(f, xt);
+          const TracedTensor vt = v.is_none() ? traced_full(xt.shape(), 1, xt.dtype())
+                                              : to<TracedTensor>(v, xt.dtype());
+          auto t = jvp(y, xt, vt, runtime()->ad());
+          return py::make_tuple(y, t ? *t : traced_full(y.shape(), 0, y.dtype()));
+        }
         EagerTensor xt = leaf_input(x);
         EagerTensor vt = v.is_none() ? ones_like(xt) : as_tensor(v, xt.dtype());
         auto r = jvp(fn_of(f), xt, vt);
@@ -205,7 +232,13 @@ void init_autograd(py::module_& m) {
       "(f(x), J v), forward mode (torch.autograd.functional.jvp).");
   ad.def(
       "hvp",
-      [](const py::function& f, const py::object& x, const py::object& v) {
+      [](const py::function& f, const py::object& x, const py::object& v) -> py::object {
+        if (is_traced(x)) {
+          const TracedTensor xt = to<TracedTensor>(x);
+          const TracedTensor y = traced_call(f, xt);
+          return py::make_tuple(y, hvp(y, xt, to<TracedTensor>(v, xt.dtype()),
+                                       HvpMode::ForwardOverReverse, runtime()->ad()));
+        }
         EagerTensor xt = leaf_input(x);
         EagerTensor vt = as_tensor(v, xt.dtype());
         EagerFn fx = fn_of(f);

@@ -214,6 +214,12 @@ T pad_rank(const T& x, std::int64_t n) {
 py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b);
 py::object unary_py(UnaryOp op, const py::handle& a);
 
+/// Applies an extension op (eager: install-ensure of `module`, then the
+/// recorded call; traced: extension::apply with `module` ensured on the
+/// default runtime). One output, or a tuple.
+py::object apply_extension(const ExtensionOpPtr& op, const ExtensionModulePtr& module,
+                           const py::args& args);
+
 void init_tensor(py::module_& m);
 void init_ops(py::module_& m);
 void init_autograd(py::module_& m);
@@ -222,6 +228,8 @@ void init_linalg(py::module_& m);
 void init_fft(py::module_& m);
 void init_einsum(py::module_& m);
 void init_extension(py::module_& m);
+void init_composite(py::module_& m);
+void init_library(py::module_& m);
 void init_optim(py::module_& m);
 
 }  // namespace tenferro::python

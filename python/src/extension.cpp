@@ -462,6 +462,18 @@ py::object apply_family(const PyFamily& f, const py::args& args, const py::kwarg
   }
   py::dict params = kwargs ? py::dict(kwargs) : py::dict();
   ExtensionOpPtr op = make_op(f.spec, Role::Forward, params_key(params), hold(params), {});
+  return apply_extension(op, s.module, args);
+}
+
+}  // namespace
+
+py::object apply_extension(const ExtensionOpPtr& op, const ExtensionModulePtr& module,
+                           const py::args& args) {
+  if (args.size() != op->input_count()) {
+    throw Error(ErrorKind::InvalidArgument, std::string(op->name()),
+                "takes " + std::to_string(op->input_count()) + " tensor inputs, " +
+                    std::to_string(args.size()) + " were given");
+  }
   bool traced = false;
   for (auto a : args) traced = traced || is_traced(a);
   auto pack = [&](auto outs) -> py::object {
@@ -469,16 +481,16 @@ py::object apply_family(const PyFamily& f, const py::args& args, const py::kwarg
     return py::tuple(py::cast(outs));
   };
   if (traced) {
-    // The program runs on the default runtime: the module must be there.
+    // The program runs on the default runtime: the module must be there
+    // (ensured with the rules it carries, which the traced transforms use).
     const auto& rt = runtime();
-    rt->ensure_module(s.module, s.id.str(), eager_extension_target(*rt).engine);
+    rt->ensure_module(module, op->name(), eager_extension_target(*rt).engine);
     std::vector<TracedTensor> ins;
     for (auto a : args) ins.push_back(to<TracedTensor>(a));
     return pack(extension::apply(op, ins));
   }
   std::vector<EagerTensor> ins;
   for (auto a : args) ins.push_back(as_tensor(a));
-  ExtensionModulePtr module = s.module;
   std::vector<EagerTensor> outs;
   {
     py::gil_scoped_release r;
@@ -487,8 +499,6 @@ py::object apply_family(const PyFamily& f, const py::args& args, const py::kwarg
   }
   return pack(outs);
 }
-
-}  // namespace
 
 void init_extension(py::module_& m) {
   py::class_<PyFamily>(m, "Family", R"doc(

@@ -353,9 +353,11 @@ PYBIND11_MODULE(_tenferro, m) {
 
   init_tensor(m);
   init_ops(m);
+  init_composite(m);
   init_autograd(m);
   init_traced(m);
   init_extension(m);
+  init_library(m);
   auto linalg = m.def_submodule("linalg", "Dense linear algebra (LAPACK) with AD.");
   init_linalg(linalg);
   auto fft = m.def_submodule("fft", "Fast Fourier transforms (FFTW) with AD.");

@@ -311,14 +311,17 @@ void init_ops(py::module_& m) {
       py::arg("x"), py::arg("k") = 0);
   m.def(
       "trace",
-      [](const py::object& x) {
+      [](const py::object& x, std::int64_t offset, std::int64_t axis1, std::int64_t axis2) {
         return dispatch(is_traced(x), [&]<class T>() -> T {
           const T t = to<T>(x);
+          const auto a1 = cpp_axis(axis1, t.rank(), "trace"),
+                     a2 = cpp_axis(axis2, t.rank(), "trace");
           MaybeRelease<T> r;
-          return trace(t);
+          return trace(t, offset, a1, a2);
         });
       },
-      py::arg("x"), "Sum of the diagonal of a matrix.");
+      py::arg("x"), py::arg("offset") = 0, py::arg("axis1") = 0, py::arg("axis2") = 1,
+      "numpy.trace: sums along the diagonal of axes (axis1, axis2).");
   m.def(
       "kron",
       [](const py::object& a, const py::object& b) {

@@ -140,7 +140,7 @@ jvp() and hvp(); prepare() gives a plan to run without the cache lookup.)doc")
                 w.push_back(i.cast<std::size_t>());
             }
             const bool single = w.size() == 1 || (w.empty() && p.program.input_count() == 1);
-            return PyProgram{grad(p.program, w), single};
+            return PyProgram{grad(p.program, w, runtime()->ad()), single};
           },
           py::arg("wrt") = py::none(),
           "The gradient program of output 0 (a real scalar): same inputs, one gradient per "
@@ -148,21 +148,22 @@ jvp() and hvp(); prepare() gives a plan to run without the cache lookup.)doc")
       .def(
           "vjp",
           [](const PyProgram& p) {
-            return PyProgram{vjp(p.program), false};
+            return PyProgram{vjp(p.program, runtime()->ad()), false};
           },
           "Inputs (inputs..., one cotangent per output); outputs (outputs..., one cotangent "
           "per input).")
       .def(
           "jvp",
           [](const PyProgram& p) {
-            return PyProgram{jvp(p.program), false};
+            return PyProgram{jvp(p.program, runtime()->ad()), false};
           },
           "Inputs (inputs..., one tangent per input); outputs (outputs..., one tangent per "
           "output).")
       .def(
           "hvp",
           [](const PyProgram& p) {
-            return PyProgram{hvp(p.program), p.program.input_count() == 1};
+            return PyProgram{hvp(p.program, HvpMode::ForwardOverReverse, runtime()->ad()),
+                             p.program.input_count() == 1};
           },
           "Hessian-vector products of output 0: inputs (inputs..., one direction per input), "
           "outputs H v per input.")

@@ -580,6 +580,37 @@ def jit(fn, *specs) -> Program:
     return _C._trace(fn, *norm)
 
 
+# ---- compiled family libraries -----------------------------------------------------------
+
+
+class FamilyLibrary:
+    """The families of a compiled family library, as attributes."""
+
+    def __init__(self, path: str, entries: dict):
+        self.path = path
+        self._entries = entries
+        for name, fn in entries.items():
+            setattr(self, name, fn)
+
+    def __dir__(self):
+        return list(self._entries) + ["path"]
+
+    def __repr__(self) -> str:
+        return f"FamilyLibrary({self.path!r}: {', '.join(self._entries)})"
+
+
+def load_library(path) -> FamilyLibrary:
+    """Loads a shared library of C++ extension families
+    (tenferro/runtime/family_library.hpp, TENFERRO_FAMILY_LIBRARY) and returns
+    its families as functions: ``lib = tenferro.load_library(p);
+    lib.softsquare(x)``. They install themselves on first use and carry their
+    AD rules, like the Python families. Their tensors follow the C++ tier's
+    axis order (a Python (m, k) array is a C++ [k, m] tensor)."""
+    import os
+    p = os.fspath(path)
+    return FamilyLibrary(p, _C._load_library(os.path.abspath(p)))
+
+
 # ---- linalg and fft additions written in Python --------------------------------------------
 
 

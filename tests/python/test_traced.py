@@ -100,3 +100,22 @@ def test_trace_errors():
         p(np.ones(3, dtype=np.float32), np.ones(3, dtype=np.float32))
     with pytest.raises(NotImplementedError):
         tf.jit(lambda x: x[1:], Spec(("n",)))  # slicing a named size
+
+
+def test_functional_transforms_inside_jit():
+    def f(z):
+        return tf.sum(tf.sin(z) * z * z)
+
+    def program(x, v):
+        _, hv = tf.autograd.hvp(f, x, v)
+        _, jv = tf.autograd.jvp(lambda z: tf.sin(z), x, v)
+        _, vj = tf.autograd.vjp(lambda z: tf.sin(z), x, v)
+        return hv, jv, vj
+
+    p = tf.jit(program, Spec(("n",)), Spec(("n",)))
+    x, v = RNG.normal(size=4), RNG.normal(size=4)
+    hv, jv, vj = p(x, v)
+    hess = (2 - x * x) * np.sin(x) + 4 * x * np.cos(x)
+    np.testing.assert_allclose(hv.numpy(), hess * v, rtol=1e-12)
+    np.testing.assert_allclose(jv.numpy(), np.cos(x) * v, rtol=1e-14)
+    np.testing.assert_allclose(vj.numpy(), np.cos(x) * v, rtol=1e-14)
