@@ -210,6 +210,45 @@ T pad_rank(const T& x, std::int64_t n) {
   return reshape(x, s);
 }
 
+/// NumPy's result type of two arrays: the C++ lattice, except that an
+/// integer with float32 (complex64) gives float64 (complex128).
+inline DType numpy_array_promote(DType a, DType b) {
+  const DType d = promote_types(a, b);
+  if (is_integral(a) || is_integral(b)) {
+    if (d == DType::F32) return DType::F64;
+    if (d == DType::C64) return DType::C128;
+  }
+  return d;
+}
+
+/// NumPy's promotion for two tensor operands, applied before the C++ lattice
+/// (which is PyTorch's): a 0-d operand next to an n-d one acts like a Python
+/// scalar of its kind (NumPy's value-based casting: float32 array + float64
+/// 0-d is float32); between arrays an integer with float32 (complex64) gives
+/// float64 (complex128), where PyTorch keeps float32.
+template <class T>
+void numpy_promote(T& x, T& y) {
+  const DType a = x.dtype(), b = y.dtype();
+  if (a == b) return;
+  const bool xs = x.rank() == 0, ys = y.rank() == 0;
+  if (xs != ys) {
+    T& s = xs ? x : y;
+    const DType array = xs ? b : a;
+    // A float or complex 0-d next to an integer array promotes as arrays do.
+    const DType d = is_integral(array) && is_inexact(s.dtype())
+                        ? numpy_array_promote(array, s.dtype())
+                        : scalar_operand_dtype(array, s.dtype());
+    if (d != s.dtype()) s = cast(s, d);
+    return;
+  }
+  const DType d = numpy_array_promote(a, b);
+  if (d != promote_types(a, b)) {
+    // The C++ lattice would stop at single precision: widen the float side.
+    if (!is_integral(a)) x = convert(x, d);
+    if (!is_integral(b)) y = convert(y, d);
+  }
+}
+
 /// a op b with NumPy broadcasting; a or b may be a Python scalar or array.
 py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b);
 py::object unary_py(UnaryOp op, const py::handle& a);

@@ -27,6 +27,7 @@ py::object binary_fn(const py::object& a, const py::object& b, F&& f) {
     if (is_py_scalar(a) && !is_py_scalar(b)) x = to<T>(a, y.dtype());
     if (is_py_scalar(b) && !is_py_scalar(a)) y = to<T>(b, x.dtype());
     MaybeRelease<T> r;
+    numpy_promote(x, y);
     const auto rank = std::max(x.rank(), y.rank());
     return f(pad_rank(x, rank - x.rank()), pad_rank(y, rank - y.rank()));
   });

@@ -582,6 +582,14 @@ void init_einsum(py::module_& m) {
           std::vector<T> ts;
           for (auto x : ops) ts.push_back(to<T>(x));
           MaybeRelease<T> r;
+          // One dtype for every operand: NumPy's result type of them all.
+          if (!ts.empty()) {
+            DType d = ts[0].dtype();
+            for (const auto& t : ts) d = numpy_array_promote(d, t.dtype());
+            for (auto& t : ts) {
+              if (t.dtype() != d) t = convert(t, d);
+            }
+          }
           return einsum(eq, ts, o);
         });
       },

@@ -99,6 +99,7 @@ py::object matmul_py(const py::object& pa, const py::object& pb) {
                   "operands must have dimension 1 or more (use * for scalars)");
     }
     MaybeRelease<T> r;
+    numpy_promote(a, b);
     const bool va = a.rank() == 1, vb = b.rank() == 1;
     // Python (k,) @ M is (1, k) @ M with the axis dropped; M @ (k,) is M @ (k, 1).
     if (va) a = unsqueeze_last(a);
@@ -205,6 +206,7 @@ void init_ops(py::module_& m) {
             tb = to<T>(b);
           }
           MaybeRelease<T> r;
+          numpy_promote(ta, tb);
           const auto rank = std::max({tc.rank(), ta.rank(), tb.rank()});
           return where(pad_rank(tc, rank - tc.rank()), pad_rank(ta, rank - ta.rank()),
                        pad_rank(tb, rank - tb.rank()));

@@ -65,7 +65,7 @@ py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
     const auto& x = tensor_ref(a);
     if (is_tensor_exact(b)) {
       const auto& y = tensor_ref(b);
-      if (x.rank() == y.rank()) {
+      if (x.rank() == y.rank() && x.dtype() == y.dtype()) {
         EagerTensor out;
         {
           MaybeReleaseLarge<EagerTensor> r(result_numel(x, y));
@@ -98,6 +98,7 @@ py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
     }
     T x = to<T>(a), y = to<T>(b);
     MaybeRelease<T> r;
+    numpy_promote(x, y);
     const auto ra = x.rank(), rb = y.rank();
     if (ra < rb) x = pad_rank(x, rb - ra);
     if (rb < ra) y = pad_rank(y, ra - rb);

@@ -120,3 +120,19 @@ def test_complex_ops():
     np.testing.assert_allclose(tf.abs(z).numpy(), np.abs(z), rtol=1e-14)
     np.testing.assert_allclose((tf.asarray(z) @ z).numpy(), z @ z, rtol=1e-13)
     np.testing.assert_allclose(tf.angle(z).numpy(), np.angle(z), rtol=1e-14)
+
+
+def test_array_promotion_follows_numpy():
+    import itertools
+    dts = [np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128]
+    for a, b in itertools.product(dts, dts):
+        for sa, sb in (((3,), (3,)), ((), (3,)), ((3,), ())):
+            x, y = np.ones(sa, a), np.ones(sb, b)
+            assert (tf.asarray(x) + tf.asarray(y)).dtype.numpy == (x + y).dtype, (a, sa, b, sb)
+            if not (np.dtype(a).kind == "c" or np.dtype(b).kind == "c"):  # complex: unordered here
+                assert tf.maximum(x, y).dtype.numpy == np.maximum(x, y).dtype, (a, sa, b, sb)
+            if len(sa) and len(sb) and a is not np.bool_ and b is not np.bool_:
+                assert tf.matmul(x, y).dtype.numpy == (x @ y).dtype, (a, b)
+    i, f = np.arange(3, dtype=np.int32), np.ones(3, np.float32)
+    assert tf.einsum("i,i->", i, f).dtype.numpy == np.einsum("i,i->", i, f).dtype
+    assert tf.where(i > 0, i, f).dtype.numpy == np.where(i > 0, i, f).dtype
