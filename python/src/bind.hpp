@@ -259,6 +259,9 @@ py::object unary_py(UnaryOp op, const py::handle& a);
 py::object apply_extension(const ExtensionOpPtr& op, const ExtensionModulePtr& module,
                            const py::args& args);
 
+/// Sets the Python exception of a tenferro error (the module's translator).
+void translate(const Error& e);
+
 void init_tensor(py::module_& m);
 void init_ops(py::module_& m);
 void init_autograd(py::module_& m);

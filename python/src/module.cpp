@@ -280,8 +280,6 @@ Scalar scalar_of(const py::handle& h) {
   return Scalar(h.cast<std::complex<double>>());
 }
 
-namespace {
-
 // Python exception classes live in tenferro/errors.py; the translator looks
 // them up on first use.
 void translate(const Error& e) {
@@ -299,8 +297,6 @@ void translate(const Error& e) {
   exc.attr("op") = e.op();
   PyErr_SetObject(cls.ptr(), exc.ptr());
 }
-
-}  // namespace
 
 }  // namespace tenferro::python
 

@@ -480,6 +480,37 @@ py::array numpy_view(const EagerTensor& t) {
   return to_numpy(t);
 }
 
+// The arithmetic operators of tenferro.Tensor as CPython number slots: a + b
+// calls them directly instead of going through pybind11's method dispatch
+// (about 150 ns of a 4-element add). They follow the protocol: CPython calls
+// the slot of either operand's type with the operands in order.
+template <BinaryOp Op>
+PyObject* nb_binary(PyObject* a, PyObject* b) noexcept {
+  try {
+    return binary_py(Op, py::handle(a), py::handle(b)).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const Error& e) {
+    translate(e);
+  } catch (const std::bad_alloc&) {
+    PyErr_SetString(PyExc_MemoryError, "tenferro: out of memory");
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+void install_number_slots(const py::handle& cls) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  PyNumberMethods* nb = type->tp_as_number;
+  if (nb == nullptr) return;  // not a heap type: the dict methods still work
+  nb->nb_add = &nb_binary<BinaryOp::Add>;
+  nb->nb_subtract = &nb_binary<BinaryOp::Sub>;
+  nb->nb_multiply = &nb_binary<BinaryOp::Mul>;
+  nb->nb_true_divide = &nb_binary<BinaryOp::Div>;
+  PyType_Modified(type);
+}
+
 // The methods both tiers share: metadata, views and operators.
 template <class T>
 void def_common(py::class_<T>& cls) {
@@ -573,6 +604,7 @@ producers without copies; ops return C-contiguous results.
 Make one with tenferro.tensor(data), tenferro.asarray(a), tenferro.from_numpy(a)
 or the factories (zeros, ones, arange, ...).)doc");
   def_common(cls);
+  install_number_slots(cls);
   cls.def_property_readonly("size", &EagerTensor::numel)
       .def_property_readonly(
           "strides",
