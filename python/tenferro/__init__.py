@@ -14,6 +14,7 @@ Everything runs on one CPU runtime per process (threads: one per core;
 from __future__ import annotations
 
 import builtins as _builtins
+import functools as _functools
 import operator as _operator
 
 import numpy as _np
@@ -279,7 +280,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08) -> bool:
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def _einsum_equation(equation: str, ndims) -> str:
+@_functools.lru_cache(maxsize=1024)
+def _einsum_equation(equation: str, ndims: tuple) -> str:
     """NumPy's einsum equation made explicit (ellipses expanded into letters,
     the implicit output spelled out), each term reversed for the C++ axes."""
     eq = equation.replace(" ", "")
@@ -333,8 +335,8 @@ def einsum(equation: str, *operands, strategy=None, path=None, budget_ms=None, s
     ignored (the planner always optimises)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    ts = [asarray(o) for o in operands]
-    eq = _einsum_equation(equation, [t.ndim for t in ts])
+    ts = [o if type(o) is Tensor else asarray(o) for o in operands]
+    eq = _einsum_equation(equation, tuple(t.ndim for t in ts))
     return _C._einsum(eq, ts, strategy, path, budget_ms, seed, memory_limit)
 
 
@@ -349,7 +351,7 @@ def einsum_path(equation: str, *operands, strategy=None, budget_ms=None, seed=0,
             shapes.append(list(o))
         else:
             shapes.append(list(asarray(o).shape))
-    eq = _einsum_equation(equation, [len(s) for s in shapes])
+    eq = _einsum_equation(equation, tuple(len(s) for s in shapes))
     return _C._einsum_path(eq, shapes, strategy, None, budget_ms, seed, memory_limit)
 
 
