@@ -91,40 +91,38 @@ std::pair<fft::Lengths, Axes> fft_axes(const T& x, const py::object& s, const py
   return {cs, ca};
 }
 
+/// A function of one matrix argument A (NumPy's batch-first layout): `f`
+/// gets the C++ tier's matrix (mT of the stored memory, a view) and maps its
+/// results back itself.
+template <class F>
+void def_matrix_fn(py::module_& m, const char* name, F f, const char* doc) {
+  m.def(
+      name,
+      [name, f](const py::object& a) {
+        return dispatch(is_traced(a), [&]<class T>() {
+          auto t = mat<T>(a, name);
+          MaybeRelease<T> r;
+          return f(t);
+        });
+      },
+      py::arg("A"), doc);
+}
+
 }  // namespace
 
 void init_linalg(py::module_& m) {
-  m.def(
-      "inv",
-      [](const py::object& a) {
-        return dispatch(any_traced(a), [&]<class T>() {
-          auto t = mat<T>(a, "inv");
-          MaybeRelease<T> r;
-          return mT(linalg::inv(t));
-        });
+  def_matrix_fn(
+      m, "inv", [](const auto& t) { return mT(linalg::inv(t)); },
+      "The inverse (torch.linalg.inv).");
+  def_matrix_fn(
+      m, "det", [](const auto& t) { return linalg::det(t); }, "The determinant.");
+  def_matrix_fn(
+      m, "slogdet",
+      [](const auto& t) {
+        auto [s, l] = linalg::slogdet(t);
+        return std::make_pair(s, l);
       },
-      py::arg("A"));
-  m.def(
-      "det",
-      [](const py::object& a) {
-        return dispatch(any_traced(a), [&]<class T>() {
-          auto t = mat<T>(a, "det");
-          MaybeRelease<T> r;
-          return linalg::det(t);
-        });
-      },
-      py::arg("A"));
-  m.def(
-      "slogdet",
-      [](const py::object& a) {
-        return dispatch(any_traced(a), [&]<class T>() {
-          auto t = mat<T>(a, "slogdet");
-          MaybeRelease<T> r;
-          auto [s, l] = linalg::slogdet(t);
-          return std::make_pair(s, l);
-        });
-      },
-      py::arg("A"), "(sign, logabsdet).");
+      "(sign, logabsdet).");
   m.def(
       "solve",
       [](const py::object& a, const py::object& b, bool left) {
@@ -174,16 +172,9 @@ void init_linalg(py::module_& m) {
       py::arg("eta") = 1e-8,
       "(U, S, Vh) with A = U diag(S) Vh. gauge: the AD policy for degenerate spectra "
       "('strict' raises GaugeIllDefined, 'regularised' broadens 1/gap by eta).");
-  m.def(
-      "svdvals",
-      [](const py::object& a) {
-        return dispatch(any_traced(a), [&]<class T>() {
-          auto t = mat<T>(a, "svdvals");
-          MaybeRelease<T> r;
-          return linalg::svdvals(t);
-        });
-      },
-      py::arg("A"));
+  def_matrix_fn(
+      m, "svdvals", [](const auto& t) { return linalg::svdvals(t); },
+      "The singular values, descending.");
   m.def(
       "eigh",
       [](const py::object& a, const std::string& uplo, const std::string& gauge, double eta) {
@@ -222,16 +213,8 @@ void init_linalg(py::module_& m) {
         });
       },
       py::arg("A"), py::kw_only(), py::arg("gauge") = "strict", py::arg("eta") = 1e-8);
-  m.def(
-      "eigvals",
-      [](const py::object& a) {
-        return dispatch(any_traced(a), [&]<class T>() {
-          auto t = mat<T>(a, "eigvals");
-          MaybeRelease<T> r;
-          return linalg::eigvals(t);
-        });
-      },
-      py::arg("A"));
+  def_matrix_fn(
+      m, "eigvals", [](const auto& t) { return linalg::eigvals(t); }, "The eigenvalues (complex).");
   m.def(
       "pinv",
       [](const py::object& a, std::optional<double> atol, std::optional<double> rtol,
@@ -244,16 +227,9 @@ void init_linalg(py::module_& m) {
       },
       py::arg("A"), py::kw_only(), py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
       py::arg("hermitian") = false);
-  m.def(
-      "matrix_exp",
-      [](const py::object& a) {
-        return dispatch(any_traced(a), [&]<class T>() {
-          auto t = mat<T>(a, "matrix_exp");
-          MaybeRelease<T> r;
-          return mT(linalg::matrix_exp(t));
-        });
-      },
-      py::arg("A"));
+  def_matrix_fn(
+      m, "matrix_exp", [](const auto& t) { return mT(linalg::matrix_exp(t)); },
+      "The matrix exponential.");
   m.def(
       "matrix_power",
       [](const py::object& a, std::int64_t n) {

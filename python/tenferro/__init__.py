@@ -488,6 +488,25 @@ def _repr(self: Tensor) -> str:
     return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
 
+def _rebuild(array, requires_grad):
+    t = from_numpy(array)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _reduce(self: Tensor):
+    """Pickling (and copy.deepcopy) through a NumPy copy of the value; the
+    graph is not pickled, a leaf's requires_grad is."""
+    return (_rebuild, (_np.array(self.detach()), self.requires_grad and self.is_leaf))
+
+
+def _format(self: Tensor, spec: str) -> str:
+    if self.ndim == 0 and spec:
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
 def _tolist(self: Tensor):
     return _np.asarray(self.detach()).tolist()
 
@@ -526,6 +545,8 @@ def _attach(cls, eager: bool) -> None:
     cls.__repr__ = _repr
     cls.__str__ = _repr
     cls.tolist = _tolist
+    cls.__reduce__ = _reduce
+    cls.__format__ = _format
     cls.__iadd__ = _inplace(_operator.add)
     cls.__isub__ = _inplace(_operator.sub)
     cls.__imul__ = _inplace(_operator.mul)

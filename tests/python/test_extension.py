@@ -4,18 +4,10 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from fdcheck import fd_grad
 from tenferro import Spec
 
 RNG = np.random.default_rng(7)
-
-
-def fd_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 # A family with both rules: y = sin(x) * scale (a parameter).

@@ -151,3 +151,17 @@ def test_npy_round_trip(tmp_path):
     tf.savez(tmp_path / "b.npz", x=t, y=tf.ones(2))
     d = tf.load(tmp_path / "b.npz")
     assert set(d) == {"x", "y"} and d["x"].shape == (2, 3)
+
+
+def test_pickle_deepcopy_and_format():
+    import copy
+    import pickle
+    t = tf.arange(6.0).reshape(2, 3)
+    u = pickle.loads(pickle.dumps(t))
+    assert u.tolist() == t.tolist() and u.dtype == t.dtype
+    assert not np.shares_memory(u.numpy(), t.numpy())
+    x = tf.tensor([1.0, 2.0], requires_grad=True)
+    y = copy.deepcopy(x)
+    assert y.requires_grad and y.tolist() == [1.0, 2.0]
+    assert f"{tf.tensor(3.14159):.2f}" == "3.14"
+    assert f"{t}".startswith("tensor(")
