@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -57,6 +58,10 @@ std::optional<Axes> cpp_axes(const py::handle& axis, std::int64_t r, const char*
 /// A tensor from a Tensor, a NumPy array (shared when its dtype is one of
 /// ours), a Python scalar or a nested sequence (copied, NumPy's rules).
 EagerTensor as_tensor(const py::handle& h, std::optional<DType> dtype = std::nullopt);
+/// External memory as a tensor without a copy: `first` is element (0, ...,
+/// 0), shape and strides (in elements, any sign) in NumPy's order.
+EagerTensor wrap_strided(void* first, DType dt, std::span<const std::int64_t> shape,
+                         std::span<const std::int64_t> strides, std::shared_ptr<void> keepalive);
 /// The NumPy array's memory as a tensor, without a copy.
 EagerTensor from_numpy(const py::array& a);
 /// A NumPy array viewing the tensor's memory (the array keeps it alive).

@@ -63,7 +63,7 @@ std::string fft_norm(const py::object& norm) {
 // last listed axis, the C++ family the first.
 template <class T>
 std::pair<fft::Lengths, Axes> fft_axes(const T& x, const py::object& s, const py::object& axes,
-                                       const char* op, std::int64_t default_count = -1) {
+                                       const char* op) {
   const auto r = x.rank();
   std::vector<std::int64_t> py_axes;
   std::vector<std::int64_t> lengths;
@@ -75,8 +75,7 @@ std::pair<fft::Lengths, Axes> fft_axes(const T& x, const py::object& s, const py
     for (auto a : py::reinterpret_borrow<py::iterable>(axes))
       py_axes.push_back(a.cast<std::int64_t>());
   } else {
-    const std::int64_t count = !lengths.empty() ? static_cast<std::int64_t>(lengths.size())
-                                                : (default_count >= 0 ? default_count : r);
+    const std::int64_t count = !lengths.empty() ? static_cast<std::int64_t>(lengths.size()) : r;
     for (std::int64_t i = r - count; i < r; ++i) py_axes.push_back(i);
   }
   if (!lengths.empty() && lengths.size() != py_axes.size()) {
@@ -420,52 +419,35 @@ void init_fft(py::module_& m) {
   TENFERRO_PY_FFT1(hfft)
   TENFERRO_PY_FFT1(ihfft)
 #undef TENFERRO_PY_FFT1
-#define TENFERRO_PY_FFTN(name, count)                                        \
+// The n-d transforms ("n": every axis, or the last len(s)) and their "2"
+// forms (the last two axes by default).
+#define TENFERRO_PY_FFTN(name, suffix, default_axes)                         \
   m.def(                                                                     \
-      #name "n",                                                             \
+      #name suffix,                                                          \
       [](const py::object& x, const py::object& s, const py::object& axes,   \
          const py::object& norm) {                                           \
         const auto nm = fft_norm(norm);                                      \
+        py::object ax = axes.is_none() ? py::object(default_axes) : axes;    \
         return dispatch(is_traced(x), [&]<class T>() -> T {                  \
           const T t = to<T>(x);                                              \
-          auto [cs, ca] = fft_axes(t, s, axes, #name "n", count);            \
+          auto [cs, ca] = fft_axes(t, s, ax, #name suffix);                  \
           MaybeRelease<T> r;                                                 \
           return fft::name##n(t, cs, ca, nm);                                \
         });                                                                  \
       },                                                                     \
       py::arg("x"), py::arg("s") = py::none(), py::arg("axes") = py::none(), \
       py::arg("norm") = py::none(), "numpy.fft / torch.fft semantics.");
-  TENFERRO_PY_FFTN(fft, -1)
-  TENFERRO_PY_FFTN(ifft, -1)
-  TENFERRO_PY_FFTN(rfft, -1)
-  TENFERRO_PY_FFTN(irfft, -1)
-  TENFERRO_PY_FFTN(hfft, -1)
-  TENFERRO_PY_FFTN(ihfft, -1)
+#define TENFERRO_PY_FFT_BOTH(name)        \
+  TENFERRO_PY_FFTN(name, "n", py::none()) \
+  TENFERRO_PY_FFTN(name, "2", py::make_tuple(-2, -1))
+  TENFERRO_PY_FFT_BOTH(fft)
+  TENFERRO_PY_FFT_BOTH(ifft)
+  TENFERRO_PY_FFT_BOTH(rfft)
+  TENFERRO_PY_FFT_BOTH(irfft)
+  TENFERRO_PY_FFT_BOTH(hfft)
+  TENFERRO_PY_FFT_BOTH(ihfft)
+#undef TENFERRO_PY_FFT_BOTH
 #undef TENFERRO_PY_FFTN
-  // The "2" forms: fftn over the last two axes by default.
-#define TENFERRO_PY_FFT2(name)                                                      \
-  m.def(                                                                            \
-      #name "2",                                                                    \
-      [](const py::object& x, const py::object& s, const py::object& axes,          \
-         const py::object& norm) {                                                  \
-        const auto nm = fft_norm(norm);                                             \
-        py::object ax = axes.is_none() ? py::object(py::make_tuple(-2, -1)) : axes; \
-        return dispatch(is_traced(x), [&]<class T>() -> T {                         \
-          const T t = to<T>(x);                                                     \
-          auto [cs, ca] = fft_axes(t, s, ax, #name "2");                            \
-          MaybeRelease<T> r;                                                        \
-          return fft::name##n(t, cs, ca, nm);                                       \
-        });                                                                         \
-      },                                                                            \
-      py::arg("x"), py::arg("s") = py::none(), py::arg("axes") = py::none(),        \
-      py::arg("norm") = py::none(), "numpy.fft / torch.fft semantics.");
-  TENFERRO_PY_FFT2(fft)
-  TENFERRO_PY_FFT2(ifft)
-  TENFERRO_PY_FFT2(rfft)
-  TENFERRO_PY_FFT2(irfft)
-  TENFERRO_PY_FFT2(hfft)
-  TENFERRO_PY_FFT2(ihfft)
-#undef TENFERRO_PY_FFT2
   m.def(
       "fftshift",
       [](const py::object& x, const py::object& axes) {

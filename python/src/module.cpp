@@ -153,36 +153,48 @@ EagerTensor from_numpy(const py::array& a) {
   }
   const auto r = static_cast<std::size_t>(a.ndim());
   const auto item = static_cast<std::int64_t>(itemsize(dt));
-  Shape shape(r);
-  Strides strides(r);
-  std::int64_t lo = 0, hi = 0;
-  bool empty = false;
+  std::vector<std::int64_t> shape(r), strides(r);
   for (std::size_t i = 0; i < r; ++i) {
     const auto bytes = static_cast<std::int64_t>(a.strides(static_cast<py::ssize_t>(i)));
-    const auto extent = static_cast<std::int64_t>(a.shape(static_cast<py::ssize_t>(i)));
     if (bytes % item != 0) {
       throw Error(ErrorKind::InvalidArgument, "from_numpy",
                   "a stride of " + std::to_string(bytes) +
                       " bytes is not a multiple of the item size " + std::to_string(item) +
                       "; pass a copy (np.ascontiguousarray(a))");
     }
-    shape[r - 1 - i] = extent;
-    strides[r - 1 - i] = bytes / item;
-    if (extent == 0) empty = true;
-    if (extent > 0) (bytes < 0 ? lo : hi) += (extent - 1) * (bytes / item);
+    shape[i] = static_cast<std::int64_t>(a.shape(static_cast<py::ssize_t>(i)));
+    strides[i] = bytes / item;
   }
-  // The storage starts at the lowest element address, so negative strides
-  // stay inside it; element (0, ..., 0) sits at offset -lo.
-  char* first = static_cast<char*>(const_cast<void*>(a.data()));
-  char* base = empty ? first : first + lo * item;
-  const std::size_t nbytes = empty ? 0 : static_cast<std::size_t>((hi - lo + 1) * item);
   py::object owner = a;
   auto keep = std::shared_ptr<void>(owner.release().ptr(), [](void* p) {
     if (!Py_IsInitialized()) return;
     py::gil_scoped_acquire gil;
     Py_DECREF(static_cast<PyObject*>(p));
   });
-  auto storage = wrap_storage(base, nbytes, Placement{}, std::move(keep));
+  return wrap_strided(const_cast<void*>(a.data()), dt, shape, strides, std::move(keep));
+}
+
+EagerTensor wrap_strided(void* first, DType dt, std::span<const std::int64_t> py_shape_,
+                         std::span<const std::int64_t> py_strides,
+                         std::shared_ptr<void> keepalive) {
+  const auto r = py_shape_.size();
+  const auto item = static_cast<std::int64_t>(itemsize(dt));
+  Shape shape(r);
+  Strides strides(r);
+  std::int64_t lo = 0, hi = 0;
+  bool empty = false;
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t extent = py_shape_[i], stride = py_strides[i];
+    shape[r - 1 - i] = extent;
+    strides[r - 1 - i] = stride;
+    if (extent == 0) empty = true;
+    if (extent > 0) (stride < 0 ? lo : hi) += (extent - 1) * stride;
+  }
+  // The storage starts at the lowest element address, so negative strides
+  // stay inside it; element (0, ..., 0) sits at offset -lo.
+  char* base = empty ? static_cast<char*>(first) : static_cast<char*>(first) + lo * item;
+  const std::size_t nbytes = empty ? 0 : static_cast<std::size_t>((hi - lo + 1) * item);
+  auto storage = wrap_storage(base, nbytes, Placement{}, std::move(keepalive));
   return runtime()->tensor(
       Tensor::from_storage(std::move(storage), dt, std::move(shape), std::move(strides), -lo));
 }
@@ -202,34 +214,15 @@ py::array to_numpy(const EagerTensor& t) {
                    base);
 }
 
-namespace {
-
-EagerTensor from_scalar(const py::handle& h, std::optional<DType> dtype) {
-  Scalar s;
-  if (py::isinstance<py::bool_>(h)) {
-    s = Scalar(h.cast<bool>());
-  } else if (py::isinstance<py::int_>(h)) {
-    s = Scalar(h.cast<std::int64_t>());
-  } else if (py::isinstance<py::float_>(h)) {
-    s = Scalar(h.cast<double>());
-  } else {
-    s = Scalar(h.cast<std::complex<double>>());
-  }
-  Tensor t = dtype ? Tensor::scalar(s, *dtype) : Tensor::scalar(s);
-  return runtime()->tensor(std::move(t));
-}
-
-}  // namespace
-
 EagerTensor as_tensor(const py::handle& h, std::optional<DType> dtype) {
   if (py::isinstance<EagerTensor>(h)) {
     const auto& t = h.cast<const EagerTensor&>();
     if (!dtype || *dtype == t.dtype()) return t;
     return cast(t, *dtype);
   }
-  if (py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
-      py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr())) {
-    return from_scalar(h, dtype);
+  if (is_py_scalar(h)) {
+    const Scalar v = scalar_of(h);
+    return runtime()->tensor(dtype ? Tensor::scalar(v, *dtype) : Tensor::scalar(v));
   }
   if (!py::isinstance<py::array>(h) && py::hasattr(h, "__dlpack__") &&
       !py::hasattr(h, "__array_interface__")) {

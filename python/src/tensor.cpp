@@ -444,31 +444,20 @@ EagerTensor from_dlpack(const py::object& obj) {
   }
   const DType dt = dtype_of_dl(d.dtype);
   const auto r = static_cast<std::size_t>(d.ndim);
-  Shape shape(r);
-  Strides strides(r);
-  std::int64_t acc = 1, lo = 0, hi = 0;
-  bool empty = false;
+  std::vector<std::int64_t> shape(r), strides(r);
+  std::int64_t acc = 1;
   for (std::size_t k = r; k-- > 0;) {
-    const std::int64_t extent = d.shape[k];
-    const std::int64_t stride = d.strides ? d.strides[k] : acc;
-    acc *= extent;
-    shape[r - 1 - k] = extent;
-    strides[r - 1 - k] = stride;
-    if (extent == 0) empty = true;
-    if (extent > 0) (stride < 0 ? lo : hi) += (extent - 1) * stride;
+    shape[k] = d.shape[k];
+    strides[k] = d.strides ? d.strides[k] : acc;  // no strides: C-contiguous
+    acc *= d.shape[k];
   }
-  const auto item = static_cast<std::int64_t>(itemsize(dt));
-  char* first = static_cast<char*>(d.data) + d.byte_offset;
-  char* base = empty ? first : first + lo * item;
-  const std::size_t nbytes = empty ? 0 : static_cast<std::size_t>((hi - lo + 1) * item);
+  void* first = static_cast<char*>(d.data) + d.byte_offset;
   PyCapsule_SetName(cap_obj.ptr(), "used_dltensor");
   auto keep = std::shared_ptr<void>(m, [](void* p) {
     auto* mt = static_cast<DLManagedTensor*>(p);
     if (mt->deleter) mt->deleter(mt);
   });
-  auto storage = wrap_storage(base, nbytes, Placement{}, std::move(keep));
-  return runtime()->tensor(
-      Tensor::from_storage(std::move(storage), dt, std::move(shape), std::move(strides), -lo));
+  return wrap_strided(first, dt, shape, strides, std::move(keep));
 }
 
 py::array numpy_view(const EagerTensor& t) {
