@@ -476,7 +476,7 @@ namespace {
 
 EinsumOptions einsum_options(const py::object& strategy, const py::object& path,
                              const py::object& budget_ms, std::uint64_t seed,
-                             const py::object& memory_limit) {
+                             const py::object& memory_limit, const py::object& search_work) {
   EinsumOptions o;
   if (!strategy.is_none()) {
     const auto s = strategy.cast<std::string>();
@@ -508,6 +508,7 @@ EinsumOptions einsum_options(const py::object& strategy, const py::object& path,
   if (!budget_ms.is_none()) o.budget_ms = budget_ms.cast<double>();
   o.seed = seed;
   if (!memory_limit.is_none()) o.memory_limit = memory_limit.cast<double>();
+  if (!search_work.is_none()) o.search_work = search_work.cast<double>();
   return o;
 }
 
@@ -520,6 +521,7 @@ py::dict plan_dict(const EinsumPlan& p) {
   d["largest_intermediate"] = p.largest_intermediate;
   d["search_ms"] = p.search_ms;
   d["search_cut_short"] = p.search_cut_short;
+  d["search_work"] = p.search_work;
   d["slices"] = p.slices;
   d["sliced_flops"] = p.sliced_flops;
   return d;
@@ -532,8 +534,8 @@ void init_einsum(py::module_& m) {
       "_einsum",
       [](const std::string& eq, const py::iterable& ops, const py::object& strategy,
          const py::object& path, const py::object& budget_ms, std::uint64_t seed,
-         const py::object& memory_limit) {
-        const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit);
+         const py::object& memory_limit, const py::object& search_work) {
+        const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit, search_work);
         bool traced = false;
         for (auto x : ops) traced = traced || is_traced(x);
         return dispatch(traced, [&]<class T>() -> T {
@@ -553,15 +555,15 @@ void init_einsum(py::module_& m) {
       },
       py::arg("equation"), py::arg("operands"), py::arg("strategy") = py::none(),
       py::arg("path") = py::none(), py::arg("budget_ms") = py::none(), py::arg("seed") = 0,
-      py::arg("memory_limit") = py::none());
+      py::arg("memory_limit") = py::none(), py::arg("search_work") = py::none());
   m.def(
       "_einsum_path",
       [](const std::string& eq, const std::vector<std::vector<std::int64_t>>& shapes,
          const py::object& strategy, const py::object& path, const py::object& budget_ms,
-         std::uint64_t seed, const py::object& memory_limit) {
+         std::uint64_t seed, const py::object& memory_limit, const py::object& search_work) {
         std::vector<Shape> ss;
         for (const auto& s : shapes) ss.emplace_back(s.rbegin(), s.rend());
-        const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit);
+        const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit, search_work);
         EinsumPlan p;
         {
           py::gil_scoped_release r;
@@ -571,7 +573,7 @@ void init_einsum(py::module_& m) {
       },
       py::arg("equation"), py::arg("shapes"), py::arg("strategy") = py::none(),
       py::arg("path") = py::none(), py::arg("budget_ms") = py::none(), py::arg("seed") = 0,
-      py::arg("memory_limit") = py::none());
+      py::arg("memory_limit") = py::none(), py::arg("search_work") = py::none());
 }
 
 }  // namespace tenferro::python

@@ -326,25 +326,26 @@ def _einsum_equation(equation: str, ndims: tuple) -> str:
 
 
 def einsum(equation: str, *operands, strategy=None, path=None, budget_ms=None, seed=0,
-           memory_limit=None, optimize=None) -> Tensor:
+           memory_limit=None, optimize=None, search_work=None) -> Tensor:
     """NumPy's einsum (ellipses, implicit output) over tenferro's contraction
     planner. ``strategy`` ("auto", "greedy", "anneal", "optimal"), ``path``
-    (pairs of operand positions, NumPy's contract-path format), ``budget_ms``,
-    ``seed`` and ``memory_limit`` (bytes; slices the contraction) are the
-    C++ EinsumOptions. ``optimize`` is accepted for NumPy compatibility and
+    (pairs of operand positions, NumPy's contract-path format), ``budget_ms``
+    (an optional wall-clock cap), ``search_work`` (the deterministic work
+    budget, default 1e9 units), ``seed`` and ``memory_limit`` (bytes; slices
+    the contraction) are the C++ EinsumOptions. ``optimize`` is accepted for NumPy compatibility and
     ignored (the planner always optimises)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ts = [o if type(o) is Tensor else asarray(o) for o in operands]
     eq = _einsum_equation(equation, tuple(t.ndim for t in ts))
-    return _C._einsum(eq, ts, strategy, path, budget_ms, seed, memory_limit)
+    return _C._einsum(eq, ts, strategy, path, budget_ms, seed, memory_limit, search_work)
 
 
 def einsum_path(equation: str, *operands, strategy=None, budget_ms=None, seed=0,
-                memory_limit=None) -> dict:
+                memory_limit=None, search_work=None) -> dict:
     """The contraction plan einsum would use: a dict with ``path`` (pairs of
     operand positions), ``flops``, ``largest_intermediate``, ``search_ms``,
-    ``slices`` and ``sliced_flops``. Operands may be tensors, arrays or shapes."""
+    ``search_cut_short``, ``search_work``, ``slices`` and ``sliced_flops``. Operands may be tensors, arrays or shapes."""
     shapes = []
     for o in operands:
         if isinstance(o, (tuple, list)) and _builtins.all(isinstance(e, int) for e in o):
@@ -352,7 +353,8 @@ def einsum_path(equation: str, *operands, strategy=None, budget_ms=None, seed=0,
         else:
             shapes.append(list(asarray(o).shape))
     eq = _einsum_equation(equation, tuple(len(s) for s in shapes))
-    return _C._einsum_path(eq, shapes, strategy, None, budget_ms, seed, memory_limit)
+    return _C._einsum_path(eq, shapes, strategy, None, budget_ms, seed, memory_limit,
+                           search_work)
 
 
 # ---- I/O (NumPy's formats) -------------------------------------------------------------

@@ -177,11 +177,63 @@ struct Tree {
   }
 };
 
+// What the search may spend: work units, counted the same way on every
+// machine under any load (so the same inputs and seed give the same tree),
+// and optionally a wall-clock cap. Units follow the search's inner loops:
+// combining two label sets costs c = 8 + words + hyperedges / 16 units (a
+// fixed part, the words of the sets, the hyperedge counters it may touch),
+// an annealing move 2.5 c, a greedy candidate pair 4 (c + 2) (scoring it
+// and the heap), scoring a tree n c, a subtree reconfiguration over an
+// m-subtree frontier (3^m + 1) / 2 c, and a variable-elimination round one
+// unit per label, per holder and per word of each live holder. Measured on
+// this machine a unit takes 1-3 ns (docs/einsum.md, "Search budget").
+class SearchBudget {
+ public:
+  SearchBudget(double work, std::optional<double> wall_ms, std::chrono::steady_clock::time_point t0,
+               double combine)
+      : combine(combine), work_(work) {
+    // An infinite or huge cap (past 1e12 ms, about 31 years) is no cap;
+    // converting it to microseconds would overflow.
+    if (wall_ms && *wall_ms < 1e12) {
+      deadline_ = t0 + std::chrono::microseconds(static_cast<std::int64_t>(*wall_ms * 1e3));
+      timed_ = true;
+    }
+  }
+  /// Spends `units`; false once the work or the time is used up (and from
+  /// then on).
+  bool spend(double units) {
+    used_ += units;
+    return ok();
+  }
+  bool ok() {
+    if (exhausted_) return false;
+    if (used_ > work_ || (timed_ && std::chrono::steady_clock::now() > deadline_))
+      exhausted_ = true;
+    return !exhausted_;
+  }
+  /// Whether the time is not up and at most `fraction` of the work is
+  /// spent: a phase's share of the budget.
+  bool within(double fraction) { return ok() && used_ <= fraction * work_; }
+  /// Units left before `fraction` of the work is spent (0 when past it).
+  double left_until(double fraction) const { return std::max(0.0, fraction * work_ - used_); }
+  bool exhausted() const { return exhausted_; }
+  double used() const { return used_; }
+  /// Units of one combine of two label sets.
+  const double combine;
+
+ private:
+  double work_;
+  double used_ = 0;
+  std::chrono::steady_clock::time_point deadline_{};
+  bool timed_ = false;
+  bool exhausted_ = false;
+};
+
 // Subtree reconfiguration: below each inner node, the frontier of up to k
 // subtrees (expanding the largest first) is re-contracted by exact dynamic
 // programming over its subsets when that is cheaper. Returns whether the
-// tree improved; stops at the deadline.
-bool reconfigure(Tree& t, std::size_t k, std::chrono::steady_clock::time_point deadline, Rng* rng) {
+// tree improved; stops when the budget is spent.
+bool reconfigure(Tree& t, std::size_t k, SearchBudget& budget, double share, Rng* rng) {
   const Algebra& alg = *t.alg;
   const std::size_t n = alg.n, W = alg.words, H = alg.hypers;
   const auto inner_node = [&](std::int32_t v) { return v >= static_cast<std::int32_t>(n); };
@@ -193,7 +245,7 @@ bool reconfigure(Tree& t, std::size_t k, std::chrono::steady_clock::time_point d
   std::vector<std::uint32_t> split(std::size_t{1} << k);
   bool improved = false;
   for (std::int32_t v : order) {
-    if (std::chrono::steady_clock::now() > deadline) break;
+    if (!budget.within(share)) break;
     const auto V = static_cast<std::size_t>(v);
     std::vector<std::int32_t> frontier{t.left[V], t.right[V]}, inner{v};
     while (frontier.size() < k) {
@@ -219,6 +271,7 @@ bool reconfigure(Tree& t, std::size_t k, std::chrono::steady_clock::time_point d
     }
     const std::size_t m = frontier.size();
     if (m < 3) continue;
+    budget.spend((std::pow(3.0, static_cast<double>(m)) + 1) / 2 * budget.combine);
     double current = 0;
     for (std::int32_t x : inner) current += t.flops[static_cast<std::size_t>(x)];
     const std::uint32_t full = (std::uint32_t{1} << m) - 1;
@@ -307,10 +360,12 @@ double cost_of_tree(const Algebra& alg, const ContractionTree& t, double* larges
 struct Annealer {
   const Algebra& alg;
   const SearchSettings& settings;
-  std::chrono::steady_clock::time_point deadline;
+  SearchBudget& budget;
   bool cut_short = false;
 
-  ContractionTree run(const ContractionTree& start, std::uint64_t seed, int runs) {
+  // `units`: this run's share of the budget; a share too small for the
+  // schedule gets fewer moves per temperature, not fewer temperatures.
+  ContractionTree run(const ContractionTree& start, std::uint64_t seed, int runs, double units) {
     Tree t(alg, start);
     Rng rng(seed);
     const std::size_t n = alg.n, W = alg.words, H = alg.hypers;
@@ -327,10 +382,15 @@ struct Annealer {
     constexpr int kSteps = 60;
     constexpr double kBeta0 = 0.5, kBeta1 = 40.0;
     const double kMoves = std::min(3e6, 200.0 * double(n) * double(n));
-    const std::size_t moves =
+    const double move_units = 2.5 * budget.combine;
+    const std::size_t scheduled =
         std::max<std::size_t>(8 * (n - 1), static_cast<std::size_t>(kMoves / kSteps / runs));
+    const std::size_t moves =
+        std::min(scheduled, static_cast<std::size_t>(units / kSteps / move_units));
+    cut_short = cut_short || moves < scheduled;
+    if (moves == 0) return best;
     for (int step = 0; step < kSteps; ++step) {
-      if (std::chrono::steady_clock::now() > deadline) {
+      if (!budget.spend(static_cast<double>(moves) * move_units)) {
         cut_short = true;
         break;
       }
@@ -468,8 +528,9 @@ double gumbel(Rng& rng) {
 
 // The pairwise greedy: key = result size - alpha * (operand sizes), plus
 // Gumbel noise of scale `temperature` on a log scale when rng is set.
+// `pairs`, when set, counts the candidate pairs scored (the search's work).
 ContractionTree greedy_tree(const Algebra& alg, const Network& net, double alpha,
-                            double temperature, Rng* rng) {
+                            double temperature, Rng* rng, double* pairs = nullptr) {
   Builder t(alg, net);
   std::vector<Word> r(t.W);
   struct Candidate {
@@ -481,6 +542,7 @@ ContractionTree greedy_tree(const Algebra& alg, const Network& net, double alpha
   };
   std::vector<Candidate> heap;
   auto push = [&](std::size_t a, std::size_t b) {
+    if (pairs != nullptr) *pairs += 1;
     const double lr = t.result(a, b, r.data());
     double key = std::exp2(lr) - alpha * (std::exp2(t.log_size[a]) + std::exp2(t.log_size[b]));
     if (rng != nullptr && temperature > 0) {
@@ -526,11 +588,11 @@ ContractionTree greedy_tree(const Algebra& alg, const Network& net, double alpha
 // Variable elimination (the graphical-model view, good on hyperedges): sum
 // away next the label whose holders' combined result is smallest (plus
 // Gumbel noise when rng is set), contracting its holders smallest first.
-// Each elimination scans every label (quadratic in the labels): past the
-// deadline it gives up and returns nothing, so that the budget bounds it.
+// Each elimination scans every label (quadratic in the labels): when the
+// budget is spent it gives up and returns nothing, so that the budget bounds it.
 std::optional<ContractionTree> elimination_tree(const Algebra& alg, const Network& net,
                                                 double temperature, Rng* rng,
-                                                std::chrono::steady_clock::time_point deadline) {
+                                                SearchBudget& budget) {
   Builder t(alg, net);
   const std::size_t labels = net.extents.size();
   std::vector<char> eliminated(labels, 0);
@@ -543,13 +605,15 @@ std::optional<ContractionTree> elimination_tree(const Algebra& alg, const Networ
       if (t.alive[static_cast<std::size_t>(h)]) live.push_back(static_cast<std::size_t>(h));
     }
   };
-  for (std::size_t round = 0; !t.done(); ++round) {
-    if (round % 8 == 7 && std::chrono::steady_clock::now() > deadline) return std::nullopt;
+  while (!t.done()) {
+    if (!budget.ok()) return std::nullopt;
     std::size_t best = labels;
     double best_key = 0;
+    double work = static_cast<double>(labels);
     for (std::size_t l = 0; l < labels; ++l) {
       if (eliminated[l] || t.count[l] == 0) continue;
       live_holders(l);
+      work += static_cast<double>(t.holders[l].size() + live.size() * t.W);
       std::fill(u.begin(), u.end(), 0);
       for (std::size_t h : live) {
         for (std::size_t w = 0; w < t.W; ++w) u[w] |= t.bits[h * t.W + w];
@@ -559,6 +623,7 @@ std::optional<ContractionTree> elimination_tree(const Algebra& alg, const Networ
       if (rng != nullptr && temperature > 0) key -= temperature * gumbel(*rng);
       if (best == labels || key < best_key) best = l, best_key = key;
     }
+    budget.spend(work);
     if (best == labels) {  // only output labels are left
       const auto [a, b] = t.smallest_pair();
       t.contract(a, b);
@@ -628,7 +693,6 @@ EinsumPath fast_greedy(const Network& net, double alpha) {
 
 SearchResult anneal_search(const Network& net, const EinsumPath& start,
                            const SearchSettings& settings) {
-  const auto t0 = std::chrono::steady_clock::now();
   const Algebra alg(net);
   const std::size_t n = alg.n;
   SearchResult out;
@@ -645,44 +709,55 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
   };
   ContractionTree best = tree_of_path(n, start);
   auto best_score = score(best);
+  Rng rng(settings.seed * 0x9E3779B97F4A7C15ULL + 1);
+  SearchBudget budget(settings.work, settings.budget_ms, settings.start,
+                      8.0 + double(alg.words) + double(alg.hypers) / 16.0);
   auto consider = [&](const ContractionTree& t) {
+    budget.spend(double(n) * budget.combine);
     const auto s = score(t);
     if (s.first < best_score.first ||
         (s.first == best_score.first && s.second < best_score.second * (1 - 1e-12))) {
       best = t, best_score = s;
     }
   };
-  Rng rng(settings.seed * 0x9E3779B97F4A7C15ULL + 1);
-  // An infinite or huge budget (past 1e12 ms, about 31 years) is no limit;
-  // converting it to microseconds would overflow.
-  const auto deadline =
-      settings.budget_ms < 1e12
-          ? t0 + std::chrono::microseconds(static_cast<std::int64_t>(settings.budget_ms * 1e3))
-          : std::chrono::steady_clock::time_point::max();
-  for (double alpha : {1.0, 0.5, 0.0}) consider(greedy_tree(alg, net, alpha, 0, nullptr));
-  if (auto t = elimination_tree(alg, net, 0, nullptr, deadline)) consider(*t);
+
+  // A greedy construction's work: its candidate pairs.
+  auto greedy = [&](double alpha, double temperature, Rng* r) {
+    double pairs = 0;
+    ContractionTree t = greedy_tree(alg, net, alpha, temperature, r, &pairs);
+    budget.spend(pairs * 4 * (budget.combine + 2));
+    return t;
+  };
+  for (double alpha : {1.0, 0.5, 0.0}) consider(greedy(alpha, 0, nullptr));
+  if (auto t = elimination_tree(alg, net, 0, nullptr, budget)) consider(*t);
+  // The phases' shares of the work budget (cumulative): the randomised
+  // starts, the annealing (its moves per temperature shrink to fit), the
+  // polish by subtree reconfiguration, then the re-rooting.
+  constexpr double kTrialsShare = 0.25, kAnnealShare = 0.75, kPolishShare = 0.95;
   constexpr int kGreedyTrials = 32;
   for (int trial = 0; trial < kGreedyTrials; ++trial) {
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (!budget.within(kTrialsShare)) {
       out.cut_short = true;
       break;
     }
     const double alpha = 2.0 * rng.uniform();
     const double temperature = std::pow(10.0, -2.0 + 2.0 * rng.uniform());
-    consider(greedy_tree(alg, net, alpha, temperature, &rng));
-    if (auto t = elimination_tree(alg, net, temperature, &rng, deadline)) consider(*t);
+    consider(greedy(alpha, temperature, &rng));
+    if (auto t = elimination_tree(alg, net, temperature, &rng, budget)) consider(*t);
   }
-  Annealer ann{alg, settings, deadline};
+  Annealer ann{alg, settings, budget};
   constexpr int kRuns = 2;
   const ContractionTree from = best;
-  for (int run = 0; run < kRuns && !out.cut_short; ++run) {
-    consider(ann.run(from, rng.engine(), kRuns));
-    out.cut_short = ann.cut_short;
+  const double anneal_units = budget.left_until(kAnnealShare);
+  for (int run = 0; run < kRuns && budget.ok(); ++run) {
+    consider(ann.run(from, rng.engine(), kRuns, anneal_units / kRuns));
+    out.cut_short = out.cut_short || ann.cut_short;
   }
   // Polish the best tree by subtree reconfiguration.
   Tree polished(alg, best);
-  for (int pass = 0, idle = 0; pass < 16 && idle < 3; ++pass) {
-    const bool better = reconfigure(polished, 8, deadline, pass % 2 == 0 ? nullptr : &rng);
+  for (int pass = 0, idle = 0; pass < 16 && idle < 3 && budget.within(kPolishShare); ++pass) {
+    const bool better =
+        reconfigure(polished, 8, budget, kPolishShare, pass % 2 == 0 ? nullptr : &rng);
     idle = better ? 0 : idle + 1;
   }
   consider(polished.shape());
@@ -695,13 +770,15 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
   }
   // (Quadratic in n: bounded by the budget like every other phase.)
   for (std::size_t u = 0; u + 1 < 2 * n; ++u) {
-    if (u % 16 == 15 && std::chrono::steady_clock::now() > deadline) {
+    if (!budget.ok()) {
       out.cut_short = true;
       break;
     }
     consider(rerooted(base, parent, static_cast<std::int64_t>(u)));
   }
   out.path = path_of_tree(best);
+  out.cut_short = out.cut_short || budget.exhausted();
+  out.work = budget.used();
   return out;
 }
 

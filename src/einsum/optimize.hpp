@@ -4,6 +4,7 @@
 // tree <-> shrinking-list path conversions the planner and slicing share.
 // Private to src/einsum/.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -34,8 +35,14 @@ EinsumPath path_of_tree(const ContractionTree& tree);
 
 /// What the search does (see EinsumOptions).
 struct SearchSettings {
-  double budget_ms = 0;            // hard stop for the annealing
-  std::uint64_t seed = 0;          // same seed, same tree (unless the budget cut the search)
+  /// Work units the search may spend (deterministic; see SearchBudget in
+  /// optimize.cpp).
+  double work = 0;
+  /// Optional wall-clock cap in milliseconds (nullopt: none), counted from
+  /// `start` (when planning began).
+  std::optional<double> budget_ms;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::uint64_t seed = 0;          // same seed, same tree (unless a wall cap cut the search)
   std::optional<double> size_cap;  // log2 elements: intermediates above it are penalised
 };
 
@@ -45,6 +52,7 @@ struct SearchSettings {
 struct SearchResult {
   EinsumPath path;
   bool cut_short = false;
+  double work = 0;  // units spent
 };
 SearchResult anneal_search(const Network& net, const EinsumPath& start,
                            const SearchSettings& settings);

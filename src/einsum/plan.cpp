@@ -20,7 +20,11 @@ namespace {
 constexpr std::size_t kMaxOptimal = 16;
 constexpr std::size_t kMaxOuterProducts = 12;  // 3^12 / 2 splits: a few milliseconds
 constexpr std::size_t kMaxQuadraticGreedy = 128;
-constexpr double kDefaultBudgetMs = 2000;
+// The search's default work budget in units of SearchBudget (optimize.cpp):
+// deterministic, and enough for every instance of ../shared/einsum-instances
+// to finish its schedule (the largest, 415 operands, spends 3.4e8); networks
+// of about 400 operands and more may stop before it (1-2 s here).
+constexpr double kDefaultSearchWork = 1e9;
 
 // A set of dense labels.
 struct Set {
@@ -344,6 +348,10 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
     fail(ErrorKind::InvalidArgument, op, "budget_ms is ", *options.budget_ms,
          "; give a time limit of 0 ms or more (or leave it unset for the default)");
   }
+  if (options.search_work && !(*options.search_work > 0)) {
+    fail(ErrorKind::InvalidArgument, op, "search_work is ", *options.search_work,
+         "; give a positive work budget (or leave it unset for the default 1e9)");
+  }
   if (options.element_bytes <= 0) {
     fail(ErrorKind::InvalidArgument, op, "element_bytes is ", options.element_bytes,
          "; give the bytes per element (8 for float64)");
@@ -378,6 +386,7 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
   const auto t0 = std::chrono::steady_clock::now();
   EinsumPath path;
   bool cut_short = false;
+  double search_work = 0;
   const std::size_t n = ops.size();
   if (options.path) {
     path = *options.path;
@@ -410,17 +419,21 @@ EinsumPlan plan_dense(const std::vector<std::vector<std::int64_t>>& operands,
       path = best.path;
       if (options.strategy != EinsumStrategy::Greedy) {
         SearchSettings settings;
-        settings.budget_ms = options.budget_ms.value_or(kDefaultBudgetMs);
+        settings.work = options.search_work.value_or(kDefaultSearchWork);
+        settings.budget_ms = options.budget_ms;
+        settings.start = t0;
         settings.seed = options.seed;
         if (limit) settings.size_cap = std::log2(*limit);
         const SearchResult r = anneal_search(net, path, settings);
         path = r.path;
         cut_short = r.cut_short;
+        search_work = r.work;
       }
     }
   }
   EinsumPlan plan = cost_of(ops, out, c, path, op);
   plan.search_cut_short = cut_short;
+  plan.search_work = search_work;
   plan.sliced_flops = plan.flops;
   plan.sliced_largest_intermediate = plan.largest_intermediate;
   if (limit && plan.largest_intermediate > *limit) {

@@ -516,7 +516,8 @@ void append_signature(std::string& s, DType dtype, const std::vector<Shape>& sha
   // could also pass (budget_ms = -1 must fail in every cache state).
   append_raw(s, static_cast<std::int64_t>(options.seed));
   append_raw(s, static_cast<std::int64_t>(options.element_bytes));
-  for (const std::optional<double>& number : {options.budget_ms, options.memory_limit}) {
+  for (const std::optional<double>& number :
+       {options.budget_ms, options.search_work, options.memory_limit}) {
     s.push_back(number ? 'v' : 'u');
     if (number) {
       char raw[sizeof(double)];

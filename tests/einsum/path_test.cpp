@@ -165,13 +165,14 @@ Grid grid(std::int64_t w, std::int64_t h, double d) {
 TEST(EinsumPlanner, AnnealingIsDeterministicWithASeed) {
   const Grid g = grid(6, 5, 3);
   EinsumOptions o{.strategy = EinsumStrategy::Anneal};
-  o.seed = 7;
-  o.budget_ms = 60000;  // the schedule's end, not the clock, stops it
+  o.seed = 7;  // no wall-clock cap: the schedule's end stops it
   const EinsumPlan a = plan_contraction(g.net, {}, g.ext, o);
   const EinsumPlan b = plan_contraction(g.net, {}, g.ext, o);
   ASSERT_FALSE(a.search_cut_short);
   EXPECT_EQ(a.path, b.path);
   EXPECT_EQ(a.flops, b.flops);
+  EXPECT_EQ(a.search_work, b.search_work);
+  EXPECT_GT(a.search_work, 0);
   EXPECT_EQ(a.path.size(), g.net.size() - 1);
   // The reported cost is that of the returned path.
   EXPECT_DOUBLE_EQ(plan_contraction(g.net, {}, g.ext, {.path = a.path}).flops, a.flops);
@@ -192,6 +193,31 @@ TEST(EinsumPlanner, AnnealingIsNeverWorseThanGreedy) {
     }
   }
   EXPECT_EQ(compared, 6);
+}
+
+TEST(EinsumPlanner, AWorkBudgetStopsTheSearchAtTheSameTreeEveryTime) {
+  // The work budget counts tree scorings, candidate pairs and annealing
+  // moves: a budget too small for the schedule stops it at the same point
+  // on every run and machine, wherever the clock stands.
+  const Grid g = grid(10, 10, 2);
+  EinsumOptions o{.strategy = EinsumStrategy::Anneal};
+  const EinsumPlan full = plan_contraction(g.net, {}, g.ext, o);
+  ASSERT_FALSE(full.search_cut_short);
+  for (const double work : {1e5, 1e6, 0.3 * full.search_work}) {
+    o.search_work = work;
+    const EinsumPlan a = plan_contraction(g.net, {}, g.ext, o);
+    const EinsumPlan b = plan_contraction(g.net, {}, g.ext, o);
+    EXPECT_TRUE(a.search_cut_short) << work;
+    EXPECT_EQ(a.path, b.path) << work;
+    EXPECT_EQ(a.search_work, b.search_work) << work;
+    // It stops at the first check past the budget: by one phase step at most
+    // (a phase's share may also end it earlier).
+    EXPECT_LT(a.search_work, work + 0.05 * full.search_work) << work;
+    EXPECT_EQ(a.path.size(), g.net.size() - 1) << work;
+  }
+  // More work never finds a worse tree on this grid than much less.
+  o.search_work = 1e5;
+  EXPECT_LE(full.flops, plan_contraction(g.net, {}, g.ext, o).flops * (1 + 1e-12));
 }
 
 TEST(EinsumPlanner, TheBudgetIsRespected) {
@@ -240,6 +266,11 @@ TEST(EinsumPlanner, BadOptionsAreTypedErrors) {
   EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
   o.budget_ms = std::nan("");
   EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  o = {};
+  for (const double work : {0.0, -1.0, std::nan("")}) {
+    o.search_work = work;
+    EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);
+  }
   o = {};
   o.memory_limit = 0;
   EXPECT_TF_ERROR(plan_contraction(g.net, {}, g.ext, o), ErrorKind::InvalidArgument);

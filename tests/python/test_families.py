@@ -164,3 +164,19 @@ def test_einsum_options_path_and_gradient():
         tf.einsum("ij,jk->ik", a, a)
     with pytest.raises(ValueError):
         tf.einsum("ij->ik", a)
+
+
+def test_einsum_work_budget_is_deterministic():
+    # A ring of 40 matrices: the annealing search runs; a small work budget
+    # stops it at the same tree every time, and the units spent are reported.
+    eq = ",".join(chr(0x4E00 + k) + chr(0x4E00 + (k + 1) % 40) for k in range(40)) + "->"
+    shapes = [(3, 3)] * 40
+    full = tf.einsum_path(eq, *shapes, strategy="anneal")
+    assert not full["search_cut_short"] and full["search_work"] > 0
+    small = [tf.einsum_path(eq, *shapes, strategy="anneal", search_work=2e4) for _ in range(2)]
+    assert small[0]["search_cut_short"]
+    assert small[0]["path"] == small[1]["path"]
+    assert small[0]["search_work"] == small[1]["search_work"]
+    assert full["flops"] <= small[0]["flops"] * (1 + 1e-12)
+    with pytest.raises(ValueError):
+        tf.einsum_path(eq, *shapes, search_work=-1.0)

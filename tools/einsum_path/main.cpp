@@ -1,9 +1,8 @@
-// tenferro-einsum-path FILE.json [--budget-ms N] [--seed S] [--memory-limit BYTES]:
-// plans an instance of ../shared/einsum-instances and prints one JSON object
-// with "log10_flops", "log2_size", "search_ms", the shrinking-list "path" and
-// the nested "tree" (costs under the instances' convention, see their
-// README), the recorded opt_flops path's cost under the same function, and
-// with --memory-limit the slicing: "slices", "sliced_labels" (dense label
+// tenferro-einsum-path FILE.json [--budget-ms N] [--search-work UNITS] [--seed S] [--memory-limit
+// BYTES]: plans an instance of ../shared/einsum-instances and prints one JSON object with
+// "log10_flops", "log2_size", "search_ms", the shrinking-list "path" and the nested "tree" (costs
+// under the instances' convention, see their README), the recorded opt_flops path's cost under the
+// same function, and with --memory-limit the slicing: "slices", "sliced_labels" (dense label
 // indices of the instance, in first-appearance order), "log10_flops_sliced",
 // "log2_size_sliced" and "overhead" (sliced flops / unsliced).
 
@@ -17,8 +16,8 @@
 namespace {
 
 int usage() {
-  std::cerr << "usage: tenferro-einsum-path FILE.json [--budget-ms N] [--seed S] "
-               "[--memory-limit BYTES]\n";
+  std::cerr << "usage: tenferro-einsum-path FILE.json [--budget-ms N] [--search-work UNITS] "
+               "[--seed S] [--memory-limit BYTES]\n";
   return 2;
 }
 
@@ -37,7 +36,8 @@ int main(int argc, char** argv) {
   tenferro::EinsumOptions options;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
-    if (arg == "--budget-ms" || arg == "--seed" || arg == "--memory-limit") {
+    if (arg == "--budget-ms" || arg == "--search-work" || arg == "--seed" ||
+        arg == "--memory-limit") {
       if (k + 1 >= argc) return usage();
       const auto v = number(argv[++k]);
       if (!v || (arg == "--seed" && (*v < 0 || *v != std::floor(*v)))) {
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       if (arg == "--budget-ms") options.budget_ms = *v;
+      if (arg == "--search-work") options.search_work = *v;
       if (arg == "--seed") options.seed = static_cast<std::uint64_t>(*v);
       if (arg == "--memory-limit") options.memory_limit = *v;
     } else if (file.empty() && arg.rfind("--", 0) != 0) {
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
     out["log2_size"] = r.cost.log2_size;
     out["search_ms"] = r.search_ms;
     out["search_cut_short"] = r.plan.search_cut_short;
+    out["search_work"] = r.plan.search_work;
     out["path"] = nlohmann::json::array();
     for (const auto& [i, j] : r.path) out["path"].push_back({i, j});
     out["tree"] = einsum_path_tool::path_tree(inst.inputs.size(), r.path);

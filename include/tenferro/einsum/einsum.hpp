@@ -50,15 +50,20 @@ struct EinsumOptions {
   /// A step out of range, with i == j, or a path that does not end with one
   /// operand is InvalidArgument.
   std::optional<EinsumPath> path = std::nullopt;
-  /// Time limit of the randomised search in milliseconds (nullopt: 2000). The
-  /// search stops at its schedule's end (about 0.1-1.5 s for 40-400 operands)
-  /// or at the limit, whichever comes first; every phase of the search
-  /// honours it (a 10 ms budget plans a 10,000-operand chain in about 1 s of
-  /// bookkeeping). Infinity or more than 1e12 ms: no limit. Negative or NaN:
-  /// InvalidArgument.
+  /// Optional wall-clock cap of the randomised search in milliseconds. By
+  /// default (nullopt) the search is bounded by counted work, not time: the
+  /// same inputs and seed give the same path on any machine under any load
+  /// (docs/einsum.md, "Search budget"). A cap makes the path depend on the
+  /// machine's speed and load. Infinity or more than 1e12 ms: no cap.
+  /// Negative or NaN: InvalidArgument.
   std::optional<double> budget_ms = std::nullopt;
+  /// Work budget of the randomised search in units of counted work (tree
+  /// scorings, candidate pairs, annealing moves; nullopt: 1e9, about 1-3 s
+  /// on a 2-core machine, enough for every shipped instance to finish its
+  /// schedule). Infinity: no limit. Not positive or NaN: InvalidArgument.
+  std::optional<double> search_work = std::nullopt;
   /// Seed of the randomised search: the same seed gives the same path
-  /// (unless the budget cut the search short, see EinsumPlan::search_cut_short).
+  /// (unless a wall-clock cap cut it short, see EinsumPlan::search_cut_short).
   std::uint64_t seed = 0;
   /// Largest pairwise intermediate allowed, in bytes (nullopt: no limit). The
   /// search penalises larger intermediates, then labels are sliced until the
@@ -99,8 +104,11 @@ struct EinsumPlan {
   double largest_intermediate = 0;
   /// Wall time of the search in milliseconds.
   double search_ms = 0;
-  /// Whether the time budget stopped the annealing before its schedule ended.
+  /// Whether the work budget or a wall-clock cap ended the search early.
   bool search_cut_short = false;
+  /// Work units the randomised search spent (see EinsumOptions::search_work;
+  /// 0 when it did not run).
+  double search_work = 0;
   /// With a memory limit: the labels sliced (plan_contraction: dense labels;
   /// einsum_path: label ids, a letter's code point or an integer label),
   /// empty when the plan fits unsliced.
