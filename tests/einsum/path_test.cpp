@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 
 #include "einsum_test_util.hpp"
 
@@ -303,4 +304,51 @@ TEST(EinsumPath, DynamicProgrammingReachesSixteenOperands) {
     std::cout << n << " operands: exact search " << dp.search_ms << " ms, log10 flops "
               << std::log10(dp.flops) << " (anneal " << std::log10(sa.flops) << ")\n";
   }
+}
+
+TEST(EinsumPath, DynamicProgrammingFormsOuterProductsUpToSixteenOperands) {
+  // x(i) y(j) M(i, j, k) -> k beside a ring of 11 matrices (14 operands):
+  // the cheapest tree forms the outer product x y first (4 flops, then
+  // 2 * 4 * 1000 with M), which a search over connected subsets only cannot
+  // see (x M then y: 8000 + 4000). The exact search finds it.
+  Net net = {{0}, {1}, {0, 1, 2}};
+  std::vector<double> ext = {2, 2, 1000};
+  Net ring;
+  for (std::int64_t t = 0; t < 11; ++t) {
+    net.push_back({3 + t, 3 + (t + 1) % 11});
+    ring.push_back({t, (t + 1) % 11});
+    ext.push_back(3);
+  }
+  const EinsumPlan whole = plan_contraction(net, {2}, ext);
+  const EinsumPlan ring_alone = plan_contraction(ring, {}, std::vector<double>(11, 3.0));
+  // The ring's scalar times x (2 flops), that outer y (4), then M (8000);
+  // over connected subsets only: x M (8000), y (4000), the ring's scalar
+  // times the 1000-vector (1000).
+  EXPECT_DOUBLE_EQ(whole.flops, ring_alone.flops + 2 + 4 + 8000);
+}
+
+TEST(EinsumPath, DynamicProgrammingOnAPartialGrid) {
+  // 13 operands of a 4-wide grid (the last row holds one): the exact search
+  // once recursed without end here, when a split through a subset it does
+  // not form was the first it scored. Check the path against the annealer's.
+  const std::int64_t w = 4, cells = 13;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> bond;
+  auto label = [&](std::int64_t a, std::int64_t b) {
+    const auto key = std::minmax(a, b);
+    return bond.try_emplace({key.first, key.second}, static_cast<std::int64_t>(bond.size()))
+        .first->second;
+  };
+  Net net(static_cast<std::size_t>(cells));
+  for (std::int64_t c = 0; c < cells; ++c) {
+    for (const std::int64_t d : {c - 1, c + 1, c - w, c + w}) {
+      if (d < 0 || d >= cells || ((d == c - 1 || d == c + 1) && d / w != c / w)) continue;
+      net[static_cast<std::size_t>(c)].push_back(label(c, d));
+    }
+  }
+  const std::vector<double> ext(bond.size(), 3.0);
+  const EinsumPlan dp = plan_contraction(net, {}, ext);
+  const EinsumPlan sa = plan_contraction(net, {}, ext, {.strategy = EinsumStrategy::Anneal});
+  ASSERT_EQ(dp.path.size(), static_cast<std::size_t>(cells - 1));
+  EXPECT_LE(dp.flops, sa.flops * (1 + 1e-12));
+  EXPECT_DOUBLE_EQ(plan_contraction(net, {}, ext, {.path = dp.path}).flops, dp.flops);
 }

@@ -36,7 +36,7 @@ using EinsumPath = std::vector<std::pair<std::int64_t, std::int64_t>>;
 enum class EinsumStrategy {
   Auto,     ///< Optimal for up to 16 operands, Anneal beyond.
   Optimal,  ///< Dynamic programming over subsets (minimum flops, then size): exact up
-            ///< to 12 operands; beyond, without outer products of connected parts.
+            ///< to 16 operands; beyond, without outer products of connected parts.
   Greedy,   ///< The cheapest of several greedy runs (pair scores: result size less
             ///< its operands', step flops, result size; see docs/einsum.md).
   Anneal,   ///< Randomised greedy runs, then simulated annealing over contraction
