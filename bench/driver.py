@@ -126,6 +126,14 @@ CASES += [(c, s, v, 1, PY_GROUP)
                           ("py_grad_matmul", "2", ""), ("py_einsum_2x2", "2", ""),
                           ("py_numpy_roundtrip", "2^20", ""), ("py_vmps", "L8D4", "lbfgs"),
                           ("py_vmps", "L8D4", "gd"))]
+# Group 18: max-plus GEMM 1024^2 (C = max_k A + B) through the tropical kernel
+# (src/einsum/semiring_gemm.hpp); peers as users write it (np.max /
+# torch.amax of a broadcast sum over row blocks). The floor column is
+# OpenBLAS's GEMM of the same size and dtype (records of impl "blas"): the
+# same m n k element operations at the BLAS rate; issue 50 aims at half of it.
+TROPICAL_GROUP = "18 tropical"
+CASES += [("maxplus_gemm", "1024", v, t, TROPICAL_GROUP) for t in (1, 2) for v in ("f64", "f32")]
+ELEMENT_OPS = {("maxplus_gemm", "1024"): 1024**3}
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
@@ -505,6 +513,26 @@ def main():
             lines.append(f"| {c} | {r['log10_flops']:.4f} | {r['recorded_log10_flops']:.4f} "
                          f"| {r['log2_size']:.2f} | {r['recorded_log2_size']:.2f} "
                          f"| {r['search_ms']:.1f} ms |")
+    rate_rows = [r for r in rows if (r["case"], r["size"]) in ELEMENT_OPS]
+    if rate_rows:
+        lines += ["", "Group 18 as element operations per second (m n k / time: one add and one "
+                  "max of max-plus, one multiply-add of the BLAS GEMM), in G/s; "
+                  "tenferro / BLAS is the share of OpenBLAS's GEMM rate (aim: at least 0.5):",
+                  "", "| case | size | dtype | T | tenferro | BLAS gemm | tenferro / BLAS "
+                  "| torch | numpy |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in rate_rows:
+            ops = ELEMENT_OPS[(r["case"], r["size"])]
+            tm = r["times"]
+
+            def rate(ns):
+                return ops / ns if ns else None
+
+            ours, blas = rate(tm["tenferro"]), rate(r["floor"])
+            cells = [f"{x:.2f}" if x else "n/a"
+                     for x in (ours, blas, ours / blas if ours and blas else None,
+                               rate(tm["torch"]), rate(tm["numpy"]))]
+            lines.append(f"| {r['case']} | {r['size']} | {r['variant']} | {r['threads']} | "
+                         + " | ".join(cells) + " |")
     if ab_recs:
         rounds_ab = ab_recs[0]["rounds"]
         lines += ["", "Memory-bound rows again, both sides in one process (bench/peers/libtorch_ab."

@@ -26,6 +26,7 @@
 #include "tenferro/ad/transforms.hpp"
 #include "tenferro/runtime/simple_family.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tropical_cases.hpp"
 
 namespace {
 
@@ -114,6 +115,7 @@ class Suite {
   }
   void fft_cases() { bench_fft::run_cases(o_, cpu_, runner(), floor_runner("fftw")); }
   void einsum_cases() { bench_einsum::run_cases(o_, cpu_, runner(), floor_runner("blas")); }
+  void tropical_cases() { failures_ += bench_tropical::run_cases(o_, cpu_, floor_runner("blas")); }
 
  private:
   bench_linalg::Runner runner() {
@@ -715,6 +717,7 @@ int main(int argc, char** argv) {
     suite.fft_cases();
     suite.einsum_cases();
     suite.scan_sort_cases();
+    suite.tropical_cases();
     if (suite.failures() > 0) {
       std::fprintf(stderr, "tenferro_bench: %d result(s) differ from the naive reference\n",
                    suite.failures());

@@ -233,6 +233,37 @@ class Suite:
             lst.append(keep)
         return steps
 
+    def tropical(self):
+        """Group 18: ours C = A (max,+) B column-major is, on the same bytes,
+        C^T = B^T (max,+) A^T row-major, written as users write a max-plus
+        product: the max of a broadcast sum, over row blocks that bound the
+        temporary (rows x k x m) to 16 MiB."""
+        n = 1024
+        for variant, dt in (("f64", np.float64), ("f32", np.float32)):
+            if not self.selected("maxplus_gemm", str(n), variant):
+                continue
+            a, b = inp(n * n, 1).astype(dt), inp(n * n, 2).astype(dt)
+            a, b = a.reshape(n, n), b.reshape(n, n)
+            rows = max(1, (16 << 20) // (n * n * np.dtype(dt).itemsize))
+            if self.impl == "torch":
+                t = self.torch
+                x, y = t.from_numpy(b), t.from_numpy(a)
+
+                def maxplus():
+                    out = t.empty((n, n), dtype=x.dtype)
+                    for i in range(0, n, rows):
+                        out[i:i + rows] = t.amax(x[i:i + rows, :, None] + y[None], dim=1)
+                    return out
+            else:
+                x, y = b, a
+
+                def maxplus():
+                    out = np.empty((n, n), dtype=x.dtype)
+                    for i in range(0, n, rows):
+                        out[i:i + rows] = np.max(x[i:i + rows, :, None] + y[None], axis=1)
+                    return out
+            self.run("maxplus_gemm", str(n), variant, maxplus)
+
     def elementwise(self):
         t = self.torch if self.impl == "torch" else None
         for lg in (20, 22):
@@ -658,6 +689,7 @@ class Suite:
         self.linalg()
         self.fft()
         self.scan_sort()
+        self.tropical()
         self.floors()
 
 
