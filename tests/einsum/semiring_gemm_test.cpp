@@ -1,7 +1,8 @@
 // The tropical / boolean GEMM kernel (src/einsum/semiring_gemm.hpp) against
 // naive triple loops that read the operands through their own addressing:
 // every semiring and dtype, transposes, padded leading dimensions, negative
-// and zero batch strides, odd sizes and depths past a depth block, k == 0,
+// and zero batch strides, odd sizes, depths past a depth block and widths
+// past a column block, k == 0,
 // infinities, NaN, the i64 zero, ties (argbest = smallest k), every
 // instruction set of this CPU, one and two threads with identical bits, the
 // counting semiring and the typed errors.
@@ -202,6 +203,8 @@ const std::vector<Case>& cases() {
       {17, 13, 33, {false, 1, {1, -1}}, {true, 0, {0, 1}}, {2, 3}},
       {9, 31, 5, {true, 0, {-1}}, {false, 2, {-1}}, {4}},
       {64, 12, 1, {false, 0, {0}}, {false, 0, {1}}, {3}},
+      // Past a column block (1020-2048 columns, by dtype and mode).
+      {3, 2100, 5, {false, 0, {}}, {true, 1, {}}, {}},
   };
   return v;
 }
