@@ -2,10 +2,9 @@
 // naive triple loops that read the operands through their own addressing:
 // every semiring and dtype, transposes, padded leading dimensions, negative
 // and zero batch strides, odd sizes, depths past a depth block and widths
-// past a column block, k == 0,
-// infinities, NaN, the i64 zero, ties (argbest = smallest k), every
-// instruction set of this CPU, one and two threads with identical bits, the
-// counting semiring and the typed errors.
+// past a column block, k == 0, infinities, NaN, the i64 zero, ties (argbest =
+// smallest k), every instruction set of this CPU, one and two threads with
+// identical bits, the counting semiring and the typed errors.
 
 #include <gtest/gtest.h>
 
