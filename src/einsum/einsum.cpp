@@ -10,6 +10,8 @@
 
 #include "einsum/op.hpp"
 #include "einsum/program.hpp"
+#include "einsum/semiring_op.hpp"
+#include "einsum/semiring_run.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/backend/cpu/cpu_backend.hpp"
 #include "tenferro/runtime/runtime.hpp"
@@ -91,6 +93,8 @@ std::vector<std::int64_t> shape_ranks(const std::vector<Shape>& shapes) {
 // The prepared steps through the AD ops (the recorded composition).
 template <AdTensor T>
 T run_ad(const Program& p, const std::vector<T>& xs) {
+  // A semiring contraction records one op with the tropical rules.
+  if (p.semiring != Semiring::Standard) return apply_semiring(p.spec, xs, p.options);
   std::vector<T> list;
   list.reserve(xs.size());
   for (std::size_t k = 0; k < xs.size(); ++k) {
@@ -247,7 +251,9 @@ T traced(const Spec& spec, const std::vector<T>& xs, const EinsumOptions& option
   }
   // Symbolic extents: one node that plans when they bind. Constant ones:
   // plan now and record the pairwise steps (their reverse pass follows the
-  // same tree, one pass for every operand's cotangent).
+  // same tree, one pass for every operand's cotangent). A semiring
+  // contraction is one node either way (it plans when it is prepared).
+  if (options.semiring != Semiring::Standard) return apply_semiring(spec, xs, options);
   if (symbolic) return apply_traced(spec, xs, options);
   return run_ad(build_program(spec, dims, options, kOp, xs.empty() ? DType::F64 : xs[0].dtype()),
                 xs);
@@ -326,6 +332,21 @@ Tensor einsum(const EinsumLabels& labels, const std::vector<Tensor>& operands, B
 
 namespace einsum_detail {
 namespace {
+template <class Equation, class Parse>
+CountedTensor count_cached(const Equation& equation, const std::vector<Tensor>& xs,
+                           Backend& backend, const EinsumOptions& options, Parse&& parse) {
+  const std::vector<std::int64_t> ranks = ranks_of(xs);
+  if (xs.empty()) (void)parse(ranks);  // the operand-count error
+  if (options.semiring != Semiring::MaxPlus && options.semiring != Semiring::MinPlus) {
+    fail(ErrorKind::InvalidArgument, "einsum_count", "counting needs options.semiring MaxPlus or ",
+         "MinPlus, got ", name(options.semiring));
+  }
+  CpuBackend& cpu = semiring_backend(backend, "einsum_count");
+  ExtensionCacheStore& store = EagerRuntime::attached(backend)->runtime()->extension_caches();
+  return run_counting(*cached_program(store, equation, xs, ranks, options, parse), options.semiring,
+                      xs, cpu);
+}
+
 EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
                    const EinsumOptions& options) {
   const Analysis a = analyse(spec, shape_dims(shapes), "einsum_path");
@@ -337,6 +358,21 @@ EinsumPlan path_of(const Spec& spec, const std::vector<Shape>& shapes,
 }
 }  // namespace
 }  // namespace einsum_detail
+
+CountedTensor einsum_count(std::string_view equation, const std::vector<Tensor>& operands,
+                           Backend& backend, const EinsumOptions& options) {
+  using namespace einsum_detail;
+  return count_cached(
+      equation, operands, backend, options,
+      [&](const std::vector<std::int64_t>& r) { return parse_equation(equation, r); });
+}
+
+CountedTensor einsum_count(const EinsumLabels& labels, const std::vector<Tensor>& operands,
+                           Backend& backend, const EinsumOptions& options) {
+  using namespace einsum_detail;
+  return count_cached(labels, operands, backend, options,
+                      [&](const std::vector<std::int64_t>& r) { return parse_labels(labels, r); });
+}
 
 EinsumPlan einsum_path(std::string_view equation, const std::vector<Shape>& shapes,
                        const EinsumOptions& options) {

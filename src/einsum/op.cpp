@@ -27,6 +27,7 @@ std::size_t hash_of(const Spec& s, const EinsumOptions& o) {
   for (const auto& in : s.inputs) h = hash_labels(h, in);
   h = hash_labels(h, s.output);
   h = hash_combine(h, static_cast<std::size_t>(o.strategy));
+  h = hash_combine(h, static_cast<std::size_t>(o.semiring));
   h = hash_combine(h, std::hash<std::uint64_t>{}(o.seed));
   if (o.memory_limit) h = hash_combine(h, std::hash<double>{}(*o.memory_limit));
   if (o.path) h = hash_combine(h, o.path->size());
@@ -35,7 +36,7 @@ std::size_t hash_of(const Spec& s, const EinsumOptions& o) {
 
 bool same_options(const EinsumOptions& a, const EinsumOptions& b) {
   return a.strategy == b.strategy && a.path == b.path && a.budget_ms == b.budget_ms &&
-         a.search_work == b.search_work && a.seed == b.seed && a.memory_limit == b.memory_limit &&
+         a.search_work == b.search_work && a.semiring == b.semiring && a.seed == b.seed && a.memory_limit == b.memory_limit &&
          a.element_bytes == b.element_bytes;
 }
 

@@ -1,6 +1,7 @@
 // Building a prepared einsum program and running it on untracked values.
 
 #include "einsum/program.hpp"
+#include "einsum/semiring_run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -395,10 +396,19 @@ Program build_program(const Spec& spec, const std::vector<Dims>& dims, const Ein
     }
   }
   if (!identity(p.final_perm)) p.peak_elements = std::max(p.peak_elements, 2 * out_elems);
+  p.semiring = options.semiring;
+  if (p.semiring != Semiring::Standard) {
+    check_semiring_dtype(p.semiring, dtype, op);
+    p.spec = spec;
+    p.options = options;
+  }
   return p;
 }
 
 Tensor run_direct(const Program& p, std::vector<Tensor> xs, Backend& backend) {
+  if (p.semiring != Semiring::Standard) {
+    return run_semiring(p, p.semiring, xs, semiring_backend(backend, "einsum"));
+  }
   std::vector<Tensor> list;
   list.reserve(xs.size());
   for (std::size_t k = 0; k < xs.size(); ++k) {
@@ -516,6 +526,7 @@ void append_signature(std::string& s, DType dtype, const std::vector<Shape>& sha
   // could also pass (budget_ms = -1 must fail in every cache state).
   append_raw(s, static_cast<std::int64_t>(options.seed));
   append_raw(s, static_cast<std::int64_t>(options.element_bytes));
+  s.push_back(static_cast<char>(options.semiring));
   for (const std::optional<double>& number :
        {options.budget_ms, options.search_work, options.memory_limit}) {
     s.push_back(number ? 'v' : 'u');

@@ -60,6 +60,12 @@ struct Program {
   /// backend's threads.
   std::int64_t concurrent_slices = 1;
 
+  /// The algebra (EinsumOptions::semiring), and for the semiring ops
+  /// (semiring_op.hpp) the equation and options it was built from.
+  Semiring semiring = Semiring::Standard;
+  Spec spec;
+  EinsumOptions options;
+
   /// Set for prepared plans: the checked signature.
   DType dtype = DType::F64;
   std::vector<Shape> shapes;

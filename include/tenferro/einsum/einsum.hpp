@@ -24,6 +24,7 @@
 #include "tenferro/ad/ops.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/backend/backend.hpp"
+#include "tenferro/einsum/semiring.hpp"
 
 namespace tenferro {
 
@@ -74,6 +75,15 @@ struct EinsumOptions {
   /// Bytes per element for memory_limit in einsum_path and plan_contraction
   /// (einsum uses its operands' dtype). Not positive: InvalidArgument.
   std::int64_t element_bytes = 8;
+  /// The algebra of the contraction (docs/tropical.md): Standard (sum of
+  /// products), MaxPlus / MinPlus (max / min of sums; f32, f64, i64) or
+  /// OrAnd (or of ands; bool). The same planner, slicing and prepared plans
+  /// serve every semiring. A tropical result's gradient routes the cotangent
+  /// through the winning terms (ties: the first in the contraction's order),
+  /// so the gradient of a network's value marks one optimal configuration.
+  /// A dtype the semiring lacks is DTypeMismatch; a backend without the
+  /// semiring kernels (any but the CPU backend) is Unsupported.
+  Semiring semiring = Semiring::Standard;
 };
 
 namespace einsum_detail {
@@ -212,6 +222,21 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands, Ba
               const EinsumOptions& options = {});
 Tensor einsum(const EinsumLabels& labels, const std::vector<Tensor>& operands, Backend& backend,
               const EinsumOptions& options = {});
+
+/// The counting tropical einsum: the contraction's value over
+/// options.semiring (MaxPlus or MinPlus; another is InvalidArgument) and,
+/// per element of the result, the number of terms that attain it (f64
+/// holding integers, exact below 2^53, rounded like any f64 beyond). Each
+/// operand entry counts once; a spin glass's ground-state degeneracy is the
+/// count of its network's value. Operands f32, f64 or i64; the direct tier.
+struct CountedTensor {
+  Tensor value;
+  Tensor count;
+};
+CountedTensor einsum_count(std::string_view equation, const std::vector<Tensor>& operands,
+                           Backend& backend, const EinsumOptions& options);
+CountedTensor einsum_count(const EinsumLabels& labels, const std::vector<Tensor>& operands,
+                           Backend& backend, const EinsumOptions& options);
 
 /// The contraction order einsum would use for operands of these shapes (our
 /// shapes, column-major), with its cost; the same checks as einsum. With
