@@ -512,6 +512,17 @@ EinsumOptions einsum_options(const py::object& strategy, const py::object& path,
   return o;
 }
 
+Semiring semiring_of(const py::object& semiring) {
+  if (semiring.is_none()) return Semiring::Standard;
+  const auto s = semiring.cast<std::string>();
+  for (const Semiring k :
+       {Semiring::Standard, Semiring::MaxPlus, Semiring::MinPlus, Semiring::OrAnd}) {
+    if (s == name(k)) return k;
+  }
+  throw Error(ErrorKind::InvalidArgument, "einsum",
+              "semiring must be 'standard', 'max_plus', 'min_plus' or 'or_and', got '" + s + "'");
+}
+
 py::dict plan_dict(const EinsumPlan& p) {
   py::dict d;
   py::list path;
@@ -531,19 +542,40 @@ py::dict plan_dict(const EinsumPlan& p) {
 
 void init_einsum(py::module_& m) {
   m.def(
+      "_einsum_count",
+      [](const std::string& eq, const py::iterable& ops, const py::object& semiring,
+         const py::object& memory_limit) {
+        EinsumOptions o;
+        o.semiring = semiring_of(semiring);
+        if (!memory_limit.is_none()) o.memory_limit = memory_limit.cast<double>();
+        std::vector<Tensor> ts;
+        for (auto x : ops) ts.push_back(to<EagerTensor>(x).value());
+        CountedTensor r;
+        {
+          py::gil_scoped_release release;
+          r = einsum_count(eq, ts, runtime()->backend(), o);
+        }
+        return py::make_tuple(runtime()->tensor(r.value), runtime()->tensor(r.count));
+      },
+      py::arg("equation"), py::arg("operands"), py::arg("semiring"),
+      py::arg("memory_limit") = py::none());
+  m.def(
       "_einsum",
       [](const std::string& eq, const py::iterable& ops, const py::object& strategy,
          const py::object& path, const py::object& budget_ms, std::uint64_t seed,
-         const py::object& memory_limit, const py::object& search_work) {
-        const auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit, search_work);
+         const py::object& memory_limit, const py::object& search_work,
+         const py::object& semiring) {
+        auto o = einsum_options(strategy, path, budget_ms, seed, memory_limit, search_work);
+        o.semiring = semiring_of(semiring);
         bool traced = false;
         for (auto x : ops) traced = traced || is_traced(x);
         return dispatch(traced, [&]<class T>() -> T {
           std::vector<T> ts;
           for (auto x : ops) ts.push_back(to<T>(x));
           MaybeRelease<T> r;
-          // One dtype for every operand: NumPy's result type of them all.
-          if (!ts.empty()) {
+          // One dtype for every operand: NumPy's result type of them all
+          // (a semiring keeps the operands' own dtypes: its errors say which).
+          if (!ts.empty() && o.semiring == Semiring::Standard) {
             DType d = ts[0].dtype();
             for (const auto& t : ts) d = numpy_array_promote(d, t.dtype());
             for (auto& t : ts) {
@@ -555,7 +587,8 @@ void init_einsum(py::module_& m) {
       },
       py::arg("equation"), py::arg("operands"), py::arg("strategy") = py::none(),
       py::arg("path") = py::none(), py::arg("budget_ms") = py::none(), py::arg("seed") = 0,
-      py::arg("memory_limit") = py::none(), py::arg("search_work") = py::none());
+      py::arg("memory_limit") = py::none(), py::arg("search_work") = py::none(),
+      py::arg("semiring") = py::none());
   m.def(
       "_einsum_path",
       [](const std::string& eq, const std::vector<std::vector<std::int64_t>>& shapes,

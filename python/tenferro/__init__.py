@@ -326,19 +326,34 @@ def _einsum_equation(equation: str, ndims: tuple) -> str:
 
 
 def einsum(equation: str, *operands, strategy=None, path=None, budget_ms=None, seed=0,
-           memory_limit=None, optimize=None, search_work=None) -> Tensor:
+           memory_limit=None, optimize=None, search_work=None, semiring=None) -> Tensor:
     """NumPy's einsum (ellipses, implicit output) over tenferro's contraction
     planner. ``strategy`` ("auto", "greedy", "anneal", "optimal"), ``path``
     (pairs of operand positions, NumPy's contract-path format), ``budget_ms``
     (an optional wall-clock cap), ``search_work`` (the deterministic work
     budget, default 1e9 units), ``seed`` and ``memory_limit`` (bytes; slices
-    the contraction) are the C++ EinsumOptions. ``optimize`` is accepted for NumPy compatibility and
+    the contraction) are the C++ EinsumOptions. ``semiring`` ("max_plus",
+    "min_plus", "or_and"; default the ordinary sum of products) contracts
+    over a tropical or boolean semiring (docs/tropical.md); its gradients
+    route through the winning terms. ``optimize`` is accepted for NumPy compatibility and
     ignored (the planner always optimises)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ts = [o if type(o) is Tensor else asarray(o) for o in operands]
     eq = _einsum_equation(equation, tuple(t.ndim for t in ts))
-    return _C._einsum(eq, ts, strategy, path, budget_ms, seed, memory_limit, search_work)
+    return _C._einsum(eq, ts, strategy, path, budget_ms, seed, memory_limit, search_work,
+                      semiring)
+
+
+def einsum_count(equation: str, *operands, semiring="max_plus", memory_limit=None):
+    """The counting tropical einsum: ``(value, count)``, the contraction over
+    ``semiring`` ("max_plus" or "min_plus") and per element the number of
+    terms attaining it (float64 holding integers)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = [o if type(o) is Tensor else asarray(o) for o in operands]
+    eq = _einsum_equation(equation, tuple(t.ndim for t in ts))
+    return _C._einsum_count(eq, ts, semiring, memory_limit)
 
 
 def einsum_path(equation: str, *operands, strategy=None, budget_ms=None, seed=0,

@@ -381,7 +381,9 @@ def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-0
 def einsum(equation: str, *operands: ArrayLike, strategy: Optional[str] = None,
            path: Optional[Sequence[Tuple[int, int]]] = None, budget_ms: Optional[float] = None,
            seed: int = 0, memory_limit: Optional[float] = None, optimize: Any = None,
-           search_work: Optional[float] = None) -> Any: ...
+           search_work: Optional[float] = None, semiring: Optional[str] = None) -> Any: ...
+def einsum_count(equation: str, *operands: ArrayLike, semiring: str = "max_plus",
+                 memory_limit: Optional[float] = None) -> Tuple[Any, Any]: ...
 def einsum_path(equation: str, *operands: Any, strategy: Optional[str] = None,
                 budget_ms: Optional[float] = None, seed: int = 0,
                 memory_limit: Optional[float] = None,

@@ -180,3 +180,29 @@ def test_einsum_work_budget_is_deterministic():
     assert full["flops"] <= small[0]["flops"] * (1 + 1e-12)
     with pytest.raises(ValueError):
         tf.einsum_path(eq, *shapes, search_work=-1.0)
+
+
+def test_einsum_over_semirings():
+    # Max-plus matrix product against NumPy written the user's way.
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 5))
+    got = tf.einsum("ij,jk->ik", a, b, semiring="max_plus")
+    np.testing.assert_array_equal(got.numpy(), np.max(a[:, :, None] + b[None], axis=1))
+    got = tf.einsum("ij,jk->ik", a, b, semiring="min_plus")
+    np.testing.assert_array_equal(got.numpy(), np.min(a[:, :, None] + b[None], axis=1))
+    x, y = RNG.random((3, 4)) < 0.4, RNG.random((4, 2)) < 0.4
+    got = tf.einsum("ij,jk->ik", x, y, semiring="or_and")
+    np.testing.assert_array_equal(got.numpy(), np.any(x[:, :, None] & y[None], axis=1))
+    # Counting: every term of a constant network ties.
+    value, count = tf.einsum_count("i,j->", np.ones(2), np.zeros(3))
+    assert value.item() == 1.0 and count.item() == 6.0
+    # The gradient routes through the winning term.
+    t = tf.tensor(a, requires_grad=True)
+    tf.einsum("ij,jk->", t, b, semiring="max_plus").backward()
+    want = np.zeros_like(a)
+    i, j, _ = np.unravel_index(np.argmax(a[:, :, None] + b[None]), (3, 4, 5))
+    want[i, j] = 1.0
+    np.testing.assert_array_equal(t.grad.numpy(), want)
+    with pytest.raises(ValueError):
+        tf.einsum("ij,jk->ik", a, b, semiring="max_times")
+    with pytest.raises(TypeError):
+        tf.einsum("ij,jk->ik", a, b, semiring="or_and")  # or-and needs bool
