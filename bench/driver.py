@@ -133,6 +133,10 @@ CASES += [(c, s, v, 1, PY_GROUP)
 # same m n k element operations at the BLAS rate; issue 50 aims at half of it.
 TROPICAL_GROUP = "18 tropical"
 CASES += [("maxplus_gemm", "1024", v, t, TROPICAL_GROUP) for t in (1, 2) for v in ("f64", "f32")]
+# The ground energy of an L = 16 +-1 spin glass: ours one max-plus einsum
+# over the lattice's edge tensors (planned before the clock); peers a NumPy /
+# PyTorch transfer-matrix dynamic program over 2^16 frontier states.
+CASES += [("spinglass_ground", "16", "square", 1, TROPICAL_GROUP)]
 ELEMENT_OPS = {("maxplus_gemm", "1024"): 1024**3}
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 

@@ -263,6 +263,58 @@ class Suite:
                         out[i:i + rows] = np.max(x[i:i + rows, :, None] + y[None], axis=1)
                     return out
             self.run("maxplus_gemm", str(n), variant, maxplus)
+        self.spinglass()
+
+    def spinglass(self):
+        """Group 18: the ground energy of the same L = 16 +-1 spin glass as
+        ours (tropical_cases.cpp: edges row by row, right then down, J = +1
+        where inp(edges, 7) >= 0), solved the way a NumPy or PyTorch user
+        would: a transfer-matrix dynamic program over the frontier of one
+        spin per column (2^16 states), one site at a time."""
+        L = 16
+        if not self.selected("spinglass_ground", str(L), "square"):
+            return
+        u = inp(2 * L * (L - 1), 7)
+        right, down = np.zeros((L, L)), np.zeros((L, L))
+        e = 0
+        for r in range(L):
+            for c in range(L):
+                if c + 1 < L:
+                    right[r, c] = 1.0 if u[e] >= 0 else -1.0
+                    e += 1
+                if r + 1 < L:
+                    down[r, c] = 1.0 if u[e] >= 0 else -1.0
+                    e += 1
+        s = np.array([-1.0, 1.0])
+        lib = self.torch if self.impl == "torch" else np
+        spins = lib.tensor(s) if self.impl == "torch" else s
+
+        def ground():
+            # v[s_{L-1}, ..., s_0] (axis L-1-c holds column c): the best sum
+            # over the processed spins for each frontier.
+            v = lib.zeros((2,) * L, dtype=lib.float64)
+            for r in range(L):
+                for c in range(L):
+                    ax = L - 1 - c
+                    jv = down[r - 1, c] if r > 0 else 0.0
+                    vc = lib.movedim(v, ax, -1) if self.impl == "torch" else np.moveaxis(v, ax, -1)
+                    pair = jv * spins[:, None] * spins[None, :]  # [s_old, s_new]
+                    if self.impl == "torch":
+                        new = lib.maximum(vc[..., 0:1] + pair[0], vc[..., 1:2] + pair[1])
+                        new = lib.movedim(new, -1, ax)
+                    else:
+                        new = np.maximum(vc[..., 0:1] + pair[0], vc[..., 1:2] + pair[1])
+                        new = np.moveaxis(new, -1, ax)
+                    if c > 0:
+                        h = right[r, c - 1] * spins[:, None] * spins[None, :]  # [s_new, s_left]
+                        shape = [1] * L
+                        shape[ax], shape[ax + 1] = 2, 2
+                        new = new + h.reshape(shape)
+                    v = new
+            return -v.max()
+        wrap = (lambda x: lib.tensor([x], dtype=lib.float64)) if self.impl == "torch" else \
+            (lambda x: np.array([x]))
+        self.run("spinglass_ground", str(L), "square", lambda: wrap(float(ground())))
 
     def elementwise(self):
         t = self.torch if self.impl == "torch" else None
