@@ -479,18 +479,28 @@ Tensor run_direct(const Program& p, std::vector<Tensor> xs, Backend& backend) {
     if (workers <= 1) {
       x = run_slices(0, slices);
     } else {
-      // The slices in `workers` fixed contiguous ranges on the backend's
-      // threads, each range's partial sum kept apart and the partials added
-      // in range order: the result does not depend on the scheduling.
-      std::vector<Tensor> partial(static_cast<std::size_t>(workers));
-      cpu->parallel_for(workers, 1, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t w = begin; w < end; ++w) {
-          partial[static_cast<std::size_t>(w)] =
-              run_slices(slices * w / workers, slices * (w + 1) / workers);
+      // Rounds of `workers` slices on the backend's threads, each slice's
+      // result kept apart, then added to the sum in slice order: the same
+      // additions in the same order as the serial loop, so the same bits
+      // whatever the thread count and the scheduling.
+      std::vector<Tensor> round(static_cast<std::size_t>(workers));
+      for (std::int64_t first = 0; first < slices; first += workers) {
+        const std::int64_t count = std::min(workers, slices - first);
+        cpu->parallel_for(count, 1, [&](std::int64_t begin, std::int64_t end) {
+          for (std::int64_t w = begin; w < end; ++w) {
+            round[static_cast<std::size_t>(w)] = run_slices(first + w, first + w + 1);
+          }
+        });
+        for (std::int64_t w = 0; w < count; ++w) {
+          Tensor& r = round[static_cast<std::size_t>(w)];
+          if (!x.defined()) {
+            x = std::move(r);
+          } else {
+            binary_into(BinaryOp::Add, x, r, x, backend);
+          }
+          r = Tensor{};
         }
-      });
-      x = std::move(partial[0]);
-      for (std::size_t w = 1; w < partial.size(); ++w) x = add(x, partial[w], backend);
+      }
     }
   }
   list.clear();

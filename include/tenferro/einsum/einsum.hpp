@@ -135,7 +135,8 @@ struct EinsumPlan {
   /// slice's largest pairwise step has 64^3 multiply-adds or more (BLAS
   /// then threads each step itself). The direct tier
   /// and untracked eager calls run up to this many slices in parallel on
-  /// the backend's threads, each with its own partial sum.
+  /// the backend's threads and add their results in slice order (the bits
+  /// of a one-thread run).
   std::int64_t concurrent_slices = 1;
   /// Bytes of the intermediates alive at once at the worst point of a run
   /// (operands excluded; copies GEMM makes of operands whose strides it
