@@ -168,6 +168,14 @@ StepLayout step_layout(const Tensor& lhs, const Tensor& rhs, const DotDims& d) {
   return L;
 }
 
+// A compact tensor read as one column-major matrix with `ld` rows (no batch).
+GemmOperand matrix(const Tensor& compact, std::int64_t ld) {
+  GemmOperand g;
+  g.data = compact.raw_data();
+  g.ld = std::max<std::int64_t>(ld, 1);
+  return g;
+}
+
 GemmOperand operand(const Tensor& compact, std::int64_t ld, std::size_t batch_at) {
   GemmOperand g;
   g.data = compact.raw_data();
@@ -309,8 +317,8 @@ class Runner {
     Tensor out = cpu_.empty(keep_shape.span(), x.v.dtype());
     const bool argued = tracks();
     Tensor arg = argued ? cpu_.empty(keep_shape.span(), DType::I64) : Tensor{};
-    semiring_gemm(s_, x.v.dtype(), m, 1, k, operand(X, m, 2), operand(one, k, 1), out.raw_data(),
-                  Shape{}, argued ? static_cast<std::int64_t*>(arg.raw_data()) : nullptr, &cpu_);
+    semiring_gemm(s_, x.v.dtype(), m, 1, k, matrix(X, m), matrix(one, k), out.raw_data(), Shape{},
+                  argued ? static_cast<std::int64_t*>(arg.raw_data()) : nullptr, &cpu_);
     Item y{out, Tensor{}, new_id()};
     if (tangents_ && x.t.defined()) {
       const Tensor tX = x.t.permute(perm).contiguous();
@@ -634,9 +642,8 @@ class Counter {
     const Tensor ov = ones(Semiring::MaxPlus, x.v.dtype(), k, cpu_);
     const Tensor oc = full(std::vector<std::int64_t>{k}, Scalar(1.0), DType::F64, cpu_);
     Item y{cpu_.empty(keep.span(), x.v.dtype()), cpu_.empty(keep.span(), DType::F64)};
-    counting_gemm(x.v.dtype(), m, 1, k, operand(V, m, 2), operand(C, m, 2), operand(ov, k, 1),
-                  operand(oc, k, 1), y.v.raw_data(), static_cast<double*>(y.c.raw_data()), Shape{},
-                  &cpu_);
+    counting_gemm(x.v.dtype(), m, 1, k, matrix(V, m), matrix(C, m), matrix(ov, k), matrix(oc, k),
+                  y.v.raw_data(), static_cast<double*>(y.c.raw_data()), Shape{}, &cpu_);
     return y;
   }
 

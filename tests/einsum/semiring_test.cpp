@@ -97,6 +97,7 @@ const std::vector<Case>& cases() {
       {"chain of four", {{0, 1}, {1, 2}, {2, 3}, {3, 0}}, {}, {{3, 2}, {2, 4}, {4, 3}, {3, 3}}},
       {"hyperedge", {{0, 1}, {0, 2}, {0, 3}, {1, 2, 3}}, {0}, {{3, 2}, {3, 2}, {3, 2}, {2, 2, 2}}},
       {"diagonal and own sum", {{0, 0, 1}, {1, 2}}, {2}, {{3, 3, 2}, {2, 4}}},
+      {"own sums of two axes", {{0, 1, 2, 3}, {1, 2}}, {2}, {{2, 3, 2, 3}, {3, 2}}},
       {"repeated output", {{0, 1}}, {0, 0}, {{3, 2}}},
       {"broadcast", {{0, 1}, {1, 2}}, {0, 2}, {{3, 1}, {4, 2}}},
       {"outer", {{0}, {1}}, {0, 1}, {{3}, {2}}},
@@ -145,7 +146,7 @@ TEST(EinsumSemiring, TropicalValuesMatchEveryAssignment) {
       }
     }
   }
-  EXPECT_EQ(checked, 48);
+  EXPECT_EQ(checked, 54);
 }
 
 TEST(EinsumSemiring, OrAndOverBool) {
@@ -213,12 +214,13 @@ TEST(EinsumSemiring, CountingMatchesEveryAssignment) {
         const auto ref = naive_semiring(s, c.labels, ops, c.out);
         EXPECT_EQ(got.count.dtype(), f64);
         expect_equal(got.value, ref.value, c.what + " value");
-        expect_equal(got.count, ref.count, c.what + " count " + name(s) + " " + std::string(name(dt)));
+        expect_equal(got.count, ref.count,
+                     c.what + " count " + name(s) + " " + std::string(name(dt)));
         ++checked;
       }
     }
   }
-  EXPECT_EQ(checked, 48);
+  EXPECT_EQ(checked, 54);
 }
 
 TEST(EinsumSemiring, GradientsMatchFiniteDifferencesAndAreAdjoint) {
