@@ -556,21 +556,29 @@ class Runner {
       run_back(after_prep);  // the finishing steps only
       const Tensor g = grad(combined.id);
       if (g.defined()) {
-        // Each slice gets the cotangent where it won, replayed with a tape.
+        // Each slice that won an element with a cotangent is replayed with a
+        // tape and gets the cotangent where it won; its nodes' gradients are
+        // dropped once they reached the operands (memory of one slice).
         std::int64_t s = 0;
         for_each_slice(p_, [&](const std::vector<std::int64_t>& index) {
-          const std::size_t start = back_.size();
-          Item part = contract(sliced(list, index));
           Tensor masked = zeros(g.shape(), g.dtype(), cpu_);
+          bool won = false;
           visit_float(g.dtype(), [&]<class T>(T) {
             const T* src = static_cast<const T*>(g.raw_data());
             const auto* win = static_cast<const std::int64_t*>(c.winner.raw_data());
             T* dst = static_cast<T*>(masked.raw_data());
-            for (std::int64_t e = 0; e < g.numel(); ++e) dst[e] = win[e] == s ? src[e] : T{0};
+            for (std::int64_t e = 0; e < g.numel(); ++e) {
+              dst[e] = win[e] == s ? src[e] : T{0};
+              won = won || dst[e] != T{0};
+            }
           });
+          ++s;
+          if (!won) return;
+          const std::size_t start = back_.size(), ids = grads_.size();
+          Item part = contract(sliced(list, index));
           give(part.id, masked);
           run_back(start);
-          ++s;
+          grads_.resize(ids);
         });
       }
       run_back(0);
