@@ -197,6 +197,66 @@ Tensor ones(Semiring s, DType dtype, std::int64_t k, CpuBackend& cpu) {
   return v;
 }
 
+// A single-operand reduction as a GEMM: x permuted to [kept axes, `axes`],
+// an m x k matrix (m the kept extents' product, k the reduced ones').
+struct ReduceLayout {
+  Axes perm;
+  Shape keep;
+  std::int64_t m = 1, k = 1;
+};
+
+ReduceLayout reduce_layout(const Tensor& x, const Axes& axes) {
+  ReduceLayout r;
+  for (std::int64_t a = 0; a < x.rank(); ++a) {
+    if (has(axes, a)) continue;
+    r.perm.push_back(a);
+    r.keep.push_back(x.shape()[static_cast<std::size_t>(a)]);
+    r.m *= r.keep.back();
+  }
+  for (const std::int64_t a : axes) {
+    r.perm.push_back(a);
+    r.k *= x.shape()[static_cast<std::size_t>(a)];
+  }
+  return r;
+}
+
+bool is_identity(const Axes& perm) {
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<std::int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// The program's pairwise steps over a list of items (any representation):
+// pair(a, b, step) contracts two of them.
+template <class Item, class Pair>
+Item contract_steps(const Program& p, std::vector<Item> items, Pair&& pair) {
+  for (const PairStep& st : p.steps) {
+    const auto i = static_cast<std::size_t>(st.i), j = static_cast<std::size_t>(st.j);
+    Item a = items[i], b = items[j];
+    items.erase(items.begin() + st.j);
+    items.erase(items.begin() + st.i);
+    items.push_back(pair(a, b, st));
+  }
+  return items.front();
+}
+
+// The items of one slice: cut(item, axis, index) along each sliced label.
+template <class Item, class Cut>
+std::vector<Item> slice_items(const Program& p, const std::vector<Item>& list,
+                              const std::vector<std::int64_t>& index, Cut&& cut) {
+  std::vector<Item> part;
+  for (std::size_t q = 0; q < list.size(); ++q) {
+    Item v = list[q];
+    for (std::size_t r = 0; r < index.size(); ++r) {
+      const std::int64_t axis = p.sliced_axes[q][r];
+      if (axis >= 0) v = cut(v, axis, index[r]);
+    }
+    part.push_back(std::move(v));
+  }
+  return part;
+}
+
 // Runs the program's steps over a semiring, with optional tangents and an
 // optional tape of backward closures (reverse mode).
 class Runner {
@@ -299,19 +359,10 @@ class Runner {
 
   // The semiring sum over `axes` of x: a GEMM of [keep, axes] with ones.
   Item reduce(const Item& x, const Axes& axes) {
-    Axes perm;
-    Shape keep_shape;
-    std::int64_t m = 1, k = 1;
-    for (std::int64_t a = 0; a < x.v.rank(); ++a) {
-      if (has(axes, a)) continue;
-      perm.push_back(a);
-      keep_shape.push_back(x.v.shape()[static_cast<std::size_t>(a)]);
-      m *= keep_shape.back();
-    }
-    for (const std::int64_t a : axes) {
-      perm.push_back(a);
-      k *= x.v.shape()[static_cast<std::size_t>(a)];
-    }
+    const ReduceLayout R = reduce_layout(x.v, axes);
+    const Axes& perm = R.perm;
+    const Shape& keep_shape = R.keep;
+    const std::int64_t m = R.m, k = R.k;
     const Tensor X = x.v.permute(perm).contiguous();
     const Tensor one = ones(s_, x.v.dtype(), k, cpu_);
     Tensor out = cpu_.empty(keep_shape.span(), x.v.dtype());
@@ -441,27 +492,15 @@ class Runner {
   }
 
   Item contract(std::vector<Item> items) {
-    for (const PairStep& st : p_.steps) {
-      const auto i = static_cast<std::size_t>(st.i), j = static_cast<std::size_t>(st.j);
-      Item a = items[i], b = items[j];
-      items.erase(items.begin() + st.j);
-      items.erase(items.begin() + st.i);
-      items.push_back(pair(a, b, st));
-    }
-    return items.front();
+    return contract_steps(
+        p_, std::move(items),
+        [&](const Item& a, const Item& b, const PairStep& st) { return pair(a, b, st); });
   }
 
   std::vector<Item> sliced(const std::vector<Item>& list, const std::vector<std::int64_t>& index) {
-    std::vector<Item> part;
-    for (std::size_t q = 0; q < list.size(); ++q) {
-      Item v = list[q];
-      for (std::size_t r = 0; r < index.size(); ++r) {
-        const std::int64_t axis = p_.sliced_axes[q][r];
-        if (axis >= 0) v = slice(v, axis, index[r]);
-      }
-      part.push_back(std::move(v));
-    }
-    return part;
+    return slice_items(p_, list, index, [&](const Item& v, std::int64_t axis, std::int64_t i) {
+      return slice(v, axis, i);
+    });
   }
 
   // The slices' results combined by the semiring addition (ties: the first
@@ -504,12 +543,12 @@ class Runner {
   }
 
   Item finish(Item x) {
-    if (!identity(p_.out_perm)) x = permute(x, p_.out_perm);
+    if (!is_identity(p_.out_perm)) x = permute(x, p_.out_perm);
     for (const Axes& front : p_.embeds) {
-      if (!identity(front)) x = permute(x, front);
+      if (!is_identity(front)) x = permute(x, front);
       x = embed(x);
     }
-    if (!identity(p_.final_perm)) x = permute(x, p_.final_perm);
+    if (!is_identity(p_.final_perm)) x = permute(x, p_.final_perm);
     return x;
   }
 
@@ -593,12 +632,6 @@ class Runner {
 
  private:
   bool tracks() const { return tangents_ || tape_; }
-  static bool identity(const Axes& perm) {
-    for (std::size_t i = 0; i < perm.size(); ++i) {
-      if (perm[i] != static_cast<std::int64_t>(i)) return false;
-    }
-    return true;
-  }
   // Runs the closures recorded from `from` on, last first, and drops them.
   void run_back(std::size_t from) {
     for (std::size_t i = back_.size(); i-- > from;) back_[i]();
@@ -633,20 +666,10 @@ class Counter {
   Counter(const Program& p, CpuBackend& cpu) : p_(p), cpu_(cpu) {}
 
   Item reduce(const Item& x, const Axes& axes) {
-    Axes perm;
-    Shape keep;
-    std::int64_t m = 1, k = 1;
-    for (std::int64_t a = 0; a < x.v.rank(); ++a) {
-      if (has(axes, a)) continue;
-      perm.push_back(a);
-      keep.push_back(x.v.shape()[static_cast<std::size_t>(a)]);
-      m *= keep.back();
-    }
-    for (const std::int64_t a : axes) {
-      perm.push_back(a);
-      k *= x.v.shape()[static_cast<std::size_t>(a)];
-    }
-    const Tensor V = x.v.permute(perm).contiguous(), C = x.c.permute(perm).contiguous();
+    const ReduceLayout R = reduce_layout(x.v, axes);
+    const Shape& keep = R.keep;
+    const std::int64_t m = R.m, k = R.k;
+    const Tensor V = x.v.permute(R.perm).contiguous(), C = x.c.permute(R.perm).contiguous();
     const Tensor ov = ones(Semiring::MaxPlus, x.v.dtype(), k, cpu_);
     const Tensor oc = full(std::vector<std::int64_t>{k}, Scalar(1.0), DType::F64, cpu_);
     Item y{cpu_.empty(keep.span(), x.v.dtype()), cpu_.empty(keep.span(), DType::F64)};
@@ -671,14 +694,9 @@ class Counter {
   }
 
   Item contract(std::vector<Item> items) {
-    for (const PairStep& st : p_.steps) {
-      const auto i = static_cast<std::size_t>(st.i), j = static_cast<std::size_t>(st.j);
-      Item a = items[i], b = items[j];
-      items.erase(items.begin() + st.j);
-      items.erase(items.begin() + st.i);
-      items.push_back(pair(a, b, st));
-    }
-    return items.front();
+    return contract_steps(
+        p_, std::move(items),
+        [&](const Item& a, const Item& b, const PairStep& st) { return pair(a, b, st); });
   }
 
   Item run(const std::vector<Tensor>& xs) {
@@ -696,18 +714,10 @@ class Counter {
       x = contract(std::move(list));
     } else {
       for_each_slice(p_, [&](const std::vector<std::int64_t>& index) {
-        std::vector<Item> part;
-        for (std::size_t q = 0; q < list.size(); ++q) {
-          Item v = list[q];
-          for (std::size_t r = 0; r < index.size(); ++r) {
-            const std::int64_t axis = p_.sliced_axes[q][r];
-            if (axis >= 0) {
-              v = Item{v.v.slice(axis, index[r], index[r] + 1),
-                       v.c.slice(axis, index[r], index[r] + 1)};
-            }
-          }
-          part.push_back(std::move(v));
-        }
+        std::vector<Item> part =
+            slice_items(p_, list, index, [](const Item& v, std::int64_t axis, std::int64_t i) {
+              return Item{v.v.slice(axis, i, i + 1), v.c.slice(axis, i, i + 1)};
+            });
         Item r = contract(std::move(part));
         const Tensor rv = r.v.contiguous(), rc = r.c.contiguous();
         if (!x.v.defined()) {
@@ -753,12 +763,6 @@ class Counter {
   }
 
  private:
-  static bool is_identity(const Axes& perm) {
-    for (std::size_t i = 0; i < perm.size(); ++i) {
-      if (perm[i] != static_cast<std::int64_t>(i)) return false;
-    }
-    return true;
-  }
   const Program& p_;
   CpuBackend& cpu_;
 };
