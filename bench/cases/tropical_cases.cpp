@@ -108,8 +108,10 @@ int run_spinglass(const bench::Options& o, CpuBackend& cpu) {
   std::vector<double> v(std::size_t{1} << L, 0.0), next(v.size());
   for (std::int64_t r = 0; r < L; ++r) {
     for (std::int64_t c = 0; c < L; ++c) {
-      const double Jv = r > 0 ? down[static_cast<std::size_t>(r - 1)][static_cast<std::size_t>(c)] : 0;
-      const double Jh = c > 0 ? right[static_cast<std::size_t>(r)][static_cast<std::size_t>(c - 1)] : 0;
+      const double Jv =
+          r > 0 ? down[static_cast<std::size_t>(r - 1)][static_cast<std::size_t>(c)] : 0;
+      const double Jh =
+          c > 0 ? right[static_cast<std::size_t>(r)][static_cast<std::size_t>(c - 1)] : 0;
       for (std::size_t st = 0; st < v.size(); ++st) {
         const double s_new = (st >> c) & 1 ? 1.0 : -1.0;
         const double left = c > 0 ? ((st >> (c - 1)) & 1 ? 1.0 : -1.0) : 0.0;

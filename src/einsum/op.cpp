@@ -36,8 +36,8 @@ std::size_t hash_of(const Spec& s, const EinsumOptions& o) {
 
 bool same_options(const EinsumOptions& a, const EinsumOptions& b) {
   return a.strategy == b.strategy && a.path == b.path && a.budget_ms == b.budget_ms &&
-         a.search_work == b.search_work && a.semiring == b.semiring && a.seed == b.seed && a.memory_limit == b.memory_limit &&
-         a.element_bytes == b.element_bytes;
+         a.search_work == b.search_work && a.semiring == b.semiring && a.seed == b.seed &&
+         a.memory_limit == b.memory_limit && a.element_bytes == b.element_bytes;
 }
 
 void append_term(std::string& d, const Spec& s, const std::vector<std::int64_t>& labels) {
