@@ -125,46 +125,40 @@ struct StepLayout {
 
 StepLayout step_layout(const Tensor& lhs, const Tensor& rhs, const DotDims& d) {
   StepLayout L;
-  Axes lf, rf;
-  for (std::int64_t a = 0; a < lhs.rank(); ++a) {
-    if (!has(d.lhs_contracting, a) && !has(d.lhs_batch, a)) lf.push_back(a);
-  }
-  for (std::int64_t a = 0; a < rhs.rank(); ++a) {
-    if (!has(d.rhs_contracting, a) && !has(d.rhs_batch, a)) rf.push_back(a);
-  }
-  for (const std::int64_t a : lf) {
-    L.lperm.push_back(a);
-    L.m *= lhs.shape()[static_cast<std::size_t>(a)];
-    L.out_shape.push_back(lhs.shape()[static_cast<std::size_t>(a)]);
-  }
-  for (std::size_t q = 0; q < d.lhs_contracting.size(); ++q) {
-    const auto la = static_cast<std::size_t>(d.lhs_contracting[q]);
-    const auto ra = static_cast<std::size_t>(d.rhs_contracting[q]);
-    if (lhs.shape()[la] != rhs.shape()[ra]) {
-      fail(ErrorKind::Internal, kOp, "a contracted label's extents differ in a semiring step");
+  // Free axes of one side: into its permutation, its m or n and the result.
+  auto free_axes = [&](const Tensor& t, const Axes& contracting, const Axes& batch, Axes& perm,
+                       std::int64_t& extent) {
+    for (std::int64_t a = 0; a < t.rank(); ++a) {
+      if (has(contracting, a) || has(batch, a)) continue;
+      perm.push_back(a);
+      extent *= t.shape()[static_cast<std::size_t>(a)];
+      L.out_shape.push_back(t.shape()[static_cast<std::size_t>(a)]);
     }
-    L.lperm.push_back(d.lhs_contracting[q]);
-    L.rperm.push_back(d.rhs_contracting[q]);
-    L.k *= lhs.shape()[la];
+  };
+  // Paired axes (contracting or batch): into both permutations; their
+  // extents, which must agree.
+  auto paired = [&](const Axes& la, const Axes& ra, const char* what) {
+    Shape extents;
+    for (std::size_t q = 0; q < la.size(); ++q) {
+      const std::int64_t e = lhs.shape()[static_cast<std::size_t>(la[q])];
+      if (e != rhs.shape()[static_cast<std::size_t>(ra[q])]) {
+        fail(ErrorKind::Internal, kOp, "a ", what, " label's extents differ in a semiring step");
+      }
+      L.lperm.push_back(la[q]);
+      L.rperm.push_back(ra[q]);
+      extents.push_back(e);
+    }
+    return extents;
+  };
+  free_axes(lhs, d.lhs_contracting, d.lhs_batch, L.lperm, L.m);
+  for (const std::int64_t e : paired(d.lhs_contracting, d.rhs_contracting, "contracted")) {
+    L.k *= e;
   }
-  for (const std::int64_t a : rf) {
-    L.rperm.push_back(a);
-    L.n *= rhs.shape()[static_cast<std::size_t>(a)];
-    L.out_shape.push_back(rhs.shape()[static_cast<std::size_t>(a)]);
-  }
+  free_axes(rhs, d.rhs_contracting, d.rhs_batch, L.rperm, L.n);
   L.lbatch_at = L.lperm.size();
   L.rbatch_at = L.rperm.size();
-  for (std::size_t q = 0; q < d.lhs_batch.size(); ++q) {
-    const auto la = static_cast<std::size_t>(d.lhs_batch[q]);
-    const auto ra = static_cast<std::size_t>(d.rhs_batch[q]);
-    if (lhs.shape()[la] != rhs.shape()[ra]) {
-      fail(ErrorKind::Internal, kOp, "a batch label's extents differ in a semiring step");
-    }
-    L.lperm.push_back(d.lhs_batch[q]);
-    L.rperm.push_back(d.rhs_batch[q]);
-    L.batch.push_back(lhs.shape()[la]);
-    L.out_shape.push_back(lhs.shape()[la]);
-  }
+  L.batch = paired(d.lhs_batch, d.rhs_batch, "batch");
+  for (const std::int64_t e : L.batch) L.out_shape.push_back(e);
   return L;
 }
 
