@@ -385,8 +385,10 @@ struct Annealer {
     const double move_units = 2.5 * budget.combine;
     const std::size_t scheduled =
         std::max<std::size_t>(8 * (n - 1), static_cast<std::size_t>(kMoves / kSteps / runs));
+    // (An infinite budget fits the schedule: no conversion of infinity.)
+    const double fit = units / kSteps / move_units;
     const std::size_t moves =
-        std::min(scheduled, static_cast<std::size_t>(units / kSteps / move_units));
+        fit >= static_cast<double>(scheduled) ? scheduled : static_cast<std::size_t>(fit);
     cut_short = cut_short || moves < scheduled;
     if (moves == 0) return best;
     for (int step = 0; step < kSteps; ++step) {

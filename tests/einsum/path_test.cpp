@@ -216,6 +216,12 @@ TEST(EinsumPlanner, AWorkBudgetStopsTheSearchAtTheSameTreeEveryTime) {
     EXPECT_LT(a.search_work, work + 0.05 * full.search_work) << work;
     EXPECT_EQ(a.path.size(), g.net.size() - 1) << work;
   }
+  // An infinite budget is no limit: the schedule ends the search.
+  o.search_work = std::numeric_limits<double>::infinity();
+  const EinsumPlan unlimited = plan_contraction(g.net, {}, g.ext, o);
+  EXPECT_FALSE(unlimited.search_cut_short);
+  EXPECT_EQ(unlimited.path, full.path);
+  EXPECT_EQ(unlimited.search_work, full.search_work);
   // More work never finds a worse tree on this grid than much less.
   o.search_work = 1e5;
   EXPECT_LE(full.flops, plan_contraction(g.net, {}, g.ext, o).flops * (1 + 1e-12));

@@ -54,8 +54,9 @@ struct EinsumOptions {
   /// Optional wall-clock cap of the randomised search in milliseconds. By
   /// default (nullopt) the search is bounded by counted work, not time: the
   /// same inputs and seed give the same path on any machine under any load
-  /// (docs/einsum.md, "Search budget"). A cap makes the path depend on the
-  /// machine's speed and load. Infinity or more than 1e12 ms: no cap.
+  /// (docs/einsum.md, "Search budget"). A cap, counted from the start of
+  /// planning, makes the path depend on the machine's speed and load.
+  /// Infinity or more than 1e12 ms: no cap.
   /// Negative or NaN: InvalidArgument.
   std::optional<double> budget_ms = std::nullopt;
   /// Work budget of the randomised search in units of counted work (tree
