@@ -47,14 +47,17 @@ class BodyOp : public Op {
                                   std::vector<Tensor> inputs) const = 0;
 
   // ---- the AD transforms (traced values) ----------------------------------------
+  // `inputs` are the node's operands and `outputs` its results (an op whose
+  // derivatives read its solution, such as a fixed point, uses them).
   /// The outputs' tangents (nullopt: zero) from the inputs and their tangents.
   virtual std::vector<std::optional<TracedTensor>> jvp(
-      std::span<const TracedTensor> inputs, std::span<const std::optional<TracedTensor>> tangents,
-      const ad::AdContext& rules) const = 0;
+      std::span<const TracedTensor> inputs, std::span<const TracedTensor> outputs,
+      std::span<const std::optional<TracedTensor>> tangents, const ad::AdContext& rules) const = 0;
   /// The transpose of the op in reverse mode: the inputs' cotangents
   /// (nullopt: zero) from the inputs and the outputs' cotangents.
   virtual std::vector<std::optional<TracedTensor>> vjp(
-      std::span<const TracedTensor> inputs, std::span<const std::optional<TracedTensor>> cotangents,
+      std::span<const TracedTensor> inputs, std::span<const TracedTensor> outputs,
+      std::span<const std::optional<TracedTensor>> cotangents,
       const ad::AdContext& rules) const = 0;
 };
 

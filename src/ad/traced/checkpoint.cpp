@@ -2,10 +2,8 @@
 // recomputed, not stored, for reverse mode: an op with one body
 // (ad/program/body_op.hpp).
 
-#include <unordered_map>
-#include <unordered_set>
-
 #include "ad/program/body_op.hpp"
+#include "ad/traced/body_trace.hpp"
 #include "tenferro/ad/transforms.hpp"
 
 namespace tenferro {
@@ -39,10 +37,12 @@ class RegionOp final : public detail::BodyOp {
     return detail::run_body(run, *bodies[0], std::move(inputs));
   }
   std::vector<std::optional<TracedTensor>> jvp(
-      std::span<const TracedTensor> inputs, std::span<const std::optional<TracedTensor>> tangents,
+      std::span<const TracedTensor> inputs, std::span<const TracedTensor> outputs,
+      std::span<const std::optional<TracedTensor>> tangents,
       const ad::AdContext& rules) const override;
   std::vector<std::optional<TracedTensor>> vjp(
-      std::span<const TracedTensor> inputs, std::span<const std::optional<TracedTensor>> cotangents,
+      std::span<const TracedTensor> inputs, std::span<const TracedTensor> outputs,
+      std::span<const std::optional<TracedTensor>> cotangents,
       const ad::AdContext& rules) const override;
 
  private:
@@ -109,7 +109,7 @@ std::vector<std::optional<TracedTensor>> call_region(
 // Reverse mode: a region over the body's inputs and the outputs' cotangents
 // that recomputes the body and returns the inputs' cotangents.
 std::vector<std::optional<TracedTensor>> RegionOp::vjp(
-    std::span<const TracedTensor> call_inputs,
+    std::span<const TracedTensor> call_inputs, std::span<const TracedTensor>,
     std::span<const std::optional<TracedTensor>> cotangents, const ad::AdContext& rules) const {
   std::vector<TracedTensor> ps = detail::placeholders_for(body_);
   std::vector<TracedTensor> outs = detail::instantiate(*body_.graph(), ps, &body_.constants());
@@ -122,7 +122,7 @@ std::vector<std::optional<TracedTensor>> RegionOp::vjp(
 // Forward mode: a region over the body's inputs and their tangents that
 // returns the outputs' tangents.
 std::vector<std::optional<TracedTensor>> RegionOp::jvp(
-    std::span<const TracedTensor> call_inputs,
+    std::span<const TracedTensor> call_inputs, std::span<const TracedTensor>,
     std::span<const std::optional<TracedTensor>> tangents, const ad::AdContext& rules) const {
   std::vector<TracedTensor> ps = detail::placeholders_for(body_);
   std::vector<TracedTensor> outs = detail::instantiate(*body_.graph(), ps, &body_.constants());
@@ -148,59 +148,10 @@ std::vector<TracedTensor> checkpoint(const TracedFn& fn, ListRef<TracedTensor> i
 
   // Values the function captured from outside (they depend on no parameter)
   // become extra region inputs, so the region body holds no tensor data.
-  std::unordered_set<const detail::TracedNode*> param_nodes;
-  for (const auto& p : params) param_nodes.insert(p.node().get());
-  std::unordered_map<const detail::TracedNode*, bool> depends;
-  std::unordered_map<const detail::TracedNode*, std::vector<TracedTensor>> rebuilt;
-  std::vector<TracedTensor> captured_outer, captured_params;
-  auto lift = [&](const TracedTensor& t) {
-    for (std::size_t k = 0; k < captured_outer.size(); ++k)
-      if (captured_outer[k] == t) return captured_params[k];
-    TracedTensor p = placeholder(t.dtype(), t.shape());
-    captured_outer.push_back(t);
-    captured_params.push_back(p);
-    return p;
-  };
-  for (const auto& shared : detail::topo_order(outs)) {
-    const detail::TracedNode* n = shared.get();
-    bool dep = param_nodes.count(n) != 0;
-    for (const auto& t : n->inputs) dep |= depends.at(t.node().get());
-    depends[n] = dep;
-    const bool is_fill = n->op && n->inputs.empty() && n->op->name() == "full";
-    if (param_nodes.count(n) || (!dep && is_fill)) {
-      rebuilt[n] = {};  // used as is
-      continue;
-    }
-    if (!dep) continue;  // lifted lazily where a dependent node reads it
-    std::vector<TracedTensor> ins;
-    for (const auto& t : n->inputs) {
-      const detail::TracedNode* src = t.node().get();
-      auto it = rebuilt.find(src);
-      if (it != rebuilt.end() && it->second.empty()) {
-        ins.push_back(t);
-      } else if (it != rebuilt.end()) {
-        ins.push_back(it->second[t.index()]);
-      } else {
-        ins.push_back(lift(t));  // an outside value: a region input
-      }
-    }
-    rebuilt[n] = detail::make_traced(n->op, ins);
-  }
-  std::vector<TracedTensor> body_outs;
-  for (const auto& t : outs) {
-    auto it = rebuilt.find(t.node().get());
-    if (it != rebuilt.end()) {
-      body_outs.push_back(it->second.empty() ? t : it->second[t.index()]);
-    } else {
-      body_outs.push_back(lift(t));
-    }
-  }
-  std::vector<TracedTensor> body_inputs = params;
-  body_inputs.insert(body_inputs.end(), captured_params.begin(), captured_params.end());
-  Program body = compile(body_outs, body_inputs);
+  detail::TracedBody body = detail::lift_body(params, outs);
   std::vector<TracedTensor> call_inputs(inputs.begin(), inputs.end());
-  call_inputs.insert(call_inputs.end(), captured_outer.begin(), captured_outer.end());
-  return detail::make_traced(std::make_shared<RegionOp>(std::move(body)), call_inputs);
+  call_inputs.insert(call_inputs.end(), body.captured.begin(), body.captured.end());
+  return detail::make_traced(std::make_shared<RegionOp>(std::move(body.program)), call_inputs);
 }
 
 TracedTensor checkpoint(const std::function<TracedTensor(const TracedTensor&)>& fn,

@@ -83,25 +83,33 @@ Dependence analyse(const std::vector<NodePtr>& order, std::span<const TracedTens
 
 // An op with bodies is differentiated by its own hooks (ad/program/body_op.hpp)
 // over the traced values the emitter holds.
-std::vector<ad::MaybeVal> body_backward(GraphEmitter& em, const TracedNode& n,
+std::vector<TracedTensor> node_outputs(const NodePtr& n) {
+  std::vector<TracedTensor> outs;
+  for (std::uint32_t j = 0; j < n->outputs.size(); ++j) outs.emplace_back(n, j);
+  return outs;
+}
+
+std::vector<ad::MaybeVal> body_backward(GraphEmitter& em, const NodePtr& node,
                                         const detail::BodyOp& op, std::span<const ad::MaybeVal> cts,
                                         const ad::AdContext& rules) {
+  const TracedNode& n = *node;
   std::vector<std::optional<TracedTensor>> out_ct;
   for (const auto& c : cts) out_ct.push_back(c ? std::optional(em.get(*c)) : std::nullopt);
   std::vector<ad::MaybeVal> result;
-  for (const auto& c : op.vjp(n.inputs, out_ct, rules))
+  for (const auto& c : op.vjp(n.inputs, node_outputs(node), out_ct, rules))
     result.push_back(c ? ad::MaybeVal(em.add_value(*c)) : std::nullopt);
   return result;
 }
 
-std::vector<ad::MaybeVal> body_forward(GraphEmitter& em, const TracedNode& n,
+std::vector<ad::MaybeVal> body_forward(GraphEmitter& em, const NodePtr& node,
                                        const detail::BodyOp& op,
                                        std::span<const ad::MaybeVal> tangents,
                                        const ad::AdContext& rules) {
+  const TracedNode& n = *node;
   std::vector<std::optional<TracedTensor>> in_t;
   for (const auto& t : tangents) in_t.push_back(t ? std::optional(em.get(*t)) : std::nullopt);
   std::vector<ad::MaybeVal> result;
-  for (const auto& t : op.jvp(n.inputs, in_t, rules))
+  for (const auto& t : op.jvp(n.inputs, node_outputs(node), in_t, rules))
     result.push_back(t ? ad::MaybeVal(em.add_value(*t)) : std::nullopt);
   return result;
 }
@@ -170,7 +178,7 @@ std::vector<std::optional<TracedTensor>> vjp_many(ListRef<TracedTensor> outputs,
     if (cut || !dep.node.at(&n) || n.op == nullptr) continue;
     std::vector<ad::MaybeVal> in_ct;
     if (const auto* body = detail::body_op(n.op.get())) {
-      in_ct = body_backward(em, n, *body, out_ct, rules);
+      in_ct = body_backward(em, *it, *body, out_ct, rules);
     } else {
       std::vector<ad::Val> ins, outs;
       std::vector<TensorMeta> metas;
@@ -225,7 +233,7 @@ std::vector<std::optional<TracedTensor>> jvp_many(ListRef<TracedTensor> outputs,
     if (!any) continue;
     std::vector<ad::MaybeVal> out_t;
     if (const auto* body = detail::body_op(n.op.get())) {
-      out_t = body_forward(em, n, *body, in_t, rules);
+      out_t = body_forward(em, sp, *body, in_t, rules);
     } else {
       std::vector<ad::Val> ins, outs;
       for (const auto& t : n.inputs) ins.push_back(em.add_value(t));
