@@ -29,7 +29,8 @@
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/grad_check.hpp"
 #include "tenferro/ad/rules.hpp"
-// Traced tier: graphs, programs, transforms.
+// Traced tier: graphs, programs, transforms, control flow and fixed points.
+#include "tenferro/ad/control_flow.hpp"
 #include "tenferro/ad/program.hpp"
 #include "tenferro/ad/traced.hpp"
 #include "tenferro/ad/transforms.hpp"
