@@ -467,3 +467,20 @@ TEST(TracedFixedPoint, SeveralStateTensorsAndSymbolicSizes) {
     EXPECT_TRUE(close(out[1], fd_grad(*rt, value, {z, z, cv}, 2), 1e-7)) << n;
   }
 }
+
+TEST(TracedWhileLoop, BodiesArePreparedOnceWithFusedPasses) {
+  auto rt = cpu_runtime();
+  Loop loop;
+  Program p = compile({loop.out}, {loop.x, loop.a, loop.steps});
+  const Tensor x = random({1000}, f64, 1);
+  std::vector<Tensor> in = {x, scalar_f64(0.5), steps_tensor(10)};
+  const auto before = rt->program_counters();
+  PreparedProgram plan = prepare(*rt, p, InputSignature::of(in));
+  RunStats stats;
+  run(*rt, plan, in, &stats);
+  run(*rt, plan, in);
+  // One preparation for the program and its bodies, none per run.
+  EXPECT_EQ(rt->program_counters().preparations - before.preparations, 1u);
+  // The body's x * a + 1 runs as one fused pass per iteration.
+  EXPECT_GE(stats.fused_passes, 10u);
+}

@@ -123,6 +123,8 @@ PreparedProgram prepare(Runtime& runtime, const Program& program, const InputSig
 struct RunStats {
   /// Largest number of values the executor held at once (nested regions included).
   std::size_t peak_live_values = 0;
+  /// Steps and fused passes run, those inside ops with bodies included (a
+  /// loop's body counts once per iteration).
   std::size_t executed_steps = 0;
   std::size_t fused_passes = 0;
   DimBindings bindings;

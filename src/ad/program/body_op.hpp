@@ -22,12 +22,15 @@ struct LiveCounter;
 using PreparedBodies = std::vector<std::shared_ptr<const PreparedState>>;
 
 /// What a run hook works with: the runtime and backend of the run, the named
-/// sizes bound so far (a body may bind dynamic ones), the live-value count.
+/// sizes bound so far (a body may bind dynamic ones), the live-value count,
+/// and the run's statistics (null when not asked for): the steps and fused
+/// passes of every body run count there.
 struct BodyRun {
   Runtime& runtime;
   Backend& backend;
   DimBindings& bindings;
   LiveCounter& counter;
+  RunStats* stats = nullptr;
 };
 
 class BodyOp : public Op {

@@ -176,7 +176,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
       const ProgramNode& n = g.nodes[step.index];
       const PreparedBodies& bodies = state.bodies[step.index];
       if (!bodies.empty()) {
-        const BodyRun run{runtime, backend, bindings, counter};
+        const BodyRun run{runtime, backend, bindings, counter, stats};
         auto outs =
             static_cast<const BodyOp&>(*n.op).run(run, bodies, owned_operands(step, n.inputs));
         if (outs.size() != n.outputs.size()) {
@@ -235,7 +235,7 @@ std::vector<Tensor> execute_state(Runtime& runtime, Backend& backend, const Prep
 
 std::vector<Tensor> run_body(const BodyRun& run, const PreparedState& body,
                              std::vector<Tensor> inputs) {
-  return execute_state(run.runtime, run.backend, body, inputs, run.bindings, run.counter, nullptr,
+  return execute_state(run.runtime, run.backend, body, inputs, run.bindings, run.counter, run.stats,
                        inputs);
 }
 
