@@ -271,6 +271,7 @@ void init_tensor(py::module_& m);
 void init_ops(py::module_& m);
 void init_autograd(py::module_& m);
 void init_traced(py::module_& m);
+void init_control_flow(py::module_& m);
 void init_linalg(py::module_& m);
 void init_fft(py::module_& m);
 void init_einsum(py::module_& m);

@@ -345,6 +345,7 @@ PYBIND11_MODULE(_tenferro, m) {
   init_composite(m);
   init_autograd(m);
   init_traced(m);
+  init_control_flow(m);
   init_extension(m);
   init_library(m);
   auto linalg = m.def_submodule("linalg", "Dense linear algebra (LAPACK) with AD.");

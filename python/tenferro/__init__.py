@@ -620,6 +620,69 @@ def jit(fn, *specs) -> Program:
     return _C._trace(fn, *norm)
 
 
+# ---- control flow and fixed points ---------------------------------------------------------
+
+
+def _any_traced(*values) -> bool:
+    for v in values:
+        if isinstance(v, TracedTensor):
+            return True
+        if isinstance(v, (tuple, list)) and _any_traced(*v):
+            return True
+    return False
+
+
+def cond(pred, true_fn, false_fn, *operands):
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``.
+
+    Inside ``tenferro.jit`` with a traced predicate or operands this is one
+    node of the program: both branches are traced once, must return the same
+    dtypes and shapes, and only the branch taken runs (forward and reverse
+    mode go through it). Outside a trace it is a Python ``if``."""
+    if _any_traced(pred, *operands):
+        return _C._cond(pred, true_fn, false_fn, *operands)
+    return true_fn(*operands) if bool(asarray(pred).item()) else false_fn(*operands)
+
+
+def while_loop(cond_fn, body_fn, init_val, max_iterations=None):
+    """``val = init_val; while cond_fn(val): val = body_fn(val)``; returns val.
+
+    ``val`` is a tensor or a tuple of tensors whose dtypes and shapes the
+    body keeps. Inside ``tenferro.jit`` (traced ``init_val``) it is one node
+    that keeps one set of carries, differentiable in forward mode; reverse
+    mode is refused (use fixed_point or scan). ``max_iterations`` caps it
+    (NoConvergence beyond)."""
+    limit = -1 if max_iterations is None else int(max_iterations)
+    if _any_traced(init_val):
+        return _C._while_loop(cond_fn, body_fn, init_val, limit)
+    val, steps = init_val, 0
+    while bool(asarray(cond_fn(val)).item()):
+        if 0 <= limit <= steps:
+            raise errors.NoConvergence(
+                f"[while_loop] the predicate still holds after {limit} iterations "
+                "(max_iterations); raise the limit or check the predicate")
+        val = body_fn(val)
+        steps += 1
+    return val
+
+
+def fixed_point(f, x0, *params, tol=1e-10, max_iter=1000, throw_on_failure=True,
+                linear_tol=None, linear_max_iter=None, full_output=False):
+    """Solves ``x = f(x, *params)`` by iterating from ``x0`` until
+    ``max|f(x) - x| <= tol * max(1, max|x|)``.
+
+    ``x0`` is a tensor or a tuple of tensors (then ``f`` takes and returns a
+    tuple). Derivatives with respect to ``params`` are implicit (the
+    implicit function theorem): backward, grad, jvp and higher orders work
+    without storing the iterations, eagerly and inside ``tenferro.jit``.
+    Not converged after ``max_iter``: NoConvergence, or with
+    ``throw_on_failure=False`` the last iterate. ``full_output=True`` returns
+    ``(x, iterations, residual, converged)``."""
+    return _C._fixed_point(f, x0, *params, tol=tol, max_iter=max_iter,
+                           throw_on_failure=throw_on_failure, linear_tol=linear_tol,
+                           linear_max_iter=linear_max_iter, full_output=full_output)
+
+
 # ---- compiled family libraries -----------------------------------------------------------
 
 
