@@ -79,9 +79,12 @@ struct ScanOptions {
   bool reverse = false;
   /// Reverse mode keeps the carry of every k-th step only and recomputes the
   /// steps between (memory O(n / k + k) carries instead of O(n)); 0 or 1
-  /// keeps every carry.
+  /// keeps every carry. That reverse pass is first order only: its own
+  /// derivatives (an HVP through it) are UnsupportedAdRule; use 0 for a scan
+  /// differentiated twice.
   std::int64_t checkpoint_every = 0;
-  /// The number of steps when `xs` is empty (ignored otherwise).
+  /// The number of steps when `xs` is empty (ignored otherwise; negative
+  /// with no xs is InvalidArgument).
   std::int64_t length = -1;
 };
 
