@@ -407,3 +407,34 @@ TEST(TracedScan, SecondOrderThroughACheckpointedScanIsRefused) {
   // Forward mode alone and first-order reverse mode are available.
   EXPECT_TRUE(jvp(l, cell.w, v).has_value());
 }
+
+// Several carries and scanned inputs of different dtypes and ranks; complex
+// cotangents follow the library's convention (as the unrolled graph's).
+TEST(TracedScan, ComplexCarriesAndSeveralXs) {
+  auto rt = cpu_runtime();
+  auto z0 = placeholder(c128, {2});
+  auto r0 = placeholder(f64, {});
+  auto zs = placeholder(c128, {2, 3});
+  auto ms = placeholder(f64, {2, 2, 3});
+  auto step = [](std::span<const TracedTensor> c, std::span<const TracedTensor> x) {
+    TracedTensor z = matmul(x[1], c[0]) * x[0] + exp(c[0]) * 0.1;
+    TracedTensor r = c[1] * 0.5 + real(sum(z * conj(z)));
+    return ScanStep{{z, r}, {abs(z)}};
+  };
+  ScanResult s = scan(step, {z0, r0}, {zs, ms});
+  ScanResult u = unrolled(step, {z0, r0}, {zs, ms}, 3);
+  auto ls = sum(s.ys[0]) + s.carry[1] + real(sum(s.carry[0]));
+  auto lu = sum(u.ys[0]) + u.carry[1] + real(sum(u.carry[0]));
+  const Traced wrt = {z0, r0, zs, ms};
+  auto gs = grad_many(ls, wrt), gu = grad_many(lu, wrt);
+  Program p =
+      compile({ls, lu, *gs[0], *gu[0], *gs[1], *gu[1], *gs[2], *gu[2], *gs[3], *gu[3]}, wrt);
+  const std::vector<Tensor> in = {
+      mul(random({2}, c128, 1), Tensor::scalar(0.3), rt->backend()), Tensor::scalar(0.2),
+      mul(random({2, 3}, c128, 2), Tensor::scalar(0.5), rt->backend()),
+      mul(random({2, 2, 3}, f64, 3), Tensor::scalar(0.5), rt->backend())};
+  auto out = eval(*rt, p, in);
+  for (std::size_t j = 0; j < out.size(); j += 2)
+    EXPECT_TRUE(close(out[j], out[j + 1], 1e-12)) << j;
+  EXPECT_TRUE(close(out[2], fd_grad(*rt, compile({ls}, wrt), in, 0), 1e-7));
+}
