@@ -1,0 +1,206 @@
+#pragma once
+// Distributed tensors on MPI (SPMD: one process per rank, started by mpirun).
+//
+//   dist::Mesh mesh = dist::Mesh::line();                       // every rank of MPI_COMM_WORLD
+//   dist::DTensor a = dist::distribute(rt->tensor(full), mesh, {dist::Shard(0)});
+//   dist::DTensor s = dist::sum(a * a);                         // local sums, Partial
+//   dist::backward(s);                                          // a's gradient, sharded like a
+//
+// A DTensor is a global shape, a mesh, one placement per mesh axis and the
+// rank's local eager tensor. Placements:
+//   Shard(axis)         the tensor axis split in contiguous blocks over the
+//                       mesh axis (sizes differ by at most one, larger first);
+//   Shard(axis, block)  block-cyclic: blocks of `block` indices dealt round robin;
+//   Replicate()         the whole tensor on every rank of the mesh axis;
+//   Partial()           a pending sum: the tensor is the sum of the ranks' locals.
+// Ops run on the local tensors with the eager tier's ops, and move data with
+// collectives that are eager extension ops, so backward(), grad, vjp and jvp
+// work through them. The cotangent of a Shard value is sharded the same way,
+// of a Replicate value Partial and of a Partial value Replicate: the
+// transpose of an all-gather is a reduce-scatter, of an all-reduce an
+// all-reduce (the broadcast of the summed cotangent), of an all-to-all the
+// reverse all-to-all. Gradients come back placed like their leaves.
+//
+// Every check that depends on one rank's data agrees across the ranks before
+// a collective runs: a bad shape on one rank raises the same typed error on
+// every rank instead of leaving the others blocked. MPI errors become
+// tenferro::Error kinds (Internal, naming the MPI error string).
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tenferro/ad/eager.hpp"
+
+namespace tenferro::dist {
+
+/// Initialises MPI (thread level FUNNELED) unless already initialised; the
+/// distributed calls do it on first use. MPI is finalised at process exit
+/// when this call initialised it.
+void ensure_initialized();
+
+/// An MPI communicator. world() and handles passed in are borrowed; split()
+/// makes an owned one, freed when its last copy goes.
+class Communicator {
+ public:
+  static Communicator world();
+  explicit Communicator(MPI_Comm comm);
+  MPI_Comm handle() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  /// MPI_Comm_split: ranks with the same color form one communicator,
+  /// ordered by key.
+  Communicator split(int color, int key) const;
+  void barrier() const;
+  friend bool operator==(const Communicator& a, const Communicator& b) {
+    return a.comm_ == b.comm_;
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  std::shared_ptr<void> owned_;
+};
+
+/// A 1-D or 2-D grid of the communicator's ranks, row-major: rank r sits at
+/// (r / shape[1], r % shape[1]). Each mesh axis has the communicator of the
+/// ranks that differ only along it.
+class Mesh {
+ public:
+  /// shape's product must equal comm.size() (InvalidArgument otherwise).
+  Mesh(Communicator comm, std::vector<int> shape);
+  /// Every rank of `comm` on one axis.
+  static Mesh line(Communicator comm = Communicator::world());
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  int size(int axis) const { return shape_.at(static_cast<std::size_t>(axis)); }
+  const std::vector<int>& shape() const { return shape_; }
+  int coordinate(int axis) const { return coords_.at(static_cast<std::size_t>(axis)); }
+  const Communicator& comm() const { return comm_; }
+  const Communicator& axis_comm(int axis) const {
+    return axis_comms_.at(static_cast<std::size_t>(axis));
+  }
+  std::string to_string() const;
+  friend bool operator==(const Mesh& a, const Mesh& b) {
+    return a.comm_ == b.comm_ && a.shape_ == b.shape_;
+  }
+
+ private:
+  Communicator comm_;
+  std::vector<int> shape_;
+  std::vector<int> coords_;
+  std::vector<Communicator> axis_comms_;
+};
+
+struct Placement {
+  enum class Kind : unsigned char { Shard, Replicate, Partial };
+  Kind kind = Kind::Replicate;
+  std::int64_t axis = -1;  ///< the tensor axis (Shard)
+  std::int64_t block = 0;  ///< block-cyclic block size (Shard; 0: contiguous blocks)
+  bool is_shard() const { return kind == Kind::Shard; }
+  std::string to_string() const;
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+inline Placement Shard(std::int64_t axis, std::int64_t block = 0) {
+  return {Placement::Kind::Shard, axis, block};
+}
+inline Placement Replicate() {
+  return {Placement::Kind::Replicate, -1, 0};
+}
+inline Placement Partial() {
+  return {Placement::Kind::Partial, -1, 0};
+}
+using Placements = std::vector<Placement>;
+
+/// The global indices of tensor axis extent `n` that coordinate `rank` of a
+/// mesh axis of `parts` ranks holds under a Shard placement, in local order.
+std::vector<std::int64_t> shard_indices(std::int64_t n, int parts, int rank, std::int64_t block);
+/// The number of them.
+std::int64_t shard_extent(std::int64_t n, int parts, int rank, std::int64_t block);
+
+/// Bytes this process sent in collectives (and how many it ran) since the
+/// last reset: every distributed call reports its traffic here.
+struct CommStats {
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t collectives = 0;
+};
+CommStats comm_stats();
+void reset_comm_stats();
+
+class DTensor {
+ public:
+  DTensor() = default;
+  /// For the layer: a local tensor with its global metadata (checked).
+  DTensor(Shape global, Mesh mesh, Placements placements, EagerTensor local);
+  bool defined() const { return local_.defined(); }
+  const Shape& shape() const { return shape_; }
+  std::int64_t rank() const { return static_cast<std::int64_t>(shape_.size()); }
+  DType dtype() const { return local_.dtype(); }
+  const Mesh& mesh() const { return *mesh_; }
+  const Placements& placements() const { return placements_; }
+  const EagerTensor& local() const { return local_; }
+  bool requires_grad() const { return local_.requires_grad(); }
+  /// Marks the local tensor as a leaf that requires grad (every rank must).
+  DTensor& requires_grad_(bool on = true);
+  /// The gradient accumulated into this leaf by backward(), placed like the
+  /// leaf (a Replicate leaf's partial gradients are summed); undefined before.
+  DTensor grad() const;
+  std::string to_string() const;
+
+ private:
+  Shape shape_;
+  std::shared_ptr<const Mesh> mesh_;
+  Placements placements_;
+  EagerTensor local_;
+};
+
+/// Places `full` (the same tensor on every rank, checked collectively) on the
+/// mesh: each rank keeps its part. Differentiable (a slice per rank).
+DTensor distribute(const EagerTensor& full, const Mesh& mesh, Placements placements);
+/// From `root`'s tensor (the others pass an undefined one): the root sends
+/// each rank its part (MPI_Scatterv), an untracked tensor of `rt` on every
+/// rank. Not differentiable (the data enter the computation here).
+DTensor scatter(const EagerRuntimePtr& rt, const Tensor& full, int root, const Mesh& mesh,
+                Placements placements);
+/// The same global tensor under other placements (collectives chosen per
+/// mesh axis: all-gather, reduce-scatter, all-reduce, all-to-all, local
+/// slicing). Differentiable.
+DTensor redistribute(const DTensor& x, Placements placements);
+/// The whole tensor on every rank (Replicate on every mesh axis). Differentiable.
+EagerTensor full_tensor(const DTensor& x);
+/// The whole tensor on `root` (undefined elsewhere). Not differentiable.
+Tensor gather(const DTensor& x, int root);
+
+// ---- ops ----------------------------------------------------------------------------
+// Elementwise ops run locally when the placements agree; otherwise the second
+// operand is redistributed to the first's placements (a Partial operand of a
+// product or quotient is summed first). Mismatched meshes or shapes are
+// refused naming both.
+DTensor operator+(const DTensor& a, const DTensor& b);
+DTensor operator-(const DTensor& a, const DTensor& b);
+DTensor operator*(const DTensor& a, const DTensor& b);
+DTensor operator/(const DTensor& a, const DTensor& b);
+DTensor operator*(const DTensor& a, Scalar b);
+DTensor operator-(const DTensor& a);
+/// A unary elementwise function applied to the local tensor (sin, exp, ...);
+/// a Partial input is summed first unless `linear`.
+DTensor map(const DTensor& x, const std::function<EagerTensor(const EagerTensor&)>& fn,
+            bool linear = false);
+/// Sum over every axis: local sums, Partial on every mesh axis that shards
+/// the tensor (redistribute to Replicate for the value on every rank).
+DTensor sum(const DTensor& x);
+/// Sum over `axes` (keepdim as in the eager sum): sharded axes become Partial.
+DTensor sum(const DTensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
+/// The value of a one-element tensor on every rank (summed when Partial).
+double item(const DTensor& x);
+
+/// Reverse mode from a real scalar DTensor (Replicate or Partial): seeds it
+/// as one value of the global computation and accumulates into the leaves'
+/// grad slots (read them with DTensor::grad()).
+void backward(const DTensor& loss);
+
+}  // namespace tenferro::dist

@@ -1,0 +1,52 @@
+#pragma once
+// Collectives as eager extension ops (collectives.cpp).
+
+#include <vector>
+
+#include "tenferro/distributed/distributed.hpp"
+
+namespace tenferro::dist::detail {
+
+enum class Coll : unsigned char { AllGather, ReduceScatter, AllReduce, AllToAll };
+
+struct CollParams {
+  Coll kind = Coll::AllReduce;
+  MPI_Comm comm = MPI_COMM_NULL;
+  /// AllGather / ReduceScatter: the tensor axis and each rank's extent along
+  /// it. AllToAll: the axis the received blocks join along, with each rank's
+  /// extent there before the exchange.
+  std::int64_t axis = -1;
+  std::vector<std::int64_t> counts;
+  /// AllToAll: the axis the local tensor is split along, with each rank's
+  /// extent there after the exchange.
+  std::int64_t axis2 = -1;
+  std::vector<std::int64_t> counts2;
+};
+
+inline CollParams all_reduce_params(MPI_Comm comm) {
+  CollParams p;
+  p.kind = Coll::AllReduce;
+  p.comm = comm;
+  return p;
+}
+inline CollParams along_axis_params(Coll kind, MPI_Comm comm, std::int64_t axis,
+                                    std::vector<std::int64_t> counts) {
+  CollParams p = all_reduce_params(comm);
+  p.kind = kind;
+  p.axis = axis;
+  p.counts = std::move(counts);
+  return p;
+}
+inline CollParams all_to_all_params(MPI_Comm comm, std::int64_t axis,
+                                    std::vector<std::int64_t> counts, std::int64_t axis2,
+                                    std::vector<std::int64_t> counts2) {
+  CollParams p = along_axis_params(Coll::AllToAll, comm, axis, std::move(counts));
+  p.axis2 = axis2;
+  p.counts2 = std::move(counts2);
+  return p;
+}
+
+/// Runs (and, when x is tracked, records) one collective over params.comm.
+EagerTensor collective(const CollParams& params, const EagerTensor& x);
+
+}  // namespace tenferro::dist::detail

@@ -1,0 +1,292 @@
+// Sharded tensors under mpirun -np 1, 2 and 4: layouts, distribute / scatter
+// / redistribute / gather against the full tensor, elementwise ops and sums,
+// gradients equal to the single-process ones, the same typed error on every
+// rank, and the bytes each redistribution sends.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tenferro/ad/ops.hpp"
+#include "tenferro/distributed/distributed.hpp"
+#include "tenferro/tenferro.hpp"
+
+using namespace tenferro;
+using dist::DTensor;
+using dist::Placements;
+
+namespace {
+
+EagerRuntimePtr runtime() {
+  static const EagerRuntimePtr rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
+  return rt;
+}
+
+int world_size() {
+  return dist::Communicator::world().size();
+}
+
+/// The same values on every rank (a seeded generator).
+Tensor global_tensor(std::initializer_list<std::int64_t> shape, std::uint64_t seed) {
+  Generator gen(seed);
+  return randn(shape, f64, gen);
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  return max_abs_diff(a, b);
+}
+
+std::vector<Placements> line_placements() {
+  return {{dist::Shard(0)},    {dist::Shard(1)},  {dist::Shard(1, 2)},
+          {dist::Replicate()}, {dist::Partial()}, {dist::Shard(0, 1)}};
+}
+
+std::string text(const Placements& ps) {
+  std::string s;
+  for (const auto& p : ps) s += p.to_string();
+  return s;
+}
+
+}  // namespace
+
+TEST(DistLayout, ShardIndicesCoverEveryIndexOnce) {
+  for (const std::int64_t n : {0, 1, 5, 7, 16}) {
+    for (const int parts : {1, 2, 3, 4}) {
+      for (const std::int64_t block : {0, 1, 2, 3}) {
+        std::vector<int> seen(static_cast<std::size_t>(n), 0);
+        std::int64_t total = 0;
+        for (int r = 0; r < parts; ++r) {
+          const auto idx = dist::shard_indices(n, parts, r, block);
+          EXPECT_EQ(static_cast<std::int64_t>(idx.size()), dist::shard_extent(n, parts, r, block));
+          for (const auto i : idx) ++seen[static_cast<std::size_t>(i)];
+          total += static_cast<std::int64_t>(idx.size());
+        }
+        EXPECT_EQ(total, n);
+        for (const int s : seen) EXPECT_EQ(s, 1) << n << " " << parts << " " << block;
+      }
+    }
+  }
+  // Contiguous blocks: sizes differ by at most one, larger first.
+  EXPECT_EQ(dist::shard_extent(7, 4, 0, 0), 2);
+  EXPECT_EQ(dist::shard_extent(7, 4, 3, 0), 1);
+}
+
+TEST(DistTensor, DistributeThenFullTensorGivesTheTensorBack) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const Tensor full = global_tensor({5, 6}, 1);
+  for (const auto& ps : line_placements()) {
+    const DTensor d = dist::distribute(runtime()->tensor(full), mesh, ps);
+    EXPECT_EQ(d.shape(), full.shape());
+    EXPECT_EQ(max_diff(dist::full_tensor(d).value(), full), 0.0) << text(ps);
+    const Tensor g = dist::gather(d, 0);
+    if (mesh.comm().rank() == 0) {
+      EXPECT_EQ(max_diff(g, full), 0.0) << text(ps);
+    } else {
+      EXPECT_FALSE(g.defined());
+    }
+  }
+}
+
+TEST(DistTensor, RedistributeBetweenEveryPairOfPlacements) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const Tensor full = global_tensor({7, 5}, 2);
+  for (const auto& from : line_placements()) {
+    const DTensor d = dist::distribute(runtime()->tensor(full), mesh, from);
+    for (const auto& to : line_placements()) {
+      const DTensor r = dist::redistribute(d, to);
+      EXPECT_EQ(r.placements(), to);
+      EXPECT_NEAR(max_diff(dist::full_tensor(r).value(), full), 0.0, 1e-15)
+          << text(from) << " -> " << text(to);
+    }
+  }
+}
+
+TEST(DistTensor, TwoDimensionalMeshes) {
+  const int p = world_size();
+  const std::vector<std::vector<int>> shapes =
+      p == 4 ? std::vector<std::vector<int>>{{2, 2}, {1, 4}, {4, 1}}
+             : std::vector<std::vector<int>>{{1, p}, {p, 1}};
+  const Tensor full = global_tensor({6, 5, 3}, 3);
+  const std::vector<Placements> layouts = {
+      {dist::Shard(0), dist::Shard(1)},    {dist::Shard(1), dist::Shard(0)},
+      {dist::Replicate(), dist::Shard(2)}, {dist::Partial(), dist::Shard(0, 2)},
+      {dist::Shard(2), dist::Partial()},   {dist::Replicate(), dist::Replicate()}};
+  for (const auto& shape : shapes) {
+    const dist::Mesh mesh(dist::Communicator::world(), shape);
+    for (const auto& from : layouts) {
+      const DTensor d = dist::distribute(runtime()->tensor(full), mesh, from);
+      for (const auto& to : layouts) {
+        EXPECT_NEAR(max_diff(dist::full_tensor(dist::redistribute(d, to)).value(), full), 0.0,
+                    1e-15)
+            << mesh.to_string() << " " << text(from) << " -> " << text(to);
+      }
+    }
+  }
+}
+
+TEST(DistTensor, ScatterFromOneRank) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const Tensor full = global_tensor({4, 9}, 4);
+  const int root = world_size() - 1;
+  for (const auto& ps : line_placements()) {
+    const Tensor mine = mesh.comm().rank() == root ? full : Tensor();
+    const DTensor d = dist::scatter(runtime(), mine, root, mesh, ps);
+    const DTensor ref = dist::distribute(runtime()->tensor(full), mesh, ps);
+    EXPECT_EQ(max_diff(d.local().value(), ref.local().value()), 0.0) << text(ps);
+  }
+}
+
+TEST(DistOps, ElementwiseAndSumsEqualTheSingleProcessValues) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const Tensor a = global_tensor({6, 4}, 5), b = global_tensor({6, 4}, 6);
+  Backend& cpu = runtime()->backend();
+  const DTensor da = dist::distribute(runtime()->tensor(a), mesh, {dist::Shard(0)});
+  const DTensor db = dist::distribute(runtime()->tensor(b), mesh, {dist::Shard(1)});
+  const DTensor y = dist::map(da * db + da, [](const EagerTensor& x) { return sin(x); });
+  EXPECT_EQ(y.placements(), (Placements{dist::Shard(0)}));
+  const Tensor want = sin(add(mul(a, b, cpu), a, cpu), cpu);
+  EXPECT_LT(max_diff(dist::full_tensor(y).value(), want), 1e-15);
+  const DTensor s = dist::sum(y);
+  EXPECT_EQ(s.placements()[0].kind, dist::Placement::Kind::Partial);
+  EXPECT_NEAR(dist::item(s), sum(want, cpu).item<double>(), 1e-13);
+  const DTensor rows = dist::sum(y, {1});
+  EXPECT_EQ(rows.placements(), (Placements{dist::Shard(0)}));
+  EXPECT_LT(max_diff(dist::full_tensor(rows).value(), sum(want, {1}, cpu)), 1e-14);
+  // A Partial operand of a product is summed first.
+  const DTensor pa = dist::distribute(runtime()->tensor(a), mesh, {dist::Partial()});
+  EXPECT_LT(max_diff(dist::full_tensor(pa * da).value(), mul(a, a, cpu)), 1e-14);
+  EXPECT_EQ((pa + pa).placements()[0].kind, dist::Placement::Kind::Partial);
+  EXPECT_LT(max_diff(dist::full_tensor(pa + pa).value(), add(a, a, cpu)), 1e-14);
+}
+
+TEST(DistAutodiff, GradientsEqualTheSingleProcessGradients) {
+  const Tensor a = global_tensor({8, 5}, 7), b = global_tensor({8, 5}, 8);
+  // Single process.
+  EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+  (sum(sin(ea) * eb + ea * ea * eb)).backward();
+  const Tensor ga = ea.grad().value(), gb = eb.grad().value();
+  const int p = world_size();
+  std::vector<dist::Mesh> meshes = {dist::Mesh::line()};
+  if (p == 4) meshes.emplace_back(dist::Communicator::world(), std::vector<int>{2, 2});
+  const std::vector<std::pair<Placements, Placements>> cases_1d = {
+      {{dist::Shard(0)}, {dist::Replicate()}},
+      {{dist::Shard(1)}, {dist::Shard(0)}},
+      {{dist::Replicate()}, {dist::Partial()}},
+      {{dist::Shard(0, 3)}, {dist::Shard(1)}}};
+  const std::vector<std::pair<Placements, Placements>> cases_2d = {
+      {{dist::Shard(0), dist::Shard(1)}, {dist::Replicate(), dist::Shard(0)}},
+      {{dist::Partial(), dist::Replicate()}, {dist::Shard(1), dist::Shard(0)}}};
+  for (const auto& mesh : meshes) {
+    for (const auto& [pa, pb] : mesh.ndim() == 1 ? cases_1d : cases_2d) {
+      DTensor da = dist::distribute(runtime()->tensor(a), mesh, pa);
+      DTensor db = dist::distribute(runtime()->tensor(b), mesh, pb);
+      if (pa[0].kind == dist::Placement::Kind::Partial) {
+        // A Partial leaf: each rank holds a part of the sum.
+        da = dist::distribute(runtime()->tensor(a), mesh, {dist::Replicate(), dist::Replicate()});
+      }
+      da.requires_grad_();
+      db.requires_grad_();
+      const DTensor loss =
+          dist::sum(dist::map(da, [](const EagerTensor& x) { return sin(x); }) * db + da * da * db);
+      dist::backward(loss);
+      const DTensor gda = da.grad(), gdb = db.grad();
+      // Placed like the leaves; a Partial leaf's gradient is the same on every rank.
+      auto expected = [](Placements ps) {
+        for (auto& q : ps)
+          if (q.kind == dist::Placement::Kind::Partial) q = dist::Replicate();
+        return ps;
+      };
+      EXPECT_EQ(gda.placements(), expected(da.placements()));
+      EXPECT_EQ(gdb.placements(), expected(db.placements()));
+      const double ra = max_diff(dist::full_tensor(gda).value(), ga);
+      const double rb = max_diff(dist::full_tensor(gdb).value(), gb);
+      EXPECT_LT(ra, 1e-12 * (1 + max_abs_diff(ga, zeros({8, 5}, f64))))
+          << mesh.to_string() << " " << text(pa);
+      EXPECT_LT(rb, 1e-12 * (1 + max_abs_diff(gb, zeros({8, 5}, f64))))
+          << mesh.to_string() << " " << text(pb);
+    }
+  }
+}
+
+TEST(DistAutodiff, ThroughRedistributions) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const Tensor a = global_tensor({6, 7}, 9);
+  EagerTensor ea = runtime()->variable(a);
+  sum(exp(ea) * ea).backward();
+  const Tensor want = ea.grad().value();
+  DTensor da = dist::distribute(runtime()->tensor(a), mesh, {dist::Shard(0)});
+  da.requires_grad_();
+  // Shard(0) -> Shard(1) (all-to-all) -> Replicate (all-gather) -> Shard(0, 2).
+  DTensor x = dist::redistribute(da, {dist::Shard(1)});
+  x = dist::redistribute(x, {dist::Replicate()});
+  x = dist::redistribute(x, {dist::Shard(0, 2)});
+  const DTensor loss = dist::sum(dist::map(x, [](const EagerTensor& t) { return exp(t); }) * x);
+  dist::backward(loss);
+  EXPECT_LT(max_diff(dist::full_tensor(da.grad()).value(), want), 1e-12);
+}
+
+TEST(DistErrors, EveryRankRaisesTheSameTypedError) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const int me = mesh.comm().rank();
+  // The last rank passes another shape: everyone gets ShapeMismatch, nobody hangs.
+  const Tensor full = global_tensor({4, me == world_size() - 1 && world_size() > 1 ? 5 : 4}, 1);
+  if (world_size() > 1) {
+    try {
+      dist::distribute(runtime()->tensor(full), mesh, {dist::Shard(0)});
+      ADD_FAILURE() << "no error on rank " << me;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
+      EXPECT_NE(
+          std::string(e.what()).find("rank " + std::to_string(world_size() - 1) + " f64[4, 5]"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+  // Metadata errors are the same everywhere without communication.
+  const Tensor ok = global_tensor({4, 4}, 2);
+  try {
+    dist::distribute(runtime()->tensor(ok), mesh, {dist::Shard(2)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::AxisOutOfBounds);
+  }
+  try {
+    dist::distribute(runtime()->tensor(ok), mesh, {dist::Shard(0), dist::Shard(1)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("one placement per mesh axis"), std::string::npos);
+  }
+  try {
+    dist::Mesh bad(dist::Communicator::world(), {world_size() + 1});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+  const DTensor a = dist::distribute(runtime()->tensor(ok), mesh, {dist::Shard(0)});
+  const DTensor b =
+      dist::distribute(runtime()->tensor(global_tensor({4, 3}, 3)), mesh, {dist::Shard(0)});
+  try {
+    (void)(a + b);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
+  }
+  // The job still works afterwards.
+  EXPECT_EQ(max_diff(dist::full_tensor(a).value(), ok), 0.0);
+}
+
+TEST(DistStats, RedistributionsReportTheBytesTheySend) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const int p = world_size(), me = mesh.comm().rank();
+  const Tensor full = global_tensor({10, 3}, 4);
+  const DTensor d = dist::distribute(runtime()->tensor(full), mesh, {dist::Shard(0)});
+  dist::reset_comm_stats();
+  (void)dist::redistribute(d, {dist::Replicate()});
+  const auto s = dist::comm_stats();
+  EXPECT_EQ(s.collectives, 1u);
+  EXPECT_EQ(s.bytes_sent, static_cast<std::uint64_t>(dist::shard_extent(10, p, me, 0) * 3 * 8));
+  dist::reset_comm_stats();
+  (void)dist::redistribute(d, {dist::Shard(0)});
+  EXPECT_EQ(dist::comm_stats().collectives, 0u);  // nothing to move
+}
