@@ -127,6 +127,41 @@ void init_control_flow(py::module_& m) {
       },
       py::arg("cond_fn"), py::arg("body_fn"), py::arg("init"), py::arg("max_iterations") = -1);
   m.def(
+      "_scan",
+      [](const py::function& f, const py::object& init, const py::object& xs, std::int64_t length,
+         bool reverse, std::int64_t checkpoint_every) {
+        bool carry_single = false, xs_single = false, ys_single = false, no_ys = false;
+        const auto carry = tensors_of<TracedTensor>(init, carry_single, "scan");
+        std::vector<TracedTensor> x;
+        if (!xs.is_none()) x = tensors_of<TracedTensor>(xs, xs_single, "scan");
+        auto body = [&](std::span<const TracedTensor> c, std::span<const TracedTensor> xt) {
+          py::object xo = xs.is_none()
+                              ? py::none()
+                              : to_py(std::vector<TracedTensor>(xt.begin(), xt.end()), xs_single);
+          py::object out =
+              f(to_py(std::vector<TracedTensor>(c.begin(), c.end()), carry_single), xo);
+          if (!py::isinstance<py::tuple>(out) || py::len(out) != 2) {
+            throw Error(ErrorKind::InvalidArgument, "scan",
+                        "the function must return a pair (carry, y); y may be None");
+          }
+          auto pair = out.cast<py::tuple>();
+          ScanStep st;
+          st.carry = returned<TracedTensor>(pair[0], c.size(), "scan", "carry");
+          no_ys = pair[1].is_none();
+          if (!no_ys) st.ys = tensors_of<TracedTensor>(pair[1], ys_single, "scan");
+          return st;
+        };
+        ScanOptions o;
+        o.reverse = reverse;
+        o.checkpoint_every = checkpoint_every;
+        o.length = length;
+        const ScanResult r = scan(body, carry, x, o);
+        return py::make_tuple(to_py(r.carry, carry_single),
+                              no_ys ? py::object(py::none()) : to_py(r.ys, ys_single));
+      },
+      py::arg("f"), py::arg("init"), py::arg("xs"), py::arg("length") = -1,
+      py::arg("reverse") = false, py::arg("checkpoint_every") = 0);
+  m.def(
       "_fixed_point",
       [](const py::function& f, const py::object& x0, const py::args& params, double tol,
          std::int64_t max_iter, bool throw_on_failure, const py::object& linear_tol,

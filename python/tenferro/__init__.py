@@ -666,6 +666,39 @@ def while_loop(cond_fn, body_fn, init_val, max_iterations=None):
     return val
 
 
+def scan(f, init, xs=None, length=None, reverse=False, checkpoint_every=0):
+    """``carry = init; for x in xs: carry, y = f(carry, x)``; returns
+    ``(carry, ys)`` with the ``y``s stacked along a new axis 0 (as
+    ``jax.lax.scan``). ``xs`` is a tensor or a tuple of tensors scanned along
+    axis 0 (``None`` with ``length`` steps); ``y`` may be None, a tensor or a
+    tuple. Inside ``tenferro.jit`` it is one node with jvp and vjp (a reverse
+    scan over stored carries; ``checkpoint_every=k`` stores every k-th carry
+    and recomputes the rest). Outside a trace it is a Python loop."""
+    if _any_traced(init, xs):
+        return _C._scan(f, init, xs, -1 if length is None else int(length), bool(reverse),
+                        int(checkpoint_every))
+    if xs is None:
+        if length is None:
+            raise errors.InvalidArgument("[scan] without xs, give length")
+        steps, slices = int(length), None
+    else:
+        seq = xs if isinstance(xs, (tuple, list)) else (xs,)
+        seq = tuple(asarray(x) for x in seq)
+        steps = seq[0].shape[0]
+        slices = seq
+    order = range(steps - 1, -1, -1) if reverse else range(steps)
+    carry, ys = init, [None] * steps
+    for i in order:
+        x = None if slices is None else (tuple(s[i] for s in slices) if isinstance(xs, (tuple, list))
+                                         else slices[0][i])
+        carry, ys[i] = f(carry, x)
+    if steps == 0 or ys[0] is None:
+        return carry, None
+    if isinstance(ys[0], (tuple, list)):
+        return carry, tuple(stack([y[k] for y in ys]) for k in range(len(ys[0])))
+    return carry, stack(ys)
+
+
 def fixed_point(f, x0, *params, tol=1e-10, max_iter=1000, throw_on_failure=True,
                 linear_tol=None, linear_max_iter=None, full_output=False):
     """Solves ``x = f(x, *params)`` by iterating from ``x0`` until

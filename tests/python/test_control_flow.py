@@ -119,3 +119,34 @@ def test_cond_takes_the_branch_and_differentiates_it():
     np.testing.assert_allclose(g(neg).numpy(), np.cos(neg))
     # Eagerly it is a Python if.
     assert tf.cond(tf.tensor(True), lambda: tf.tensor(1.0), lambda: tf.tensor(2.0)).item() == 1.0
+
+
+def test_scan_traced_equals_the_python_loop_and_differentiates():
+    def cumulative(x):
+        carry, ys = tf.scan(lambda c, xi: (c * 0.9 + xi, c * xi), tf.zeros(3), x)
+        return tf.sum(carry) + tf.sum(ys)
+
+    xs = RNG.normal(size=(5, 3))
+    p = tf.jit(cumulative, Spec(("n", 3)))
+    assert p.count_ops("scan") == 1
+    c, total = np.zeros(3), 0.0
+    for xi in xs:
+        total += np.sum(c * xi)
+        c = c * 0.9 + xi
+    want = np.sum(c) + total
+    assert abs(p(xs).item() - want) < 1e-12
+    assert abs(cumulative(tf.tensor(xs)).item() - want) < 1e-12  # eager: a Python loop
+    g = p.grad(wrt=0)(xs).numpy()
+    h = 1e-6
+    fd = np.zeros_like(xs)
+    for idx in np.ndindex(*xs.shape):
+        e = np.zeros_like(xs)
+        e[idx] = h
+        fd[idx] = (p(xs + e).item() - p(xs - e).item()) / (2 * h)
+    np.testing.assert_allclose(g, fd, atol=1e-7)
+    # Checkpointed reverse mode: the same gradient.
+    q = tf.jit(lambda x: tf.sum(tf.scan(lambda c, xi: (c * 0.9 + xi, c * xi), tf.zeros(3), x,
+                                        checkpoint_every=2)[1]), Spec(("n", 3)))
+    r = tf.jit(lambda x: tf.sum(tf.scan(lambda c, xi: (c * 0.9 + xi, c * xi), tf.zeros(3), x)[1]),
+               Spec(("n", 3)))
+    np.testing.assert_allclose(q.grad(wrt=0)(xs).numpy(), r.grad(wrt=0)(xs).numpy(), atol=1e-14)
