@@ -138,6 +138,15 @@ CASES += [("maxplus_gemm", "1024", v, t, TROPICAL_GROUP) for t in (1, 2) for v i
 # PyTorch transfer-matrix dynamic program over 2^16 frontier states.
 CASES += [("spinglass_ground", "16", "square", 1, TROPICAL_GROUP)]
 ELEMENT_OPS = {("maxplus_gemm", "1024"): 1024**3}
+# Group 19: the CTMRG gradient d(ln Z/N)/d beta of the 2D Ising model
+# (examples/ctmrg_ising) through fixed_point (implicit differentiation)
+# against backpropagation through the same unrolled iterations, and the
+# forward alone ("value"): bench/cases/ctmrg_bench.cpp, eager, one thread,
+# one process per cell for its peak RSS. No peers; its own table.
+FIXED_POINT_GROUP = "19 fixed point"
+FIXED_POINT_CHI = {False: ("16", "32"), True: ("8", "16")}  # by --quick
+FIXED_POINT_VARIANTS = ("value", "implicit", "unrolled")
+FIXED_POINT_TEMPERATURE = "2.3"  # near Tc: hundreds of iterations
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
@@ -312,7 +321,8 @@ def main():
     only = [g.strip() for g in args.only.split(",") if g.strip()]
     cases = [c for c in CASES if group_matches(c[4], only)]
     with_compile = group_matches(COMPILE_CASE[4], only) and not args.quick
-    if only and not cases and not with_compile:
+    with_fixed_point = group_matches(FIXED_POINT_GROUP, only)
+    if only and not cases and not with_compile and not with_fixed_point:
         ap.error(f"--only {args.only}: no group matches")
     if only and args.update_docs:
         ap.error("--update-docs needs the full run (it replaces the whole table); drop --only")
@@ -389,6 +399,21 @@ def main():
             ab_recs += recs
             if err:
                 errors.append(err)
+
+    # Group 19: one process per cell, so each peak RSS is the cell's own.
+    fixed_point_recs = []
+    ctmrg_bench = build / "bench/ctmrg_bench"
+    if with_fixed_point and not ctmrg_bench.exists():
+        errors.append(f"{ctmrg_bench} missing: group 19 is n/a")
+    elif with_fixed_point:
+        for chi in FIXED_POINT_CHI[args.quick]:
+            for variant in FIXED_POINT_VARIANTS:
+                recs, err = run_child(f"ctmrg gradient chi {chi} {variant}",
+                                      [str(ctmrg_bench), *mode, "--chi", chi, "--variant", variant,
+                                       "--temperature", FIXED_POINT_TEMPERATURE], 1, timeout=600)
+                fixed_point_recs += recs
+                if err:
+                    errors.append(err)
 
     # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
     if with_compile:
@@ -467,6 +492,7 @@ def main():
                  for r in records if r["impl"] != "planner"]
     json_recs += [r for r in records if r["impl"] == "planner"]
     json_recs += ab_recs
+    json_recs += fixed_point_recs
     (out / f"{stem}.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
     cpu = "unknown CPU"
@@ -477,7 +503,8 @@ def main():
         pass
     title = f"# Benchmark results{' (--quick)' if args.quick else ''}"
     if only:
-        title += f" (--only {','.join(only)}: {', '.join(sorted({c[4] for c in shown_cases}))})"
+        shown_groups = {c[4] for c in shown_cases} | ({FIXED_POINT_GROUP} if with_fixed_point else set())
+        title += f" (--only {','.join(only)}: {', '.join(sorted(shown_groups))})"
     round_groups = sorted({c[4].split(" ", 1)[0] for c in cases if c[4] in ROUND_GROUPS}, key=int)
     rounds_text = (f"; groups {', '.join(round_groups)}: the best of {rounds} interleaved rounds "
                    "per side" if round_groups else "")
@@ -491,8 +518,9 @@ def main():
         lines.append("Measured GEMM peak (best f64 matmul rate of any side): " +
                      ", ".join(f"{t}T {p:.1f} GFLOP/s" for t, p in sorted(peak.items())) + ".")
         lines.append("")
-    lines += ["| case | size | variant | T | tenferro | libtorch | torch | numpy | ratio | floor "
-              "| check |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    if rows:  # (none in a run of group 19 alone)
+        lines += ["| case | size | variant | T | tenferro | libtorch | torch | numpy | ratio "
+                  "| floor | check |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         tm = r["times"]
         check = "MISMATCH vs " + ",".join(r["mismatch"]) if r["mismatch"] else (
@@ -551,6 +579,40 @@ def main():
                          f"| {fmt_time(r['ours_ns'])} | {fmt_time(r['libtorch_ns'])} "
                          f"| {r['libtorch_ns'] / r['ours_ns']:.2f} "
                          f"| {r['ours_faster']}/{r['rounds']} |")
+    if fixed_point_recs:
+        fp = {(r["size"], r["variant"]): r for r in fixed_point_recs}
+        lines += ["", f"Group 19, the CTMRG gradient d(ln Z/N)/d beta of the 2D Ising model at "
+                  f"T = {FIXED_POINT_TEMPERATURE} (bench/cases/ctmrg_bench.cpp; eager, 1 thread, "
+                  "one process per cell): through fixed_point (the plain loop to convergence, "
+                  "then the implicit adjoint solve) against backpropagation through the same "
+                  "iterations unrolled from the initial environment; value = the plain loop and "
+                  "ln Z alone. Peak RSS by getrusage (the process's baseline included: see "
+                  "value). Ratios: unrolled / fixed_point; memory above value: the same ratio "
+                  "after subtracting the value cell's RSS.", "",
+                  "| chi | iterations | value | fixed_point | unrolled | time ratio | RSS value "
+                  "| RSS fixed_point | RSS unrolled | memory ratio | above value | gradients |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for chi in FIXED_POINT_CHI[args.quick]:
+            size = f"chi{chi}"
+            val, imp, unr = (fp.get((size, v)) for v in FIXED_POINT_VARIANTS)
+            if not imp or not unr:
+                lines.append(f"| {chi} | n/a | | | | | | | | | | n/a |")
+                continue
+            agree = abs(imp["result"] - unr["result"]) <= 1e-8 * max(1.0, abs(unr["result"]))
+            if not agree:
+                errors.append(f"group 19 chi {chi}: fixed_point gradient {imp['result']} vs "
+                              f"unrolled {unr['result']}")
+            base = val["peak_rss_mb"] if val else 0.0
+            above = ((unr["peak_rss_mb"] - base) / (imp["peak_rss_mb"] - base)
+                     if val and imp["peak_rss_mb"] > base else None)
+            lines.append(
+                f"| {chi} | {imp['iterations']} | {fmt_time(val['median_ns']) if val else 'n/a'} "
+                f"| {fmt_time(imp['median_ns'])} | {fmt_time(unr['median_ns'])} "
+                f"| {unr['median_ns'] / imp['median_ns']:.2f} "
+                f"| {val['peak_rss_mb'] if val else 'n/a'} MB | {imp['peak_rss_mb']} MB "
+                f"| {unr['peak_rss_mb']} MB | {unr['peak_rss_mb'] / imp['peak_rss_mb']:.1f} "
+                f"| {f'{above:.0f}' if above else 'n/a'} "
+                f"| {'agree' if agree else 'MISMATCH'} ({abs(imp['result'] - unr['result']):.0e}) |")
     if pending_all:
         lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
     for group, what, why in pending_all:
