@@ -114,6 +114,8 @@ EagerTensor step(const EagerTensor& local, const Shape& global, const Mesh& mesh
   const int parts = mesh.size(m), coord = mesh.coordinate(m);
   using K = Placement::Kind;
   if (from == to) return local;
+  // One rank along this axis: every placement is the whole tensor.
+  if (parts == 1) return local;
   if (from.kind == K::Shard && to.kind == K::Replicate) {
     const std::int64_t n = global[static_cast<std::size_t>(from.axis)];
     EagerTensor g = detail::collective(

@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tenferro/ad/eager.hpp"
@@ -195,6 +196,31 @@ DTensor map(const DTensor& x, const std::function<EagerTensor(const EagerTensor&
 DTensor sum(const DTensor& x);
 /// Sum over `axes` (keepdim as in the eager sum): sharded axes become Partial.
 DTensor sum(const DTensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
+/// Axes reordered (x.permute(perm) on each local tensor; no communication).
+DTensor permute(const DTensor& x, std::vector<std::int64_t> perm);
+
+/// What a distributed einsum did: the bytes this rank sent, and per pairwise
+/// step what each mesh axis sharded ("i,k": mesh axis 0 sharded label i,
+/// axis 1 label k; "-" replicated; "partial" kept a pending sum).
+struct EinsumReport {
+  std::uint64_t bytes_sent = 0;
+  std::vector<std::string> steps;
+};
+/// Einstein summation over sharded operands ("ij,jk->ik"; letters, no
+/// ellipsis or repeated labels within a term). The einsum family's planner
+/// orders the pairwise contractions over the global shapes. Each step picks,
+/// per mesh axis, which label that axis shards (a free label of one operand:
+/// the other is replicated along that axis; a label both share and keep: a
+/// batch; a label both contract: the result is Partial) or none, whichever
+/// sends the fewest bytes to redistribute the operands, then contracts the
+/// local tensors. On a 2-D mesh a matrix product of [Shard(0), Shard(1)]
+/// operands shards i over one mesh axis and k over the other, moving
+/// O(N^2 / sqrt(P)) elements per rank. Differentiable.
+DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
+               EinsumReport* report = nullptr);
+/// einsum("ij,jk->ik", {a, b}).
+DTensor matmul(const DTensor& a, const DTensor& b, EinsumReport* report = nullptr);
+
 /// The value of a one-element tensor on every rank (summed when Partial).
 double item(const DTensor& x);
 

@@ -1,0 +1,377 @@
+// einsum and matmul over sharded tensors (distributed.hpp): the einsum
+// family's planner orders the pairwise contractions over the global shapes;
+// each pairwise step picks, per mesh axis, which label that axis shards (or
+// none) by the bytes the operands' redistribution would send, then contracts
+// the local tensors with the eager einsum. Everything is eager ops and
+// differentiable collectives, so AD goes through it.
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "distributed/internal.hpp"
+#include "tenferro/einsum/einsum.hpp"
+
+namespace tenferro::dist {
+
+namespace {
+
+using Labels = std::vector<std::int64_t>;
+
+/// "ij,jk->ik" (letters only; implicit output: labels seen once, sorted).
+std::pair<std::vector<Labels>, Labels> parse(std::string_view eq, std::size_t operands) {
+  std::vector<Labels> ins(1);
+  Labels out;
+  bool arrow = false;
+  for (std::size_t i = 0; i < eq.size(); ++i) {
+    const char c = eq[i];
+    if (c == ' ') continue;
+    if (c == ',') {
+      if (arrow) fail(ErrorKind::InvalidArgument, "dist::einsum", "',' after '->' in ", eq);
+      ins.emplace_back();
+    } else if (c == '-' && i + 1 < eq.size() && eq[i + 1] == '>') {
+      arrow = true;
+      ++i;
+    } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+      (arrow ? out : ins.back()).push_back(c);
+    } else {
+      fail(ErrorKind::InvalidArgument, "dist::einsum", "unsupported character '", std::string(1, c),
+           "' in \"", eq, "\"; labels are letters (no ellipsis)");
+    }
+  }
+  if (ins.size() != operands) {
+    fail(ErrorKind::InvalidArgument, "dist::einsum", "\"", eq, "\" has ", ins.size(), " terms for ",
+         operands, " operands");
+  }
+  if (!arrow) {
+    std::map<std::int64_t, int> seen;
+    for (const auto& t : ins)
+      for (const auto l : t) ++seen[l];
+    for (const auto& [l, n] : seen)
+      if (n == 1) out.push_back(l);
+  }
+  return {ins, out};
+}
+
+bool has(const Labels& ls, std::int64_t l) {
+  return std::find(ls.begin(), ls.end(), l) != ls.end();
+}
+
+std::int64_t pos(const Labels& ls, std::int64_t l) {
+  return static_cast<std::int64_t>(std::find(ls.begin(), ls.end(), l) - ls.begin());
+}
+
+/// A labelled operand: the tensor and the label of each of its axes.
+struct Term {
+  DTensor x;
+  Labels labels;
+};
+
+/// The label a placement shards (or -1).
+std::int64_t sharded_label(const Term& t, const Placement& p) {
+  return p.is_shard() ? t.labels[static_cast<std::size_t>(p.axis)] : -1;
+}
+
+/// Estimated bytes this rank sends to move `x` to `to` (per mesh axis: an
+/// all-gather sends its part to every other rank, an all-to-all or a
+/// reduce-scatter the other ranks' share of it, an all-reduce twice that).
+/// Computed from the global shape, so that every rank chooses alike.
+double move_bytes(const DTensor& x, const Placements& to) {
+  double local = static_cast<double>(itemsize(x.dtype()));
+  for (const auto e : x.shape()) local *= static_cast<double>(e);
+  for (int m = 0; m < x.mesh().ndim(); ++m) {
+    if (x.placements()[static_cast<std::size_t>(m)].is_shard()) local /= x.mesh().size(m);
+  }
+  double bytes = 0;
+  using K = Placement::Kind;
+  for (int m = 0; m < x.mesh().ndim(); ++m) {
+    const Placement& a = x.placements()[static_cast<std::size_t>(m)];
+    const Placement& b = to[static_cast<std::size_t>(m)];
+    const double p = x.mesh().size(m);
+    if (a == b || p == 1) continue;
+    if (a.kind == K::Shard && b.kind == K::Replicate) {
+      bytes += local * (p - 1);
+      local *= p;
+    } else if (a.kind == K::Shard && b.kind == K::Shard) {
+      bytes += local * (p - 1) / p;
+    } else if (a.kind == K::Partial && b.kind == K::Replicate) {
+      bytes += 2 * local * (p - 1) / p;
+    } else if (a.kind == K::Partial && b.kind == K::Shard) {
+      bytes += local * (p - 1) / p;
+      local /= p;
+    } else if (a.kind == K::Shard && b.kind == K::Partial) {
+      bytes += local * (p - 1);
+      local *= p;
+    } else if (a.kind == K::Replicate && b.kind == K::Shard) {
+      local /= p;
+    }
+  }
+  return bytes;
+}
+
+/// What one mesh axis does in a pairwise step.
+struct Role {
+  enum Kind { Replicate, Label, KeepPartialA, KeepPartialB } kind = Replicate;
+  std::int64_t label = -1;
+};
+
+struct Choice {
+  Placements pa, pb, out;
+  double bytes = std::numeric_limits<double>::infinity();
+  std::string text;
+};
+
+/// The placements a role gives the operands and the result on one mesh axis.
+bool apply_role(const Role& r, const Term& a, const Term& b, const Labels& out_labels,
+                const Placement& cur_a, const Placement& cur_b, Placement& pa, Placement& pb,
+                Placement& po) {
+  using K = Placement::Kind;
+  switch (r.kind) {
+    case Role::Replicate:
+      pa = dist::Replicate();
+      pb = dist::Replicate();
+      po = dist::Replicate();
+      return true;
+    case Role::KeepPartialA:
+      if (cur_a.kind != K::Partial) return false;
+      pa = dist::Partial();
+      pb = dist::Replicate();
+      po = dist::Partial();
+      return true;
+    case Role::KeepPartialB:
+      if (cur_b.kind != K::Partial) return false;
+      pa = dist::Replicate();
+      pb = dist::Partial();
+      po = dist::Partial();
+      return true;
+    case Role::Label:
+      break;
+  }
+  const std::int64_t l = r.label;
+  const bool in_a = has(a.labels, l), in_b = has(b.labels, l), kept = has(out_labels, l);
+  // Keep a block-cyclic layout both operands already share.
+  std::int64_t block = 0;
+  if (cur_a.is_shard() && sharded_label(a, cur_a) == l) block = cur_a.block;
+  if (in_b && !(cur_b.is_shard() && sharded_label(b, cur_b) == l && cur_b.block == block))
+    block = 0;
+  pa = in_a ? dist::Shard(pos(a.labels, l), block) : dist::Replicate();
+  pb = in_b ? dist::Shard(pos(b.labels, l), block) : dist::Replicate();
+  po = kept ? dist::Shard(pos(out_labels, l), block) : dist::Partial();
+  return true;
+}
+
+Choice choose(const Term& a, const Term& b, const Labels& out_labels) {
+  const Mesh& mesh = a.x.mesh();
+  std::vector<Role> roles = {
+      {Role::Replicate, -1}, {Role::KeepPartialA, -1}, {Role::KeepPartialB, -1}};
+  std::set<std::int64_t> labels(a.labels.begin(), a.labels.end());
+  labels.insert(b.labels.begin(), b.labels.end());
+  for (const auto l : labels) roles.push_back({Role::Label, l});
+  Choice best;
+  std::size_t best_changes = 0;
+  const int nd = mesh.ndim();
+  std::vector<std::size_t> pick(static_cast<std::size_t>(nd), 0);
+  while (true) {
+    // One role per mesh axis, a label on one mesh axis at most.
+    bool ok = true;
+    for (int m = 0; m < nd && ok; ++m)
+      for (int k = 0; k < m && ok; ++k) {
+        const Role& x = roles[pick[static_cast<std::size_t>(m)]];
+        const Role& y = roles[pick[static_cast<std::size_t>(k)]];
+        if (x.kind == Role::Label && y.kind == Role::Label && x.label == y.label) ok = false;
+      }
+    Choice c;
+    c.pa.resize(static_cast<std::size_t>(nd));
+    c.pb.resize(static_cast<std::size_t>(nd));
+    c.out.resize(static_cast<std::size_t>(nd));
+    for (int m = 0; m < nd && ok; ++m) {
+      const auto i = static_cast<std::size_t>(m);
+      ok = apply_role(roles[pick[i]], a, b, out_labels, a.x.placements()[i], b.x.placements()[i],
+                      c.pa[i], c.pb[i], c.out[i]);
+      const Role& r = roles[pick[i]];
+      if (m > 0) c.text.push_back(',');
+      if (r.kind == Role::Label) {
+        c.text.push_back(static_cast<char>(r.label));
+      } else {
+        c.text.append(r.kind == Role::Replicate ? "-" : "partial");
+      }
+    }
+    if (ok) {
+      c.bytes = move_bytes(a.x, c.pa) + move_bytes(b.x, c.pb);
+      // Ties keep the operands' placements where they can, then avoid
+      // pending sums in the result (a later reduction).
+      std::size_t changes = 0;
+      for (int m = 0; m < nd; ++m) {
+        const auto i = static_cast<std::size_t>(m);
+        changes += 2 * (!(c.pa[i] == a.x.placements()[i]) + !(c.pb[i] == b.x.placements()[i]));
+        changes += c.out[i].kind == Placement::Kind::Partial;
+      }
+      if (c.bytes < best.bytes || (c.bytes == best.bytes && changes < best_changes)) {
+        best = c;
+        best_changes = changes;
+      }
+    }
+    int m = 0;
+    while (m < nd && ++pick[static_cast<std::size_t>(m)] == roles.size())
+      pick[static_cast<std::size_t>(m++)] = 0;
+    if (m == nd) break;
+  }
+  return best;
+}
+
+/// The pairwise step: both operands to the chosen placements, then the local einsum.
+Term contract(const Term& a, const Term& b, const Labels& out_labels, EinsumReport* report) {
+  const Choice c = choose(a, b, out_labels);
+  const DTensor xa = redistribute(a.x, c.pa);
+  const DTensor xb = redistribute(b.x, c.pb);
+  EinsumLabels labels{{a.labels, b.labels}, out_labels};
+  const EagerTensor y = einsum(labels, std::vector<EagerTensor>{xa.local(), xb.local()});
+  Shape global;
+  for (const auto l : out_labels) {
+    global.push_back(has(a.labels, l) ? a.x.shape()[static_cast<std::size_t>(pos(a.labels, l))]
+                                      : b.x.shape()[static_cast<std::size_t>(pos(b.labels, l))]);
+  }
+  if (report) report->steps.push_back(c.text);
+  return {DTensor(global, a.x.mesh(), c.out, y), out_labels};
+}
+
+/// Sums the labels of one operand that no other operand and not the output
+/// has (a local sum; a sharded one becomes Partial).
+Term sum_private(const Term& t, const std::vector<Term>& others, const Labels& output) {
+  std::vector<std::int64_t> axes;
+  Labels kept;
+  for (std::size_t k = 0; k < t.labels.size(); ++k) {
+    const std::int64_t l = t.labels[k];
+    bool used = has(output, l);
+    for (const auto& o : others) used |= has(o.labels, l);
+    if (used) {
+      kept.push_back(l);
+    } else {
+      axes.push_back(static_cast<std::int64_t>(k));
+    }
+  }
+  if (axes.empty()) return t;
+  return {sum(t.x, axes), kept};
+}
+
+}  // namespace
+
+DTensor permute(const DTensor& x, std::vector<std::int64_t> perm) {
+  if (static_cast<std::int64_t>(perm.size()) != x.rank()) {
+    fail(ErrorKind::InvalidArgument, "dist::permute", "a permutation of ", perm.size(),
+         " axes for a rank-", x.rank(), " tensor");
+  }
+  std::vector<std::int64_t> where(perm.size(), -1);
+  Shape global;
+  for (std::size_t k = 0; k < perm.size(); ++k) {
+    const std::int64_t a = normalize_axis(perm[k], x.rank(), "dist::permute");
+    if (where[static_cast<std::size_t>(a)] >= 0) {
+      fail(ErrorKind::DuplicateAxis, "dist::permute", "axis ", a, " appears twice");
+    }
+    where[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(k);
+    global.push_back(x.shape()[static_cast<std::size_t>(a)]);
+    perm[k] = a;
+  }
+  Placements ps = x.placements();
+  for (auto& p : ps)
+    if (p.is_shard()) p.axis = where[static_cast<std::size_t>(p.axis)];
+  return DTensor(global, x.mesh(), ps, tenferro::permute(x.local(), Axes(perm)));
+}
+
+DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
+               EinsumReport* report) {
+  if (operands.empty()) fail(ErrorKind::InvalidArgument, "dist::einsum", "no operands");
+  auto [ins, output] = parse(equation, operands.size());
+  std::map<std::int64_t, std::int64_t> extent;
+  std::vector<Term> terms;
+  for (std::size_t k = 0; k < operands.size(); ++k) {
+    const DTensor& x = operands[k];
+    if (!(x.mesh() == operands[0].mesh())) {
+      fail(ErrorKind::ContextMismatch, "dist::einsum", "operand ", k, " is on mesh ",
+           x.mesh().to_string(), " and operand 0 on ", operands[0].mesh().to_string(),
+           "; put them on one mesh");
+    }
+    if (static_cast<std::int64_t>(ins[k].size()) != x.rank()) {
+      fail(ErrorKind::RankMismatch, "dist::einsum", "term ", k, " has ", ins[k].size(),
+           " labels for a rank-", x.rank(), " operand");
+    }
+    std::set<std::int64_t> distinct(ins[k].begin(), ins[k].end());
+    if (distinct.size() != ins[k].size()) {
+      fail(ErrorKind::Unsupported, "dist::einsum", "term ", k,
+           " repeats a label (a diagonal); take the diagonal on a replicated tensor first");
+    }
+    for (std::size_t d = 0; d < ins[k].size(); ++d) {
+      auto [it, fresh] = extent.try_emplace(ins[k][d], x.shape()[d]);
+      if (!fresh && it->second != x.shape()[d]) {
+        fail(ErrorKind::ShapeMismatch, "dist::einsum", "label '",
+             std::string(1, static_cast<char>(ins[k][d])), "' has extents ", it->second, " and ",
+             x.shape()[d]);
+      }
+    }
+    terms.push_back({x, ins[k]});
+  }
+  for (const auto l : output) {
+    if (!extent.count(l)) {
+      fail(ErrorKind::InvalidArgument, "dist::einsum", "output label '",
+           std::string(1, static_cast<char>(l)), "' is in no operand");
+    }
+  }
+  if (report) *report = EinsumReport{};
+  const CommStats before = comm_stats();
+  // The path over global shapes, with dense labels for the planner.
+  std::map<std::int64_t, std::int64_t> dense;
+  std::vector<double> extents;
+  for (const auto& [l, e] : extent) {
+    dense[l] = static_cast<std::int64_t>(extents.size());
+    extents.push_back(static_cast<double>(e));
+  }
+  std::vector<std::vector<std::int64_t>> plan_in;
+  for (const auto& t : terms) {
+    plan_in.emplace_back();
+    for (const auto l : t.labels) plan_in.back().push_back(dense[l]);
+  }
+  std::vector<std::int64_t> plan_out;
+  for (const auto l : output) plan_out.push_back(dense[l]);
+  const EinsumPlan plan = plan_contraction(plan_in, plan_out, extents);
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    std::vector<Term> others;
+    for (std::size_t j = 0; j < terms.size(); ++j)
+      if (j != k) others.push_back(terms[j]);
+    terms[k] = sum_private(terms[k], others, output);
+  }
+  for (const auto& [i, j] : plan.path) {
+    const Term a = terms[static_cast<std::size_t>(i)];
+    const Term b = terms[static_cast<std::size_t>(j)];
+    terms.erase(terms.begin() + j);
+    terms.erase(terms.begin() + i);
+    // The result keeps the labels the output or a remaining operand needs.
+    Labels keep;
+    for (const auto& t : {a, b})
+      for (const auto l : t.labels) {
+        bool used = has(output, l);
+        for (const auto& o : terms) used |= has(o.labels, l);
+        if (used && !has(keep, l)) keep.push_back(l);
+      }
+    terms.push_back(contract(a, b, keep, report));
+  }
+  Term last = terms[0];
+  last = sum_private(last, {}, output);
+  if (last.labels != output) {
+    std::vector<std::int64_t> perm;
+    for (const auto l : output) perm.push_back(pos(last.labels, l));
+    last = {permute(last.x, perm), output};
+  }
+  if (report) report->bytes_sent = comm_stats().bytes_sent - before.bytes_sent;
+  return last.x;
+}
+
+DTensor matmul(const DTensor& a, const DTensor& b, EinsumReport* report) {
+  if (a.rank() != 2 || b.rank() != 2) {
+    fail(ErrorKind::RankMismatch, "dist::matmul", "matrices (rank 2) only, got ranks ", a.rank(),
+         " and ", b.rank(), "; use dist::einsum for batches");
+  }
+  return einsum("ij,jk->ik", {a, b}, report);
+}
+
+}  // namespace tenferro::dist
