@@ -30,20 +30,20 @@ double exact_magnetisation(double beta) {
                                     : 0.0;
 }
 
-// Measured at chi = 8, T = 1.8 and 3.0: errors up to 1.6e-13 (M), 2.3e-14
-// (f, relative), 1.8e-12 (u) and 3e-11 (c); the bounds leave two to three
-// orders of margin.
+// Measured at chi = 8, T = 1.8 and 3.0: errors up to 1.7e-11 (M), 7.9e-13
+// (f, relative), 7e-11 (u) and 8e-10 (c); the bounds leave about two orders
+// of margin.
 TEST(Ctmrg, ObservablesMatchOnsagerAwayFromTheCriticalPoint) {
   const ctmrg::EagerCtmrg eager(tf::EagerRuntime::make_cpu(), small_environment());
   for (double t : {1.8, 3.0}) {
     const double beta = 1.0 / t;
     const ctmrg::Thermodynamics r = eager(beta);
     EXPECT_LE(r.residual, small_environment().tol) << "T " << t;
-    EXPECT_NEAR(r.magnetisation, exact_magnetisation(beta), 1e-10) << "T " << t;
+    EXPECT_NEAR(r.magnetisation, exact_magnetisation(beta), 1e-9) << "T " << t;
     const double f_exact = -ising::exact_log_z(beta) / beta;
-    EXPECT_NEAR(r.free_energy, f_exact, 1e-11 * std::abs(f_exact)) << "T " << t;
-    EXPECT_NEAR(r.energy, ising::exact_energy(beta), 1e-10) << "T " << t;
-    EXPECT_NEAR(r.specific_heat, ising::exact_specific_heat(beta), 1e-8) << "T " << t;
+    EXPECT_NEAR(r.free_energy, f_exact, 1e-10 * std::abs(f_exact)) << "T " << t;
+    EXPECT_NEAR(r.energy, ising::exact_energy(beta), 1e-8) << "T " << t;
+    EXPECT_NEAR(r.specific_heat, ising::exact_specific_heat(beta), 1e-7) << "T " << t;
   }
   // Below Tc the magnetisation is the spontaneous one, above it vanishes.
   EXPECT_GT(eager(1.0 / 1.8).magnetisation, 0.95);

@@ -63,6 +63,10 @@ void usage(std::ostream& os) {
         "  --temperatures a,b,...  explicit temperatures instead\n"
         "  --tol X            convergence: max |update| of the unit-norm C and T (default 1e-10)\n"
         "  --max-iter N       CTMRG steps at most (default 2000)\n"
+        "  --split X          relative term that splits the enlarged corner's degenerate\n"
+        "                     eigenvalues (default 1e-5; docs/demo.md)\n"
+        "  --cutoff X         projector columns of |eigenvalue| <= X times the largest are\n"
+        "                     dropped (default 1e-3; keep it above --split)\n"
         "  --mode traced|eager  traced: one program (while_loop, fixed_point, grad, hvp) built\n"
         "                     and prepared once, run per temperature (default); eager: a plain\n"
         "                     loop, then the eager fixed_point for the derivatives\n"
@@ -123,6 +127,10 @@ Config parse(int argc, char** argv) {
       }
     } else if (flag == "--tol") {
       c.solve.tol = parse_number(flag, value());
+    } else if (flag == "--split") {
+      c.solve.ctmrg.split = parse_number(flag, value());
+    } else if (flag == "--cutoff") {
+      c.solve.ctmrg.cutoff = parse_number(flag, value());
     } else if (flag == "--max-iter") {
       c.solve.max_iter = parse_int(flag, value());
     } else if (flag == "--mode") {
@@ -199,7 +207,7 @@ void memory_check(const tf::RuntimePtr& runtime, const Config& config, double te
   std::cout << "\nPeak memory against the iteration count (traced program, T = " << temperature
             << ", chi = " << config.solve.ctmrg.chi << "):\n"
             << "     tol  iterations  peak live values  peak RSS (MB)\n";
-  for (double tol : {1e-4, 1e-12}) {
+  for (double tol : {1e-4, 1e-10}) {
     ctmrg::SolveOptions o = config.solve;
     o.tol = tol;
     const ctmrg::TracedCtmrg program(runtime, o);
