@@ -391,10 +391,19 @@ const ad::RuleSet& CollectiveOp::ad_rules() const {
 
 }  // namespace
 
-EagerTensor collective(const CollParams& params, const EagerTensor& x) {
+template <class T>
+T apply_collective(const CollParams& params, const T& x) {
   const auto op = std::make_shared<const CollectiveOp>(params);
-  const EagerTensor in[1] = {x};
-  return tenferro::apply<EagerTensor>(op, std::span<const EagerTensor>(in))[0];
+  const T in[1] = {x};
+  return tenferro::apply<T>(op, std::span<const T>(in))[0];
+}
+
+EagerTensor collective(const CollParams& params, const EagerTensor& x) {
+  return apply_collective(params, x);
+}
+
+TracedTensor collective(const CollParams& params, const TracedTensor& x) {
+  return apply_collective(params, x);
 }
 
 }  // namespace tenferro::dist::detail

@@ -46,7 +46,9 @@ inline CollParams all_to_all_params(MPI_Comm comm, std::int64_t axis,
   return p;
 }
 
-/// Runs (and, when x is tracked, records) one collective over params.comm.
+/// Runs (and, when x is tracked, records) one collective over params.comm;
+/// on a traced value, adds its node to the graph.
 EagerTensor collective(const CollParams& params, const EagerTensor& x);
+TracedTensor collective(const CollParams& params, const TracedTensor& x);
 
 }  // namespace tenferro::dist::detail

@@ -8,6 +8,7 @@
 #include "distributed/internal.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/ops.hpp"
+#include "tenferro/ad/transforms.hpp"
 
 namespace tenferro::dist {
 
@@ -69,18 +70,40 @@ std::vector<std::int64_t> extents(std::int64_t n, int parts, std::int64_t block)
   return v;
 }
 
+/// A tensor's constant shape (a traced one must have constant extents).
+Shape shape_of(const EagerTensor& t) {
+  return t.shape();
+}
+Shape shape_of(const TracedTensor& t) {
+  Shape s;
+  for (const auto& d : t.shape()) {
+    if (!d.is_constant()) {
+      fail(ErrorKind::Unsupported, "dist", "a sharded traced value needs constant extents, got ",
+           to_string(t.shape()), "; trace each rank's program with its sizes");
+    }
+    s.push_back(d.constant());
+  }
+  return s;
+}
+
+Tensor index_values(const std::vector<std::int64_t>& idx) {
+  return Tensor::from_col_major({static_cast<std::int64_t>(idx.size())}, idx);
+}
 EagerTensor index_tensor(const EagerTensor& like, const std::vector<std::int64_t>& idx) {
-  return like.runtime()->tensor(
-      Tensor::from_col_major({static_cast<std::int64_t>(idx.size())}, idx));
+  return like.runtime()->tensor(index_values(idx));
+}
+TracedTensor index_tensor(const TracedTensor&, const std::vector<std::int64_t>& idx) {
+  return constant(index_values(idx));
 }
 
 /// This rank's part along `axis` (a slice, or a gather for block-cyclic).
-EagerTensor take_part(const EagerTensor& x, std::int64_t axis, int parts, int coord,
-                      std::int64_t block) {
-  const std::int64_t n = x.shape()[static_cast<std::size_t>(axis)];
+template <class T>
+T take_part(const T& x, std::int64_t axis, int parts, int coord, std::int64_t block) {
+  const Shape xs = shape_of(x);
+  const std::int64_t n = xs[static_cast<std::size_t>(axis)];
   const auto idx = shard_indices(n, parts, coord, block);
   if (block > 0) return index_select(x, axis, index_tensor(x, idx));
-  Shape start(static_cast<std::size_t>(x.rank()), 0), limit = x.shape();
+  Shape start(static_cast<std::size_t>(x.rank()), 0), limit = xs;
   start[static_cast<std::size_t>(axis)] = idx.empty() ? 0 : idx.front();
   limit[static_cast<std::size_t>(axis)] = idx.empty() ? 0 : idx.back() + 1;
   return slice(x, start, limit);
@@ -103,13 +126,15 @@ std::vector<std::int64_t> inverse(const std::vector<std::int64_t>& perm) {
   return inv;
 }
 
-EagerTensor zero_unless_first(const EagerTensor& x, int coord) {
+template <class T>
+T zero_unless_first(const T& x, int coord) {
   return coord == 0 ? x : x * Scalar(0.0);
 }
 
 /// One mesh axis's step: the local tensor from `from` to `to` on mesh axis m.
-EagerTensor step(const EagerTensor& local, const Shape& global, const Mesh& mesh, int m,
-                 const Placement& from, const Placement& to) {
+template <class T>
+T step(const T& local, const Shape& global, const Mesh& mesh, int m, const Placement& from,
+       const Placement& to) {
   const MPI_Comm comm = mesh.axis_comm(m).handle();
   const int parts = mesh.size(m), coord = mesh.coordinate(m);
   using K = Placement::Kind;
@@ -118,7 +143,7 @@ EagerTensor step(const EagerTensor& local, const Shape& global, const Mesh& mesh
   if (parts == 1) return local;
   if (from.kind == K::Shard && to.kind == K::Replicate) {
     const std::int64_t n = global[static_cast<std::size_t>(from.axis)];
-    EagerTensor g = detail::collective(
+    T g = detail::collective(
         detail::along_axis_params(Coll::AllGather, comm, from.axis, extents(n, parts, from.block)),
         local);
     if (from.block > 0)
@@ -141,14 +166,14 @@ EagerTensor step(const EagerTensor& local, const Shape& global, const Mesh& mesh
   }
   if (from.kind == K::Partial && to.kind == K::Shard) {
     const std::int64_t n = global[static_cast<std::size_t>(to.axis)];
-    EagerTensor x = local;
+    T x = local;
     if (to.block > 0) x = index_select(x, to.axis, index_tensor(x, rank_major(n, parts, to.block)));
     return detail::collective(
         detail::along_axis_params(Coll::ReduceScatter, comm, to.axis, extents(n, parts, to.block)),
         x);
   }
   // Shard -> Partial, or Shard -> Shard with block-cyclic layouts: through Replicate.
-  const EagerTensor full = step(local, global, mesh, m, from, Replicate());
+  const T full = step(local, global, mesh, m, from, Replicate());
   return step(full, global, mesh, m, Replicate(), to);
 }
 
@@ -181,7 +206,8 @@ void agree_on_global(const Mesh& mesh, DType dtype, const Shape& shape, const ch
        "); every rank passes the same global dtype and shape");
 }
 
-void check_same_mesh(const DTensor& a, const DTensor& b, const char* op) {
+template <class T>
+void check_same_mesh(const BasicDTensor<T>& a, const BasicDTensor<T>& b, const char* op) {
   if (!(a.mesh() == b.mesh())) {
     fail(ErrorKind::ContextMismatch, op, "the operands live on different meshes (",
          a.mesh().to_string(), " and ", b.mesh().to_string(),
@@ -207,13 +233,14 @@ bool any_partial(const Placements& ps) {
 
 enum class Bin { Add, Sub, Mul, Div };
 
-DTensor binary(const DTensor& a0, const DTensor& b0, Bin op) {
+template <class T>
+BasicDTensor<T> binary(const BasicDTensor<T>& a0, const BasicDTensor<T>& b0, Bin op) {
   const char* name = op == Bin::Add   ? "add"
                      : op == Bin::Sub ? "sub"
                      : op == Bin::Mul ? "mul"
                                       : "div";
   check_same_mesh(a0, b0, name);
-  DTensor a = a0, b = b0;
+  BasicDTensor<T> a = a0, b = b0;
   Placements target = a.placements();
   const bool linear = op == Bin::Add || op == Bin::Sub;
   for (std::size_t m = 0; m < target.size(); ++m) {
@@ -224,7 +251,7 @@ DTensor binary(const DTensor& a0, const DTensor& b0, Bin op) {
   }
   if (target != a.placements()) a = redistribute(a, target);
   if (b.placements() != target) b = redistribute(b, target);
-  EagerTensor y;
+  T y;
   switch (op) {
     case Bin::Add:
       y = a.local() + b.local();
@@ -239,34 +266,37 @@ DTensor binary(const DTensor& a0, const DTensor& b0, Bin op) {
       y = a.local() / b.local();
       break;
   }
-  return DTensor(a.shape(), a.mesh(), target, y);
+  return BasicDTensor<T>(a.shape(), a.mesh(), target, y);
 }
 
 }  // namespace
 
 // ---- DTensor ---------------------------------------------------------------------------
 
-DTensor::DTensor(Shape global, Mesh mesh, Placements placements, EagerTensor local)
+template <class T>
+BasicDTensor<T>::BasicDTensor(Shape global, Mesh mesh, Placements placements, T local)
     : shape_(std::move(global)),
       mesh_(std::make_shared<const Mesh>(std::move(mesh))),
       placements_(std::move(placements)),
       local_(std::move(local)) {
   check_placements(placements_, *mesh_, static_cast<std::int64_t>(shape_.size()), "dtensor");
   const Shape want = local_shape(shape_, *mesh_, placements_);
-  if (local_.defined() && local_.shape() != want) {
+  if (local_.defined() && shape_of(local_) != want) {
     fail(ErrorKind::ShapeMismatch, "dtensor", "the local tensor is ",
-         shape_to_string(local_.shape().span()), " but global ", shape_to_string(shape_.span()),
+         shape_to_string(shape_of(local_).span()), " but global ", shape_to_string(shape_.span()),
          " under ", placements_text(placements_), " gives this rank ",
          shape_to_string(want.span()));
   }
 }
 
-DTensor& DTensor::requires_grad_(bool on) {
+template <class T>
+BasicDTensor<T>& BasicDTensor<T>::requires_grad_(bool on) requires std::same_as<T, EagerTensor> {
   local_.requires_grad_(on);
   return *this;
 }
 
-DTensor DTensor::grad() const {
+template <class T>
+BasicDTensor<T> BasicDTensor<T>::grad() const requires std::same_as<T, EagerTensor> {
   if (!local_.has_grad()) return DTensor();
   NoGradGuard off;
   EagerTensor g = local_.grad().detach();
@@ -283,23 +313,25 @@ DTensor DTensor::grad() const {
   return DTensor(shape_, *mesh_, ps, g);
 }
 
-std::string DTensor::to_string() const {
+template <class T>
+std::string BasicDTensor<T>::to_string() const {
   return "DTensor(" + std::string(tenferro::name(dtype())) + shape_to_string(shape_.span()) +
          ", mesh " + mesh_->to_string() + ", " + placements_text(placements_) + ")";
 }
 
 // ---- placement changes --------------------------------------------------------------------
 
-DTensor distribute(const EagerTensor& full, const Mesh& mesh, Placements placements) {
+template <class T>
+BasicDTensor<T> distribute(const T& full, const Mesh& mesh, Placements placements) {
   if (!full.defined()) fail(ErrorKind::InvalidArgument, "distribute", "the tensor is undefined");
   check_placements(placements, mesh, full.rank(), "distribute");
-  agree_on_global(mesh, full.dtype(), full.shape(), "distribute");
-  EagerTensor local = full;
+  const Shape global = shape_of(full);
+  agree_on_global(mesh, full.dtype(), global, "distribute");
+  T local = full;
   for (int m = 0; m < mesh.ndim(); ++m) {
-    local =
-        step(local, full.shape(), mesh, m, Replicate(), placements[static_cast<std::size_t>(m)]);
+    local = step(local, global, mesh, m, Replicate(), placements[static_cast<std::size_t>(m)]);
   }
-  return DTensor(full.shape(), mesh, std::move(placements), local);
+  return BasicDTensor<T>(global, mesh, std::move(placements), local);
 }
 
 DTensor scatter(const EagerRuntimePtr& rt, const Tensor& full, int root, const Mesh& mesh,
@@ -364,12 +396,13 @@ DTensor scatter(const EagerRuntimePtr& rt, const Tensor& full, int root, const M
   return DTensor(global, mesh, std::move(placements), rt->tensor(local));
 }
 
-DTensor redistribute(const DTensor& x, Placements placements) {
+template <class T>
+BasicDTensor<T> redistribute(const BasicDTensor<T>& x, Placements placements) {
   if (!x.defined()) fail(ErrorKind::InvalidArgument, "redistribute", "the tensor is undefined");
   check_placements(placements, x.mesh(), x.rank(), "redistribute");
   const Mesh& mesh = x.mesh();
   Placements cur = x.placements();
-  EagerTensor local = x.local();
+  T local = x.local();
   const auto sharded_elsewhere = [&](std::int64_t axis, int m) {
     for (int k = 0; k < mesh.ndim(); ++k)
       if (k != m && cur[static_cast<std::size_t>(k)].is_shard() &&
@@ -402,10 +435,11 @@ DTensor redistribute(const DTensor& x, Placements placements) {
     local = step(local, x.shape(), mesh, m, from, to);
     from = to;
   }
-  return DTensor(x.shape(), mesh, std::move(placements), local);
+  return BasicDTensor<T>(x.shape(), mesh, std::move(placements), local);
 }
 
-EagerTensor full_tensor(const DTensor& x) {
+template <class T>
+T full_tensor(const BasicDTensor<T>& x) {
   return redistribute(x, Placements(static_cast<std::size_t>(x.mesh().ndim()), Replicate()))
       .local();
 }
@@ -423,43 +457,52 @@ Tensor gather(const DTensor& x, int root) {
 
 // ---- ops ---------------------------------------------------------------------------------
 
-DTensor operator+(const DTensor& a, const DTensor& b) {
+template <class T>
+BasicDTensor<T> operator+(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
   return binary(a, b, Bin::Add);
 }
-DTensor operator-(const DTensor& a, const DTensor& b) {
+template <class T>
+BasicDTensor<T> operator-(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
   return binary(a, b, Bin::Sub);
 }
-DTensor operator*(const DTensor& a, const DTensor& b) {
+template <class T>
+BasicDTensor<T> operator*(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
   return binary(a, b, Bin::Mul);
 }
-DTensor operator/(const DTensor& a, const DTensor& b) {
+template <class T>
+BasicDTensor<T> operator/(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
   return binary(a, b, Bin::Div);
 }
-DTensor operator*(const DTensor& a, Scalar b) {
-  return DTensor(a.shape(), a.mesh(), a.placements(), a.local() * b);
+template <class T>
+BasicDTensor<T> operator*(const BasicDTensor<T>& a, Scalar b) {
+  return BasicDTensor<T>(a.shape(), a.mesh(), a.placements(), a.local() * b);
 }
-DTensor operator-(const DTensor& a) {
-  return DTensor(a.shape(), a.mesh(), a.placements(), -a.local());
+template <class T>
+BasicDTensor<T> operator-(const BasicDTensor<T>& a) {
+  return BasicDTensor<T>(a.shape(), a.mesh(), a.placements(), -a.local());
 }
 
-DTensor map(const DTensor& x, const std::function<EagerTensor(const EagerTensor&)>& fn,
-            bool linear) {
-  DTensor in = x;
+template <class T>
+BasicDTensor<T> map(const BasicDTensor<T>& x,
+                    const std::type_identity_t<std::function<T(const T&)>>& fn, bool linear) {
+  BasicDTensor<T> in = x;
   if (!linear && any_partial(x.placements())) in = redistribute(x, without_partial(x.placements()));
-  EagerTensor y = fn(in.local());
-  if (!y.defined() || y.shape() != in.local().shape()) {
+  T y = fn(in.local());
+  if (!y.defined() || shape_of(y) != shape_of(in.local())) {
     fail(ErrorKind::ShapeMismatch, "map", "the function must keep the local shape (elementwise)");
   }
-  return DTensor(in.shape(), in.mesh(), in.placements(), y);
+  return BasicDTensor<T>(in.shape(), in.mesh(), in.placements(), y);
 }
 
-DTensor sum(const DTensor& x) {
+template <class T>
+BasicDTensor<T> sum(const BasicDTensor<T>& x) {
   std::vector<std::int64_t> axes(static_cast<std::size_t>(x.rank()));
   std::iota(axes.begin(), axes.end(), 0);
   return sum(x, axes, false);
 }
 
-DTensor sum(const DTensor& x, std::vector<std::int64_t> axes, bool keepdim) {
+template <class T>
+BasicDTensor<T> sum(const BasicDTensor<T>& x, std::vector<std::int64_t> axes, bool keepdim) {
   std::vector<bool> reduced(static_cast<std::size_t>(x.rank()), false);
   for (auto& a : axes) {
     a = normalize_axis(a, x.rank(), "sum");
@@ -483,8 +526,8 @@ DTensor sum(const DTensor& x, std::vector<std::int64_t> axes, bool keepdim) {
       p.axis = new_index[static_cast<std::size_t>(p.axis)];
     }
   }
-  const EagerTensor y = tenferro::sum(x.local(), Axes(axes), keepdim);
-  return DTensor(global, x.mesh(), ps, y);
+  const T y = tenferro::sum(x.local(), Axes(axes), keepdim);
+  return BasicDTensor<T>(global, x.mesh(), ps, y);
 }
 
 double item(const DTensor& x) {
@@ -523,5 +566,62 @@ void backward(const DTensor& loss) {
   const EagerTensor& l = loss.local();
   l.backward(full_like(l, Scalar(seed)).detach());
 }
+
+std::vector<TracedDTensor> grad(const TracedDTensor& loss, const std::vector<TracedDTensor>& wrt) {
+  if (!loss.defined()) fail(ErrorKind::InvalidArgument, "dist::grad", "the loss is undefined");
+  std::int64_t numel = 1;
+  for (const auto e : loss.shape()) numel *= e;
+  if (numel != 1 || std::any_of(loss.placements().begin(), loss.placements().end(),
+                                [](const Placement& p) { return p.is_shard(); })) {
+    fail(ErrorKind::ShapeMismatch, "dist::grad",
+         "the loss must be one unsharded element; sum it first");
+  }
+  double seed = 1.0;  // as backward(): a Replicate loss's cotangent is Partial
+  for (int m = 0; m < loss.mesh().ndim(); ++m) {
+    if (loss.placements()[static_cast<std::size_t>(m)].kind == Placement::Kind::Replicate &&
+        loss.mesh().coordinate(m) != 0)
+      seed = 0.0;
+  }
+  const TracedTensor& l = loss.local();
+  const TracedTensor ct = traced_full(l.shape(), Scalar(seed), l.dtype());
+  std::vector<TracedTensor> locals;
+  for (const auto& w : wrt) locals.push_back(w.local());
+  const auto cts = vjp_many({l}, {ct}, locals);
+  std::vector<TracedDTensor> out;
+  for (std::size_t k = 0; k < wrt.size(); ++k) {
+    const TracedDTensor& w = wrt[k];
+    TracedTensor g = cts[k] ? *cts[k] : zeros_like(w.local());
+    Placements ps = w.placements();
+    for (int m = 0; m < w.mesh().ndim(); ++m) {
+      auto& p = ps[static_cast<std::size_t>(m)];
+      if (p.kind == Placement::Kind::Replicate && w.mesh().size(m) > 1) {
+        g = detail::collective(detail::all_reduce_params(w.mesh().axis_comm(m).handle()), g);
+      } else if (p.kind == Placement::Kind::Partial) {
+        p = Replicate();
+      }
+    }
+    out.emplace_back(w.shape(), w.mesh(), ps, g);
+  }
+  return out;
+}
+
+#define TENFERRO_DIST_INSTANTIATE(T)                                                           \
+  template class BasicDTensor<T>;                                                              \
+  template BasicDTensor<T> distribute(const T&, const Mesh&, Placements);                      \
+  template BasicDTensor<T> redistribute(const BasicDTensor<T>&, Placements);                   \
+  template T full_tensor(const BasicDTensor<T>&);                                              \
+  template BasicDTensor<T> operator+(const BasicDTensor<T>&, const BasicDTensor<T>&);          \
+  template BasicDTensor<T> operator-(const BasicDTensor<T>&, const BasicDTensor<T>&);          \
+  template BasicDTensor<T> operator*(const BasicDTensor<T>&, const BasicDTensor<T>&);          \
+  template BasicDTensor<T> operator/(const BasicDTensor<T>&, const BasicDTensor<T>&);          \
+  template BasicDTensor<T> operator*(const BasicDTensor<T>&, Scalar);                          \
+  template BasicDTensor<T> operator-(const BasicDTensor<T>&);                                  \
+  template BasicDTensor<T> map(const BasicDTensor<T>&,                                         \
+                               const std::type_identity_t<std::function<T(const T&)>>&, bool); \
+  template BasicDTensor<T> sum(const BasicDTensor<T>&);                                        \
+  template BasicDTensor<T> sum(const BasicDTensor<T>&, std::vector<std::int64_t>, bool);
+TENFERRO_DIST_INSTANTIATE(EagerTensor)
+TENFERRO_DIST_INSTANTIATE(TracedTensor)
+#undef TENFERRO_DIST_INSTANTIATE
 
 }  // namespace tenferro::dist

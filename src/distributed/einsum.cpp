@@ -63,13 +63,15 @@ std::int64_t pos(const Labels& ls, std::int64_t l) {
 }
 
 /// A labelled operand: the tensor and the label of each of its axes.
+template <class T>
 struct Term {
-  DTensor x;
+  BasicDTensor<T> x;
   Labels labels;
 };
 
 /// The label a placement shards (or -1).
-std::int64_t sharded_label(const Term& t, const Placement& p) {
+template <class T>
+std::int64_t sharded_label(const Term<T>& t, const Placement& p) {
   return p.is_shard() ? t.labels[static_cast<std::size_t>(p.axis)] : -1;
 }
 
@@ -77,7 +79,8 @@ std::int64_t sharded_label(const Term& t, const Placement& p) {
 /// all-gather sends its part to every other rank, an all-to-all or a
 /// reduce-scatter the other ranks' share of it, an all-reduce twice that).
 /// Computed from the global shape, so that every rank chooses alike.
-double move_bytes(const DTensor& x, const Placements& to) {
+template <class T>
+double move_bytes(const BasicDTensor<T>& x, const Placements& to) {
   double local = static_cast<double>(itemsize(x.dtype()));
   for (const auto e : x.shape()) local *= static_cast<double>(e);
   for (int m = 0; m < x.mesh().ndim(); ++m) {
@@ -123,7 +126,8 @@ struct Choice {
 };
 
 /// The placements a role gives the operands and the result on one mesh axis.
-bool apply_role(const Role& r, const Term& a, const Term& b, const Labels& out_labels,
+template <class T>
+bool apply_role(const Role& r, const Term<T>& a, const Term<T>& b, const Labels& out_labels,
                 const Placement& cur_a, const Placement& cur_b, Placement& pa, Placement& pb,
                 Placement& po) {
   using K = Placement::Kind;
@@ -161,7 +165,8 @@ bool apply_role(const Role& r, const Term& a, const Term& b, const Labels& out_l
   return true;
 }
 
-Choice choose(const Term& a, const Term& b, const Labels& out_labels) {
+template <class T>
+Choice choose(const Term<T>& a, const Term<T>& b, const Labels& out_labels) {
   const Mesh& mesh = a.x.mesh();
   std::vector<Role> roles = {
       {Role::Replicate, -1}, {Role::KeepPartialA, -1}, {Role::KeepPartialB, -1}};
@@ -221,24 +226,27 @@ Choice choose(const Term& a, const Term& b, const Labels& out_labels) {
 }
 
 /// The pairwise step: both operands to the chosen placements, then the local einsum.
-Term contract(const Term& a, const Term& b, const Labels& out_labels, EinsumReport* report) {
+template <class T>
+Term<T> contract(const Term<T>& a, const Term<T>& b, const Labels& out_labels,
+                 EinsumReport* report) {
   const Choice c = choose(a, b, out_labels);
-  const DTensor xa = redistribute(a.x, c.pa);
-  const DTensor xb = redistribute(b.x, c.pb);
+  const BasicDTensor<T> xa = redistribute(a.x, c.pa);
+  const BasicDTensor<T> xb = redistribute(b.x, c.pb);
   EinsumLabels labels{{a.labels, b.labels}, out_labels};
-  const EagerTensor y = einsum(labels, std::vector<EagerTensor>{xa.local(), xb.local()});
+  const T y = tenferro::einsum(labels, std::vector<T>{xa.local(), xb.local()});
   Shape global;
   for (const auto l : out_labels) {
     global.push_back(has(a.labels, l) ? a.x.shape()[static_cast<std::size_t>(pos(a.labels, l))]
                                       : b.x.shape()[static_cast<std::size_t>(pos(b.labels, l))]);
   }
   if (report) report->steps.push_back(c.text);
-  return {DTensor(global, a.x.mesh(), c.out, y), out_labels};
+  return {BasicDTensor<T>(global, a.x.mesh(), c.out, y), out_labels};
 }
 
 /// Sums the labels of one operand that no other operand and not the output
 /// has (a local sum; a sharded one becomes Partial).
-Term sum_private(const Term& t, const std::vector<Term>& others, const Labels& output) {
+template <class T>
+Term<T> sum_private(const Term<T>& t, const std::vector<Term<T>>& others, const Labels& output) {
   std::vector<std::int64_t> axes;
   Labels kept;
   for (std::size_t k = 0; k < t.labels.size(); ++k) {
@@ -257,7 +265,8 @@ Term sum_private(const Term& t, const std::vector<Term>& others, const Labels& o
 
 }  // namespace
 
-DTensor permute(const DTensor& x, std::vector<std::int64_t> perm) {
+template <class T>
+BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm) {
   if (static_cast<std::int64_t>(perm.size()) != x.rank()) {
     fail(ErrorKind::InvalidArgument, "dist::permute", "a permutation of ", perm.size(),
          " axes for a rank-", x.rank(), " tensor");
@@ -276,17 +285,18 @@ DTensor permute(const DTensor& x, std::vector<std::int64_t> perm) {
   Placements ps = x.placements();
   for (auto& p : ps)
     if (p.is_shard()) p.axis = where[static_cast<std::size_t>(p.axis)];
-  return DTensor(global, x.mesh(), ps, tenferro::permute(x.local(), Axes(perm)));
+  return BasicDTensor<T>(global, x.mesh(), ps, tenferro::permute(x.local(), Axes(perm)));
 }
 
-DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
-               EinsumReport* report) {
+template <class T>
+BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor<T>>& operands,
+                       EinsumReport* report) {
   if (operands.empty()) fail(ErrorKind::InvalidArgument, "dist::einsum", "no operands");
   auto [ins, output] = parse(equation, operands.size());
   std::map<std::int64_t, std::int64_t> extent;
-  std::vector<Term> terms;
+  std::vector<Term<T>> terms;
   for (std::size_t k = 0; k < operands.size(); ++k) {
-    const DTensor& x = operands[k];
+    const BasicDTensor<T>& x = operands[k];
     if (!(x.mesh() == operands[0].mesh())) {
       fail(ErrorKind::ContextMismatch, "dist::einsum", "operand ", k, " is on mesh ",
            x.mesh().to_string(), " and operand 0 on ", operands[0].mesh().to_string(),
@@ -335,14 +345,14 @@ DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
   for (const auto l : output) plan_out.push_back(dense[l]);
   const EinsumPlan plan = plan_contraction(plan_in, plan_out, extents);
   for (std::size_t k = 0; k < terms.size(); ++k) {
-    std::vector<Term> others;
+    std::vector<Term<T>> others;
     for (std::size_t j = 0; j < terms.size(); ++j)
       if (j != k) others.push_back(terms[j]);
     terms[k] = sum_private(terms[k], others, output);
   }
   for (const auto& [i, j] : plan.path) {
-    const Term a = terms[static_cast<std::size_t>(i)];
-    const Term b = terms[static_cast<std::size_t>(j)];
+    const Term<T> a = terms[static_cast<std::size_t>(i)];
+    const Term<T> b = terms[static_cast<std::size_t>(j)];
     terms.erase(terms.begin() + j);
     terms.erase(terms.begin() + i);
     // The result keeps the labels the output or a remaining operand needs.
@@ -355,8 +365,8 @@ DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
       }
     terms.push_back(contract(a, b, keep, report));
   }
-  Term last = terms[0];
-  last = sum_private(last, {}, output);
+  Term<T> last = terms[0];
+  last = sum_private(last, std::vector<Term<T>>{}, output);
   if (last.labels != output) {
     std::vector<std::int64_t> perm;
     for (const auto l : output) perm.push_back(pos(last.labels, l));
@@ -366,12 +376,22 @@ DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
   return last.x;
 }
 
-DTensor matmul(const DTensor& a, const DTensor& b, EinsumReport* report) {
+template <class T>
+BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, EinsumReport* report) {
   if (a.rank() != 2 || b.rank() != 2) {
     fail(ErrorKind::RankMismatch, "dist::matmul", "matrices (rank 2) only, got ranks ", a.rank(),
          " and ", b.rank(), "; use dist::einsum for batches");
   }
-  return einsum("ij,jk->ik", {a, b}, report);
+  return einsum("ij,jk->ik", std::vector<BasicDTensor<T>>{a, b}, report);
 }
+
+#define TENFERRO_DIST_INSTANTIATE(T)                                                     \
+  template BasicDTensor<T> permute(const BasicDTensor<T>&, std::vector<std::int64_t>);   \
+  template BasicDTensor<T> einsum(std::string_view, const std::vector<BasicDTensor<T>>&, \
+                                  EinsumReport*);                                        \
+  template BasicDTensor<T> matmul(const BasicDTensor<T>&, const BasicDTensor<T>&, EinsumReport*);
+TENFERRO_DIST_INSTANTIATE(EagerTensor)
+TENFERRO_DIST_INSTANTIATE(TracedTensor)
+#undef TENFERRO_DIST_INSTANTIATE
 
 }  // namespace tenferro::dist

@@ -28,14 +28,17 @@
 
 #include <mpi.h>
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tenferro/ad/eager.hpp"
+#include "tenferro/ad/traced.hpp"
 
 namespace tenferro::dist {
 
@@ -132,36 +135,50 @@ struct CommStats {
 CommStats comm_stats();
 void reset_comm_stats();
 
-class DTensor {
+/// A sharded tensor whose local part is a tensor of tier T: EagerTensor
+/// (DTensor: runs now, backward() and grad) or TracedTensor (TracedDTensor:
+/// builds each rank's traced program, with constant extents; dist::grad).
+template <class T>
+class BasicDTensor {
  public:
-  DTensor() = default;
+  BasicDTensor() = default;
   /// For the layer: a local tensor with its global metadata (checked).
-  DTensor(Shape global, Mesh mesh, Placements placements, EagerTensor local);
+  BasicDTensor(Shape global, Mesh mesh, Placements placements, T local);
   bool defined() const { return local_.defined(); }
   const Shape& shape() const { return shape_; }
   std::int64_t rank() const { return static_cast<std::int64_t>(shape_.size()); }
   DType dtype() const { return local_.dtype(); }
   const Mesh& mesh() const { return *mesh_; }
   const Placements& placements() const { return placements_; }
-  const EagerTensor& local() const { return local_; }
-  bool requires_grad() const { return local_.requires_grad(); }
-  /// Marks the local tensor as a leaf that requires grad (every rank must).
-  DTensor& requires_grad_(bool on = true);
-  /// The gradient accumulated into this leaf by backward(), placed like the
-  /// leaf (a Replicate leaf's partial gradients are summed); undefined before.
-  DTensor grad() const;
+  const T& local() const { return local_; }
   std::string to_string() const;
+
+  // ---- eager tier --------------------------------------------------------------------
+  bool requires_grad() const requires std::same_as<T, EagerTensor> {
+    return local_.requires_grad();
+  }
+  /// Marks the local tensor as a leaf that requires grad (every rank must).
+  BasicDTensor& requires_grad_(bool on = true) requires std::same_as<T, EagerTensor>;
+  /// The gradient accumulated into this leaf by backward(), placed like the
+  /// leaf (a Replicate leaf's partial gradients are summed; a Partial leaf's
+  /// gradient is Replicate); undefined before.
+  BasicDTensor grad() const requires std::same_as<T, EagerTensor>;
 
  private:
   Shape shape_;
   std::shared_ptr<const Mesh> mesh_;
   Placements placements_;
-  EagerTensor local_;
+  T local_;
 };
+using DTensor = BasicDTensor<EagerTensor>;
+using TracedDTensor = BasicDTensor<TracedTensor>;
+
+// Every function below taking a BasicDTensor<T> works in both tiers.
 
 /// Places `full` (the same tensor on every rank, checked collectively) on the
 /// mesh: each rank keeps its part. Differentiable (a slice per rank).
-DTensor distribute(const EagerTensor& full, const Mesh& mesh, Placements placements);
+template <class T>
+BasicDTensor<T> distribute(const T& full, const Mesh& mesh, Placements placements);
 /// From `root`'s tensor (the others pass an undefined one): the root sends
 /// each rank its part (MPI_Scatterv), an untracked tensor of `rt` on every
 /// rank. Not differentiable (the data enter the computation here).
@@ -170,9 +187,11 @@ DTensor scatter(const EagerRuntimePtr& rt, const Tensor& full, int root, const M
 /// The same global tensor under other placements (collectives chosen per
 /// mesh axis: all-gather, reduce-scatter, all-reduce, all-to-all, local
 /// slicing). Differentiable.
-DTensor redistribute(const DTensor& x, Placements placements);
+template <class T>
+BasicDTensor<T> redistribute(const BasicDTensor<T>& x, Placements placements);
 /// The whole tensor on every rank (Replicate on every mesh axis). Differentiable.
-EagerTensor full_tensor(const DTensor& x);
+template <class T>
+T full_tensor(const BasicDTensor<T>& x);
 /// The whole tensor on `root` (undefined elsewhere). Not differentiable.
 Tensor gather(const DTensor& x, int root);
 
@@ -181,27 +200,39 @@ Tensor gather(const DTensor& x, int root);
 // operand is redistributed to the first's placements (a Partial operand of a
 // product or quotient is summed first). Mismatched meshes or shapes are
 // refused naming both.
-DTensor operator+(const DTensor& a, const DTensor& b);
-DTensor operator-(const DTensor& a, const DTensor& b);
-DTensor operator*(const DTensor& a, const DTensor& b);
-DTensor operator/(const DTensor& a, const DTensor& b);
-DTensor operator*(const DTensor& a, Scalar b);
-DTensor operator-(const DTensor& a);
+template <class T>
+BasicDTensor<T> operator+(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
+template <class T>
+BasicDTensor<T> operator-(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
+template <class T>
+BasicDTensor<T> operator*(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
+template <class T>
+BasicDTensor<T> operator/(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
+template <class T>
+BasicDTensor<T> operator*(const BasicDTensor<T>& a, Scalar b);
+template <class T>
+BasicDTensor<T> operator-(const BasicDTensor<T>& a);
 /// A unary elementwise function applied to the local tensor (sin, exp, ...);
 /// a Partial input is summed first unless `linear`.
-DTensor map(const DTensor& x, const std::function<EagerTensor(const EagerTensor&)>& fn,
-            bool linear = false);
+template <class T>
+BasicDTensor<T> map(const BasicDTensor<T>& x,
+                    const std::type_identity_t<std::function<T(const T&)>>& fn,
+                    bool linear = false);
 /// Sum over every axis: local sums, Partial on every mesh axis that shards
 /// the tensor (redistribute to Replicate for the value on every rank).
-DTensor sum(const DTensor& x);
+template <class T>
+BasicDTensor<T> sum(const BasicDTensor<T>& x);
 /// Sum over `axes` (keepdim as in the eager sum): sharded axes become Partial.
-DTensor sum(const DTensor& x, std::vector<std::int64_t> axes, bool keepdim = false);
+template <class T>
+BasicDTensor<T> sum(const BasicDTensor<T>& x, std::vector<std::int64_t> axes, bool keepdim = false);
 /// Axes reordered (x.permute(perm) on each local tensor; no communication).
-DTensor permute(const DTensor& x, std::vector<std::int64_t> perm);
+template <class T>
+BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm);
 
-/// What a distributed einsum did: the bytes this rank sent, and per pairwise
-/// step what each mesh axis sharded ("i,k": mesh axis 0 sharded label i,
-/// axis 1 label k; "-" replicated; "partial" kept a pending sum).
+/// What a distributed einsum did: the bytes this rank sent (eager tier;
+/// traced programs report theirs through comm_stats() when they run), and
+/// per pairwise step what each mesh axis sharded ("i,k": mesh axis 0 sharded
+/// label i, axis 1 label k; "-" replicated; "partial" kept a pending sum).
 struct EinsumReport {
   std::uint64_t bytes_sent = 0;
   std::vector<std::string> steps;
@@ -213,13 +244,23 @@ struct EinsumReport {
 /// the other is replicated along that axis; a label both share and keep: a
 /// batch; a label both contract: the result is Partial) or none, whichever
 /// sends the fewest bytes to redistribute the operands, then contracts the
-/// local tensors. On a 2-D mesh a matrix product of [Shard(0), Shard(1)]
-/// operands shards i over one mesh axis and k over the other, moving
-/// O(N^2 / sqrt(P)) elements per rank. Differentiable.
-DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
-               EinsumReport* report = nullptr);
+/// local tensors. Differentiable.
+template <class T>
+BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor<T>>& operands,
+                       EinsumReport* report = nullptr);
+/// The same, taking a braced list of operands: einsum("ij,jk->ik", {a, b}).
+inline DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
+                      EinsumReport* report = nullptr) {
+  return einsum<EagerTensor>(equation, operands, report);
+}
+inline TracedDTensor einsum(std::string_view equation, const std::vector<TracedDTensor>& operands,
+                            EinsumReport* report = nullptr) {
+  return einsum<TracedTensor>(equation, operands, report);
+}
 /// einsum("ij,jk->ik", {a, b}).
-DTensor matmul(const DTensor& a, const DTensor& b, EinsumReport* report = nullptr);
+template <class T>
+BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b,
+                       EinsumReport* report = nullptr);
 
 /// The value of a one-element tensor on every rank (summed when Partial).
 double item(const DTensor& x);
@@ -228,5 +269,10 @@ double item(const DTensor& x);
 /// as one value of the global computation and accumulates into the leaves'
 /// grad slots (read them with DTensor::grad()).
 void backward(const DTensor& loss);
+
+/// The traced tier's gradient of a real scalar with respect to sharded
+/// values of the same program (seeded as backward() does), each placed like
+/// its value. Compile the results into each rank's program.
+std::vector<TracedDTensor> grad(const TracedDTensor& loss, const std::vector<TracedDTensor>& wrt);
 
 }  // namespace tenferro::dist
