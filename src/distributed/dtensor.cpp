@@ -495,6 +495,24 @@ BasicDTensor<T> map(const BasicDTensor<T>& x,
 }
 
 template <class T>
+BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placements) {
+  std::int64_t a = 1, b = 1;
+  for (const auto e : x.shape()) a *= e;
+  for (const auto e : shape) b *= e;
+  if (a != b) {
+    fail(ErrorKind::ShapeMismatch, "dist::reshape", "cannot reshape ",
+         shape_to_string(x.shape().span()), " (", a, " elements) to ",
+         shape_to_string(shape.span()), " (", b, " elements)");
+  }
+  check_placements(placements, x.mesh(), static_cast<std::int64_t>(shape.size()), "dist::reshape");
+  T local = tenferro::reshape(full_tensor(x), ShapeArg(shape));
+  for (int m = 0; m < x.mesh().ndim(); ++m) {
+    local = step(local, shape, x.mesh(), m, Replicate(), placements[static_cast<std::size_t>(m)]);
+  }
+  return BasicDTensor<T>(shape, x.mesh(), std::move(placements), local);
+}
+
+template <class T>
 BasicDTensor<T> sum(const BasicDTensor<T>& x) {
   std::vector<std::int64_t> axes(static_cast<std::size_t>(x.rank()));
   std::iota(axes.begin(), axes.end(), 0);
@@ -619,6 +637,7 @@ std::vector<TracedDTensor> grad(const TracedDTensor& loss, const std::vector<Tra
   template BasicDTensor<T> map(const BasicDTensor<T>&,                                         \
                                const std::type_identity_t<std::function<T(const T&)>>&, bool); \
   template BasicDTensor<T> sum(const BasicDTensor<T>&);                                        \
+  template BasicDTensor<T> reshape(const BasicDTensor<T>&, Shape, Placements);                 \
   template BasicDTensor<T> sum(const BasicDTensor<T>&, std::vector<std::int64_t>, bool);
 TENFERRO_DIST_INSTANTIATE(EagerTensor)
 TENFERRO_DIST_INSTANTIATE(TracedTensor)

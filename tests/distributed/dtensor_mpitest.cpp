@@ -292,3 +292,27 @@ TEST(DistStats, RedistributionsReportTheBytesTheySend) {
   (void)dist::redistribute(d, {dist::Shard(0)});
   EXPECT_EQ(dist::comm_stats().collectives, 0u);  // nothing to move
 }
+
+TEST(DistTensor, ReshapeAndSubCommunicators) {
+  const dist::Mesh mesh = dist::Mesh::line();
+  const Tensor full = global_tensor({6, 4}, 11);
+  const DTensor d = dist::distribute(runtime()->tensor(full), mesh, {dist::Shard(1)});
+  const DTensor r = dist::reshape(d, Shape{3, 8}, {dist::Shard(0)});
+  EXPECT_EQ(r.shape(), (Shape{3, 8}));
+  EXPECT_EQ(max_diff(dist::full_tensor(r).value(), full.reshape(std::vector<std::int64_t>{3, 8})),
+            0.0);
+  try {
+    (void)dist::reshape(d, Shape{5, 5}, {dist::Shard(0)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
+  }
+  // A mesh over a sub-communicator: the even and the odd ranks apart.
+  const dist::Communicator world = dist::Communicator::world();
+  const dist::Communicator half = world.split(world.rank() % 2, world.rank());
+  EXPECT_EQ(half.size(), (world.size() + 1 - world.rank() % 2) / 2);
+  const dist::Mesh sub = dist::Mesh::line(half);
+  const DTensor s = dist::distribute(runtime()->tensor(full), sub, {dist::Shard(0)});
+  EXPECT_EQ(max_diff(dist::full_tensor(s).value(), full), 0.0);
+  EXPECT_NEAR(dist::item(dist::sum(s)), sum(full, runtime()->backend()).item<double>(), 1e-13);
+}

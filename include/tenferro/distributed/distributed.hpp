@@ -229,6 +229,12 @@ BasicDTensor<T> sum(const BasicDTensor<T>& x, std::vector<std::int64_t> axes, bo
 template <class T>
 BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm);
 
+/// The tensor with a new global shape (column-major order, as
+/// tenferro::reshape), placed as `placements`: through the whole tensor on
+/// every rank (an all-gather where x is sharded), then each rank's part.
+template <class T>
+BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placements);
+
 /// What a distributed einsum did: the bytes this rank sent (eager tier;
 /// traced programs report theirs through comm_stats() when they run), and
 /// per pairwise step what each mesh axis sharded ("i,k": mesh axis 0 sharded
