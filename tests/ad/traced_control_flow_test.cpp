@@ -484,3 +484,21 @@ TEST(TracedWhileLoop, BodiesArePreparedOnceWithFusedPasses) {
   // The body's x * a + 1 runs as one fused pass per iteration.
   EXPECT_GE(stats.fused_passes, 10u);
 }
+
+TEST(TracedFixedPoint, AFailedDerivativeSolveSaysWhichAndWhatToChange) {
+  auto rt = cpu_runtime();
+  FixedPointOptions options{1e-14, 1000};
+  options.linear_max_iter = 2;  // too few for the adjoint's linear solve
+  FixedNet net(options, false);
+  Program g = compile({grad(net.loss(), net.b)}, {net.a, net.b, net.x0});
+  const auto in = fixed_inputs(rt->backend());
+  try {
+    eval(*rt, g, in);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoConvergence);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("linear solve of the adjoint"), std::string::npos) << what;
+    EXPECT_NE(what.find("linear_max_iter"), std::string::npos) << what;
+  }
+}

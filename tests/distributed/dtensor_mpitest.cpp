@@ -7,30 +7,14 @@
 
 #include <cmath>
 
-#include "tenferro/ad/ops.hpp"
-#include "tenferro/distributed/distributed.hpp"
-#include "tenferro/tenferro.hpp"
+#include "distributed/mpi_test_util.hpp"
 
 using namespace tenferro;
+using namespace mpitest;
 using dist::DTensor;
 using dist::Placements;
 
 namespace {
-
-EagerRuntimePtr runtime() {
-  static const EagerRuntimePtr rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
-  return rt;
-}
-
-int world_size() {
-  return dist::Communicator::world().size();
-}
-
-/// The same values on every rank (a seeded generator).
-Tensor global_tensor(std::initializer_list<std::int64_t> shape, std::uint64_t seed) {
-  Generator gen(seed);
-  return randn(shape, f64, gen);
-}
 
 double max_diff(const Tensor& a, const Tensor& b) {
   return max_abs_diff(a, b);

@@ -4,32 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "tenferro/distributed/distributed.hpp"
-#include "tenferro/tenferro.hpp"
+#include "distributed/mpi_test_util.hpp"
 
 using namespace tenferro;
+using namespace mpitest;
 using dist::DTensor;
 using dist::Placements;
 
 namespace {
-
-EagerRuntimePtr runtime() {
-  static const EagerRuntimePtr rt = EagerRuntime::make_cpu(CpuBackendOptions{1});
-  return rt;
-}
-
-Tensor global_tensor(std::initializer_list<std::int64_t> shape, std::uint64_t seed) {
-  Generator gen(seed);
-  return randn(shape, f64, gen);
-}
-
-int world_size() {
-  return dist::Communicator::world().size();
-}
-
-double rel(const Tensor& a, const Tensor& b) {
-  return max_abs_diff(a, b) / (1.0 + max_abs_diff(b, zeros(b.shape().span(), b.dtype())));
-}
 
 DTensor put(const Tensor& t, const dist::Mesh& mesh, Placements ps) {
   return dist::distribute(runtime()->tensor(t), mesh, std::move(ps));

@@ -314,12 +314,7 @@ FixedPointResult<EagerTensor> fixed_point(const EagerFixedPointFn& f, ListRef<Ea
                                           const FixedPointOptions& options) {
   if (!f) fail(ErrorKind::InvalidArgument, kOp, "the function is empty");
   if (x0.size() == 0) fail(ErrorKind::InvalidArgument, kOp, "no state: pass the initial x0");
-  if (!(options.tol >= 0) || !std::isfinite(options.tol)) {
-    fail(ErrorKind::InvalidArgument, kOp, "tol must be finite and >= 0, got ", options.tol);
-  }
-  if (options.max_iter < 1) {
-    fail(ErrorKind::InvalidArgument, kOp, "max_iter must be at least 1, got ", options.max_iter);
-  }
+  detail::check_fixed_point_options(options);
   std::vector<EagerTensor> all(x0.begin(), x0.end());
   all.insert(all.end(), params.begin(), params.end());
   for (std::size_t k = 0; k < all.size(); ++k) {
@@ -375,13 +370,7 @@ FixedPointResult<EagerTensor> fixed_point(const EagerFixedPointFn& f, ListRef<Ea
     }
   }
   if (!converged && options.throw_on_failure) {
-    fail(
-        ErrorKind::NoConvergence, kOp,
-        std::isnan(residual) ? "the iteration produced NaN at iteration " : "no convergence after ",
-        iterations, std::isnan(residual) ? "" : " iterations", ": max |f(x) - x| = ", residual,
-        " (tol ", options.tol,
-        "); raise max_iter, loosen tol, start closer to the solution, or pass "
-        "throw_on_failure = false to get the last iterate with its residual");
+    detail::fail_no_convergence(detail::FixedPointRole::Solve, iterations, residual, options.tol);
   }
 
   bool tracked = false;

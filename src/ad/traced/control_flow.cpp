@@ -172,24 +172,17 @@ class CondOp final : public ControlOp {
     }
     MaybeTraced result(outputs.size());
     if (given.empty()) return result;
-    auto branch = [&](int b) -> TracedFn {
-      return [&, b](std::span<const TracedTensor> p) {
-        Traced prim(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
-        Traced copy = prim;
-        const Traced outs = call(bodies_[b], branch_inputs<TracedTensor>(b, std::span(copy)));
-        Traced wrt, dirs;
-        for (std::size_t j = 0; j < given.size(); ++j) {
-          wrt.push_back(p[given[j]]);
-          dirs.push_back(p[n + j]);
-        }
-        const MaybeTraced t = jvp_many(outs, wrt, dirs, rules);
-        Traced r;
-        for (std::size_t j = 0; j < outs.size(); ++j)
-          r.push_back(t[j] ? *t[j] : zero_like(outs[j]));
-        return r;
-      };
-    };
-    const Traced r = cond(inputs[0], branch(0), branch(1), args);
+    const Traced r = derived_cond(inputs[0], args,
+                                  [&](std::span<const TracedTensor> prim, const Traced& outs,
+                                      std::span<const TracedTensor> dirs) {
+                                    Traced wrt;
+                                    for (const std::size_t k : given) wrt.push_back(prim[k]);
+                                    const MaybeTraced t = jvp_many(outs, wrt, dirs, rules);
+                                    Traced d;
+                                    for (std::size_t j = 0; j < outs.size(); ++j)
+                                      d.push_back(t[j] ? *t[j] : zero_like(outs[j]));
+                                    return d;
+                                  });
     for (std::size_t j = 0; j < outputs.size(); ++j) {
       if (ad::differentiable(outputs[j].dtype())) result[j] = r[j];
     }
@@ -209,23 +202,17 @@ class CondOp final : public ControlOp {
     }
     MaybeTraced result(inputs.size());
     if (given.empty()) return result;
-    auto branch = [&](int b) -> TracedFn {
-      return [&, b](std::span<const TracedTensor> p) {
-        Traced prim(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
-        Traced copy = prim;
-        const Traced outs = call(bodies_[b], branch_inputs<TracedTensor>(b, std::span(copy)));
-        Traced chosen, cts;
-        for (std::size_t j = 0; j < given.size(); ++j) {
-          chosen.push_back(outs[given[j]]);
-          cts.push_back(p[n + j]);
-        }
-        const MaybeTraced g = vjp_many(chosen, cts, prim, rules);
-        Traced r;
-        for (std::size_t k = 0; k < n; ++k) r.push_back(g[k] ? *g[k] : zero_like(prim[k]));
-        return r;
-      };
-    };
-    const Traced r = cond(inputs[0], branch(0), branch(1), args);
+    const Traced r = derived_cond(inputs[0], args,
+                                  [&](std::span<const TracedTensor> prim, const Traced& outs,
+                                      std::span<const TracedTensor> cts) {
+                                    Traced chosen;
+                                    for (const std::size_t j : given) chosen.push_back(outs[j]);
+                                    const MaybeTraced g = vjp_many(chosen, cts, prim, rules);
+                                    Traced d;
+                                    for (std::size_t k = 0; k < n; ++k)
+                                      d.push_back(g[k] ? *g[k] : zero_like(prim[k]));
+                                    return d;
+                                  });
     for (std::size_t k = 0; k < n; ++k) {
       if (ad::differentiable(inputs[k + 1].dtype())) result[k + 1] = r[k];
     }
@@ -233,6 +220,24 @@ class CondOp final : public ControlOp {
   }
 
  private:
+  /// A derivative of the op as a cond over `args` (the op's inputs after the
+  /// predicate, then the directions): each branch applies `derive(primal
+  /// inputs, that body's outputs, directions)`.
+  using Derive = std::function<Traced(std::span<const TracedTensor>, const Traced&,
+                                      std::span<const TracedTensor>)>;
+  Traced derived_cond(const TracedTensor& pred, const Traced& args, const Derive& derive) const {
+    const std::size_t n = input_count() - 1;
+    auto branch = [&](int b) -> TracedFn {
+      return [&, b](std::span<const TracedTensor> p) {
+        const Traced prim(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+        Traced copy = prim;
+        const Traced outs = call(bodies_[b], branch_inputs<TracedTensor>(b, std::span(copy)));
+        return derive(prim, outs, p.subspan(n));
+      };
+    };
+    return cond(pred, branch(0), branch(1), args);
+  }
+
   Program bodies_[2];
   std::size_t operands_;
 };
@@ -369,12 +374,13 @@ FixedPointOptions linear_options(const FixedPointOptions& o) {
 /// with the update's max norm and the state's max norm as two more outputs.
 class FixedPointOp final : public ControlOp {
  public:
-  FixedPointOp(Program f, std::size_t states, FixedPointOptions options, std::vector<TensorMeta> in,
-               std::vector<TensorMeta> out)
+  FixedPointOp(Program f, std::size_t states, FixedPointOptions options,
+               detail::FixedPointRole role, std::vector<TensorMeta> in, std::vector<TensorMeta> out)
       : ControlOp(std::move(in), std::move(out)),
         f_(std::move(f)),
         states_(states),
-        options_(options) {
+        options_(options),
+        role_(role) {
     const Traced ps = detail::placeholders_for(f_);
     Traced outs = call(f_, ps);
     std::optional<TracedTensor> update, size;
@@ -398,7 +404,7 @@ class FixedPointOp final : public ControlOp {
   bool equals(const Op& other) const override {
     const auto* o = dynamic_cast<const FixedPointOp*>(&other);
     const auto& a = options_;
-    return o != nullptr && o->states_ == states_ && o->options_.tol == a.tol &&
+    return o != nullptr && o->states_ == states_ && o->role_ == role_ && o->options_.tol == a.tol &&
            o->options_.max_iter == a.max_iter &&
            o->options_.throw_on_failure == a.throw_on_failure &&
            o->options_.linear_tol == a.linear_tol &&
@@ -434,13 +440,7 @@ class FixedPointOp final : public ControlOp {
       }
     }
     if (!converged && options_.throw_on_failure) {
-      fail(ErrorKind::NoConvergence, "fixed_point",
-           std::isnan(residual) ? "the iteration produced NaN at iteration "
-                                : "no convergence after ",
-           iterations, std::isnan(residual) ? "" : " iterations", ": max |f(x) - x| = ", residual,
-           " (tol ", options_.tol,
-           "); raise max_iter, loosen tol, start closer to the solution, or pass "
-           "throw_on_failure = false to get the last iterate with its residual");
+      detail::fail_no_convergence(role_, iterations, residual, options_.tol);
     }
     x.push_back(scalar_tensor(run.backend, iterations, DType::I64));
     x.push_back(scalar_tensor(run.backend, residual, DType::F64));
@@ -475,6 +475,7 @@ class FixedPointOp final : public ControlOp {
   Program step_;
   std::size_t states_;
   FixedPointOptions options_;
+  detail::FixedPointRole role_;
 };
 
 void check_defined(const char* op, const char* what, std::span<const TracedTensor> values) {
@@ -560,15 +561,54 @@ std::vector<TracedTensor> while_loop(const TracedPredicate& cond_fn, const Trace
 FixedPointResult<TracedTensor> fixed_point(const TracedFixedPointFn& f, ListRef<TracedTensor> x0,
                                            ListRef<TracedTensor> params,
                                            const FixedPointOptions& options) {
+  return detail::fixed_point_node(f, x0, params, options, detail::FixedPointRole::Solve);
+}
+
+namespace detail {
+
+void check_fixed_point_options(const FixedPointOptions& options) {
+  if (!(options.tol >= 0) || !std::isfinite(options.tol)) {
+    fail(ErrorKind::InvalidArgument, "fixed_point", "tol must be finite and >= 0, got ",
+         options.tol);
+  }
+  if (options.max_iter < 1) {
+    fail(ErrorKind::InvalidArgument, "fixed_point", "max_iter must be at least 1, got ",
+         options.max_iter);
+  }
+}
+
+void fail_no_convergence(FixedPointRole role, std::int64_t iterations, double residual,
+                         double tol) {
+  const bool nan = std::isnan(residual);
+  const std::string what = role == FixedPointRole::Solve
+                               ? "the iteration"
+                               : std::string("the linear solve of the ") +
+                                     (role == FixedPointRole::Tangent ? "tangent" : "adjoint") +
+                                     " (a derivative of the fixed point)";
+  const std::string advice =
+      role == FixedPointRole::Solve
+          ? "raise max_iter, loosen tol, start closer to the solution, or pass "
+            "throw_on_failure = false to get the last iterate with its residual"
+          : "raise linear_max_iter or linear_tol (FixedPointOptions); the solve iterates "
+            "the linearised map, which converges only where df/dx is a contraction at the "
+            "solution";
+  if (nan) {
+    fail(ErrorKind::NoConvergence, "fixed_point", what, " produced NaN at iteration ", iterations,
+         "; ", advice);
+  }
+  fail(ErrorKind::NoConvergence, "fixed_point", what, " did not converge after ", iterations,
+       " iterations: max |update| = ", residual, " (tol ", tol, "); ", advice);
+}
+
+FixedPointResult<TracedTensor> fixed_point_node(const TracedFixedPointFn& f,
+                                                ListRef<TracedTensor> x0,
+                                                ListRef<TracedTensor> params,
+                                                const FixedPointOptions& options,
+                                                FixedPointRole role) {
   const char* op = "fixed_point";
   if (!f) fail(ErrorKind::InvalidArgument, op, "the function is empty");
   if (x0.size() == 0) fail(ErrorKind::InvalidArgument, op, "no state: pass the initial x0");
-  if (!(options.tol >= 0) || !std::isfinite(options.tol)) {
-    fail(ErrorKind::InvalidArgument, op, "tol must be finite and >= 0, got ", options.tol);
-  }
-  if (options.max_iter < 1) {
-    fail(ErrorKind::InvalidArgument, op, "max_iter must be at least 1, got ", options.max_iter);
-  }
+  check_fixed_point_options(options);
   check_defined(op, "state", x0);
   check_defined(op, "parameter", params);
   for (std::size_t k = 0; k < x0.size(); ++k) {
@@ -600,7 +640,7 @@ FixedPointResult<TracedTensor> fixed_point(const TracedFixedPointFn& f, ListRef<
   out.push_back(TensorMeta{DType::I64, {}});
   out.push_back(TensorMeta{DType::F64, {}});
   out.push_back(TensorMeta{DType::Bool, {}});
-  auto node = std::make_shared<FixedPointOp>(std::move(body.program), m, options,
+  auto node = std::make_shared<FixedPointOp>(std::move(body.program), m, options, role,
                                              detail::metas_of(ins), std::move(out));
   Traced outs = detail::make_traced(node, ins);
   FixedPointResult<TracedTensor> r;
@@ -610,6 +650,8 @@ FixedPointResult<TracedTensor> fixed_point(const TracedFixedPointFn& f, ListRef<
   r.converged = outs[m + 2];
   return r;
 }
+
+}  // namespace detail
 
 TracedTensor fixed_point(
     const std::function<TracedTensor(const TracedTensor&, std::span<const TracedTensor>)>& f,
@@ -664,7 +706,8 @@ std::vector<std::optional<TracedTensor>> fixed_point_tangent(
     }
     return r;
   };
-  const auto solved = fixed_point(g, drive, concat(concat(xs, ps), drive), linear_options(options));
+  const auto solved = fixed_point_node(g, drive, concat(concat(xs, ps), drive),
+                                       linear_options(options), FixedPointRole::Tangent);
   for (std::size_t k = 0; k < m; ++k) result[k] = solved.value[k];
   return result;
 }
@@ -692,7 +735,8 @@ std::vector<std::optional<TracedTensor>> fixed_point_cotangent(
     }
     return r;
   };
-  const auto lambda = fixed_point(h, seed, concat(concat(xs, ps), seed), linear_options(options));
+  const auto lambda = fixed_point_node(h, seed, concat(concat(xs, ps), seed),
+                                       linear_options(options), FixedPointRole::Adjoint);
   // (df/dp)^T lambda in a region over (x*, p, lambda), as in the tangent.
   std::vector<std::size_t> wanted;
   for (std::size_t k = 0; k < np; ++k) {

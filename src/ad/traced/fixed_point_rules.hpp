@@ -12,6 +12,26 @@
 
 namespace tenferro::detail {
 
+/// What a fixed-point node solves: the problem, or the linear system of its
+/// tangent or of its adjoint (the derivatives' solves, which report their
+/// failures as such).
+enum class FixedPointRole : unsigned char { Solve, Tangent, Adjoint };
+
+/// The traced fixed_point with a role.
+FixedPointResult<TracedTensor> fixed_point_node(const TracedFixedPointFn& f,
+                                                ListRef<TracedTensor> x0,
+                                                ListRef<TracedTensor> params,
+                                                const FixedPointOptions& options,
+                                                FixedPointRole role);
+
+/// InvalidArgument for a tolerance or an iteration cap out of range.
+void check_fixed_point_options(const FixedPointOptions& options);
+
+/// NoConvergence for a run of `role` that stopped after `iterations` with
+/// `residual` (NaN: the iteration produced NaN), with the advice that fits.
+[[noreturn]] void fail_no_convergence(FixedPointRole role, std::int64_t iterations, double residual,
+                                      double tol);
+
 /// The solution's tangents (one per state tensor): the fixed point of
 /// dx -> df/dx dx + df/dp dp at (xs, ps). `f` takes (state..., params...);
 /// `dps` holds one tangent per parameter (nullopt: zero). All nullopt when
