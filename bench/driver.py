@@ -147,6 +147,14 @@ FIXED_POINT_GROUP = "19 fixed point"
 FIXED_POINT_CHI = {False: ("16", "32"), True: ("8", "16")}  # by --quick
 FIXED_POINT_VARIANTS = ("value", "implicit", "unrolled")
 FIXED_POINT_TEMPERATURE = "2.3"  # near Tc: hundreds of iterations
+# Group 20: sharded tensors on MPI (bench/cases/distributed_bench.cpp): a
+# row-sharded matmul, its gradient and a four-matrix chain einsum on 2 ranks
+# of one thread each (mpirun -np 2) against the same computation in one
+# process with 1 and 2 threads. Parallel efficiency = one process 1 thread /
+# (2 x 2 ranks); ratio = one process 2 threads / 2 ranks. Its own table.
+DISTRIBUTED_GROUP = "20 distributed"
+DISTRIBUTED_CASES = ("dist_matmul", "dist_matmul_grad", "dist_chain")
+DISTRIBUTED_RANKS = 2
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
@@ -322,7 +330,8 @@ def main():
     cases = [c for c in CASES if group_matches(c[4], only)]
     with_compile = group_matches(COMPILE_CASE[4], only) and not args.quick
     with_fixed_point = group_matches(FIXED_POINT_GROUP, only)
-    if only and not cases and not with_compile and not with_fixed_point:
+    with_distributed = group_matches(DISTRIBUTED_GROUP, only)
+    if only and not cases and not with_compile and not with_fixed_point and not with_distributed:
         ap.error(f"--only {args.only}: no group matches")
     if only and args.update_docs:
         ap.error("--update-docs needs the full run (it replaces the whole table); drop --only")
@@ -415,6 +424,28 @@ def main():
                 if err:
                     errors.append(err)
 
+    # Group 20: one process with 1 and 2 threads, then 2 ranks under mpirun.
+    distributed_recs = []
+    dist_bench = build / "bench/distributed_bench"
+    mpirun = shutil.which("mpirun")
+    if with_distributed and (not dist_bench.exists() or not mpirun):
+        errors.append(f"{dist_bench} or mpirun missing (MPI not found?): group 20 is n/a")
+    elif with_distributed:
+        for t in (1, 2):
+            recs, err = run_child("distributed cases, one process", [str(dist_bench), *mode,
+                                  "--mode", "local", "--threads", str(t)], t, timeout=600)
+            distributed_recs += recs
+            if err:
+                errors.append(err)
+        os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+        recs, err = run_child(f"distributed cases, {DISTRIBUTED_RANKS} ranks",
+                              [mpirun, "-np", str(DISTRIBUTED_RANKS), "--oversubscribe",
+                               str(dist_bench), *mode, "--mode", "dist"], 1, timeout=600)
+        distributed_recs += recs
+        if err:
+            errors.append(err)
+
     # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
     if with_compile:
         records += compile_times(build, 3)
@@ -503,7 +534,9 @@ def main():
         pass
     title = f"# Benchmark results{' (--quick)' if args.quick else ''}"
     if only:
-        shown_groups = {c[4] for c in shown_cases} | ({FIXED_POINT_GROUP} if with_fixed_point else set())
+        shown_groups = ({c[4] for c in shown_cases}
+                        | ({FIXED_POINT_GROUP} if with_fixed_point else set())
+                        | ({DISTRIBUTED_GROUP} if with_distributed else set()))
         title += f" (--only {','.join(only)}: {', '.join(sorted(shown_groups))})"
     round_groups = sorted({c[4].split(" ", 1)[0] for c in cases if c[4] in ROUND_GROUPS}, key=int)
     rounds_text = (f"; groups {', '.join(round_groups)}: the best of {rounds} interleaved rounds "
@@ -613,6 +646,27 @@ def main():
                 f"| {unr['peak_rss_mb']} MB | {unr['peak_rss_mb'] / imp['peak_rss_mb']:.1f} "
                 f"| {f'{above:.0f}' if above else 'n/a'} "
                 f"| {'agree' if agree else 'MISMATCH'} ({abs(imp['result'] - unr['result']):.0e}) |")
+    if distributed_recs:
+        dr = {(r["case"], r["variant"], r["threads"]): r for r in distributed_recs}
+        ranks = f"{DISTRIBUTED_RANKS} ranks"
+        lines += ["", f"Group 20, sharded tensors on MPI (bench/cases/distributed_bench.cpp; "
+                  f"n x n f64 row-sharded over {DISTRIBUTED_RANKS} ranks of one thread each, "
+                  "mpirun on this machine, against one process): each time is the slowest "
+                  "rank's; efficiency = (1 process, 1 thread) / (ranks x time on ranks); "
+                  "ratio = (1 process, 2 threads) / (ranks).", "",
+                  "| case | n | 1 process 1T | 1 process 2T | 2 ranks | bytes sent per rank "
+                  "| efficiency | ratio |", "|---|---|---|---|---|---|---|---|"]
+        for case in DISTRIBUTED_CASES:
+            one, two = dr.get((case, "1 process", 1)), dr.get((case, "1 process", 2))
+            par = dr.get((case, ranks, DISTRIBUTED_RANKS))
+            if not (one and two and par):
+                lines.append(f"| {case} | | n/a | | | | | |")
+                continue
+            eff = one["median_ns"] / (DISTRIBUTED_RANKS * par["median_ns"])
+            lines.append(f"| {case} | {par['size']} | {fmt_time(one['median_ns'])} "
+                         f"| {fmt_time(two['median_ns'])} | {fmt_time(par['median_ns'])} "
+                         f"| {par['bytes_sent'] / 2**20:.2f} MiB | {eff:.2f} "
+                         f"| {two['median_ns'] / par['median_ns']:.2f} |")
     if pending_all:
         lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
     for group, what, why in pending_all:

@@ -113,6 +113,32 @@ double move_bytes(const BasicDTensor<T>& x, const Placements& to) {
   return bytes;
 }
 
+/// A new pending sum in the result is paid for later, when something reads
+/// it: count the reduce-scatter of the result over that mesh axis.
+template <class T>
+double new_partial_bytes(const Term<T>& a, const Term<T>& b, const Labels& out_labels,
+                         const Placements& out) {
+  const Mesh& mesh = a.x.mesh();
+  double elems = static_cast<double>(itemsize(a.x.dtype()));
+  for (const auto l : out_labels) {
+    elems *= static_cast<double>(has(a.labels, l)
+                                     ? a.x.shape()[static_cast<std::size_t>(pos(a.labels, l))]
+                                     : b.x.shape()[static_cast<std::size_t>(pos(b.labels, l))]);
+  }
+  for (int m = 0; m < mesh.ndim(); ++m)
+    if (out[static_cast<std::size_t>(m)].is_shard()) elems /= mesh.size(m);
+  double bytes = 0;
+  using K = Placement::Kind;
+  for (int m = 0; m < mesh.ndim(); ++m) {
+    const auto i = static_cast<std::size_t>(m);
+    const double p = mesh.size(m);
+    if (out[i].kind == K::Partial && a.x.placements()[i].kind != K::Partial &&
+        b.x.placements()[i].kind != K::Partial)
+      bytes += elems * (p - 1) / p;
+  }
+  return bytes;
+}
+
 /// What one mesh axis does in a pairwise step.
 struct Role {
   enum Kind { Replicate, Label, KeepPartialA, KeepPartialB } kind = Replicate;
@@ -203,7 +229,8 @@ Choice choose(const Term<T>& a, const Term<T>& b, const Labels& out_labels) {
       }
     }
     if (ok) {
-      c.bytes = move_bytes(a.x, c.pa) + move_bytes(b.x, c.pb);
+      c.bytes = move_bytes(a.x, c.pa) + move_bytes(b.x, c.pb) +
+                new_partial_bytes(a, b, out_labels, c.out);
       // Ties keep the operands' placements where they can, then avoid
       // pending sums in the result (a later reduction).
       std::size_t changes = 0;
