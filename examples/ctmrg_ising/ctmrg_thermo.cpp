@@ -13,16 +13,6 @@ namespace ctmrg {
 
 namespace {
 
-Thermodynamics from_log_z(double beta, double log_z, double dlog_z, double d2log_z) {
-  Thermodynamics t;
-  t.beta = beta;
-  t.log_z = log_z;
-  t.free_energy = -log_z / beta;
-  t.energy = -dlog_z;
-  t.specific_heat = beta * beta * d2log_z;
-  return t;
-}
-
 tf::FixedPointOptions fixed_point_options(const SolveOptions& options) {
   tf::FixedPointOptions o;
   o.tol = options.tol;
@@ -103,11 +93,7 @@ Thermodynamics EagerCtmrg::operator()(double beta, Derivatives derivatives,
   } else {
     d1 = tf::grad(f, b).item<double>();
   }
-  Thermodynamics t = from_log_z(beta, log_z, d1, d2);
-  t.magnetisation = magnetisation;
-  t.iterations = iterations;
-  t.residual = residual;
-  return t;
+  return {ising::thermodynamics(beta, log_z, d1, d2), magnetisation, iterations, residual};
 }
 
 TracedCtmrg::TracedCtmrg(tf::RuntimePtr runtime, SolveOptions options)
@@ -157,12 +143,9 @@ TracedCtmrg::TracedCtmrg(tf::RuntimePtr runtime, SolveOptions options)
 Thermodynamics TracedCtmrg::operator()(double beta, tf::RunStats* stats) const {
   const std::vector<tf::Tensor> in{tf::Tensor::scalar(beta)};
   const std::vector<tf::Tensor> out = tf::run(*runtime_, prepared_, in, stats);
-  Thermodynamics t =
-      from_log_z(beta, out[0].item<double>(), out[2].item<double>(), out[3].item<double>());
-  t.magnetisation = out[1].item<double>();
-  t.iterations = out[4].item<std::int64_t>();
-  t.residual = out[5].item<double>();
-  return t;
+  return {ising::thermodynamics(beta, out[0].item<double>(), out[2].item<double>(),
+                                out[3].item<double>()),
+          out[1].item<double>(), out[4].item<std::int64_t>(), out[5].item<double>()};
 }
 
 }  // namespace ctmrg

@@ -10,6 +10,7 @@
 
 #include "ctmrg.hpp"
 #include "tenferro/tenferro.hpp"
+#include "thermo.hpp"
 
 namespace ctmrg {
 
@@ -21,13 +22,10 @@ struct SolveOptions {
   std::int64_t max_iter = 2000;
 };
 
-struct Thermodynamics {
-  double beta = 0;
-  double log_z = 0;             // ln Z / N
-  double free_energy = 0;       // f = -(ln Z / N) / beta
+/// ln Z / N and its derivatives (ising::Thermodynamics), and what the
+/// environment adds.
+struct Thermodynamics : ising::Thermodynamics {
   double magnetisation = 0;     // <s> per site
-  double energy = 0;            // u = -d(ln Z/N)/d beta
-  double specific_heat = 0;     // c = beta^2 d^2(ln Z/N)/d beta^2
   std::int64_t iterations = 0;  // CTMRG steps to convergence
   double residual = 0;          // the last step's max |update|
 };

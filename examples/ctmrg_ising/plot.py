@@ -5,28 +5,16 @@ points over Onsager's exact curves, Tc marked.
 
 Usage: plot.py OUT_DIR CHI PNG   (reads OUT_DIR/ctmrg_ising.csv and
 OUT_DIR/ctmrg_ising_exact.csv, written by ctmrg_ising)."""
-import csv
-import math
+import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-def read(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    return {k: [float(r[k]) for r in rows] for k in rows[0]}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "demo_io"))
+import ising_plot  # noqa: E402
 
 
 def main():
-    out_dir, chi, png = sys.argv[1], sys.argv[2], sys.argv[3]
-    ctm = read(f"{out_dir}/ctmrg_ising.csv")
-    exact = read(f"{out_dir}/ctmrg_ising_exact.csv")
-    tc = 2.0 / math.log(1.0 + math.sqrt(2.0))
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
+    chi, png, ctm, exact = ising_plot.arguments("ctmrg_ising")
+    fig, axes = ising_plot.figure(2, 2, (10, 7.5))
     panels = (
         ("m", "magnetisation per site $M$", "CTMRG"),
         ("f", "free energy per site $f$", "CTMRG"),
@@ -34,16 +22,11 @@ def main():
         ("c", "specific heat per site $c$", "AD through fixed_point"),
     )
     for ax, (key, label, how) in zip(axes.flat, panels):
-        ax.plot(exact["T"], exact[f"{key}_exact"], "-", color="0.3", lw=1.2, label="Onsager (exact)")
-        ax.plot(ctm["T"], ctm[f"{key}_ctmrg"], "o", color="tab:red", ms=5, label=f"{how}, $\\chi$ = {chi}")
-        ax.axvline(tc, color="tab:blue", ls="--", lw=1, label=f"$T_c$ = {tc:.4f}")
-        ax.set_xlabel("temperature $T$")
-        ax.set_ylabel(label)
-        ax.legend(frameon=False, fontsize=8)
-    axes[1][1].set_ylim(0, max(max(ctm["c_ctmrg"]), 2.0) * 1.15)
-    fig.suptitle("2D Ising model: CTMRG environment and derivatives through its fixed point (tenferro)")
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
+        ising_plot.panel(ax, exact, ctm, key, label, f"{key}_ctmrg", f"{how}, $\\chi$ = {chi}", fontsize=8)
+    ising_plot.specific_heat_axis(axes[1][1], ctm["c_ctmrg"])
+    ising_plot.save(
+        fig, "2D Ising model: CTMRG environment and derivatives through its fixed point (tenferro)", png
+    )
 
 
 if __name__ == "__main__":

@@ -12,10 +12,6 @@
 #include <unistd.h>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -23,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
+#include "demo_output.hpp"
 #include "onsager.hpp"
 #include "thermo.hpp"
 
@@ -40,15 +38,7 @@ struct Config {
     o.chi = 16;
     return o;
   }();
-  double t_min = 1.6;
-  double t_max = 3.2;
-  int temperatures = 17;
-  std::vector<double> explicit_temperatures;
-  bool traced = true;
-  int threads = 0;
-  std::string out = "ising_trg_output";
-  bool plot = true;
-  std::string plot_script = ISING_PLOT_SCRIPT;
+  demo_io::DemoOptions demo{"ising_trg_output", ISING_PLOT_SCRIPT};
 };
 
 void usage(std::ostream& os) {
@@ -56,109 +46,41 @@ void usage(std::ostream& os) {
         "  --chi N            bond dimension of the truncated SVDs (default 16; the paper: 30)\n"
         "  --paper            the paper's setting: --chi 30\n"
         "  --steps N          coarse-graining steps, 2^N sites (default 20)\n"
-        "  --t-min T --t-max T --temps N\n"
-        "                     N temperatures evenly from T-min to T-max (default 1.6, 3.2, 17)\n"
-        "  --temperatures a,b,...  explicit temperatures instead\n"
-        "  --mode traced|eager  traced: one program (ln Z, grad, hvp) built and prepared once,\n"
+     << demo_io::kTemperaturesHelp
+     << "  --mode traced|eager  traced: one program (ln Z, grad, hvp) built and prepared once,\n"
         "                     run per temperature (default); eager: recomputed per temperature\n"
         "  --checkpoint [K]   traced mode: run every K RG steps (default K = 1) as one checkpoint\n"
         "                     region, so the gradient and HVP recompute each region's\n"
         "                     intermediates instead of keeping every step's (chi 32: 6.9 GB ->\n"
         "                     0.86 GB peak, about 1.75x the time; same results)\n"
-        "  --threads N        CPU threads (default: all cores)\n"
-        "  --out DIR          where ising_trg.csv, ising_trg_exact.csv and ising_trg.png go\n"
+     << demo_io::kThreadsHelp
+     << "  --out DIR          where ising_trg.csv, ising_trg_exact.csv and ising_trg.png go\n"
         "                     (default ./ising_trg_output)\n"
-        "  --no-plot          skip the matplotlib plot\n";
-}
-
-[[noreturn]] void bad_flag(const std::string& message) {
-  std::cerr << "ising_trg: " << message << "\n\n";
-  usage(std::cerr);
-  std::exit(2);
-}
-
-double parse_number(const std::string& flag, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used != text.size() || !std::isfinite(v)) throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
-    bad_flag(flag + " expects a number, got '" + text + "'");
-  }
-}
-
-int parse_int(const std::string& flag, const std::string& text) {
-  const double v = parse_number(flag, text);
-  if (v != std::floor(v) || std::abs(v) > 1e9)
-    bad_flag(flag + " expects an integer, got '" + text + "'");
-  return static_cast<int>(v);
+     << demo_io::kNoPlotHelp;
 }
 
 Config parse(int argc, char** argv) {
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) bad_flag(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--help" || flag == "-h") {
-      usage(std::cout);
-      std::exit(0);
-    } else if (flag == "--chi") {
-      c.trg.chi = parse_int(flag, value());
+  demo_io::CommandLine args("ising_trg", usage, argc, argv);
+  args.parse(c.demo, [&](const std::string& flag) {
+    if (flag == "--chi") {
+      c.trg.chi = args.integer();
     } else if (flag == "--paper") {
       c.trg.chi = 30;
     } else if (flag == "--steps") {
-      c.trg.steps = parse_int(flag, value());
-    } else if (flag == "--t-min") {
-      c.t_min = parse_number(flag, value());
-    } else if (flag == "--t-max") {
-      c.t_max = parse_number(flag, value());
-    } else if (flag == "--temps") {
-      c.temperatures = parse_int(flag, value());
-    } else if (flag == "--temperatures") {
-      std::stringstream list(value());
-      for (std::string item; std::getline(list, item, ',');) {
-        c.explicit_temperatures.push_back(parse_number(flag, item));
-      }
-    } else if (flag == "--mode") {
-      const std::string mode = value();
-      if (mode != "traced" && mode != "eager")
-        bad_flag("--mode is traced or eager, got '" + mode + "'");
-      c.traced = mode == "traced";
+      c.trg.steps = args.integer();
     } else if (flag == "--checkpoint") {
-      const bool has_value = i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0;
-      c.trg.checkpoint_steps = has_value ? parse_int(flag, value()) : 1;
-      if (c.trg.checkpoint_steps < 1) bad_flag("--checkpoint K needs K >= 1 steps per region");
-    } else if (flag == "--threads") {
-      c.threads = parse_int(flag, value());
-      if (c.threads < 0) bad_flag("--threads must be >= 0 (0: all cores)");
-    } else if (flag == "--out") {
-      c.out = value();
-    } else if (flag == "--no-plot") {
-      c.plot = false;
-    } else if (flag == "--plot-script") {
-      c.plot_script = value();
+      c.trg.checkpoint_steps = args.has_value() ? args.integer() : 1;
+      if (c.trg.checkpoint_steps < 1) args.fail("--checkpoint K needs K >= 1 steps per region");
     } else {
-      bad_flag("unknown option '" + flag + "'");
+      return false;
     }
-  }
-  if (c.trg.chi < 2) bad_flag("--chi must be at least 2");
-  if (c.trg.steps < 1 || c.trg.steps > 60) bad_flag("--steps must be in [1, 60]");
-  if (c.trg.checkpoint_steps > 0 && !c.traced) bad_flag("--checkpoint needs --mode traced");
-  if (c.explicit_temperatures.empty()) {
-    if (c.temperatures < 1) bad_flag("--temps must be at least 1");
-    if (!(c.t_min > 0) || !(c.t_max >= c.t_min)) bad_flag("need 0 < --t-min <= --t-max");
-    for (int i = 0; i < c.temperatures; ++i) {
-      const double frac = c.temperatures == 1 ? 0.0 : static_cast<double>(i) / (c.temperatures - 1);
-      c.explicit_temperatures.push_back(c.t_min + frac * (c.t_max - c.t_min));
-    }
-  }
-  for (double t : c.explicit_temperatures) {
-    if (!(t > 0)) bad_flag("temperatures must be positive");
-  }
+    return true;
+  });
+  if (c.trg.chi < 2) args.fail("--chi must be at least 2");
+  if (c.trg.steps < 1 || c.trg.steps > 60) args.fail("--steps must be in [1, 60]");
+  if (c.trg.checkpoint_steps > 0 && !c.demo.traced) args.fail("--checkpoint needs --mode traced");
+  args.finish(c.demo);
   return c;
 }
 
@@ -191,29 +113,22 @@ class Progress {
   Clock::time_point start_ = Clock::now();
 };
 
-std::string relative_error(double got, double exact) {
-  if (!std::isfinite(exact)) return "      n/a";
-  std::ostringstream os;
-  os << std::scientific << std::setprecision(1) << std::setw(9)
-     << std::abs(got - exact) / std::abs(exact);
-  return os.str();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const Config config = parse(argc, argv);
-  const std::vector<double>& temps = config.explicit_temperatures;
+  const demo_io::DemoOptions& demo = config.demo;
+  const std::vector<double>& temps = demo.explicit_temperatures;
   try {
     tf::CpuBackendOptions backend_options;
-    backend_options.num_threads = config.threads;
+    backend_options.num_threads = demo.threads;
     auto backend = std::make_shared<tf::CpuBackend>(backend_options);
 
     std::cout
         << "Differentiable TRG for the 2D Ising model (J = 1, no field)\n"
         << "  bond dimension chi = " << config.trg.chi << ", " << config.trg.steps
         << " RG steps (2^" << config.trg.steps << " sites, periodic), " << temps.size()
-        << " temperatures, " << (config.traced ? "traced" : "eager") << " mode, "
+        << " temperatures, " << (demo.traced ? "traced" : "eager") << " mode, "
         << (config.trg.checkpoint_steps > 0
                 ? "checkpoint regions of " + std::to_string(config.trg.checkpoint_steps) +
                       " step(s), "
@@ -234,7 +149,7 @@ int main(int argc, char** argv) {
     Progress progress(temps.size());
     std::optional<ising::EagerTrg> eager;
     std::optional<ising::TracedTrg> traced;
-    if (config.traced) {
+    if (demo.traced) {
       auto runtime = tf::Runtime::builder().backend(backend).build();
       traced.emplace(runtime, config.trg, [&](int step, int steps) {
         progress.show(
@@ -271,63 +186,41 @@ int main(int argc, char** argv) {
     std::cout << std::fixed;
     for (const auto& r : results) {
       const double t = 1.0 / r.beta;
-      const double f_exact = -ising::exact_log_z(r.beta) / r.beta;
+      const double f_exact = ising::exact_free_energy(r.beta);
       const double u_exact = ising::exact_energy(r.beta);
       const double c_exact = ising::exact_specific_heat(r.beta);
       std::cout << std::setprecision(4) << std::setw(7) << t << std::setprecision(6)
                 << std::setw(12) << r.free_energy << std::setw(12) << f_exact
-                << relative_error(r.free_energy, f_exact) << std::setw(11) << r.energy
-                << std::setw(11) << u_exact << relative_error(r.energy, u_exact) << std::setw(11)
-                << r.specific_heat << std::setw(11) << c_exact
-                << relative_error(r.specific_heat, c_exact)
+                << demo_io::error_column(r.free_energy, f_exact) << std::setw(11) << r.energy
+                << std::setw(11) << u_exact << demo_io::error_column(r.energy, u_exact)
+                << std::setw(11) << r.specific_heat << std::setw(11) << c_exact
+                << demo_io::error_column(r.specific_heat, c_exact)
                 << (std::abs(t - ising::critical_temperature()) < 0.05 ? "  (near Tc)" : "")
                 << "\n";
     }
     std::cout << "\n"
               << temps.size() << " temperatures in " << std::setprecision(1) << seconds << " s\n";
 
-    // CSV: one row per temperature, and the exact curves on a fine grid.
-    std::filesystem::create_directories(config.out);
-    const std::filesystem::path out(config.out);
-    {
-      std::ofstream csv(out / "ising_trg.csv");
-      csv << "T,beta,f_trg,f_exact,u_trg,u_exact,c_trg,c_exact\n" << std::setprecision(12);
-      for (const auto& r : results) {
-        csv << 1.0 / r.beta << "," << r.beta << "," << r.free_energy << ","
-            << -ising::exact_log_z(r.beta) / r.beta << "," << r.energy << ","
-            << ising::exact_energy(r.beta) << "," << r.specific_heat << ","
-            << ising::exact_specific_heat(r.beta) << "\n";
-      }
-      std::ofstream exact(out / "ising_trg_exact.csv");
-      exact << "T,u_exact,c_exact\n" << std::setprecision(12);
-      const double lo = std::min(temps.front(), temps.back()) * 0.9;
-      const double hi = std::max(temps.front(), temps.back()) * 1.05;
-      for (int k = 0; k <= 600; ++k) {
-        const double t = lo + (hi - lo) * k / 600.0;
-        if (std::abs(t - ising::critical_temperature()) < 1e-9) continue;
-        exact << t << "," << ising::exact_energy(1 / t) << "," << ising::exact_specific_heat(1 / t)
-              << "\n";
-      }
-      if (!csv || !exact) {
-        std::cerr << "ising_trg: could not write the CSV files in " << config.out << "\n";
-        return 1;
-      }
-    }
-    std::cout << "wrote " << (out / "ising_trg.csv").string() << " and "
-              << (out / "ising_trg_exact.csv").string() << "\n";
-
-    if (config.plot) {
-      const std::string png = (out / "ising_trg.png").string();
-      const std::string command = "/usr/bin/python3 '" + config.plot_script + "' '" + out.string() +
-                                  "' '" + std::to_string(config.trg.chi) + "' '" + png + "'";
-      if (std::system(command.c_str()) == 0) {
-        std::cout << "wrote " << png << "\n";
-      } else {
-        std::cout
-            << "plot skipped: it needs /usr/bin/python3 with matplotlib (Debian: apt-get install "
-               "python3-matplotlib); the CSV files have the numbers\n";
-      }
-    }
+    // CSV: one row per temperature, and the exact curves on a fine grid; the plot.
+    const bool written = demo_io::write_csv_and_plot(
+        demo, "ising_trg", config.trg.chi,
+        [&](std::ostream& csv) {
+          csv << "T,beta,f_trg,f_exact,u_trg,u_exact,c_trg,c_exact\n";
+          for (const auto& r : results) {
+            csv << 1.0 / r.beta << "," << r.beta << "," << r.free_energy << ","
+                << ising::exact_free_energy(r.beta) << "," << r.energy << ","
+                << ising::exact_energy(r.beta) << "," << r.specific_heat << ","
+                << ising::exact_specific_heat(r.beta) << "\n";
+          }
+        },
+        [&](std::ostream& exact) {
+          exact << "T,u_exact,c_exact\n";
+          for (double t : demo_io::exact_curve_temperatures(temps, ising::critical_temperature())) {
+            exact << t << "," << ising::exact_energy(1 / t) << ","
+                  << ising::exact_specific_heat(1 / t) << "\n";
+          }
+        });
+    if (!written) return 1;
   } catch (const tf::Error& e) {
     std::cerr << "\nising_trg: tenferro error (" << tf::name(e.kind()) << "): " << e.what() << "\n";
     return 1;

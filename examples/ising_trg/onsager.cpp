@@ -35,6 +35,10 @@ double exact_log_z(double beta) {
   return std::log(2.0 * std::cosh(2 * beta)) + integral / kPi;
 }
 
+double exact_free_energy(double beta) {
+  return -exact_log_z(beta) / beta;
+}
+
 double exact_energy(double beta) {
   const double k = modulus(beta);
   const double t = std::tanh(2 * beta);
@@ -58,6 +62,11 @@ double exact_specific_heat(double beta) {
   const double du = 2 / (sh * sh) * (1 + (2 / kPi) * q * kk) -
                     (1 / t) * (2 / kPi) * (dq * kk + q * dk_dmodulus * dmodulus);
   return -beta * beta * du;
+}
+
+double exact_magnetisation(double beta) {
+  if (beta * critical_temperature() <= 1.0) return 0.0;
+  return std::pow(1.0 - std::pow(std::sinh(2 * beta), -4.0), 0.125);
 }
 
 }  // namespace ising

@@ -12,6 +12,9 @@ double critical_temperature();
 /// with k = 2 sinh(2b) / cosh(2b)^2 (Gauss-Kronrod, Boost.Math).
 double exact_log_z(double beta);
 
+/// Free energy per site f = -(ln Z/N) / beta.
+double exact_free_energy(double beta);
+
 /// Energy per site u = -d(ln Z/N)/d beta, from the complete elliptic
 /// integral of the first kind: u = -coth(2b) (1 + (2/pi)(2 tanh^2(2b) - 1) K(k)).
 double exact_energy(double beta);
@@ -20,5 +23,9 @@ double exact_energy(double beta);
 /// differentiating the energy's closed form (dK/dk = E/(k(1-k^2)) - K/k).
 /// Infinite at the critical point (a logarithmic divergence).
 double exact_specific_heat(double beta);
+
+/// Spontaneous magnetisation per site (Yang): (1 - sinh(2b)^-4)^(1/8) below
+/// the critical temperature, 0 above.
+double exact_magnetisation(double beta);
 
 }  // namespace ising
