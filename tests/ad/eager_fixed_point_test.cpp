@@ -150,3 +150,30 @@ TEST(EagerFixedPoint, NonConvergenceAndRefusals) {
     EXPECT_EQ(e.kind(), ErrorKind::DTypeMismatch);
   }
 }
+
+TEST(EagerFixedPoint, DirectLinearSolveEqualsTheIteratedOne) {
+  auto rt = EagerRuntime::make_cpu();
+  const Inputs in = inputs(rt->backend());
+  const Tensor vb = random({4, 1}, f64, 22);
+  const Reference ref(*rt->runtime(), in, zeros({4, 4}, f64), vb);  // Auto: direct here
+  FixedPointOptions iterate = kTight, direct = kTight;
+  iterate.linear_solver = FixedPointLinearSolver::Iterate;
+  direct.linear_solver = FixedPointLinearSolver::Direct;
+  const EagerTensor a = rt->tensor(in.a), x0 = rt->tensor(in.x0), b = rt->tensor(in.b);
+  std::vector<std::vector<Tensor>> out;
+  for (const FixedPointOptions& options : {iterate, direct}) {
+    auto loss_in_b = [&](const EagerTensor& bb) {
+      return loss_of(fixed_point(contraction<EagerTensor>, {x0}, {a, bb}, options).value[0]);
+    };
+    EagerTensor bv = rt->variable(in.b);
+    loss_in_b(bv).backward();
+    const JvpResult j = jvp(loss_in_b, b, rt->tensor(vb));
+    const EagerTensor h =
+        jvp_tangent([&](const EagerTensor& bb) { return grad(loss_in_b, bb); }, b, rt->tensor(vb));
+    out.push_back({bv.grad().value(), j.tangent->value(), h.value()});
+  }
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_TRUE(close(out[1][k], out[0][k], 1e-12)) << k;
+    EXPECT_TRUE(close(out[1][k], ref.out[3 + k], k == 2 ? 1e-9 : 1e-11)) << k;
+  }
+}

@@ -3,8 +3,11 @@
 // and finite differences, refusals of changing carries, non-convergence, and
 // memory that does not grow with the iteration count.
 
+#include <limits>
+
 #include "ad/traced_fixtures.hpp"
 #include "tenferro/ad/control_flow.hpp"
+#include "tenferro/linalg/linalg.hpp"
 
 using namespace ttest;
 
@@ -305,7 +308,9 @@ TEST(TracedFixedPoint, SolutionEqualsTheUnrolledIteration) {
 
 TEST(TracedFixedPoint, GradientsAreImplicitAndEqualUnrolledAd) {
   auto rt = cpu_runtime();
-  FixedNet fp({1e-14, 1000}, false), un({}, true);
+  FixedPointOptions iterate{1e-14, 1000};
+  iterate.linear_solver = FixedPointLinearSolver::Iterate;
+  FixedNet fp(iterate, false), un({}, true);
   const auto gf = grad_many(fp.loss(), {fp.a, fp.b, fp.x0});
   const auto gu = grad_many(un.loss(), {un.a, un.b});
   EXPECT_FALSE(gf[2].has_value());  // x* does not depend on x0
@@ -419,10 +424,13 @@ TEST(TracedFixedPoint, RefusesAStateThatChangesAndBadOptions) {
 
 TEST(TracedFixedPoint, MemoryDoesNotGrowWithIterations) {
   auto rt = cpu_runtime();
-  // Same map at two tolerances: many more iterations, the same peak.
-  FixedNet loose({1e-3, 1000}, false), tight({1e-15, 1000}, false);
-  auto it_loose = fixed_point(contraction, {loose.x0}, {loose.a, loose.b}, {1e-3, 1000});
-  auto it_tight = fixed_point(contraction, {tight.x0}, {tight.a, tight.b}, {1e-15, 1000});
+  // Same map at two tolerances: many more iterations, the same peak (the
+  // adjoint's linear solve iterated too).
+  FixedPointOptions lo{1e-3, 1000}, hi{1e-15, 1000};
+  lo.linear_solver = hi.linear_solver = FixedPointLinearSolver::Iterate;
+  FixedNet loose(lo, false), tight(hi, false);
+  auto it_loose = fixed_point(contraction, {loose.x0}, {loose.a, loose.b}, lo);
+  auto it_tight = fixed_point(contraction, {tight.x0}, {tight.a, tight.b}, hi);
   Program pl =
       compile({grad(loose.loss(), loose.b), it_loose.iterations}, {loose.a, loose.b, loose.x0});
   Program pt =
@@ -489,6 +497,7 @@ TEST(TracedFixedPoint, AFailedDerivativeSolveSaysWhichAndWhatToChange) {
   auto rt = cpu_runtime();
   FixedPointOptions options{1e-14, 1000};
   options.linear_max_iter = 2;  // too few for the adjoint's linear solve
+  options.linear_solver = FixedPointLinearSolver::Iterate;
   FixedNet net(options, false);
   Program g = compile({grad(net.loss(), net.b)}, {net.a, net.b, net.x0});
   const auto in = fixed_inputs(rt->backend());
@@ -501,4 +510,174 @@ TEST(TracedFixedPoint, AFailedDerivativeSolveSaysWhichAndWhatToChange) {
     EXPECT_NE(what.find("linear solve of the adjoint"), std::string::npos) << what;
     EXPECT_NE(what.find("linear_max_iter"), std::string::npos) << what;
   }
+}
+
+// ---- fixed_point: the derivatives' direct linear solve ----
+
+namespace {
+
+FixedPointOptions with_solver(FixedPointLinearSolver solver, double tol = 1e-14,
+                              std::int64_t max_iter = 1000) {
+  FixedPointOptions o{tol, max_iter};
+  o.linear_solver = solver;
+  return o;
+}
+
+constexpr FixedPointLinearSolver kIterate = FixedPointLinearSolver::Iterate;
+constexpr FixedPointLinearSolver kDirect = FixedPointLinearSolver::Direct;
+constexpr FixedPointLinearSolver kAuto = FixedPointLinearSolver::Auto;
+
+/// Outputs: the gradients in A and b, the jvp along (va, vb), and the HVP in
+/// b along vb in both modes; inputs (A, b, x0, va, vb).
+Program derivative_program(const FixedNet& net) {
+  const TracedTensor va = placeholder(f64, {4, 4}), vb = placeholder(f64, {4, 1});
+  const auto g = grad_many(net.loss(), {net.a, net.b});
+  const auto t = jvp_many({net.x}, {net.a, net.b}, {va, vb});
+  return compile({*g[0], *g[1], *t[0], hvp(net.loss(), net.b, vb),
+                  hvp(net.loss(), net.b, vb, HvpMode::ReverseOverReverse)},
+                 {net.a, net.b, net.x0, va, vb});
+}
+
+/// The gradient program of sum(x* x*) for f(x, c) = 0.5 cos(x) + c on a
+/// state of `shape` (dtype `dtype`).
+Program cosine_gradient(DType dtype, SymShape shape, FixedPointLinearSolver solver) {
+  const TracedTensor x0 = placeholder(dtype, shape), c = placeholder(dtype, shape);
+  const TracedTensor x = fixed_point(
+      [](const TracedTensor& s, std::span<const TracedTensor> p) { return cos(s) * 0.5 + p[0]; },
+      x0, {c}, with_solver(solver));
+  const TracedTensor ct = placeholder(dtype, shape);
+  return compile({*vjp_many({x}, {ct}, {c})[0]}, {x0, c, ct});
+}
+
+}  // namespace
+
+TEST(TracedFixedPointDirect, DerivativesEqualIterateAndUnrolled) {
+  auto rt = cpu_runtime();
+  FixedNet iterate(with_solver(kIterate), false), direct(with_solver(kDirect), false);
+  FixedNet un({}, true);
+  Program pi = derivative_program(iterate), pd = derivative_program(direct);
+  Program pu = derivative_program(un);
+  // The direct derivatives hold no fixed point but the solution's.
+  EXPECT_EQ(pd.count_ops("fixed_point"), 1u);
+  EXPECT_GE(pi.count_ops("fixed_point"), 3u);
+  auto in = fixed_inputs(rt->backend());
+  in.push_back(random({4, 4}, f64, 21));
+  in.push_back(random({4, 1}, f64, 22));
+  const auto i = eval(*rt, pi, in), d = eval(*rt, pd, in), u = eval(*rt, pu, in);
+  const double tol[] = {1e-11, 1e-11, 1e-11, 1e-10, 1e-10};
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    EXPECT_TRUE(close(d[k], u[k], tol[k])) << k;
+    EXPECT_TRUE(close(d[k], i[k], 1e-12)) << k;
+  }
+}
+
+TEST(TracedFixedPointDirect, SolvesWhereTheIterationIsTooSlow) {
+  auto rt = cpu_runtime();
+  Backend& cpu = rt->backend();
+  // x = A x + b with A upper triangular: spectral radius 0.99 (the iterated
+  // linear solve needs ~3000 steps).
+  const Tensor a = Tensor::from_col_major(
+      {4, 4}, std::vector<double>{0.99, 0, 0, 0, 0.1, 0.5, 0, 0, 0, 0.2, -0.3, 0, 0, 0, 0.05, 0.2});
+  const Tensor b = random({4, 1}, f64, 5);
+  const std::vector<Tensor> in = {a, b, zeros({4, 1}, f64)};
+  auto gradients = [&](FixedPointLinearSolver solver) {
+    FixedPointOptions o = with_solver(solver, 1e-15, 100000);
+    o.linear_max_iter = 100;
+    const TracedTensor pa = placeholder(f64, {4, 4}), pb = placeholder(f64, {4, 1});
+    const TracedTensor x0 = placeholder(f64, {4, 1});
+    const TracedTensor x =
+        fixed_point([](const TracedTensor& s,
+                       std::span<const TracedTensor> p) { return matmul(p[0], s) + p[1]; },
+                    x0, {pa, pb}, o);
+    const auto g = grad_many(sum(x * x), {pa, pb});
+    return eval(*rt, compile({x, *g[0], *g[1]}, {pa, pb, x0}), in);
+  };
+  try {
+    gradients(kIterate);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoConvergence);
+    EXPECT_NE(std::string(e.what()).find("linear solve of the adjoint"), std::string::npos)
+        << e.what();
+  }
+  const auto d = gradients(kDirect);
+  // Reference: x* = (I - A)^-1 b, lambda = (I - A)^-T 2 x*, gA = lambda x*^T, gb = lambda.
+  auto transposed = [&](const Tensor& v) {
+    const std::int64_t perm[] = {1, 0};
+    return permute(v, perm, cpu);
+  };
+  const Tensor m = sub(eye(4), a, cpu);
+  const Tensor x = linalg::solve(m, b, true, cpu);
+  const Tensor lambda = linalg::solve(transposed(m), mul(x, Tensor::scalar(2.0), cpu), true, cpu);
+  EXPECT_TRUE(close(d[0], x, 1e-11));
+  EXPECT_TRUE(close(d[1], matmul(lambda, transposed(x), cpu), 1e-10));
+  EXPECT_TRUE(close(d[2], lambda, 1e-10));
+}
+
+TEST(TracedFixedPointDirect, AutoSolvesSmallConstantStatesDirectly) {
+  auto rt = cpu_runtime();
+  // At most 64 real unknowns with constant extents: direct (one fixed point,
+  // the solution's); else iterated (a second one, the adjoint's).
+  EXPECT_EQ(cosine_gradient(f64, {64}, kAuto).count_ops("fixed_point"), 1u);
+  EXPECT_EQ(cosine_gradient(f64, {65}, kAuto).count_ops("fixed_point"), 2u);
+  EXPECT_EQ(cosine_gradient(f64, {8, 8}, kAuto).count_ops("fixed_point"), 1u);
+  EXPECT_EQ(cosine_gradient(c128, {32}, kAuto).count_ops("fixed_point"), 1u);
+  EXPECT_EQ(cosine_gradient(c128, {33}, kAuto).count_ops("fixed_point"), 2u);
+  EXPECT_EQ(cosine_gradient(f64, {n_dim()}, kAuto).count_ops("fixed_point"), 2u);
+  // The 64 unknowns solved both ways agree.
+  const std::vector<Tensor> in = {zeros({64}, f64), random({64}, f64, 3), random({64}, f64, 4)};
+  EXPECT_TRUE(close(eval(*rt, cosine_gradient(f64, {64}, kAuto), in)[0],
+                    eval(*rt, cosine_gradient(f64, {64}, kIterate), in)[0], 1e-12));
+}
+
+TEST(TracedFixedPointDirect, ComplexStatesAreTwoRealUnknownsEach) {
+  auto rt = cpu_runtime();
+  Backend& cpu = rt->backend();
+  // A map that is only real-linear in x (conj): its derivative is no complex matrix.
+  auto f = [](const TracedTensor& s, std::span<const TracedTensor> p) {
+    return matmul(p[0], s) * 0.5 + conj(s) * 0.2 + p[1];
+  };
+  const std::vector<Tensor> in = {mul(random({3, 3}, c128, 41), Tensor::scalar(0.3), cpu),
+                                  random({3, 1}, c128, 42), zeros({3, 1}, c128),
+                                  random({3, 1}, c128, 43)};
+  std::vector<std::vector<Tensor>> out;
+  for (const auto solver : {kIterate, kDirect}) {
+    const TracedTensor a = placeholder(c128, {3, 3}), b = placeholder(c128, {3, 1});
+    const TracedTensor x0 = placeholder(c128, {3, 1}), vb = placeholder(c128, {3, 1});
+    const TracedTensor x = fixed_point(f, x0, {a, b}, with_solver(solver));
+    const TracedTensor loss = real(sum(x * conj(x))) + sum(imag(x));
+    const auto g = grad_many(loss, {a, b});
+    Program p = compile({*g[0], *g[1], *jvp_many({x}, {b}, {vb})[0]}, {a, b, x0, vb});
+    EXPECT_EQ(p.count_ops("fixed_point"), solver == kDirect ? 1u : 3u);
+    out.push_back(eval(*rt, p, in));
+    if (solver == kDirect) {
+      Program value = compile({loss}, {a, b, x0, vb});
+      EXPECT_TRUE(close(out.back()[1], fd_grad(*rt, value, in, 1), 1e-7));
+    }
+  }
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_TRUE(close(out[1][k], out[0][k], 1e-12)) << k;
+}
+
+TEST(TracedFixedPointDirect, RefusesOptionsItCannotServe) {
+  auto identity = [](const TracedTensor& s, std::span<const TracedTensor>) { return s * 0.5; };
+  auto refused = [&](const TracedTensor& x, const FixedPointOptions& o, const char* words) {
+    try {
+      fixed_point(identity, x, {}, o);
+      ADD_FAILURE() << "no error for " << words;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused(placeholder(f64, {n_dim()}), with_solver(kDirect), "constant state extents");
+  refused(placeholder(f64, {1025}), with_solver(kDirect), "at most 1024 unknowns");
+  refused(placeholder(c128, {513}), with_solver(kDirect), "at most 1024 unknowns");
+  refused(placeholder(f64, {3}), with_solver(static_cast<FixedPointLinearSolver>(7)),
+          "none of Iterate, Direct, Auto");
+  FixedPointOptions nan_tol;
+  nan_tol.linear_tol = std::numeric_limits<double>::quiet_NaN();
+  refused(placeholder(f64, {3}), nan_tol, "linear_tol");
+  // Symbolic extents and large states are fine for Iterate and Auto.
+  EXPECT_NO_THROW(fixed_point(identity, placeholder(f64, {n_dim()}), {}, with_solver(kAuto)));
+  EXPECT_NO_THROW(fixed_point(identity, placeholder(f64, {4096}), {}, with_solver(kIterate)));
 }

@@ -103,6 +103,20 @@ ScanResult scan(const ScanFn& body, ListRef<TracedTensor> init, ListRef<TracedTe
 
 // ---- fixed points ----------------------------------------------------------------------
 
+/// How a fixed point's derivatives solve their linear system (I - df/dx) dx = c
+/// (or its transpose): by iterating the linearised map (Iterate: memory O(state),
+/// converges only where df/dx is a contraction at x*), or by building df/dx as a
+/// dense matrix from one jvp (vjp) of f per unknown and eliminating with partial
+/// pivoting (Direct: n jvps and O(n^3) work for n unknowns, exact in one step,
+/// any df/dx without the eigenvalue 1). A complex element counts as two real
+/// unknowns. Auto: Direct for at most kFixedPointDirectAuto unknowns with constant
+/// extents, else Iterate.
+enum class FixedPointLinearSolver : unsigned char { Iterate, Direct, Auto };
+/// Auto's bound on the unknowns of a direct solve.
+inline constexpr std::int64_t kFixedPointDirectAuto = 64;
+/// Direct's bound (more is InvalidArgument: the graph holds one jvp per unknown).
+inline constexpr std::int64_t kFixedPointDirectMax = 1024;
+
 struct FixedPointOptions {
   /// Converged when max |f(x) - x| <= tol * max(1, max |x|) over every
   /// state tensor (the max norm of the update, relative above 1).
@@ -117,6 +131,9 @@ struct FixedPointOptions {
   /// (negative: tol and max_iter above).
   double linear_tol = -1;
   std::int64_t linear_max_iter = -1;
+  /// Direct needs constant extents (else InvalidArgument); linear_tol and
+  /// linear_max_iter apply to Iterate only.
+  FixedPointLinearSolver linear_solver = FixedPointLinearSolver::Auto;
 };
 
 /// f(x, params): the new state from the state and the parameters.
@@ -134,12 +151,13 @@ struct FixedPointResult {
 /// Iterates x <- f(x, params) from x0 until the update is below tol, in one
 /// traced node (a while loop). Its derivatives treat x* as the solution of
 /// x = f(x, params) (implicit function theorem): the jvp solves
-/// (I - df/dx) dx = df/dp dp and the vjp (I - df/dx)^T lambda = ybar by the
-/// same iteration on the linearised map, so memory does not grow with the
-/// iteration count and x0 gets no derivative. The linear solves converge
+/// (I - df/dx) dx = df/dp dp and the vjp (I - df/dx)^T lambda = ybar, so
+/// memory does not grow with the iteration count and x0 gets no derivative.
+/// Iterated (FixedPointOptions::linear_solver), the linear solves converge
 /// where the forward iteration does (a contraction at x*); one that does not
-/// is NoConvergence. Derivatives of any order: the solves are fixed points
-/// themselves. f must keep each state tensor's dtype and shape.
+/// is NoConvergence. Derivatives of any order: the iterated solves are fixed
+/// points themselves, the direct ones differentiable ops. f must keep each
+/// state tensor's dtype and shape.
 FixedPointResult<TracedTensor> fixed_point(const TracedFixedPointFn& f, ListRef<TracedTensor> x0,
                                            ListRef<TracedTensor> params,
                                            const FixedPointOptions& options = {});

@@ -314,7 +314,6 @@ FixedPointResult<EagerTensor> fixed_point(const EagerFixedPointFn& f, ListRef<Ea
                                           const FixedPointOptions& options) {
   if (!f) fail(ErrorKind::InvalidArgument, kOp, "the function is empty");
   if (x0.size() == 0) fail(ErrorKind::InvalidArgument, kOp, "no state: pass the initial x0");
-  detail::check_fixed_point_options(options);
   std::vector<EagerTensor> all(x0.begin(), x0.end());
   all.insert(all.end(), params.begin(), params.end());
   for (std::size_t k = 0; k < all.size(); ++k) {
@@ -331,6 +330,9 @@ FixedPointResult<EagerTensor> fixed_point(const EagerFixedPointFn& f, ListRef<Ea
            "; a fixed point's state is floating or complex");
     }
   }
+  std::vector<TensorMeta> state_metas;
+  for (const auto& t : x0) state_metas.push_back({t.dtype(), to_sym_shape(t.shape().span())});
+  detail::check_fixed_point_options(options, state_metas);
   std::vector<EagerTensor> x, ps;
   for (const auto& t : x0) x.push_back(t.detach());
   for (const auto& t : params) ps.push_back(t.detach());

@@ -399,6 +399,7 @@ class FixedPointOp final : public ControlOp {
     std::size_t h = hash_combine(0x66697870, f_.fingerprint());
     h = hash_combine(h, std::hash<double>{}(options_.tol));
     h = hash_combine(h, std::hash<std::int64_t>{}(options_.max_iter));
+    h = hash_combine(h, static_cast<std::size_t>(options_.linear_solver));
     return hash_combine(h, states_);
   }
   bool equals(const Op& other) const override {
@@ -408,8 +409,8 @@ class FixedPointOp final : public ControlOp {
            o->options_.max_iter == a.max_iter &&
            o->options_.throw_on_failure == a.throw_on_failure &&
            o->options_.linear_tol == a.linear_tol &&
-           o->options_.linear_max_iter == a.linear_max_iter && same_body(o->f_, f_) &&
-           in_ == o->in_;
+           o->options_.linear_max_iter == a.linear_max_iter &&
+           o->options_.linear_solver == a.linear_solver && same_body(o->f_, f_) && in_ == o->in_;
   }
   std::string describe() const override {
     return "fixed_point(" + std::to_string(f_.node_count()) + " ops)";
@@ -566,7 +567,8 @@ FixedPointResult<TracedTensor> fixed_point(const TracedFixedPointFn& f, ListRef<
 
 namespace detail {
 
-void check_fixed_point_options(const FixedPointOptions& options) {
+void check_fixed_point_options(const FixedPointOptions& options,
+                               std::span<const TensorMeta> states) {
   if (!(options.tol >= 0) || !std::isfinite(options.tol)) {
     fail(ErrorKind::InvalidArgument, "fixed_point", "tol must be finite and >= 0, got ",
          options.tol);
@@ -575,6 +577,11 @@ void check_fixed_point_options(const FixedPointOptions& options) {
     fail(ErrorKind::InvalidArgument, "fixed_point", "max_iter must be at least 1, got ",
          options.max_iter);
   }
+  if (std::isnan(options.linear_tol) || std::isinf(options.linear_tol)) {
+    fail(ErrorKind::InvalidArgument, "fixed_point",
+         "linear_tol must be finite (negative: tol), got ", options.linear_tol);
+  }
+  (void)solves_directly(options, states);
 }
 
 void fail_no_convergence(FixedPointRole role, std::int64_t iterations, double residual,
@@ -608,7 +615,6 @@ FixedPointResult<TracedTensor> fixed_point_node(const TracedFixedPointFn& f,
   const char* op = "fixed_point";
   if (!f) fail(ErrorKind::InvalidArgument, op, "the function is empty");
   if (x0.size() == 0) fail(ErrorKind::InvalidArgument, op, "no state: pass the initial x0");
-  check_fixed_point_options(options);
   check_defined(op, "state", x0);
   check_defined(op, "parameter", params);
   for (std::size_t k = 0; k < x0.size(); ++k) {
@@ -620,6 +626,7 @@ FixedPointResult<TracedTensor> fixed_point_node(const TracedFixedPointFn& f,
   const std::size_t m = x0.size();
   std::vector<TensorMeta> metas = detail::metas_of(x0);
   const std::vector<TensorMeta> state_metas = metas;
+  check_fixed_point_options(options, state_metas);
   for (const auto& p : params) metas.push_back(p.meta());
   detail::TracedBody body = detail::trace_body(
       metas,
@@ -706,6 +713,11 @@ std::vector<std::optional<TracedTensor>> fixed_point_tangent(
     }
     return r;
   };
+  if (solves_directly(options, metas_of(xs))) {
+    const Traced solved = solve_directly(f, xs, ps, drive, false, rules);
+    for (std::size_t k = 0; k < m; ++k) result[k] = solved[k];
+    return result;
+  }
   const auto solved = fixed_point_node(g, drive, concat(concat(xs, ps), drive),
                                        linear_options(options), FixedPointRole::Tangent);
   for (std::size_t k = 0; k < m; ++k) result[k] = solved.value[k];
@@ -735,8 +747,11 @@ std::vector<std::optional<TracedTensor>> fixed_point_cotangent(
     }
     return r;
   };
-  const auto lambda = fixed_point_node(h, seed, concat(concat(xs, ps), seed),
-                                       linear_options(options), FixedPointRole::Adjoint);
+  const Traced lambda = solves_directly(options, metas_of(xs))
+                            ? solve_directly(f, xs, ps, seed, true, rules)
+                            : fixed_point_node(h, seed, concat(concat(xs, ps), seed),
+                                               linear_options(options), FixedPointRole::Adjoint)
+                                  .value;
   // (df/dp)^T lambda in a region over (x*, p, lambda), as in the tangent.
   std::vector<std::size_t> wanted;
   for (std::size_t k = 0; k < np; ++k) {
@@ -754,7 +769,7 @@ std::vector<std::optional<TracedTensor>> fixed_point_cotangent(
         }
         return out;
       },
-      concat(concat(xs, ps), lambda.value));
+      concat(concat(xs, ps), lambda));
   for (std::size_t j = 0; j < wanted.size(); ++j) result[wanted[j]] = g[j];
   return result;
 }

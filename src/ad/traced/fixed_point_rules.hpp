@@ -24,8 +24,26 @@ FixedPointResult<TracedTensor> fixed_point_node(const TracedFixedPointFn& f,
                                                 const FixedPointOptions& options,
                                                 FixedPointRole role);
 
-/// InvalidArgument for a tolerance or an iteration cap out of range.
-void check_fixed_point_options(const FixedPointOptions& options);
+/// InvalidArgument for a tolerance or an iteration cap out of range, an
+/// unknown linear solver, or a Direct one that cannot serve these states
+/// (symbolic extents, more than kFixedPointDirectMax unknowns).
+void check_fixed_point_options(const FixedPointOptions& options,
+                               std::span<const TensorMeta> states);
+
+/// Whether the derivatives' linear systems over these states are solved
+/// directly (the options checked).
+bool solves_directly(const FixedPointOptions& options, std::span<const TensorMeta> states);
+
+/// z = L z + rhs solved directly (Gauss-Jordan elimination with partial
+/// pivoting on I - L as a dense real matrix, in one checkpoint region over
+/// (xs, ps, rhs)), with L = df/dx(xs, ps) (a jvp per column), or, for the
+/// adjoint, the vjp map lambda -> (df/dx)^T lambda. L is real-linear: complex
+/// elements are two real unknowns, so the transpose convention of complex
+/// vjps never enters.
+std::vector<TracedTensor> solve_directly(const Program& f, std::span<const TracedTensor> xs,
+                                         std::span<const TracedTensor> ps,
+                                         std::span<const TracedTensor> rhs, bool adjoint,
+                                         const ad::AdContext& rules);
 
 /// NoConvergence for a run of `role` that stopped after `iterations` with
 /// `residual` (NaN: the iteration produced NaN), with the advice that fits.
