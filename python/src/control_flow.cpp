@@ -55,8 +55,19 @@ std::vector<T> returned(const py::object& out, std::size_t count, const char* op
 
 FixedPointOptions fixed_point_options(double tol, std::int64_t max_iter, bool throw_on_failure,
                                       const py::object& linear_tol,
-                                      const py::object& linear_max_iter) {
+                                      const py::object& linear_max_iter,
+                                      const std::string& linear_solver) {
   FixedPointOptions o;
+  if (linear_solver == "auto") {
+    o.linear_solver = FixedPointLinearSolver::Auto;
+  } else if (linear_solver == "iterate") {
+    o.linear_solver = FixedPointLinearSolver::Iterate;
+  } else if (linear_solver == "direct") {
+    o.linear_solver = FixedPointLinearSolver::Direct;
+  } else {
+    throw Error(ErrorKind::InvalidArgument, "fixed_point",
+                "linear_solver must be 'auto', 'iterate' or 'direct', got '" + linear_solver + "'");
+  }
   o.tol = tol;
   o.max_iter = max_iter;
   o.throw_on_failure = throw_on_failure;
@@ -165,9 +176,9 @@ void init_control_flow(py::module_& m) {
       "_fixed_point",
       [](const py::function& f, const py::object& x0, const py::args& params, double tol,
          std::int64_t max_iter, bool throw_on_failure, const py::object& linear_tol,
-         const py::object& linear_max_iter, bool full_output) {
-        const FixedPointOptions o =
-            fixed_point_options(tol, max_iter, throw_on_failure, linear_tol, linear_max_iter);
+         const py::object& linear_max_iter, const std::string& linear_solver, bool full_output) {
+        const FixedPointOptions o = fixed_point_options(tol, max_iter, throw_on_failure, linear_tol,
+                                                        linear_max_iter, linear_solver);
         bool traced = is_traced(x0);
         if (py::isinstance<py::tuple>(x0) || py::isinstance<py::list>(x0)) {
           for (auto x : py::reinterpret_borrow<py::sequence>(x0)) traced |= is_traced(x);
@@ -178,7 +189,8 @@ void init_control_flow(py::module_& m) {
       },
       py::arg("f"), py::arg("x0"), py::arg("tol") = 1e-10, py::arg("max_iter") = 1000,
       py::arg("throw_on_failure") = true, py::arg("linear_tol") = py::none(),
-      py::arg("linear_max_iter") = py::none(), py::arg("full_output") = false);
+      py::arg("linear_max_iter") = py::none(), py::arg("linear_solver") = "auto",
+      py::arg("full_output") = false);
 }
 
 }  // namespace tenferro::python

@@ -700,7 +700,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint_every=0):
 
 
 def fixed_point(f, x0, *params, tol=1e-10, max_iter=1000, throw_on_failure=True,
-                linear_tol=None, linear_max_iter=None, full_output=False):
+                linear_tol=None, linear_max_iter=None, linear_solver="auto", full_output=False):
     """Solves ``x = f(x, *params)`` by iterating from ``x0`` until
     ``max|f(x) - x| <= tol * max(1, max|x|)``.
 
@@ -709,11 +709,14 @@ def fixed_point(f, x0, *params, tol=1e-10, max_iter=1000, throw_on_failure=True,
     implicit function theorem): backward, grad, jvp and higher orders work
     without storing the iterations, eagerly and inside ``tenferro.jit``.
     Not converged after ``max_iter``: NoConvergence, or with
-    ``throw_on_failure=False`` the last iterate. ``full_output=True`` returns
-    ``(x, iterations, residual, converged)``."""
+    ``throw_on_failure=False`` the last iterate. The derivatives' linear
+    systems are iterated (``linear_solver="iterate"``), solved directly
+    (``"direct"``), or ``"auto"``: directly for small states (docs/control_flow.md).
+    ``full_output=True`` returns ``(x, iterations, residual, converged)``."""
     return _C._fixed_point(f, x0, *params, tol=tol, max_iter=max_iter,
                            throw_on_failure=throw_on_failure, linear_tol=linear_tol,
-                           linear_max_iter=linear_max_iter, full_output=full_output)
+                           linear_max_iter=linear_max_iter, linear_solver=linear_solver,
+                           full_output=full_output)
 
 
 # ---- compiled family libraries -----------------------------------------------------------

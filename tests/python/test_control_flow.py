@@ -150,3 +150,16 @@ def test_scan_traced_equals_the_python_loop_and_differentiates():
     r = tf.jit(lambda x: tf.sum(tf.scan(lambda c, xi: (c * 0.9 + xi, c * xi), tf.zeros(3), x)[1]),
                Spec(("n", 3)))
     np.testing.assert_allclose(q.grad(wrt=0)(xs).numpy(), r.grad(wrt=0)(xs).numpy(), atol=1e-14)
+
+
+def test_fixed_point_linear_solvers_agree():
+    grads = []
+    for solver in ("iterate", "direct", "auto"):
+        b = tf.tensor(B, requires_grad=True)
+        x = tf.fixed_point(step, tf.zeros((4, 1)), tf.tensor(A), b, tol=1e-14, linear_solver=solver)
+        tf.sum(tf.sin(x) * x).backward()
+        grads.append(b.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], atol=1e-12)
+    np.testing.assert_allclose(grads[0], grads[2], atol=1e-12)
+    with pytest.raises(tf.errors.InvalidArgument, match="linear_solver"):
+        tf.fixed_point(step, tf.zeros((4, 1)), tf.tensor(A), tf.tensor(B), linear_solver="gmres")
