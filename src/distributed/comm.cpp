@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "distributed/internal.hpp"
 
@@ -131,13 +132,16 @@ Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
 Communicator Communicator::split(int color, int key) const {
   MPI_Comm out = MPI_COMM_NULL;
   detail::check_mpi(MPI_Comm_split(comm_, color, key, &out), "MPI_Comm_split");
-  Communicator c(out);
-  c.owned_ = std::shared_ptr<void>(nullptr, [out](void*) mutable {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&out);
-  });
-  return c;
+  // Split communicators live until MPI_Finalize: a freed communicator's
+  // handle can come back for a new one, and ops keyed by handle (plan
+  // caches, traced programs) would then talk to the wrong group of ranks.
+  static std::mutex mutex;
+  static std::vector<MPI_Comm> kept;
+  {
+    std::lock_guard lock(mutex);
+    kept.push_back(out);
+  }
+  return Communicator(out);
 }
 
 void Communicator::barrier() const {

@@ -48,7 +48,8 @@ namespace tenferro::dist {
 void ensure_initialized();
 
 /// An MPI communicator. world() and handles passed in are borrowed; split()
-/// makes an owned one, freed when its last copy goes.
+/// makes a new one, which lives until MPI is finalised (its handle is never
+/// reused for another group of ranks while ops and caches may name it).
 class Communicator {
  public:
   static Communicator world();
@@ -68,7 +69,6 @@ class Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
-  std::shared_ptr<void> owned_;
 };
 
 /// A 1-D or 2-D grid of the communicator's ranks, row-major: rank r sits at
