@@ -1,0 +1,125 @@
+#pragma once
+// Distributed linear algebra on ScaLAPACK (docs/distributed.md, "Distributed
+// linear algebra (ScaLAPACK)").
+//
+//   dist::Mesh grid(dist::Communicator::world(), {2, 2});
+//   dist::DTensor a = dist::to_block_cyclic(dist::distribute(full, grid, {dist::Shard(0)}), 4);
+//   auto [U, S, Vh] = dist::linalg::svd(a);      // U, Vh block-cyclic, S on every rank
+//   dist::DTensor c = dist::linalg::matmul(U, Vh);
+//
+// ScaLAPACK's layout is a DTensor matrix [m, n] sharded block-cyclically
+// over a BLACS process grid, the same block size for rows and columns,
+// blocks dealt from grid coordinate 0 (RSRC = CSRC = 0), each rank's local
+// block column-major with leading dimension its local row count:
+//   2-D mesh r x c:  {Shard(0, nb), Shard(1, nb)}  on the r x c grid;
+//   1-D mesh of P:   {Shard(1, nb)}                on a 1 x P grid (rows whole),
+//                    {Shard(0, nb)}                on a P x 1 grid (columns whole).
+// The grid is row-major over the mesh's communicator, so a rank's grid
+// coordinates are its mesh coordinates. to_block_cyclic brings any matrix
+// there with dist::redistribute (no rank ever holds more than the
+// collectives of redistribute give it; nothing is gathered to one rank).
+//
+// The ops run as eager extension ops on the local blocks (recorded like the
+// collectives; differentiating them is UnsupportedAdRule until their rules
+// land), in both tiers (DTensor and TracedDTensor), for f32, f64, c64 and
+// c128. Every check on data agrees across the mesh: a singular matrix, a
+// matrix that is not positive definite, non-finite input to svd / eigh, a
+// rank whose local block has another dtype, raise the same typed
+// tenferro::Error on every rank.
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "tenferro/distributed/distributed.hpp"
+#include "tenferro/linalg/spectral.hpp"
+
+namespace tenferro::dist {
+
+/// A BLACS process grid over a mesh's communicator (row-major: grid
+/// coordinates = mesh coordinates). Contexts are made once per
+/// (communicator, rows, cols) and kept until MPI is finalised, as split
+/// communicators are: ops and caches name a context by its number.
+/// Making one is collective over the communicator (the first call with a
+/// new shape must be made by every rank of it, as every dist call is).
+struct BlacsGrid {
+  int context = -1;
+  int rows = 1;
+  int cols = 1;
+  int row = 0;  ///< this rank's grid row
+  int col = 0;  ///< this rank's grid column
+};
+
+/// The rows x cols grid over mesh.comm() (rows * cols must be its size;
+/// InvalidArgument otherwise).
+BlacsGrid blacs_grid(const Mesh& mesh, int rows, int cols);
+
+/// ScaLAPACK's placements of a matrix with square blocks of `block` on
+/// `mesh` (see above): {Shard(0, block), Shard(1, block)} on a 2-D mesh,
+/// {Shard(1, block)} on a 1-D one (a 1 x P grid).
+Placements block_cyclic_placements(const Mesh& mesh, std::int64_t block);
+
+/// The grid and block size of a matrix DTensor in ScaLAPACK's layout; an
+/// InvalidArgument naming its placements and saying how to get there
+/// (to_block_cyclic) otherwise. The same on every rank (metadata only).
+struct BlockCyclicLayout {
+  BlacsGrid grid;
+  std::int64_t block = 0;
+};
+template <class T>
+BlockCyclicLayout block_cyclic_layout(const BasicDTensor<T>& a);
+
+/// ScaLAPACK's array descriptor (DESC: dtype 1, context, M, N, MB, NB,
+/// RSRC 0, CSRC 0, LLD = max(1, local rows)) of a matrix in that layout.
+template <class T>
+std::array<int, 9> descriptor(const BasicDTensor<T>& a);
+
+/// The matrix redistributed to ScaLAPACK's layout with square blocks of
+/// `block` (block_cyclic_placements). Back: dist::redistribute(x, placements).
+/// Differentiable (it is a redistribute).
+template <class T>
+BasicDTensor<T> to_block_cyclic(const BasicDTensor<T>& a, std::int64_t block);
+
+}  // namespace tenferro::dist
+
+namespace tenferro::dist::linalg {
+
+/// op(A) op(B) (PBLAS p?gemm) with op 'N' (as is), 'T' (transpose) or 'C'
+/// (conjugate transpose): op(A) [m, k], op(B) [k, n]; the result [m, n] in
+/// the operands' layout. Both operands in ScaLAPACK's layout on one mesh,
+/// with one block size and one dtype.
+template <class T>
+BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, char trans_a = 'N',
+                       char trans_b = 'N');
+
+/// The reduced SVD A = U diag(S) Vh of A [m, n] (p?gesvd), k = min(m, n):
+/// U [m, k] and Vh [k, n] in A's layout, S [k] real, descending, Replicate
+/// (the whole vector on every rank). Non-finite input is NoConvergence, as
+/// a failed convergence is.
+template <class T>
+tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a);
+
+/// The eigendecomposition of a Hermitian (real symmetric) A [n, n] read from
+/// its `uplo` triangle ('L' or 'U'; p?syevd / p?heevd): eigenvalues [n]
+/// real, ascending, Replicate; eigenvectors [n, n] in A's layout.
+template <class T>
+tenferro::linalg::EigResult<BasicDTensor<T>> eigh(const BasicDTensor<T>& a, char uplo = 'L');
+
+/// The reduced QR A = Q R of A [m, n] (p?geqrf, then p?orgqr / p?ungqr),
+/// k = min(m, n): Q [m, k], R [k, n] upper triangular, both in A's layout.
+template <class T>
+std::pair<BasicDTensor<T>, BasicDTensor<T>> qr(const BasicDTensor<T>& a);
+
+/// The Cholesky factor of a Hermitian positive-definite A [n, n] (p?potrf):
+/// lower L with A = L L^H, or upper U = L^H when `upper`; reads that
+/// triangle, zeroes the other. Not positive definite: Singular naming the
+/// failing leading minor, on every rank.
+template <class T>
+BasicDTensor<T> cholesky(const BasicDTensor<T>& a, bool upper = false);
+
+/// X with A X = B for square A [n, n] and B [n, k] (p?gesv: LU with partial
+/// pivoting), X in B's layout. A singular A is Singular on every rank.
+template <class T>
+BasicDTensor<T> solve(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
+
+}  // namespace tenferro::dist::linalg

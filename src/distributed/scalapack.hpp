@@ -1,0 +1,48 @@
+#pragma once
+// ScaLAPACK routines as eager extension ops on the local blocks of matrices
+// in ScaLAPACK's layout (scalapack_ops.cpp); the public functions
+// (scalapack_linalg.cpp) check the global metadata and build their params.
+
+#include <cstdint>
+#include <vector>
+
+#include "tenferro/distributed/linalg.hpp"
+
+namespace tenferro::dist::detail {
+
+enum class SlKind : unsigned char { Gemm, Svd, Eigh, Qr, Cholesky, Solve };
+
+/// One routine call on whole matrices (IA = JA = 1) of one grid and block.
+struct SlParams {
+  SlKind kind = SlKind::Gemm;
+  MPI_Comm comm = MPI_COMM_NULL;  ///< the grid's communicator (agreement)
+  BlacsGrid grid;
+  std::int64_t block = 1;
+  /// Gemm: op(A) [m, k], op(B) [k, n]. Svd, Qr: A [m, n]. Eigh, Cholesky:
+  /// A [n, n]. Solve: A [n, n], B [n, k].
+  std::int64_t m = 0, n = 0, k = 0;
+  char trans_a = 'N', trans_b = 'N';
+  char uplo = 'L';  ///< Eigh: the triangle read; Cholesky: 'U' for the upper factor
+  friend bool operator==(const SlParams& a, const SlParams& b) {
+    return a.kind == b.kind && a.comm == b.comm && a.grid.context == b.grid.context &&
+           a.block == b.block && a.m == b.m && a.n == b.n && a.k == b.k && a.trans_a == b.trans_a &&
+           a.trans_b == b.trans_b && a.uplo == b.uplo;
+  }
+};
+std::size_t hash_value(const SlParams& p);
+
+/// block_cyclic_layout with `op` naming the caller in its errors.
+template <class T>
+BlockCyclicLayout layout_of(const BasicDTensor<T>& a, const char* op);
+/// descinit for a global [m, n] matrix in `layout` (Internal if refused).
+std::array<int, 9> descriptor_of(std::int64_t m, std::int64_t n, const BlockCyclicLayout& layout,
+                                 const char* op);
+
+/// Runs (and, when an input is tracked, records) the routine on the local
+/// blocks; on traced values, adds its node to the graph.
+std::vector<EagerTensor> scalapack_call(const SlParams& params,
+                                        const std::vector<EagerTensor>& inputs);
+std::vector<TracedTensor> scalapack_call(const SlParams& params,
+                                         const std::vector<TracedTensor>& inputs);
+
+}  // namespace tenferro::dist::detail

@@ -1,0 +1,178 @@
+#pragma once
+// BLACS, PBLAS and ScaLAPACK through their Fortran (and BLACS's C)
+// interface, as Debian's libscalapack-openmpi (2.2, BLACS inside) exports
+// them: 32-bit integers, every argument by address, gfortran's hidden
+// string lengths after all others (one size_t per character argument; the
+// PBLAS, written in C, ignore them). Overloads per element type keep the
+// kernels written once as templates; the drivers whose argument lists
+// differ between real and complex (rwork) are called directly.
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstddef>
+
+namespace tenferro::dist::scalapack {
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+using fint = int;
+using flen = std::size_t;
+
+extern "C" {
+// ---- BLACS (C interface) ----
+void Cblacs_pinfo(int* mypnum, int* nprocs);
+int Csys2blacs_handle(MPI_Comm comm);
+void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
+void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
+
+// ---- tools ----
+fint numroc_(const fint* n, const fint* nb, const fint* iproc, const fint* isrcproc,
+             const fint* nprocs);
+void descinit_(fint* desc, const fint* m, const fint* n, const fint* mb, const fint* nb,
+               const fint* irsrc, const fint* icsrc, const fint* ictxt, const fint* lld,
+               fint* info);
+
+// ---- PBLAS: C = alpha op(A) op(B) + beta C ----
+#define TF_PGEMM(T, f)                                                                           \
+  void f(const char*, const char*, const fint*, const fint*, const fint*, const T*, const T*,    \
+         const fint*, const fint*, const fint*, const T*, const fint*, const fint*, const fint*, \
+         const T*, T*, const fint*, const fint*, const fint*, flen, flen);
+TF_PGEMM(float, psgemm_)
+TF_PGEMM(double, pdgemm_)
+TF_PGEMM(c64, pcgemm_)
+TF_PGEMM(c128, pzgemm_)
+#undef TF_PGEMM
+
+// ---- SVD ----
+void psgesvd_(const char*, const char*, const fint*, const fint*, float*, const fint*, const fint*,
+              const fint*, float*, float*, const fint*, const fint*, const fint*, float*,
+              const fint*, const fint*, const fint*, float*, const fint*, fint*, flen, flen);
+void pdgesvd_(const char*, const char*, const fint*, const fint*, double*, const fint*, const fint*,
+              const fint*, double*, double*, const fint*, const fint*, const fint*, double*,
+              const fint*, const fint*, const fint*, double*, const fint*, fint*, flen, flen);
+void pcgesvd_(const char*, const char*, const fint*, const fint*, c64*, const fint*, const fint*,
+              const fint*, float*, c64*, const fint*, const fint*, const fint*, c64*, const fint*,
+              const fint*, const fint*, c64*, const fint*, float*, fint*, flen, flen);
+void pzgesvd_(const char*, const char*, const fint*, const fint*, c128*, const fint*, const fint*,
+              const fint*, double*, c128*, const fint*, const fint*, const fint*, c128*,
+              const fint*, const fint*, const fint*, c128*, const fint*, double*, fint*, flen,
+              flen);
+
+// ---- Hermitian eigensolver (divide and conquer) ----
+void pssyevd_(const char*, const char*, const fint*, float*, const fint*, const fint*, const fint*,
+              float*, float*, const fint*, const fint*, const fint*, float*, const fint*, fint*,
+              const fint*, fint*, flen, flen);
+void pdsyevd_(const char*, const char*, const fint*, double*, const fint*, const fint*, const fint*,
+              double*, double*, const fint*, const fint*, const fint*, double*, const fint*, fint*,
+              const fint*, fint*, flen, flen);
+void pcheevd_(const char*, const char*, const fint*, c64*, const fint*, const fint*, const fint*,
+              float*, c64*, const fint*, const fint*, const fint*, c64*, const fint*, float*,
+              const fint*, fint*, const fint*, fint*, flen, flen);
+void pzheevd_(const char*, const char*, const fint*, c128*, const fint*, const fint*, const fint*,
+              double*, c128*, const fint*, const fint*, const fint*, c128*, const fint*, double*,
+              const fint*, fint*, const fint*, fint*, flen, flen);
+
+// ---- QR ----
+#define TF_PGEQRF(T, f)                                                                            \
+  void f(const fint*, const fint*, T*, const fint*, const fint*, const fint*, T*, T*, const fint*, \
+         fint*);
+TF_PGEQRF(float, psgeqrf_)
+TF_PGEQRF(double, pdgeqrf_)
+TF_PGEQRF(c64, pcgeqrf_)
+TF_PGEQRF(c128, pzgeqrf_)
+#undef TF_PGEQRF
+#define TF_PORGQR(T, f)                                                                    \
+  void f(const fint*, const fint*, const fint*, T*, const fint*, const fint*, const fint*, \
+         const T*, T*, const fint*, fint*);
+TF_PORGQR(float, psorgqr_)
+TF_PORGQR(double, pdorgqr_)
+TF_PORGQR(c64, pcungqr_)
+TF_PORGQR(c128, pzungqr_)
+#undef TF_PORGQR
+
+// ---- Cholesky ----
+#define TF_PPOTRF(T, f) \
+  void f(const char*, const fint*, T*, const fint*, const fint*, const fint*, fint*, flen);
+TF_PPOTRF(float, pspotrf_)
+TF_PPOTRF(double, pdpotrf_)
+TF_PPOTRF(c64, pcpotrf_)
+TF_PPOTRF(c128, pzpotrf_)
+#undef TF_PPOTRF
+
+// ---- general solve (LU with partial pivoting) ----
+#define TF_PGESV(T, f)                                                                   \
+  void f(const fint*, const fint*, T*, const fint*, const fint*, const fint*, fint*, T*, \
+         const fint*, const fint*, const fint*, fint*);
+TF_PGESV(float, psgesv_)
+TF_PGESV(double, pdgesv_)
+TF_PGESV(c64, pcgesv_)
+TF_PGESV(c128, pzgesv_)
+#undef TF_PGESV
+}
+
+// ---- overloads (one-based global indices IA = JA = 1: whole matrices) ----
+// clang-format off
+#define TF_PGEMM(T, f)                                                                          \
+  inline void pgemm(char ta, char tb, fint m, fint n, fint k, T alpha, const T* a,              \
+                    const fint* desca, const T* b, const fint* descb, T beta, T* c,             \
+                    const fint* descc) {                                                        \
+    const fint one = 1;                                                                         \
+    f(&ta, &tb, &m, &n, &k, &alpha, a, &one, &one, desca, b, &one, &one, descb, &beta, c, &one, \
+      &one, descc, 1, 1);                                                                       \
+  }
+TF_PGEMM(float, psgemm_)
+TF_PGEMM(double, pdgemm_)
+TF_PGEMM(c64, pcgemm_)
+TF_PGEMM(c128, pzgemm_)
+#undef TF_PGEMM
+
+#define TF_PGEQRF(T, f)                                                                        \
+  inline void pgeqrf(fint m, fint n, T* a, const fint* desca, T* tau, T* work, fint lwork,     \
+                     fint* info) {                                                             \
+    const fint one = 1;                                                                        \
+    f(&m, &n, a, &one, &one, desca, tau, work, &lwork, info);                                  \
+  }
+TF_PGEQRF(float, psgeqrf_)
+TF_PGEQRF(double, pdgeqrf_)
+TF_PGEQRF(c64, pcgeqrf_)
+TF_PGEQRF(c128, pzgeqrf_)
+#undef TF_PGEQRF
+
+#define TF_PORGQR(T, f)                                                                        \
+  inline void porgqr(fint m, fint n, fint k, T* a, const fint* desca, const T* tau, T* work,   \
+                     fint lwork, fint* info) {                                                 \
+    const fint one = 1;                                                                        \
+    f(&m, &n, &k, a, &one, &one, desca, tau, work, &lwork, info);                              \
+  }
+TF_PORGQR(float, psorgqr_)
+TF_PORGQR(double, pdorgqr_)
+TF_PORGQR(c64, pcungqr_)
+TF_PORGQR(c128, pzungqr_)
+#undef TF_PORGQR
+
+#define TF_PPOTRF(T, f)                                                                        \
+  inline void ppotrf(char uplo, fint n, T* a, const fint* desca, fint* info) {                 \
+    const fint one = 1;                                                                        \
+    f(&uplo, &n, a, &one, &one, desca, info, 1);                                               \
+  }
+TF_PPOTRF(float, pspotrf_)
+TF_PPOTRF(double, pdpotrf_)
+TF_PPOTRF(c64, pcpotrf_)
+TF_PPOTRF(c128, pzpotrf_)
+#undef TF_PPOTRF
+
+#define TF_PGESV(T, f)                                                                         \
+  inline void pgesv(fint n, fint nrhs, T* a, const fint* desca, fint* ipiv, T* b,              \
+                    const fint* descb, fint* info) {                                           \
+    const fint one = 1;                                                                        \
+    f(&n, &nrhs, a, &one, &one, desca, ipiv, b, &one, &one, descb, info);                      \
+  }
+TF_PGESV(float, psgesv_)
+TF_PGESV(double, pdgesv_)
+TF_PGESV(c64, pcgesv_)
+TF_PGESV(c128, pzgesv_)
+#undef TF_PGESV
+// clang-format on
+
+}  // namespace tenferro::dist::scalapack

@@ -1,0 +1,458 @@
+// Distributed linear algebra on ScaLAPACK under mpirun -np 1, 2 and 4:
+// every op (matmul, svd, eigh, qr, cholesky, solve) in f32, f64, c64 and
+// c128 on the grids the ranks allow (1x1, 1x2, 2x1, 2x2, 1x4, 4x1, 1-D
+// lines as 1xP and Px1 grids, and sub-communicators of the world), with
+// block sizes that do not divide the extents, against the single-process
+// linalg family; singular and gauge-dependent outputs compared in a
+// gauge-independent way. Bad inputs, also on one rank only, raise the same
+// typed error on every rank.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "distributed/mpi_test_util.hpp"
+#include "tenferro/distributed/linalg.hpp"
+
+using namespace tenferro;
+using namespace mpitest;
+using dist::DTensor;
+using dist::Placements;
+
+namespace {
+
+/// A mesh and how a matrix is laid out on it (a 1-D mesh: a 1xP grid with
+/// column blocks, or a Px1 grid with row blocks).
+struct Layout {
+  std::string name;
+  dist::Mesh mesh;
+  bool rows_on_line = false;
+  Placements placements(std::int64_t block) const {
+    if (mesh.ndim() == 1 && rows_on_line) return {dist::Shard(0, block)};
+    return dist::block_cyclic_placements(mesh, block);
+  }
+};
+
+/// Every grid this rank count allows, made once (meshes split communicators,
+/// which live until MPI_Finalize).
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> all = [] {
+    std::vector<Layout> v;
+    const dist::Communicator world = dist::Communicator::world();
+    const int p = world.size();
+    for (int r = 1; r <= p; ++r) {
+      if (p % r != 0) continue;
+      v.push_back(
+          {std::to_string(r) + "x" + std::to_string(p / r), dist::Mesh(world, {r, p / r}), false});
+    }
+    v.push_back({"line 1x" + std::to_string(p), dist::Mesh::line(world), false});
+    if (p > 1) v.push_back({"line " + std::to_string(p) + "x1", dist::Mesh::line(world), true});
+    if (p > 2 && p % 2 == 0) {
+      // Pairs of ranks, each pair its own 1x2 and 2x1 grid.
+      const dist::Communicator pair = world.split(world.rank() / 2, world.rank());
+      v.push_back({"pair 1x2", dist::Mesh(pair, {1, 2}), false});
+      v.push_back({"pair 2x1", dist::Mesh(pair, {2, 1}), false});
+    }
+    if (p > 1) {
+      const dist::Communicator self = world.split(world.rank(), 0);
+      v.push_back({"self 1x1", dist::Mesh(self, {1, 1}), false});
+    }
+    return v;
+  }();
+  return all;
+}
+
+const std::vector<DType>& dtypes() {
+  static const std::vector<DType> all = {f64, c128, f32, c64};
+  return all;
+}
+
+double tol(DType dt) {
+  return real_dtype(dt) == f64 ? 1e-10 : 2e-4;
+}
+
+/// The same random matrix on every rank.
+Tensor random_matrix(std::int64_t m, std::int64_t n, DType dt, std::uint64_t seed) {
+  Generator gen(seed);
+  return randn({m, n}, dt, gen);
+}
+
+EagerTensor eager(const Tensor& t) {
+  return runtime()->tensor(t);
+}
+
+DTensor place(const Tensor& full, const Layout& l, std::int64_t block) {
+  return dist::distribute(eager(full), l.mesh, l.placements(block));
+}
+
+Tensor whole(const DTensor& d) {
+  return dist::full_tensor(d).value();
+}
+
+EagerTensor adjoint(const EagerTensor& x) {
+  return conj(transpose(x));
+}
+
+/// |X^H Y| against the identity: X and Y span the same vectors up to a
+/// phase each (the gauge of singular and eigen vectors).
+double gauge_distance(const Tensor& x, const Tensor& y) {
+  const Tensor overlap = abs(matmul(adjoint(eager(x)), eager(y))).value();
+  return max_abs_diff(overlap, eye(x.dim(1), x.dim(1), overlap.dtype()));
+}
+
+std::string what(const Layout& l, DType dt, std::int64_t block) {
+  return l.name + " " + std::string(name(dt)) + " nb=" + std::to_string(block);
+}
+
+/// Block sizes that do not divide the extents used below (5, 6, 7).
+constexpr std::int64_t kBlocks[] = {2, 3};
+
+/// Runs `f`, which must throw a tenferro::Error on every rank of `comm`:
+/// the same kind and the same message everywhere (compared by hash).
+ErrorKind same_error_everywhere(const std::function<void()>& f, const dist::Communicator& comm) {
+  bool threw = false;
+  ErrorKind kind = ErrorKind::Internal;
+  std::string message;
+  try {
+    f();
+  } catch (const Error& e) {
+    threw = true;
+    kind = e.kind();
+    message = e.what();
+  }
+  int all_threw = threw ? 1 : 0, min_threw = 0;
+  MPI_Allreduce(&all_threw, &min_threw, 1, MPI_INT, MPI_MIN, comm.handle());
+  EXPECT_EQ(min_threw, 1) << "a rank did not throw";
+  unsigned long long h = std::hash<std::string>{}(message) ^ static_cast<unsigned long long>(kind);
+  unsigned long long lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm.handle());
+  MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.handle());
+  EXPECT_EQ(lo, hi) << "the ranks raised different errors; this one: " << message;
+  return kind;
+}
+
+}  // namespace
+
+TEST(ScalapackLayout, DescriptorsMatchTheShards) {
+  for (const auto& l : layouts()) {
+    for (const std::int64_t nb : kBlocks) {
+      const DTensor a = place(random_matrix(7, 5, f64, 1), l, nb);
+      const dist::BlockCyclicLayout layout = dist::block_cyclic_layout(a);
+      const auto desc = dist::descriptor(a);
+      EXPECT_EQ(desc[0], 1);  // dense matrix
+      EXPECT_EQ(desc[1], layout.grid.context);
+      EXPECT_EQ(desc[2], 7);
+      EXPECT_EQ(desc[3], 5);
+      EXPECT_EQ(desc[4], nb);
+      EXPECT_EQ(desc[5], nb);
+      EXPECT_EQ(desc[6], 0);  // blocks dealt from grid row 0 (shard_indices)
+      EXPECT_EQ(desc[7], 0);
+      EXPECT_EQ(desc[8], std::max<std::int64_t>(1, a.local().value().dim(0))) << l.name;
+      const bool line = l.mesh.ndim() == 1;
+      EXPECT_EQ(layout.grid.rows, line ? (l.rows_on_line ? l.mesh.size(0) : 1) : l.mesh.size(0));
+      EXPECT_EQ(layout.grid.row,
+                line ? (l.rows_on_line ? l.mesh.coordinate(0) : 0) : l.mesh.coordinate(0));
+      EXPECT_EQ(layout.grid.col,
+                line ? (l.rows_on_line ? 0 : l.mesh.coordinate(0)) : l.mesh.coordinate(1));
+      // One context per grid: asking again gives the same one.
+      EXPECT_EQ(dist::blacs_grid(l.mesh, layout.grid.rows, layout.grid.cols).context,
+                layout.grid.context);
+    }
+  }
+}
+
+TEST(ScalapackLayout, ToBlockCyclicAndBack) {
+  const Tensor full = random_matrix(7, 6, f64, 2);
+  for (const auto& l : layouts()) {
+    const Placements from = l.mesh.ndim() == 2 ? Placements{dist::Shard(0), dist::Replicate()}
+                                               : Placements{dist::Shard(0)};
+    const DTensor a = dist::distribute(eager(full), l.mesh, from);
+    const DTensor b = dist::to_block_cyclic(a, 3);
+    EXPECT_EQ(b.placements(), dist::block_cyclic_placements(l.mesh, 3));
+    EXPECT_EQ(max_abs_diff(whole(b), full), 0.0) << l.name;
+    const DTensor back = dist::redistribute(b, from);
+    EXPECT_EQ(max_abs_diff(back.local().value(), a.local().value()), 0.0) << l.name;
+  }
+}
+
+TEST(ScalapackOps, MatmulWithTransposes) {
+  const std::int64_t m = 7, k = 5, n = 6;
+  const std::pair<char, char> flags[] = {{'N', 'N'}, {'T', 'N'}, {'N', 'C'}, {'C', 'T'}};
+  for (const DType dt : dtypes()) {
+    for (const auto& [ta, tb] : flags) {
+      const Tensor a = ta == 'N' ? random_matrix(m, k, dt, 3) : random_matrix(k, m, dt, 3);
+      const Tensor b = tb == 'N' ? random_matrix(k, n, dt, 4) : random_matrix(n, k, dt, 4);
+      auto op = [](const Tensor& x, char t) {
+        const EagerTensor e = eager(x);
+        return t == 'N' ? e : t == 'T' ? transpose(e) : adjoint(e);
+      };
+      const Tensor ref = matmul(op(a, ta), op(b, tb)).value();
+      for (const auto& l : layouts()) {
+        for (const std::int64_t nb : kBlocks) {
+          const DTensor c = dist::linalg::matmul(place(a, l, nb), place(b, l, nb), ta, tb);
+          EXPECT_EQ(c.shape(), (Shape{m, n}));
+          EXPECT_EQ(c.placements(), l.placements(nb));
+          EXPECT_LT(rel(whole(c), ref), tol(dt)) << what(l, dt, nb) << " " << ta << tb;
+        }
+      }
+    }
+  }
+}
+
+TEST(ScalapackOps, SvdTallAndWide) {
+  for (const DType dt : dtypes()) {
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{7, 5}, {5, 7}}) {
+      const Tensor a = random_matrix(m, n, dt, 5);
+      const auto ref = tenferro::linalg::svd(eager(a), false);
+      const std::int64_t k = std::min(m, n);
+      for (const auto& l : layouts()) {
+        for (const std::int64_t nb : kBlocks) {
+          const auto [u, s, vh] = dist::linalg::svd(place(a, l, nb));
+          const std::string at =
+              what(l, dt, nb) + " " + std::to_string(m) + "x" + std::to_string(n);
+          ASSERT_EQ(s.shape(), (Shape{k})) << at;
+          EXPECT_EQ(s.placements(),
+                    Placements(static_cast<std::size_t>(l.mesh.ndim()), dist::Replicate()));
+          EXPECT_EQ(s.dtype(), real_dtype(dt));
+          // S is whole on every rank, without communication.
+          EXPECT_LT(rel(s.local().value(), ref.S.value()), tol(dt)) << at;
+          const Tensor U = whole(u), Vh = whole(vh);
+          EXPECT_EQ(U.shape(), (Shape{m, k}));
+          EXPECT_EQ(Vh.shape(), (Shape{k, n}));
+          const Tensor rebuilt = matmul(eager(U) * s.local(), eager(Vh)).value();
+          EXPECT_LT(rel(rebuilt, a), tol(dt)) << at;
+          EXPECT_LT(gauge_distance(U, ref.U.value()), 10 * tol(dt)) << at;
+          EXPECT_LT(gauge_distance(adjoint(eager(Vh)).value(), adjoint(ref.Vh).value()),
+                    10 * tol(dt))
+              << at;
+        }
+      }
+    }
+  }
+}
+
+TEST(ScalapackOps, EighReadsOneTriangle) {
+  const std::int64_t n = 7;
+  for (const DType dt : dtypes()) {
+    // Not Hermitian: eigh reads the `uplo` triangle only (and the real part
+    // of the diagonal), as the single-process eigh does.
+    const Tensor x = random_matrix(n, n, dt, 6);
+    for (const char uplo : {'L', 'U'}) {
+      const auto ref = tenferro::linalg::eigh(eager(x), uplo);
+      const EagerTensor h = ref.eigenvectors * ref.eigenvalues;
+      const Tensor herm = matmul(h, adjoint(ref.eigenvectors)).value();  // the matrix read
+      for (const auto& l : layouts()) {
+        for (const std::int64_t nb : kBlocks) {
+          const auto [w, v] = dist::linalg::eigh(place(x, l, nb), uplo);
+          const std::string at = what(l, dt, nb) + " uplo " + uplo;
+          EXPECT_EQ(w.placements(),
+                    Placements(static_cast<std::size_t>(l.mesh.ndim()), dist::Replicate()));
+          EXPECT_LT(rel(w.local().value(), ref.eigenvalues.value()), tol(dt)) << at;
+          const Tensor V = whole(v);
+          EXPECT_LT(gauge_distance(V, ref.eigenvectors.value()), 10 * tol(dt)) << at;
+          const Tensor rebuilt = matmul(eager(V) * w.local(), adjoint(eager(V))).value();
+          EXPECT_LT(rel(rebuilt, herm), tol(dt)) << at;
+        }
+      }
+    }
+  }
+}
+
+TEST(ScalapackOps, QrEqualsTheSingleProcessFactors) {
+  for (const DType dt : dtypes()) {
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{7, 5}, {5, 7}}) {
+      const Tensor a = random_matrix(m, n, dt, 7);
+      const auto [qref, rref] = tenferro::linalg::qr(eager(a));
+      for (const auto& l : layouts()) {
+        for (const std::int64_t nb : kBlocks) {
+          const auto [q, r] = dist::linalg::qr(place(a, l, nb));
+          const std::string at =
+              what(l, dt, nb) + " " + std::to_string(m) + "x" + std::to_string(n);
+          // The same Householder convention as LAPACK: the same factors.
+          EXPECT_LT(rel(whole(q), qref.value()), 10 * tol(dt)) << at;
+          EXPECT_LT(rel(whole(r), rref.value()), 10 * tol(dt)) << at;
+        }
+      }
+    }
+  }
+}
+
+TEST(ScalapackOps, CholeskyLowerAndUpper) {
+  const std::int64_t n = 7;
+  for (const DType dt : dtypes()) {
+    const EagerTensor x = eager(random_matrix(n, n, dt, 8));
+    const Tensor a = (matmul(x, adjoint(x)) + eager(eye(n, n, dt)) * Scalar(double(n))).value();
+    for (const bool upper : {false, true}) {
+      const Tensor ref = tenferro::linalg::cholesky(eager(a), upper).value();
+      for (const auto& l : layouts()) {
+        for (const std::int64_t nb : kBlocks) {
+          const DTensor c = dist::linalg::cholesky(place(a, l, nb), upper);
+          EXPECT_LT(rel(whole(c), ref), tol(dt)) << what(l, dt, nb) << " upper " << upper;
+        }
+      }
+    }
+  }
+}
+
+TEST(ScalapackOps, SolveEqualsTheSingleProcessSolve) {
+  const std::int64_t n = 7, k = 3;
+  for (const DType dt : dtypes()) {
+    const Tensor a =
+        (eager(random_matrix(n, n, dt, 9)) + eager(eye(n, n, dt)) * Scalar(4.0)).value();
+    const Tensor b = random_matrix(n, k, dt, 10);
+    const Tensor ref = tenferro::linalg::solve(eager(a), eager(b)).value();
+    for (const auto& l : layouts()) {
+      for (const std::int64_t nb : kBlocks) {
+        const DTensor xs = dist::linalg::solve(place(a, l, nb), place(b, l, nb));
+        EXPECT_EQ(xs.shape(), (Shape{n, k}));
+        EXPECT_LT(rel(whole(xs), ref), 10 * tol(dt)) << what(l, dt, nb);
+      }
+    }
+  }
+}
+
+TEST(ScalapackOps, TracedProgramsRunTheSameOps) {
+  const Tensor a = random_matrix(7, 5, f64, 11), b = random_matrix(5, 6, f64, 12);
+  const Tensor ref = matmul(eager(a), eager(b)).value();
+  const auto sref = tenferro::linalg::svd(eager(a), false);
+  for (const auto& l : layouts()) {
+    const TracedTensor xa = placeholder(f64, {7, 5}), xb = placeholder(f64, {5, 6});
+    const dist::TracedDTensor da = dist::distribute(xa, l.mesh, l.placements(2));
+    const dist::TracedDTensor db = dist::distribute(xb, l.mesh, l.placements(2));
+    const dist::TracedDTensor c = dist::linalg::matmul(da, db);
+    const auto [u, s, vh] = dist::linalg::svd(da);
+    Program p = compile({dist::full_tensor(c), s.local()}, {xa, xb});
+    EXPECT_EQ(p.count_ops("tenferro.dist.scalapack_gemm.v1"), 1u);
+    EXPECT_EQ(p.count_ops("tenferro.dist.scalapack_svd.v1"), 1u);
+    const std::vector<Tensor> in = {a, b};
+    PreparedProgram plan = prepare(*runtime()->runtime(), p, InputSignature::of(in));
+    for (int rep = 0; rep < 2; ++rep) {
+      const auto out = run(*runtime()->runtime(), plan, in);
+      EXPECT_LT(rel(out[0], ref), 1e-12) << l.name;
+      EXPECT_LT(rel(out[1], sref.S.value()), 1e-12) << l.name;
+    }
+  }
+}
+
+// ---- errors ------------------------------------------------------------------------------
+
+TEST(ScalapackErrors, MetadataErrorsAreTypedOnEveryRank) {
+  const Layout& l = layouts().front();
+  const dist::Communicator& comm = l.mesh.comm();
+  const DTensor rect = place(random_matrix(7, 5, f64, 13), l, 2);
+  const DTensor sq = place(random_matrix(5, 5, f64, 14), l, 2);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::eigh(rect); }, comm),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::cholesky(rect); }, comm),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::solve(rect, rect); }, comm),
+            ErrorKind::ShapeMismatch);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::matmul(sq, rect); }, comm),
+            ErrorKind::ShapeMismatch);  // [5, 5] x [7, 5]
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::matmul(rect, sq, 'X'); }, comm),
+            ErrorKind::InvalidArgument);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::eigh(sq, 'Q'); }, comm),
+            ErrorKind::InvalidArgument);
+  // Not block-cyclic: contiguous shards.
+  const DTensor contiguous = dist::distribute(
+      eager(random_matrix(5, 5, f64, 15)), l.mesh,
+      l.mesh.ndim() == 2 ? Placements{dist::Shard(0), dist::Shard(1)} : Placements{dist::Shard(1)});
+  try {
+    (void)dist::linalg::svd(contiguous);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("to_block_cyclic"), std::string::npos) << e.what();
+  }
+  // Two block sizes.
+  const DTensor sq3 = place(random_matrix(5, 5, f64, 14), l, 3);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::solve(sq, sq3); }, comm),
+            ErrorKind::InvalidArgument);
+  // Not a matrix.
+  const DTensor vec =
+      dist::distribute(eager(Tensor::from_col_major({5}, std::vector<double>(5, 1.0))), l.mesh,
+                       Placements(static_cast<std::size_t>(l.mesh.ndim()), dist::Replicate()));
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::qr(vec); }, comm),
+            ErrorKind::RankMismatch);
+}
+
+TEST(ScalapackErrors, MismatchedMeshesAreContextMismatch) {
+  const auto& all = layouts();
+  const Layout& a = all.front();
+  const Layout& b = all[1];  // another mesh shape (or the 1-D line) on the same world
+  ASSERT_FALSE(a.mesh == b.mesh);
+  const DTensor x = place(random_matrix(5, 5, f64, 17), a, 2);
+  const DTensor y = place(random_matrix(5, 5, f64, 18), b, 2);
+  EXPECT_EQ(
+      same_error_everywhere([&] { (void)dist::linalg::matmul(x, y); }, dist::Communicator::world()),
+      ErrorKind::ContextMismatch);
+}
+
+TEST(ScalapackErrors, DataErrorsAreAgreedAcrossTheGrid) {
+  const std::int64_t n = 6;
+  for (const auto& l : layouts()) {
+    const dist::Communicator& comm = l.mesh.comm();
+    for (const DType dt : {f64, c64}) {
+      // Singular: a zero column (an exactly zero pivot).
+      const EagerTensor zero_col =
+          cast(eager(Tensor::from_col_major({n}, std::vector<double>{1, 1, 0, 1, 1, 1})),
+               real_dtype(dt));
+      const Tensor sing = (eager(random_matrix(n, n, dt, 19)) * zero_col).value();
+      const DTensor ds = place(sing, l, 4);
+      const DTensor rhs = place(random_matrix(n, 2, dt, 20), l, 4);
+      EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::solve(ds, rhs); }, comm),
+                ErrorKind::Singular)
+          << l.name;
+      // Not positive definite: a Hermitian matrix with a negative eigenvalue
+      // (the failing minor sits in a block another rank owns for nb = 2).
+      const EagerTensor signs =
+          cast(eager(Tensor::from_col_major({n}, std::vector<double>{1, 1, 1, 1, -1, 1})),
+               real_dtype(dt));
+      const Tensor indef = (eager(eye(n, n, dt)) * signs).value();
+      for (const std::int64_t nb : {2, 4}) {
+        const DTensor di = place(indef, l, nb);
+        try {
+          (void)dist::linalg::cholesky(di);
+          ADD_FAILURE() << "no error " << l.name;
+        } catch (const Error& e) {
+          EXPECT_EQ(e.kind(), ErrorKind::Singular) << l.name;
+          EXPECT_NE(std::string(e.what()).find("not positive definite"), std::string::npos)
+              << e.what();
+        }
+        EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::cholesky(di); }, comm),
+                  ErrorKind::Singular);
+      }
+    }
+  }
+}
+
+TEST(ScalapackErrors, BadBlocksOnOneRankGiveTheSameErrorEverywhere) {
+  for (const auto& l : layouts()) {
+    const dist::Communicator& comm = l.mesh.comm();
+    const bool last = comm.rank() == comm.size() - 1;
+    const DTensor a = place(random_matrix(7, 7, f64, 21), l, 2);
+    // A NaN in the last rank's block: svd and eigh refuse on every rank.
+    Tensor mine = a.local().value().clone();
+    if (last && mine.numel() > 0) mine.mutable_data<double>()[0] = std::nan("");
+    const DTensor bad(a.shape(), a.mesh(), a.placements(), eager(mine));
+    const ErrorKind svd_kind = same_error_everywhere([&] { (void)dist::linalg::svd(bad); }, comm);
+    const ErrorKind eigh_kind = same_error_everywhere([&] { (void)dist::linalg::eigh(bad); }, comm);
+    EXPECT_EQ(svd_kind, ErrorKind::NoConvergence) << l.name;
+    EXPECT_EQ(eigh_kind, ErrorKind::NoConvergence) << l.name;
+    if (comm.size() > 1) {
+      // The last rank's block in another dtype: refused on every rank.
+      const EagerTensor other = last ? cast(a.local(), f32) : a.local();
+      const DTensor mixed(a.shape(), a.mesh(), a.placements(), other);
+      EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::qr(mixed); }, comm),
+                ErrorKind::DTypeMismatch)
+          << l.name;
+      EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::matmul(mixed, a); }, comm),
+                ErrorKind::DTypeMismatch)
+          << l.name;
+    }
+    // The grid is still usable after the errors.
+    const auto [q, r] = dist::linalg::qr(a);
+    EXPECT_LT(rel(whole(dist::linalg::matmul(q, r)), whole(a)), 1e-12) << l.name;
+  }
+}
