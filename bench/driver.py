@@ -148,12 +148,19 @@ FIXED_POINT_CHI = {False: ("16", "32"), True: ("8", "16")}  # by --quick
 FIXED_POINT_VARIANTS = ("value", "implicit", "unrolled")
 FIXED_POINT_TEMPERATURE = "2.3"  # near Tc: hundreds of iterations
 # Group 20: sharded tensors on MPI (bench/cases/distributed_bench.cpp): a
-# row-sharded matmul, its gradient and a four-matrix chain einsum on 2 ranks
-# of one thread each (mpirun -np 2) against the same computation in one
-# process with 1 and 2 threads. Parallel efficiency = one process 1 thread /
-# (2 x 2 ranks); ratio = one process 2 threads / 2 ranks. Its own table.
+# row-sharded matmul (n = 4096, --quick 1024), its gradient, a four-matrix
+# chain einsum and the MPS and MERA networks of ../shared/einsum-instances
+# (every operand sharded along its largest axis) on 2 ranks of one thread each
+# (mpirun -np 2) against the same computation in one process with 1 and 2
+# threads. Parallel efficiency = one process 1 thread / (2 x 2 ranks); ratio =
+# one process 2 threads / 2 ranks. Next to the bytes a rank sent per call, the
+# planner's bandwidth-optimal model of the steps it chose (the lower bound of
+# the algorithm used); each rank result is checked against one process
+# (relative 1e-10). Its own table.
 DISTRIBUTED_GROUP = "20 distributed"
-DISTRIBUTED_CASES = ("dist_matmul", "dist_matmul_grad", "dist_chain")
+DISTRIBUTED_CASES = ("dist_matmul", "dist_matmul_grad", "dist_chain", "dist_einsum_mps",
+                     "dist_einsum_mera")
+DISTRIBUTED_TOLERANCE = 1e-10
 DISTRIBUTED_RANKS = 2
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
@@ -431,9 +438,12 @@ def main():
     if with_distributed and (not dist_bench.exists() or not mpirun):
         errors.append(f"{dist_bench} or mpirun missing (MPI not found?): group 20 is n/a")
     elif with_distributed:
+        # The full run's 4096^2 matmul and gradient take minutes per child.
+        dist_timeout = 600 if args.quick else 1800
         for t in (1, 2):
             recs, err = run_child("distributed cases, one process", [str(dist_bench), *mode,
-                                  "--mode", "local", "--threads", str(t)], t, timeout=600)
+                                  "--mode", "local", "--threads", str(t)], t,
+                                  timeout=dist_timeout)
             distributed_recs += recs
             if err:
                 errors.append(err)
@@ -441,7 +451,8 @@ def main():
                            "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
         recs, err = run_child(f"distributed cases, {DISTRIBUTED_RANKS} ranks",
                               [mpirun, "-np", str(DISTRIBUTED_RANKS), "--oversubscribe",
-                               str(dist_bench), *mode, "--mode", "dist"], 1, timeout=600)
+                               str(dist_bench), *mode, "--mode", "dist"], 1,
+                              timeout=dist_timeout)
         distributed_recs += recs
         if err:
             errors.append(err)
@@ -524,6 +535,7 @@ def main():
     json_recs += [r for r in records if r["impl"] == "planner"]
     json_recs += ab_recs
     json_recs += fixed_point_recs
+    json_recs += distributed_recs
     (out / f"{stem}.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
     cpu = "unknown CPU"
@@ -649,24 +661,47 @@ def main():
     if distributed_recs:
         dr = {(r["case"], r["variant"], r["threads"]): r for r in distributed_recs}
         ranks = f"{DISTRIBUTED_RANKS} ranks"
+        reps = max(r.get("reps", 0) for r in distributed_recs)
         lines += ["", f"Group 20, sharded tensors on MPI (bench/cases/distributed_bench.cpp; "
-                  f"n x n f64 row-sharded over {DISTRIBUTED_RANKS} ranks of one thread each, "
-                  "mpirun on this machine, against one process): each time is the slowest "
-                  "rank's; efficiency = (1 process, 1 thread) / (ranks x time on ranks); "
-                  "ratio = (1 process, 2 threads) / (ranks).", "",
-                  "| case | n | 1 process 1T | 1 process 2T | 2 ranks | bytes sent per rank "
-                  "| efficiency | ratio |", "|---|---|---|---|---|---|---|---|"]
+                  f"f64 on {DISTRIBUTED_RANKS} ranks of one thread each, mpirun on this machine, "
+                  f"against one process; median of {reps} calls): matmul and its gradient n x n "
+                  "row-sharded; chain = ij,jk,kl,lm->im of n x n row-sharded matrices; mps / mera "
+                  "= the instances str_mps_varying_inner_product_200 and str_nw_mera_closed_120 "
+                  "(size = tensors), every operand sharded along its largest axis, along our "
+                  "planner's path (one dist::einsum per pairwise step) against tenferro::einsum "
+                  "on the same path. Each time is the slowest rank's; sent = bytes one rank sent "
+                  "in one call; model = the planner's bandwidth-optimal volume per rank of the "
+                  "collectives of the strategies it chose (the lower bound of the algorithm "
+                  "used; the gradient: twice the forward's, each collective's transpose moving "
+                  "what it moved); efficiency = (1 process, 1 thread) / (ranks x time on ranks); "
+                  "ratio = (1 process, 2 threads) / (ranks); check = ranks against one process, "
+                  f"relative {DISTRIBUTED_TOLERANCE:g}.", "",
+                  f"| case | size | 1 process 1T | 1 process 2T | {ranks} | sent per rank "
+                  "| model | sent / model | efficiency | ratio | check |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for case in DISTRIBUTED_CASES:
             one, two = dr.get((case, "1 process", 1)), dr.get((case, "1 process", 2))
             par = dr.get((case, ranks, DISTRIBUTED_RANKS))
             if not (one and two and par):
-                lines.append(f"| {case} | | n/a | | | | | |")
+                lines.append(f"| {case} | | n/a | | | | | | | | |")
                 continue
             eff = one["median_ns"] / (DISTRIBUTED_RANKS * par["median_ns"])
+            model = par.get("model_bytes", 0.0)
+            diff = par.get("rel_diff")
+            if diff is None:
+                check = "n/a"
+            elif diff <= DISTRIBUTED_TOLERANCE:
+                check = f"ok ({diff:.0e})"
+            else:
+                check = f"MISMATCH ({diff:.1e})"
+                errors.append(f"group 20 {case} {par['size']}: {ranks} differ from one process "
+                              f"by {diff:.2e} (relative)")
+            sent = par["bytes_sent"]
+            over = f"{sent / model:.2f}" if model > 0 else ("-" if sent == 0 else "n/a")
             lines.append(f"| {case} | {par['size']} | {fmt_time(one['median_ns'])} "
                          f"| {fmt_time(two['median_ns'])} | {fmt_time(par['median_ns'])} "
-                         f"| {par['bytes_sent'] / 2**20:.2f} MiB | {eff:.2f} "
-                         f"| {two['median_ns'] / par['median_ns']:.2f} |")
+                         f"| {sent / 2**20:.2f} MiB | {model / 2**20:.2f} MiB | {over} "
+                         f"| {eff:.2f} | {two['median_ns'] / par['median_ns']:.2f} | {check} |")
     if pending_all:
         lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
     for group, what, why in pending_all:
