@@ -13,6 +13,7 @@
 #include <span>
 
 #include "conformance/backends.hpp"
+#include "conformance/grad_cases.hpp"
 #include "tenferro/ad/composite.hpp"
 #include "tenferro/einsum/einsum.hpp"
 
@@ -23,74 +24,6 @@ using tftest::GradCase;
 using tftest::random_input;
 
 namespace {
-
-const std::vector<GradCase>& cases() {
-  static const std::vector<GradCase> all = {
-      {"neg", [](auto z) { return neg(z[0]); }},
-      {"exp", [](auto z) { return exp(z[0]); }},
-      {"log", [](auto z) { return log(z[0]); }},
-      {"sqrt", [](auto z) { return sqrt(z[0]); }},
-      {"sin", [](auto z) { return sin(z[0]); }},
-      {"cos", [](auto z) { return cos(z[0]); }},
-      {"tanh", [](auto z) { return tanh(z[0]); }},
-      {"square", [](auto z) { return square(z[0]); }},
-      {"abs", [](auto z) { return abs(z[0]); }},
-      {"conj", [](auto z) { return conj(z[0]); }},
-      {"real", [](auto z) { return real(z[0]); }},
-      {"add", [](auto z) { return z[0] + z[1]; }, 2},
-      {"sub", [](auto z) { return z[0] - z[1]; }, 2},
-      {"mul", [](auto z) { return z[0] * z[1]; }, 2},
-      {"div", [](auto z) { return z[0] / z[1]; }, 2},
-      {"maximum", [](auto z) { return maximum(z[0], z[1] + 0.05); }, 2, false},
-      {"broadcast_mul", [](auto z) { return z[0] * sum(z[1], {0}, true); }, 2},
-      {"where", [](auto z) { return where(gt(z[0], scalar_like(z[0], 0.7)), z[0] * z[1], z[1]); },
-       2, false},
-      {"sum", [](auto z) { return sum(z[0], {0}); }},
-      {"mean", [](auto z) { return mean(z[0]); }},
-      {"max", [](auto z) { return max(z[0], {1}); }, 1, false},
-      {"permute",
-       [](auto z) {
-         return permute(z[0], {1, 0}) * 2.0;
-       }},
-      {"reshape",
-       [](auto z) {
-         return reshape(z[0], {2, 3}) * 2.0;
-       }},
-      {"slice",
-       [](auto z) {
-         return slice(z[0], {1, 0}, {3, 2});
-       }},
-      {"pad",
-       [](auto z) {
-         return pad(z[0], {1, 0}, {0, 2}, Scalar(0.5));
-       }},
-      {"concatenate",
-       [](auto z) {
-         return concatenate({z[0], z[1] * 3.0}, 1);
-       },
-       2},
-      {"reverse", [](auto z) { return flip(z[0], {0}); }},
-      {"tile",
-       [](auto z) {
-         return tile(z[0], Shape{2, 3});
-       }},
-      {"diagonal", [](auto z) { return diagonal(z[0]); }, 1, true, 0.3, 1.2, {3, 3}},
-      {"matmul", [](auto z) { return matmul(z[0], z[1]); }, 2, true, 0.3, 1.2, {2, 2}},
-      {"dot_general",
-       [](auto z) {
-         return dot_general(z[0], z[1], DotDims{{0}, {0}, {}, {}});
-       },
-       2},
-      {"einsum",
-       [](auto z) {
-         return einsum("ij,kj->ik", {z[0], z[1]});
-       },
-       2},
-      {"softplus", [](auto z) { return softplus(z[0]); }, 1, false},
-      {"kron", [](auto z) { return kron(z[0], z[1]); }, 2, true, 0.3, 1.2, {2, 1}},
-  };
-  return all;
-}
 
 // L = Re sum(conj(w) f(x)), on the backend.
 EagerTensor loss(const GradCase& c, std::span<const EagerTensor> x, const EagerTensor& w) {
@@ -108,7 +41,7 @@ TEST_P(Gradients, ValuesMatchTheCpuAndReverseModeMatchesFiniteDifferences) {
   const auto cpu = EagerRuntime::make_cpu(CpuBackendOptions{1});
   CaseCount count;
   int compared = 0;
-  for (const GradCase& c : cases()) {
+  for (const GradCase& c : tftest::gradient_cases()) {
     for (const DType dt : {DType::F64, DType::C128}) {
       if (is_complex(dt) && !c.complex_ok) continue;
       const std::string what = std::string(c.name) + " " + std::string(name(dt));
