@@ -1,9 +1,11 @@
 // Collectives as eager extension ops (collectives.hpp): all-gather,
 // reduce-scatter, all-reduce and all-to-all along one tensor axis over one
-// communicator. Each is linear: its jvp is itself on the tangent, its vjp its
-// transpose (all-gather <-> reduce-scatter, all-reduce <-> all-reduce,
-// all-to-all <-> the reverse all-to-all). Each agrees on its inputs across
-// the ranks before moving data.
+// communicator, and the broadcast of a panel of one rank's local tensor with
+// its transpose, a reduction into that panel. Each is linear: its jvp is
+// itself on the tangent, its vjp its transpose (all-gather <-> reduce-scatter,
+// all-reduce <-> all-reduce, all-to-all <-> the reverse all-to-all,
+// broadcast <-> reduce). Each agrees on its inputs across the ranks before
+// moving data.
 
 #include "distributed/collectives.hpp"
 
@@ -30,9 +32,13 @@ constexpr std::string_view family_of(Coll k) {
     case Coll::AllReduce:
       return "tenferro.dist.all_reduce.v1";
     case Coll::AllToAll:
+      return "tenferro.dist.all_to_all.v1";
+    case Coll::Broadcast:
+      return "tenferro.dist.broadcast.v1";
+    case Coll::Reduce:
       break;
   }
-  return "tenferro.dist.all_to_all.v1";
+  return "tenferro.dist.reduce.v1";
 }
 
 std::int64_t total(const std::vector<std::int64_t>& v) {
@@ -64,13 +70,16 @@ class CollectiveOp final : public ExtensionOp, public SelfInstallingOp, public a
     h = hash_combine(h, static_cast<std::size_t>(p_.axis2));
     for (const auto c : p_.counts) h = hash_combine(h, static_cast<std::size_t>(c));
     for (const auto c : p_.counts2) h = hash_combine(h, static_cast<std::size_t>(c));
-    return h;
+    h = hash_combine(h, static_cast<std::size_t>(p_.root));
+    h = hash_combine(h, static_cast<std::size_t>(p_.start));
+    return hash_combine(h, static_cast<std::size_t>(p_.length));
   }
   bool equals(const Op& other) const override {
     const auto* o = dynamic_cast<const CollectiveOp*>(&other);
     return o != nullptr && o->p_.kind == p_.kind && o->p_.comm == p_.comm &&
            o->p_.axis == p_.axis && o->p_.axis2 == p_.axis2 && o->p_.counts == p_.counts &&
-           o->p_.counts2 == p_.counts2;
+           o->p_.counts2 == p_.counts2 && o->p_.root == p_.root && o->p_.start == p_.start &&
+           o->p_.length == p_.length;
   }
   std::string describe() const override { return std::string(family_of(p_.kind)); }
   /// Lenient: a rank whose input does not fit still gets metadata, so that
@@ -93,6 +102,12 @@ class CollectiveOp final : public ExtensionOp, public SelfInstallingOp, public a
       case Coll::AllToAll:
         set(p_.axis, total(p_.counts));
         set(p_.axis2, p_.counts2[me_]);
+        break;
+      case Coll::Broadcast:
+        set(p_.axis, p_.length);
+        break;
+      case Coll::Reduce:
+        set(p_.axis, p_.counts[me_]);
         break;
     }
     r.outputs.push_back(std::move(m));
@@ -138,8 +153,15 @@ void check_input(const CollectiveOp& op, const Tensor& x) {
       extent(p.axis, p.counts[op.me()], "the concatenated");
       extent(p.axis2, total(p.counts2), "the split");
       break;
+    case Coll::Broadcast:
+      extent(p.axis, p.counts[op.me()], "the broadcast");
+      break;
+    case Coll::Reduce:
+      extent(p.axis, p.length, "the reduced");
+      break;
   }
-  if ((p.kind == Coll::ReduceScatter || p.kind == Coll::AllReduce) && x.dtype() == DType::Bool) {
+  if ((p.kind == Coll::ReduceScatter || p.kind == Coll::AllReduce || p.kind == Coll::Reduce) &&
+      x.dtype() == DType::Bool) {
     fail(ErrorKind::DTypeMismatch, name, "a sum of bool tensors is not defined; convert first");
   }
 }
@@ -270,6 +292,34 @@ Tensor run_collective(const CollectiveOp& op, const Tensor& in, Backend& backend
       count_sent(static_cast<std::uint64_t>(off.back() * per) * item);
       return out;
     }
+    case Coll::Broadcast: {
+      // The root sends its panel; every rank receives it.
+      const Shape shape = with_extent(x.shape(), p.axis, p.length);
+      Tensor out = backend.empty(shape.span(), x.dtype());
+      const bool root = me == static_cast<std::size_t>(p.root);
+      if (root) backend.copy(x.slice(p.axis, p.start, p.start + p.length), out);
+      count_sent(root ? static_cast<std::uint64_t>(out.numel()) * item : 0);
+      const auto n = to_int({out.numel()}, 1, what);
+      check_mpi(MPI_Bcast(out.raw_data(), n[0], type, p.root, p.comm), what);
+      return out;
+    }
+    case Coll::Reduce: {
+      // Every rank's panel summed into the root's; zeros around it.
+      const auto n = to_int({x.numel()}, 1, what);
+      const bool root = me == static_cast<std::size_t>(p.root);
+      std::vector<unsigned char> sum(root ? static_cast<std::size_t>(x.numel()) * item : 0);
+      check_mpi(MPI_Reduce(x.raw_data(), root ? sum.data() : nullptr, n[0], type, MPI_SUM, p.root,
+                           p.comm),
+                what);
+      Tensor out = backend.empty(with_extent(x.shape(), p.axis, p.counts[me]).span(), x.dtype());
+      backend.fill(out, Scalar(0.0));
+      if (root) {
+        backend.copy(Tensor::wrap(sum.data(), x.dtype(), x.shape().span()),
+                     out.slice(p.axis, p.start, p.start + p.length));
+      }
+      count_sent(root ? 0 : static_cast<std::uint64_t>(x.numel()) * item);
+      return out;
+    }
     case Coll::AllToAll:
       break;
   }
@@ -335,7 +385,8 @@ class Engine final : public ExtensionEngine {
 ExtensionModulePtr CollectiveOp::module_for(const EngineRegistration& engine) const {
   static const ModulesByEngine modules([](const EngineId& id) {
     auto module = std::make_shared<SimpleModule>("tenferro.dist.collectives");
-    for (const Coll k : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    for (const Coll k : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll,
+                         Coll::Broadcast, Coll::Reduce}) {
       module->engine(FamilyId{std::string(family_of(k))}, id, std::make_shared<const Engine>());
     }
     return module;
@@ -359,6 +410,12 @@ CollParams transpose_of(const CollParams& p) {
     case Coll::AllToAll:
       std::swap(t.axis, t.axis2);
       std::swap(t.counts, t.counts2);
+      break;
+    case Coll::Broadcast:
+      t.kind = Coll::Reduce;
+      break;
+    case Coll::Reduce:
+      t.kind = Coll::Broadcast;
       break;
   }
   return t;

@@ -7,7 +7,14 @@
 
 namespace tenferro::dist::detail {
 
-enum class Coll : unsigned char { AllGather, ReduceScatter, AllReduce, AllToAll };
+enum class Coll : unsigned char {
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  AllToAll,
+  Broadcast,
+  Reduce
+};
 
 struct CollParams {
   Coll kind = Coll::AllReduce;
@@ -21,6 +28,14 @@ struct CollParams {
   /// extent there after the exchange.
   std::int64_t axis2 = -1;
   std::vector<std::int64_t> counts2;
+  /// Broadcast: every rank gets the root's indices [start, start + length)
+  /// of `axis` (its local extent there: counts[rank]). Reduce, its
+  /// transpose: the sum of every rank's input (`length` along `axis`) lands
+  /// in the root's [start, start + length), zeros elsewhere and on the other
+  /// ranks, a tensor of the rank's local extent counts[rank].
+  int root = 0;
+  std::int64_t start = 0;
+  std::int64_t length = 0;
 };
 
 inline CollParams all_reduce_params(MPI_Comm comm) {
@@ -43,6 +58,17 @@ inline CollParams all_to_all_params(MPI_Comm comm, std::int64_t axis,
   CollParams p = along_axis_params(Coll::AllToAll, comm, axis, std::move(counts));
   p.axis2 = axis2;
   p.counts2 = std::move(counts2);
+  return p;
+}
+
+/// A panel of the root's local tensor for every rank (Coll::Broadcast).
+inline CollParams broadcast_params(MPI_Comm comm, int root, std::int64_t axis,
+                                   std::vector<std::int64_t> counts, std::int64_t start,
+                                   std::int64_t length) {
+  CollParams p = along_axis_params(Coll::Broadcast, comm, axis, std::move(counts));
+  p.root = root;
+  p.start = start;
+  p.length = length;
   return p;
 }
 

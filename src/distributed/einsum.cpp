@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "distributed/collectives.hpp"
 #include "distributed/internal.hpp"
 #include "tenferro/einsum/einsum.hpp"
 
@@ -148,6 +150,7 @@ struct Role {
 struct Choice {
   Placements pa, pb, out;
   double bytes = std::numeric_limits<double>::infinity();
+  double move = 0;  ///< of `bytes`, what moving the operands sends
   std::string text;
 };
 
@@ -180,11 +183,11 @@ bool apply_role(const Role& r, const Term<T>& a, const Term<T>& b, const Labels&
   }
   const std::int64_t l = r.label;
   const bool in_a = has(a.labels, l), in_b = has(b.labels, l), kept = has(out_labels, l);
-  // Keep a block-cyclic layout both operands already share.
+  // Keep the block-cyclic layout of an operand already sharded on l (A's
+  // when both are: then B moves to it).
   std::int64_t block = 0;
+  if (cur_b.is_shard() && sharded_label(b, cur_b) == l) block = cur_b.block;
   if (cur_a.is_shard() && sharded_label(a, cur_a) == l) block = cur_a.block;
-  if (in_b && !(cur_b.is_shard() && sharded_label(b, cur_b) == l && cur_b.block == block))
-    block = 0;
   pa = in_a ? dist::Shard(pos(a.labels, l), block) : dist::Replicate();
   pb = in_b ? dist::Shard(pos(b.labels, l), block) : dist::Replicate();
   po = kept ? dist::Shard(pos(out_labels, l), block) : dist::Partial();
@@ -229,8 +232,8 @@ Choice choose(const Term<T>& a, const Term<T>& b, const Labels& out_labels) {
       }
     }
     if (ok) {
-      c.bytes = move_bytes(a.x, c.pa) + move_bytes(b.x, c.pb) +
-                new_partial_bytes(a, b, out_labels, c.out);
+      c.move = move_bytes(a.x, c.pa) + move_bytes(b.x, c.pb);
+      c.bytes = c.move + new_partial_bytes(a, b, out_labels, c.out);
       // Ties keep the operands' placements where they can, then avoid
       // pending sums in the result (a later reduction).
       std::size_t changes = 0;
@@ -252,21 +255,147 @@ Choice choose(const Term<T>& a, const Term<T>& b, const Labels& out_labels) {
   return best;
 }
 
-/// The pairwise step: both operands to the chosen placements, then the local einsum.
+/// A step SUMMA runs: the choice gathers the contracted label j of A along
+/// mesh axis ma and of B along the other axis mb, and moves nothing else.
+struct Summa {
+  std::int64_t label = -1;
+  int ma = -1, mb = -1;
+};
+
+template <class T>
+std::optional<Summa> summa_step(const Term<T>& a, const Term<T>& b, const Labels& out_labels,
+                                const Choice& c) {
+  if (a.x.mesh().ndim() != 2) return std::nullopt;
+  Summa s;
+  std::int64_t label_a = -1, label_b = -1;
+  for (int m = 0; m < 2; ++m) {
+    const auto i = static_cast<std::size_t>(m);
+    const Placement& ca = a.x.placements()[i];
+    const Placement& cb = b.x.placements()[i];
+    if (!(c.pa[i] == ca)) {
+      if (!ca.is_shard() || c.pa[i].kind != Placement::Kind::Replicate) return std::nullopt;
+      s.ma = m;
+      label_a = sharded_label(a, ca);
+    }
+    if (!(c.pb[i] == cb)) {
+      if (!cb.is_shard() || c.pb[i].kind != Placement::Kind::Replicate) return std::nullopt;
+      s.mb = m;
+      label_b = sharded_label(b, cb);
+    }
+  }
+  if (s.ma < 0 || s.mb < 0 || s.ma == s.mb || label_a != label_b || has(out_labels, label_a)) {
+    return std::nullopt;
+  }
+  s.label = label_a;
+  return s;
+}
+
+/// One panel of the contracted label: `length` global indices that A's
+/// owner (coordinate along ma) holds from local index start_a on, and B's
+/// owner (along mb) from start_b on.
+struct Panel {
+  int owner_a = 0, owner_b = 0;
+  std::int64_t start_a = 0, start_b = 0, length = 0;
+};
+
+/// Splits the contracted extent n into the panels where both layouts are
+/// runs of consecutive local indices on one owner, at most `width` long.
+std::vector<Panel> panels(std::int64_t n, int parts_a, std::int64_t block_a, int parts_b,
+                          std::int64_t block_b, std::int64_t width) {
+  std::vector<int> own_a(static_cast<std::size_t>(n)), own_b(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> loc_a(static_cast<std::size_t>(n)), loc_b(static_cast<std::size_t>(n));
+  for (int r = 0; r < parts_a; ++r) {
+    const auto idx = shard_indices(n, parts_a, r, block_a);
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      own_a[static_cast<std::size_t>(idx[k])] = r;
+      loc_a[static_cast<std::size_t>(idx[k])] = static_cast<std::int64_t>(k);
+    }
+  }
+  for (int r = 0; r < parts_b; ++r) {
+    const auto idx = shard_indices(n, parts_b, r, block_b);
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      own_b[static_cast<std::size_t>(idx[k])] = r;
+      loc_b[static_cast<std::size_t>(idx[k])] = static_cast<std::int64_t>(k);
+    }
+  }
+  std::vector<Panel> out;
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
+    if (!out.empty()) {
+      Panel& p = out.back();
+      if (p.length < width && own_a[g] == p.owner_a && own_b[g] == p.owner_b &&
+          loc_a[g] == p.start_a + p.length && loc_b[g] == p.start_b + p.length) {
+        ++p.length;
+        continue;
+      }
+    }
+    out.push_back({own_a[g], own_b[g], loc_a[g], loc_b[g], 1});
+  }
+  return out;
+}
+
+/// Each rank's local extent of a sharded axis along one mesh axis.
+std::vector<std::int64_t> local_extents(std::int64_t n, int parts, std::int64_t block) {
+  std::vector<std::int64_t> counts;
+  for (int r = 0; r < parts; ++r) counts.push_back(shard_extent(n, parts, r, block));
+  return counts;
+}
+
+/// SUMMA: for each panel of the contracted label, A's owner broadcasts its
+/// panel along ma and B's along mb, and every rank adds the product of the
+/// two panels to its block of the result. The same data move as gathering
+/// both operands, in panels of at most `width` indices, so no rank holds
+/// more than a panel of the other ranks' data at a time (without AD).
+template <class T>
+T run_summa(const Term<T>& a, const Term<T>& b, const Labels& out_labels, const Summa& s,
+            std::int64_t width) {
+  const Mesh& mesh = a.x.mesh();
+  const Placement& pa = a.x.placements()[static_cast<std::size_t>(s.ma)];
+  const Placement& pb = b.x.placements()[static_cast<std::size_t>(s.mb)];
+  const std::int64_t n = a.x.shape()[static_cast<std::size_t>(pa.axis)];
+  const std::vector<std::int64_t> counts_a = local_extents(n, mesh.size(s.ma), pa.block);
+  const std::vector<std::int64_t> counts_b = local_extents(n, mesh.size(s.mb), pb.block);
+  const MPI_Comm comm_a = mesh.axis_comm(s.ma).handle();
+  const MPI_Comm comm_b = mesh.axis_comm(s.mb).handle();
+  EinsumLabels labels{{a.labels, b.labels}, out_labels};
+  T y;
+  for (const Panel& p : panels(n, mesh.size(s.ma), pa.block, mesh.size(s.mb), pb.block, width)) {
+    const T xa = detail::collective(
+        detail::broadcast_params(comm_a, p.owner_a, pa.axis, counts_a, p.start_a, p.length),
+        a.x.local());
+    const T xb = detail::collective(
+        detail::broadcast_params(comm_b, p.owner_b, pb.axis, counts_b, p.start_b, p.length),
+        b.x.local());
+    const T part = tenferro::einsum(labels, std::vector<T>{xa, xb});
+    y = y.defined() ? y + part : part;
+  }
+  return y;
+}
+
+/// The pairwise step: both operands to the chosen placements, then the
+/// local einsum (or the SUMMA panel loop where the choice is its data move).
 template <class T>
 Term<T> contract(const Term<T>& a, const Term<T>& b, const Labels& out_labels,
-                 EinsumReport* report) {
+                 const EinsumOptions& options, EinsumReport* report) {
   const Choice c = choose(a, b, out_labels);
-  const BasicDTensor<T> xa = redistribute(a.x, c.pa);
-  const BasicDTensor<T> xb = redistribute(b.x, c.pb);
-  EinsumLabels labels{{a.labels, b.labels}, out_labels};
-  const T y = tenferro::einsum(labels, std::vector<T>{xa.local(), xb.local()});
+  const std::optional<Summa> summa = options.summa ? summa_step(a, b, out_labels, c) : std::nullopt;
+  T y;
+  if (summa) {
+    y = run_summa(a, b, out_labels, *summa, std::max<std::int64_t>(options.summa_panel, 1));
+  } else {
+    const BasicDTensor<T> xa = redistribute(a.x, c.pa);
+    const BasicDTensor<T> xb = redistribute(b.x, c.pb);
+    EinsumLabels labels{{a.labels, b.labels}, out_labels};
+    y = tenferro::einsum(labels, std::vector<T>{xa.local(), xb.local()});
+  }
   Shape global;
   for (const auto l : out_labels) {
     global.push_back(has(a.labels, l) ? a.x.shape()[static_cast<std::size_t>(pos(a.labels, l))]
                                       : b.x.shape()[static_cast<std::size_t>(pos(b.labels, l))]);
   }
-  if (report) report->steps.push_back(c.text);
+  if (report) {
+    report->steps.push_back(summa ? "summa(" + c.text + ")" : c.text);
+    report->model_bytes += c.move;
+  }
   return {BasicDTensor<T>(global, a.x.mesh(), c.out, y), out_labels};
 }
 
@@ -317,7 +446,7 @@ BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm
 
 template <class T>
 BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor<T>>& operands,
-                       EinsumReport* report) {
+                       EinsumReport* report, const EinsumOptions& options) {
   if (operands.empty()) fail(ErrorKind::InvalidArgument, "dist::einsum", "no operands");
   auto [ins, output] = parse(equation, operands.size());
   std::map<std::int64_t, std::int64_t> extent;
@@ -390,7 +519,7 @@ BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor
         for (const auto& o : terms) used |= has(o.labels, l);
         if (used && !has(keep, l)) keep.push_back(l);
       }
-    terms.push_back(contract(a, b, keep, report));
+    terms.push_back(contract(a, b, keep, options, report));
   }
   Term<T> last = terms[0];
   last = sum_private(last, std::vector<Term<T>>{}, output);
@@ -404,19 +533,21 @@ BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor
 }
 
 template <class T>
-BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, EinsumReport* report) {
+BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, EinsumReport* report,
+                       const EinsumOptions& options) {
   if (a.rank() != 2 || b.rank() != 2) {
     fail(ErrorKind::RankMismatch, "dist::matmul", "matrices (rank 2) only, got ranks ", a.rank(),
          " and ", b.rank(), "; use dist::einsum for batches");
   }
-  return einsum("ij,jk->ik", std::vector<BasicDTensor<T>>{a, b}, report);
+  return einsum("ij,jk->ik", std::vector<BasicDTensor<T>>{a, b}, report, options);
 }
 
-#define TENFERRO_DIST_INSTANTIATE(T)                                                     \
-  template BasicDTensor<T> permute(const BasicDTensor<T>&, std::vector<std::int64_t>);   \
-  template BasicDTensor<T> einsum(std::string_view, const std::vector<BasicDTensor<T>>&, \
-                                  EinsumReport*);                                        \
-  template BasicDTensor<T> matmul(const BasicDTensor<T>&, const BasicDTensor<T>&, EinsumReport*);
+#define TENFERRO_DIST_INSTANTIATE(T)                                                             \
+  template BasicDTensor<T> permute(const BasicDTensor<T>&, std::vector<std::int64_t>);           \
+  template BasicDTensor<T> einsum(std::string_view, const std::vector<BasicDTensor<T>>&,         \
+                                  EinsumReport*, const EinsumOptions&);                          \
+  template BasicDTensor<T> matmul(const BasicDTensor<T>&, const BasicDTensor<T>&, EinsumReport*, \
+                                  const EinsumOptions&);
 TENFERRO_DIST_INSTANTIATE(EagerTensor)
 TENFERRO_DIST_INSTANTIATE(TracedTensor)
 #undef TENFERRO_DIST_INSTANTIATE

@@ -71,7 +71,91 @@ TEST(DistEinsum, TwoDimensionalMeshShardsBothFreeIndices) {
   const std::uint64_t gather_both = 2u * static_cast<std::uint64_t>(n * n / 4) * 8u * 3u;
   EXPECT_LT(report.bytes_sent, gather_both) << report.steps[0];
   ASSERT_EQ(report.steps.size(), 1u);
-  EXPECT_EQ(report.steps[0].size(), 3u) << report.steps[0];  // a role per mesh axis
+  EXPECT_EQ(report.steps[0], "summa(i,k)");  // mesh axis 0 shards i, axis 1 k, in panels
+}
+
+TEST(DistEinsum, SummaEqualsGatheringBothOperandsInValueGradientAndBytes) {
+  if (world_size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  const dist::Mesh mesh(dist::Communicator::world(), {2, 2});
+  const Tensor a = global_tensor({13, 11}, 21), b = global_tensor({11, 9}, 22);
+  EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+  const EagerTensor c = matmul(ea, eb);
+  sum(sin(c) * c).backward();
+  // Contiguous blocks; block-cyclic with different blocks on the two sides
+  // (panels end where either owner changes); contiguous against cyclic.
+  const std::vector<std::pair<Placements, Placements>> layouts = {
+      {{dist::Shard(0), dist::Shard(1)}, {dist::Shard(0), dist::Shard(1)}},
+      {{dist::Shard(0, 2), dist::Shard(1, 3)}, {dist::Shard(0, 2), dist::Shard(1, 2)}},
+      {{dist::Shard(0), dist::Shard(1)}, {dist::Shard(0, 1), dist::Shard(1)}}};
+  for (const auto& [pa, pb] : layouts) {
+    for (const std::int64_t width : {std::int64_t{2}, std::int64_t{256}}) {
+      std::vector<dist::EinsumReport> reports(2);
+      std::vector<Tensor> values, grads_a, grads_b;
+      for (const bool summa : {true, false}) {
+        DTensor da = put(a, mesh, pa), db = put(b, mesh, pb);
+        da.requires_grad_();
+        db.requires_grad_();
+        dist::EinsumReport& report = reports[summa ? 0 : 1];
+        const DTensor dc = dist::matmul(da, db, &report,
+                                        dist::EinsumOptions{.summa = summa, .summa_panel = width});
+        dist::backward(dist::sum(dist::map(dc, [](const EagerTensor& t) { return sin(t); }) * dc));
+        values.push_back(dist::full_tensor(dc).value());
+        EXPECT_EQ(da.grad().placements(), pa);
+        EXPECT_EQ(db.grad().placements(), pb);
+        grads_a.push_back(dist::full_tensor(da.grad()).value());
+        grads_b.push_back(dist::full_tensor(db.grad()).value());
+      }
+      const std::string what = pa[0].to_string() + pa[1].to_string() + " x " + pb[0].to_string() +
+                               pb[1].to_string() + " panel " + std::to_string(width);
+      ASSERT_EQ(reports[0].steps.size(), 1u);
+      EXPECT_EQ(reports[0].steps[0], "summa(i,k)") << what;
+      EXPECT_EQ(reports[1].steps[0], "i,k") << what;
+      // The same data move: each rank sends its part of A along the mesh row
+      // and of B along the column once, panel by panel or all at once.
+      EXPECT_EQ(reports[0].bytes_sent, reports[1].bytes_sent) << what;
+      EXPECT_EQ(reports[0].model_bytes, reports[1].model_bytes) << what;
+      EXPECT_LT(rel(values[0], c.value()), 1e-13) << what;
+      EXPECT_LT(rel(values[1], c.value()), 1e-13) << what;
+      EXPECT_LT(rel(grads_a[0], ea.grad().value()), 1e-12) << what;
+      EXPECT_LT(rel(grads_b[0], eb.grad().value()), 1e-12) << what;
+    }
+  }
+  // A panel of 2 runs ceil(local extent / 2) broadcasts per owner and operand.
+  dist::reset_comm_stats();
+  (void)dist::matmul(put(a, mesh, layouts[0].first), put(b, mesh, layouts[0].second), nullptr,
+                     dist::EinsumOptions{.summa_panel = 2});
+  const auto before = dist::comm_stats().collectives;
+  (void)dist::matmul(put(a, mesh, layouts[0].first), put(b, mesh, layouts[0].second), nullptr,
+                     dist::EinsumOptions{.summa_panel = 2});
+  // j = 11 splits 6 + 5 on both sides: panels 2,2,2 | 2,2,1 -> 6 panels, two
+  // broadcasts each (the distribute calls move nothing).
+  EXPECT_EQ(dist::comm_stats().collectives - before, 2u * 6u);
+}
+
+TEST(DistEinsum, SummaInATracedProgramGivesTheOneProcessGradient) {
+  if (world_size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  const dist::Mesh mesh(dist::Communicator::world(), {2, 2});
+  const Tensor a = global_tensor({10, 7}, 23), b = global_tensor({7, 6}, 24);
+  EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+  const EagerTensor loss = sum(cos(matmul(ea, eb)));
+  loss.backward();
+  const TracedTensor xa = placeholder(f64, {10, 7}), xb = placeholder(f64, {7, 6});
+  const Placements block = {dist::Shard(0), dist::Shard(1, 2)};
+  const dist::TracedDTensor da = dist::distribute(xa, mesh, block);
+  const dist::TracedDTensor db = dist::distribute(xb, mesh, block);
+  const dist::TracedDTensor dl =
+      dist::sum(dist::map(dist::matmul(da, db, nullptr, dist::EinsumOptions{.summa_panel = 2}),
+                          [](const TracedTensor& t) { return cos(t); }));
+  const auto g = dist::grad(dl, {da, db});
+  Program p =
+      compile({dist::full_tensor(dl), dist::full_tensor(g[0]), dist::full_tensor(g[1])}, {xa, xb});
+  EXPECT_GT(p.count_ops("tenferro.dist.broadcast.v1"), 0u);
+  EXPECT_EQ(p.count_ops("tenferro.dist.broadcast.v1"), p.count_ops("tenferro.dist.reduce.v1"));
+  const auto out = run_compiled(*runtime()->runtime(), p, {a, b});
+  EXPECT_NEAR(out[0].item<double>(), loss.item<double>(),
+              1e-12 * (1 + std::abs(loss.item<double>())));
+  EXPECT_LT(rel(out[1], ea.grad().value()), 1e-12);
+  EXPECT_LT(rel(out[2], eb.grad().value()), 1e-12);
 }
 
 TEST(DistEinsum, NetworksAndTheirGradientsEqualOneProcess) {

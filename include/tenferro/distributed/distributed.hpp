@@ -238,11 +238,32 @@ BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placem
 /// What a distributed einsum did: the bytes this rank sent (eager tier;
 /// traced programs report theirs through comm_stats() when they run), and
 /// per pairwise step what each mesh axis sharded ("i,k": mesh axis 0 sharded
-/// label i, axis 1 label k; "-" replicated; "partial" kept a pending sum).
+/// label i, axis 1 label k; "-" replicated; "partial" kept a pending sum;
+/// "summa(i,k)" the same sharding run as a panel loop).
+/// model_bytes is the planner's estimate for the chosen steps: the
+/// bandwidth-optimal volume per rank of the collectives they need (an
+/// all-gather of a local part L over p ranks: (p-1) L; an all-to-all or a
+/// reduce-scatter: (p-1)/p of the input; an all-reduce: twice that), the
+/// lower bound bytes_sent is compared with.
 struct EinsumReport {
   std::uint64_t bytes_sent = 0;
+  double model_bytes = 0;
   std::vector<std::string> steps;
 };
+/// How a distributed einsum runs its steps.
+struct EinsumOptions {
+  /// A step whose choice gathers the contracted label of A along one mesh
+  /// axis and of B along the other (two operands sharded on both axes of a
+  /// 2-D mesh, as [Shard(i), Shard(j)] x [Shard(j), Shard(k)]) runs as SUMMA:
+  /// panels of that label broadcast from their owners, one local product per
+  /// panel, the same bytes as gathering both without holding either whole.
+  /// false: gather both, then one local einsum.
+  bool summa = true;
+  /// The most indices of the contracted label in one SUMMA panel (a panel
+  /// also ends where either operand's owner changes).
+  std::int64_t summa_panel = 256;
+};
+
 /// Einstein summation over sharded operands ("ij,jk->ik"; letters, no
 /// ellipsis or repeated labels within a term). The einsum family's planner
 /// orders the pairwise contractions over the global shapes. Each step picks,
@@ -253,20 +274,20 @@ struct EinsumReport {
 /// local tensors. Differentiable.
 template <class T>
 BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor<T>>& operands,
-                       EinsumReport* report = nullptr);
+                       EinsumReport* report = nullptr, const EinsumOptions& options = {});
 /// The same, taking a braced list of operands: einsum("ij,jk->ik", {a, b}).
 inline DTensor einsum(std::string_view equation, const std::vector<DTensor>& operands,
-                      EinsumReport* report = nullptr) {
-  return einsum<EagerTensor>(equation, operands, report);
+                      EinsumReport* report = nullptr, const EinsumOptions& options = {}) {
+  return einsum<EagerTensor>(equation, operands, report, options);
 }
 inline TracedDTensor einsum(std::string_view equation, const std::vector<TracedDTensor>& operands,
-                            EinsumReport* report = nullptr) {
-  return einsum<TracedTensor>(equation, operands, report);
+                            EinsumReport* report = nullptr, const EinsumOptions& options = {}) {
+  return einsum<TracedTensor>(equation, operands, report, options);
 }
 /// einsum("ij,jk->ik", {a, b}).
 template <class T>
 BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b,
-                       EinsumReport* report = nullptr);
+                       EinsumReport* report = nullptr, const EinsumOptions& options = {});
 
 /// The value of a one-element tensor on every rank (summed when Partial).
 double item(const DTensor& x);
