@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tenferro/ad/rules.hpp"
 #include "tenferro/distributed/linalg.hpp"
 
 namespace tenferro::dist::detail {
@@ -44,5 +45,16 @@ std::vector<EagerTensor> scalapack_call(const SlParams& params,
                                         const std::vector<EagerTensor>& inputs);
 std::vector<TracedTensor> scalapack_call(const SlParams& params,
                                          const std::vector<TracedTensor>& inputs);
+
+/// The global shapes of the op's inputs (Gemm: A and B before their
+/// transposes).
+std::vector<Shape> input_globals(const SlParams& p);
+
+/// Emits one p?gemm op on local blocks (for AD rules), params as given.
+ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a, ad::Val b);
+/// The params of a gemm op (the op its rules are called with).
+const SlParams& gemm_params(const Op& op);
+/// The gemm op's rules (scalapack_rules.cpp): jvp and vjp as gemms.
+const ad::RuleSet& gemm_rules();
 
 }  // namespace tenferro::dist::detail

@@ -13,6 +13,7 @@
 #include "distributed/scalapack.hpp"
 #include "distributed/scalapack_api.hpp"
 #include "tenferro/ad/ops.hpp"
+#include "tenferro/ad/rules.hpp"
 #include "tenferro/ops/extension_op.hpp"
 #include "tenferro/runtime/module.hpp"
 #include "tenferro/runtime/runtime.hpp"
@@ -27,6 +28,23 @@ std::size_t hash_value(const SlParams& p) {
         std::int64_t{p.trans_b}, std::int64_t{p.uplo}})
     h = hash_combine(h, static_cast<std::size_t>(v));
   return h;
+}
+
+std::vector<Shape> input_globals(const SlParams& p) {
+  switch (p.kind) {
+    case SlKind::Gemm:
+      return {p.trans_a == 'N' ? Shape{p.m, p.k} : Shape{p.k, p.m},
+              p.trans_b == 'N' ? Shape{p.k, p.n} : Shape{p.n, p.k}};
+    case SlKind::Svd:
+    case SlKind::Qr:
+      return {Shape{p.m, p.n}};
+    case SlKind::Eigh:
+    case SlKind::Cholesky:
+      return {Shape{p.n, p.n}};
+    case SlKind::Solve:
+      break;
+  }
+  return {Shape{p.n, p.n}, Shape{p.n, p.k}};
 }
 
 namespace {
@@ -76,85 +94,93 @@ Shape local_of(const SlParams& p, std::int64_t rows, std::int64_t cols) {
                shard_extent(cols, p.grid.cols, p.grid.col, p.block)};
 }
 
-/// The global shapes of the inputs.
-std::vector<Shape> input_globals(const SlParams& p) {
-  switch (p.kind) {
-    case SlKind::Gemm:
-      return {p.trans_a == 'N' ? Shape{p.m, p.k} : Shape{p.k, p.m},
-              p.trans_b == 'N' ? Shape{p.k, p.n} : Shape{p.n, p.k}};
-    case SlKind::Svd:
-    case SlKind::Qr:
-      return {Shape{p.m, p.n}};
-    case SlKind::Eigh:
-    case SlKind::Cholesky:
-      return {Shape{p.n, p.n}};
-    case SlKind::Solve:
-      break;
-  }
-  return {Shape{p.n, p.n}, Shape{p.n, p.k}};
+std::size_t input_count_of(SlKind k) {
+  return k == SlKind::Gemm || k == SlKind::Solve ? 2 : 1;
 }
 
-class ScalapackOp final : public ExtensionOpWithParams<ScalapackOp, SlParams>,
-                          public SelfInstallingOp {
+std::size_t output_count_of(SlKind k) {
+  switch (k) {
+    case SlKind::Svd:
+      return 3;
+    case SlKind::Eigh:
+    case SlKind::Qr:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+/// The local output metas, from the params alone: a rank whose input does
+/// not fit still gets metadata, so that the executor's agreed check, not a
+/// local throw, reports it.
+InferenceResult infer_outputs(const SlParams& p, DType dt) {
+  auto meta = [&](DType d, const Shape& s) {
+    TensorMeta m;
+    m.dtype = d;
+    for (const auto e : s) m.shape.push_back(SymDim(e));
+    return m;
+  };
+  const std::int64_t k = std::min(p.m, p.n);
+  InferenceResult r;
+  switch (p.kind) {
+    case SlKind::Gemm:
+      r.outputs.push_back(meta(dt, local_of(p, p.m, p.n)));
+      break;
+    case SlKind::Svd:
+      r.outputs.push_back(meta(dt, local_of(p, p.m, k)));
+      r.outputs.push_back(meta(real_dtype(dt), Shape{k}));
+      r.outputs.push_back(meta(dt, local_of(p, k, p.n)));
+      break;
+    case SlKind::Eigh:
+      r.outputs.push_back(meta(real_dtype(dt), Shape{p.n}));
+      r.outputs.push_back(meta(dt, local_of(p, p.n, p.n)));
+      break;
+    case SlKind::Qr:
+      r.outputs.push_back(meta(dt, local_of(p, p.m, k)));
+      r.outputs.push_back(meta(dt, local_of(p, k, p.n)));
+      break;
+    case SlKind::Cholesky:
+      r.outputs.push_back(meta(dt, local_of(p, p.n, p.n)));
+      break;
+    case SlKind::Solve:
+      r.outputs.push_back(meta(dt, local_of(p, p.n, p.k)));
+      break;
+  }
+  return r;
+}
+
+ExtensionModulePtr scalapack_module(const EngineRegistration& engine);
+
+/// One routine on the local blocks; Derived adds what differs (AD rules).
+template <class Derived>
+class ScalapackOpBase : public ExtensionOpWithParams<Derived, SlParams>, public SelfInstallingOp {
+  using Base = ExtensionOpWithParams<Derived, SlParams>;
+
  public:
-  explicit ScalapackOp(const SlParams& p)
-      : ExtensionOpWithParams(std::string(family_of(p.kind)), p) {}
-  std::size_t input_count() const override {
-    const SlKind k = params().kind;
-    return k == SlKind::Gemm || k == SlKind::Solve ? 2 : 1;
-  }
-  std::size_t output_count() const override {
-    switch (params().kind) {
-      case SlKind::Svd:
-        return 3;
-      case SlKind::Eigh:
-      case SlKind::Qr:
-        return 2;
-      default:
-        return 1;
-    }
-  }
-  /// From the params alone: a rank whose input does not fit still gets
-  /// metadata, so that the executor's agreed check, not a local throw,
-  /// reports it.
+  explicit ScalapackOpBase(const SlParams& p) : Base(std::string(family_of(p.kind)), p) {}
+  std::size_t input_count() const override { return input_count_of(this->params().kind); }
+  std::size_t output_count() const override { return output_count_of(this->params().kind); }
   InferenceResult infer(std::span<const TensorMeta> in) const override {
-    const SlParams& p = params();
-    const DType dt = in[0].dtype;
-    auto meta = [&](DType d, const Shape& s) {
-      TensorMeta m;
-      m.dtype = d;
-      for (const auto e : s) m.shape.push_back(SymDim(e));
-      return m;
-    };
-    const std::int64_t k = std::min(p.m, p.n);
-    InferenceResult r;
-    switch (p.kind) {
-      case SlKind::Gemm:
-        r.outputs.push_back(meta(dt, local_of(p, p.m, p.n)));
-        break;
-      case SlKind::Svd:
-        r.outputs.push_back(meta(dt, local_of(p, p.m, k)));
-        r.outputs.push_back(meta(real_dtype(dt), Shape{k}));
-        r.outputs.push_back(meta(dt, local_of(p, k, p.n)));
-        break;
-      case SlKind::Eigh:
-        r.outputs.push_back(meta(real_dtype(dt), Shape{p.n}));
-        r.outputs.push_back(meta(dt, local_of(p, p.n, p.n)));
-        break;
-      case SlKind::Qr:
-        r.outputs.push_back(meta(dt, local_of(p, p.m, k)));
-        r.outputs.push_back(meta(dt, local_of(p, k, p.n)));
-        break;
-      case SlKind::Cholesky:
-        r.outputs.push_back(meta(dt, local_of(p, p.n, p.n)));
-        break;
-      case SlKind::Solve:
-        r.outputs.push_back(meta(dt, local_of(p, p.n, p.k)));
-        break;
-    }
-    return r;
+    return infer_outputs(this->params(), in[0].dtype);
   }
-  ExtensionModulePtr module_for(const EngineRegistration& engine) const override;
+  ExtensionModulePtr module_for(const EngineRegistration& engine) const override {
+    return scalapack_module(engine);
+  }
+};
+
+/// The decompositions and solves (no AD rules yet: recording one is
+/// UnsupportedAdRule at the call).
+class ScalapackOp final : public ScalapackOpBase<ScalapackOp> {
+ public:
+  using ScalapackOpBase::ScalapackOpBase;
+};
+
+/// p?gemm, with its rules (scalapack_rules.cpp): bilinear, so its jvp and
+/// vjp are gemms of the same kind.
+class GemmOp final : public ScalapackOpBase<GemmOp>, public ad::RuleCarryingOp {
+ public:
+  using ScalapackOpBase::ScalapackOpBase;
+  const ad::RuleSet& ad_rules() const override { return gemm_rules(); }
 };
 
 // ---- checks ---------------------------------------------------------------------------
@@ -515,7 +541,8 @@ std::vector<Tensor> run_typed(const SlParams& p, ExecutionScope& scope,
   return run_solve<S>(p, scope, in);
 }
 
-std::vector<Tensor> execute(const ScalapackOp& op, ExecutionScope& scope, ExtensionCaches&,
+template <class OpT>
+std::vector<Tensor> execute(const OpT& op, ExecutionScope& scope, ExtensionCaches&,
                             std::span<const Tensor> in) {
   const SlParams& p = op.params();
   if (scope.backend().kind() != "cpu") {
@@ -537,12 +564,13 @@ std::vector<Tensor> execute(const ScalapackOp& op, ExecutionScope& scope, Extens
   return run_typed<scalapack::c128>(p, scope, in);
 }
 
-ExtensionModulePtr ScalapackOp::module_for(const EngineRegistration& engine) const {
+ExtensionModulePtr scalapack_module(const EngineRegistration& engine) {
   static const ModulesByEngine modules([](const EngineId& id) {
     auto module = std::make_shared<SimpleModule>("tenferro.dist.scalapack");
+    module->family<GemmOp>(std::string(family_of(SlKind::Gemm)), execute<GemmOp>, nullptr, id);
     for (const SlKind k :
-         {SlKind::Gemm, SlKind::Svd, SlKind::Eigh, SlKind::Qr, SlKind::Cholesky, SlKind::Solve}) {
-      module->family<ScalapackOp>(std::string(family_of(k)), execute, nullptr, id);
+         {SlKind::Svd, SlKind::Eigh, SlKind::Qr, SlKind::Cholesky, SlKind::Solve}) {
+      module->family<ScalapackOp>(std::string(family_of(k)), execute<ScalapackOp>, nullptr, id);
     }
     return module;
   });
@@ -551,7 +579,12 @@ ExtensionModulePtr ScalapackOp::module_for(const EngineRegistration& engine) con
 
 template <class T>
 std::vector<T> apply_scalapack(const SlParams& params, const std::vector<T>& inputs) {
-  const auto op = std::make_shared<const ScalapackOp>(params);
+  OpPtr op;
+  if (params.kind == SlKind::Gemm) {
+    op = std::make_shared<const GemmOp>(params);
+  } else {
+    op = std::make_shared<const ScalapackOp>(params);
+  }
   return tenferro::apply<T>(op, std::span<const T>(inputs.data(), inputs.size()));
 }
 
@@ -565,6 +598,15 @@ std::vector<EagerTensor> scalapack_call(const SlParams& params,
 std::vector<TracedTensor> scalapack_call(const SlParams& params,
                                          const std::vector<TracedTensor>& inputs) {
   return apply_scalapack(params, inputs);
+}
+
+const SlParams& gemm_params(const Op& op) {
+  return static_cast<const GemmOp&>(op).params();
+}
+
+ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a, ad::Val b) {
+  const ad::Val in[2] = {a, b};
+  return emitter.emit1(std::make_shared<const GemmOp>(params), in);
 }
 
 }  // namespace tenferro::dist::detail

@@ -456,3 +456,74 @@ TEST(ScalapackErrors, BadBlocksOnOneRankGiveTheSameErrorEverywhere) {
     EXPECT_LT(rel(whole(dist::linalg::matmul(q, r)), whole(a)), 1e-12) << l.name;
   }
 }
+
+// ---- derivatives ---------------------------------------------------------------------------
+
+namespace {
+
+EagerTensor apply_flag(const EagerTensor& x, char t) {
+  return t == 'N' ? x : t == 'T' ? transpose(x) : adjoint(x);
+}
+
+}  // namespace
+
+TEST(ScalapackAd, MatmulGradientsEqualOneProcess) {
+  const std::int64_t m = 5, k = 4, n = 6;
+  const std::pair<char, char> flags[] = {{'N', 'N'}, {'T', 'C'}, {'C', 'T'}, {'N', 'T'}};
+  for (const DType dt : {f64, c128}) {
+    for (const auto& [ta, tb] : flags) {
+      const Tensor a = ta == 'N' ? random_matrix(m, k, dt, 30) : random_matrix(k, m, dt, 30);
+      const Tensor b = tb == 'N' ? random_matrix(k, n, dt, 31) : random_matrix(n, k, dt, 31);
+      const Tensor w = random_matrix(m, n, dt, 32);
+      EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+      // A loss that depends on the phases of C, not only on |C|.
+      const EagerTensor c = matmul(apply_flag(ea, ta), apply_flag(eb, tb));
+      sum(square(abs(c + eager(w) * c * c))).backward();
+      for (const auto& l : layouts()) {
+        DTensor da = place(a, l, 2), db = place(b, l, 2);
+        da.requires_grad_();
+        db.requires_grad_();
+        const DTensor dw = place(w, l, 2);
+        const DTensor dc = dist::linalg::matmul(da, db, ta, tb);
+        const DTensor loss = dist::sum(
+            dist::map(dc + dw * dc * dc, [](const EagerTensor& t) { return square(abs(t)); }));
+        dist::backward(loss);
+        const std::string at = what(l, dt, 2) + " " + ta + tb;
+        EXPECT_EQ(da.grad().placements(), da.placements()) << at;
+        EXPECT_LT(rel(whole(da.grad()), ea.grad().value()), 1e-12) << at;
+        EXPECT_LT(rel(whole(db.grad()), eb.grad().value()), 1e-12) << at;
+      }
+    }
+  }
+}
+
+TEST(ScalapackAd, TracedMatmulGradientEqualsOneProcess) {
+  const Tensor a = random_matrix(6, 5, c128, 33), b = random_matrix(4, 6, c128, 34);
+  EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+  sum(square(abs(matmul(transpose(ea), adjoint(eb))))).backward();
+  for (const auto& l : layouts()) {
+    const TracedTensor xa = placeholder(c128, {6, 5}), xb = placeholder(c128, {4, 6});
+    const dist::TracedDTensor da = dist::distribute(xa, l.mesh, l.placements(3));
+    const dist::TracedDTensor db = dist::distribute(xb, l.mesh, l.placements(3));
+    const dist::TracedDTensor c = dist::linalg::matmul(da, db, 'T', 'C');
+    const dist::TracedDTensor loss =
+        dist::sum(dist::map(c, [](const TracedTensor& t) { return square(abs(t)); }));
+    const auto g = dist::grad(loss, {da, db});
+    Program p = compile({dist::full_tensor(g[0]), dist::full_tensor(g[1])}, {xa, xb});
+    EXPECT_EQ(p.count_ops("tenferro.dist.scalapack_gemm.v1"), 3u) << l.name;
+    const std::vector<Tensor> in = {a, b};
+    const auto out = run_compiled(*runtime()->runtime(), p, in);
+    EXPECT_LT(rel(out[0], ea.grad().value()), 1e-12) << l.name;
+    EXPECT_LT(rel(out[1], eb.grad().value()), 1e-12) << l.name;
+  }
+}
+
+TEST(ScalapackAd, DecompositionsAreNotDifferentiableYet) {
+  const Layout& l = layouts().front();
+  DTensor a = place(random_matrix(5, 5, f64, 35), l, 2);
+  a.requires_grad_();
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::svd(a); }, l.mesh.comm()),
+            ErrorKind::UnsupportedAdRule);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::qr(a); }, l.mesh.comm()),
+            ErrorKind::UnsupportedAdRule);
+}

@@ -19,13 +19,13 @@
 // there with dist::redistribute (no rank ever holds more than the
 // collectives of redistribute give it; nothing is gathered to one rank).
 //
-// The ops run as eager extension ops on the local blocks (recorded like the
-// collectives; differentiating them is UnsupportedAdRule until their rules
-// land), in both tiers (DTensor and TracedDTensor), for f32, f64, c64 and
-// c128. Every check on data agrees across the mesh: a singular matrix, a
-// matrix that is not positive definite, non-finite input to svd / eigh, a
-// rank whose local block has another dtype, raise the same typed
-// tenferro::Error on every rank.
+// The ops run as eager extension ops on the local blocks, in both tiers
+// (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul carries AD
+// rules (its jvp and vjp are p?gemms, the cotangents in the operands'
+// layout); the decompositions and solve have none yet: a call recorded for
+// AD (an input requires grad) is UnsupportedAdRule. Every check on data agrees across the mesh: a
+// singular matrix, a matrix that is not positive definite, non-finite input to svd / eigh, a rank
+// whose local block has another dtype, raise the same typed tenferro::Error on every rank.
 
 #include <array>
 #include <cstdint>
@@ -87,7 +87,9 @@ namespace tenferro::dist::linalg {
 /// op(A) op(B) (PBLAS p?gemm) with op 'N' (as is), 'T' (transpose) or 'C'
 /// (conjugate transpose): op(A) [m, k], op(B) [k, n]; the result [m, n] in
 /// the operands' layout. Both operands in ScaLAPACK's layout on one mesh,
-/// with one block size and one dtype.
+/// with one block size and one dtype. Differentiable (eager backward, grad,
+/// vjp, jvp; dist::grad in traced programs): the vjp is gC op_b(B)^H and
+/// op_a(A)^H gC (transposed back through op_a, op_b), each one p?gemm.
 template <class T>
 BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, char trans_a = 'N',
                        char trans_b = 'N');
