@@ -126,9 +126,16 @@ std::vector<std::int64_t> inverse(const std::vector<std::int64_t>& perm) {
   return inv;
 }
 
+/// x on the first rank of a mesh axis, zeros on the others: a pending sum
+/// of x. The zeros are -0 (the additive identity: the sum is x exactly, -0,
+/// inf and NaN included; x * 0 made inf NaN), selected by a where() that
+/// keeps x in the graph on every rank (its cotangent there is zero), so the
+/// ranks record the same ops.
 template <class T>
 T zero_unless_first(const T& x, int coord) {
-  return coord == 0 ? x : x * Scalar(0.0);
+  if (coord == 0) return x;
+  const Scalar neg_zero = is_complex(x.dtype()) ? Scalar(c128_t(-0.0, -0.0)) : Scalar(-0.0);
+  return where(isnan(ones_like(x)), x, full_like(x, neg_zero));
 }
 
 /// One mesh axis's step: the local tensor from `from` to `to` on mesh axis m.
