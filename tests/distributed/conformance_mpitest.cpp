@@ -31,6 +31,13 @@ namespace {
 struct Matches {
   int tensors = 0;
   int same_bits = 0;
+  std::set<std::string> differing;  ///< the ops whose result differed in bits (within rtol)
+
+  std::string text() const {
+    std::string s = std::to_string(same_bits) + "/" + std::to_string(tensors) + " bit-identical";
+    for (const auto& op : differing) s += (op == *differing.begin() ? " (not: " : ", ") + op;
+    return differing.empty() ? s : s + ")";
+  }
 };
 
 // got equals want: the same dtype and shape, and each element (each part
@@ -46,6 +53,7 @@ void expect_match(const Tensor& got, const Tensor& want, double rtol, const std:
     ++m.same_bits;
     return;
   }
+  m.differing.insert(what.substr(0, what.find(' ')));
   Tensor gc = zeros(got.shape(), c128), wc = zeros(want.shape(), c128);
   Tensor::copy_into(g, gc);
   Tensor::copy_into(w, wc);
@@ -139,8 +147,7 @@ TEST(ConformanceDist, EveryUnaryDescriptorThroughMapEqualsOneProcess) {
           std::to_string(refused_complex) + " descriptors refuse c128), " +
           std::to_string(linear_on_partial) + " linear on Partial, " +
           std::to_string(specials_kept_off_partial) +
-          " with inf/NaN inputs made finite on Partial; " + std::to_string(m.same_bits) + "/" +
-          std::to_string(m.tensors) + " bit-identical");
+          " with inf/NaN inputs made finite on Partial; " + m.text());
 }
 
 TEST(ConformanceDist, PartialOfANonFiniteTensorKeepsItsValue) {
@@ -253,8 +260,7 @@ TEST(ConformanceDist, ArithmeticDescriptorsOnEveryPairOfPlacementsEqualOneProces
   summary("binary: 4 descriptors (+ - * /), " + std::to_string(ran) +
           " sharded cases on pairs of placements, " + std::to_string(not_expressible) +
           " descriptors not expressible; scalar * and - on " + std::to_string(scalar_ran) +
-          " layouts; " + std::to_string(m.same_bits) + "/" + std::to_string(m.tensors) +
-          " bit-identical");
+          " layouts; " + m.text());
 }
 
 namespace {
