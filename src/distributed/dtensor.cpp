@@ -220,10 +220,23 @@ void check_same_mesh(const BasicDTensor<T>& a, const BasicDTensor<T>& b, const c
          a.mesh().to_string(), " and ", b.mesh().to_string(),
          "); redistribute one onto the other's mesh first");
   }
-  if (a.shape() != b.shape()) {
-    fail(ErrorKind::ShapeMismatch, op, "global shapes ", shape_to_string(a.shape().span()), " and ",
-         shape_to_string(b.shape().span()), " differ");
+}
+
+/// The broadcast of two global shapes (NumPy's rule, right-aligned).
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t n = std::max(a.size(), b.size());
+  Shape out(n, 1);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::int64_t x = k < n - a.size() ? 1 : a[k - (n - a.size())];
+    const std::int64_t y = k < n - b.size() ? 1 : b[k - (n - b.size())];
+    if (x != y && x != 1 && y != 1) {
+      fail(ErrorKind::ShapeMismatch, op, "global shapes ", shape_to_string(a.span()), " and ",
+           shape_to_string(b.span()), " do not broadcast (axis ", k, " of the result: ", x, " vs ",
+           y, ")");
+    }
+    out[k] = x == 1 ? y : x;
   }
+  return out;
 }
 
 Placements without_partial(const Placements& ps) {
@@ -240,6 +253,34 @@ bool any_partial(const Placements& ps) {
 
 enum class Bin { Add, Sub, Mul, Div };
 
+/// The result axis a Shard placement of `x` names when it shards an axis
+/// that is not broadcast against the result `out` (right-aligned), or -1.
+template <class T>
+std::int64_t result_axis(const BasicDTensor<T>& x, const Placement& p, const Shape& out) {
+  if (!p.is_shard()) return -1;
+  const std::int64_t k = p.axis + static_cast<std::int64_t>(out.size()) - x.rank();
+  return x.shape()[static_cast<std::size_t>(p.axis)] == out[static_cast<std::size_t>(k)] ? k : -1;
+}
+
+/// The placements of operand `x` for a result placed as `target`: sharded
+/// like the result where x has the full axis, replicated where it is
+/// broadcast (or absent), pending sums kept.
+template <class T>
+Placements operand_placements(const BasicDTensor<T>& x, const Placements& target,
+                              const Shape& out) {
+  Placements r = target;
+  for (auto& p : r) {
+    if (!p.is_shard()) continue;
+    const std::int64_t k = p.axis - (static_cast<std::int64_t>(out.size()) - x.rank());
+    if (k < 0 || x.shape()[static_cast<std::size_t>(k)] != out[static_cast<std::size_t>(p.axis)]) {
+      p = Replicate();
+    } else {
+      p.axis = k;
+    }
+  }
+  return r;
+}
+
 template <class T>
 BasicDTensor<T> binary(const BasicDTensor<T>& a0, const BasicDTensor<T>& b0, Bin op) {
   const char* name = op == Bin::Add   ? "add"
@@ -247,17 +288,35 @@ BasicDTensor<T> binary(const BasicDTensor<T>& a0, const BasicDTensor<T>& b0, Bin
                      : op == Bin::Mul ? "mul"
                                       : "div";
   check_same_mesh(a0, b0, name);
+  const Shape out = broadcast_shapes(a0.shape(), b0.shape(), name);
   BasicDTensor<T> a = a0, b = b0;
-  Placements target = a.placements();
+  // Per mesh axis: a's sharding where it shards a full axis of the result,
+  // else b's, else a pending sum of pending sums (add, sub), else replicated.
+  // A Partial operand of a product or quotient is summed first.
   const bool linear = op == Bin::Add || op == Bin::Sub;
+  Placements target(a.placements().size(), Replicate());
+  std::vector<std::int64_t> used;
   for (std::size_t m = 0; m < target.size(); ++m) {
-    const bool pa = a.placements()[m].kind == Placement::Kind::Partial;
-    const bool pb = b.placements()[m].kind == Placement::Kind::Partial;
-    // A sum of pending sums stays pending; otherwise a Partial operand is summed first.
-    if (pa && !(linear && pb)) target[m] = Replicate();
+    const Placement& pa = a.placements()[m];
+    const Placement& pb = b.placements()[m];
+    const std::int64_t ka = result_axis(a, pa, out), kb = result_axis(b, pb, out);
+    const auto free = [&](std::int64_t k) {
+      return k >= 0 && std::find(used.begin(), used.end(), k) == used.end();
+    };
+    if (free(ka)) {
+      target[m] = Shard(ka, pa.block);
+    } else if (free(kb)) {
+      target[m] = Shard(kb, pb.block);
+    } else if (linear && pa.kind == Placement::Kind::Partial &&
+               pb.kind == Placement::Kind::Partial) {
+      target[m] = Partial();
+    }
+    if (target[m].is_shard()) used.push_back(target[m].axis);
   }
-  if (target != a.placements()) a = redistribute(a, target);
-  if (b.placements() != target) b = redistribute(b, target);
+  const Placements ta = operand_placements(a, target, out);
+  const Placements tb = operand_placements(b, target, out);
+  if (ta != a.placements()) a = redistribute(a, ta);
+  if (tb != b.placements()) b = redistribute(b, tb);
   T y;
   switch (op) {
     case Bin::Add:
@@ -273,7 +332,7 @@ BasicDTensor<T> binary(const BasicDTensor<T>& a0, const BasicDTensor<T>& b0, Bin
       y = a.local() / b.local();
       break;
   }
-  return BasicDTensor<T>(a.shape(), a.mesh(), target, y);
+  return BasicDTensor<T>(out, a.mesh(), target, y);
 }
 
 }  // namespace

@@ -143,6 +143,74 @@ TEST(DistOps, ElementwiseAndSumsEqualTheSingleProcessValues) {
   EXPECT_LT(max_diff(dist::full_tensor(pa + pa).value(), add(a, a, cpu)), 1e-14);
 }
 
+TEST(DistOps, BroadcastingFollowsNumPyAndMovesOnlyTheBroadcastOperand) {
+  Backend& cpu = runtime()->backend();
+  const Tensor x = global_tensor({6, 4}, 31), bias = global_tensor({4}, 32);
+  const Tensor col = global_tensor({6, 1}, 33), row = global_tensor({1, 4}, 34);
+  const auto put = [&](const Tensor& t, const dist::Mesh& mesh, Placements ps) {
+    return dist::distribute(runtime()->tensor(t), mesh, std::move(ps));
+  };
+  const dist::Mesh line = dist::Mesh::line();
+  // Row-sharded x plus a replicated bias: local, rows stay sharded.
+  dist::reset_comm_stats();
+  const DTensor y = put(x, line, {dist::Shard(0)}) + put(bias, line, {dist::Replicate()});
+  EXPECT_EQ(dist::comm_stats().collectives, 0u);
+  EXPECT_EQ(y.shape(), (Shape{6, 4}));
+  EXPECT_EQ(y.placements(), (Placements{dist::Shard(0)}));
+  EXPECT_LT(max_diff(dist::full_tensor(y).value(), add(x, bias, cpu)), 1e-15);
+  // Column-sharded x times a bias sharded alike (block-cyclic): local too.
+  dist::reset_comm_stats();
+  const DTensor z = put(x, line, {dist::Shard(1, 1)}) * put(bias, line, {dist::Shard(0, 1)});
+  EXPECT_EQ(dist::comm_stats().collectives, 0u);
+  EXPECT_EQ(z.placements(), (Placements{dist::Shard(1, 1)}));
+  EXPECT_LT(max_diff(dist::full_tensor(z).value(), mul(x, bias, cpu)), 1e-15);
+  // A replicated first operand against a sharded one takes the shard (a local
+  // slice) instead of gathering the second.
+  dist::reset_comm_stats();
+  const DTensor w = put(bias, line, {dist::Replicate()}) - put(x, line, {dist::Shard(1)});
+  EXPECT_EQ(dist::comm_stats().collectives, 0u);
+  EXPECT_EQ(w.placements(), (Placements{dist::Shard(1)}));
+  EXPECT_LT(max_diff(dist::full_tensor(w).value(), sub(bias, x, cpu)), 1e-15);
+  // Both broadcast: an outer sum; the column keeps its rows sharded, the row
+  // sharded on its extent-1 axis is gathered.
+  const DTensor o = put(col, line, {dist::Shard(0)}) / put(row, line, {dist::Shard(1)});
+  EXPECT_EQ(o.shape(), (Shape{6, 4}));
+  EXPECT_EQ(o.placements(), (Placements{dist::Shard(0)}));
+  EXPECT_LT(max_diff(dist::full_tensor(o).value(), div(col, row, cpu)), 1e-14);
+  // A 2x2 mesh: rows and columns sharded, the bias sharded along mesh axis 1 only.
+  if (world_size() == 4) {
+    const dist::Mesh grid(dist::Communicator::world(), {2, 2});
+    dist::reset_comm_stats();
+    const DTensor g = put(x, grid, {dist::Shard(0), dist::Shard(1)}) +
+                      put(bias, grid, {dist::Replicate(), dist::Shard(0)});
+    EXPECT_EQ(dist::comm_stats().collectives, 0u);
+    EXPECT_EQ(g.placements(), (Placements{dist::Shard(0), dist::Shard(1)}));
+    EXPECT_LT(max_diff(dist::full_tensor(g).value(), add(x, bias, cpu)), 1e-15);
+  }
+  // Gradients through broadcasting equal one process's: the bias's gradient
+  // sums over the rows every rank holds.
+  EagerTensor ex = runtime()->variable(x), eb = runtime()->variable(bias);
+  sum(sin(ex * eb + eb)).backward();
+  for (const auto& pb : {Placements{dist::Replicate()}, Placements{dist::Shard(0)}}) {
+    DTensor dx = put(x, line, {dist::Shard(0)}), db = put(bias, line, pb);
+    dx.requires_grad_();
+    db.requires_grad_();
+    dist::backward(dist::sum(dist::map(dx * db + db, [](const EagerTensor& t) { return sin(t); })));
+    EXPECT_EQ(db.grad().placements(), pb);
+    EXPECT_LT(rel(dist::full_tensor(dx.grad()).value(), ex.grad().value()), 1e-12);
+    EXPECT_LT(rel(dist::full_tensor(db.grad()).value(), eb.grad().value()), 1e-12);
+  }
+  // Shapes that do not broadcast are refused on every rank, naming both.
+  try {
+    (void)(put(x, line, {dist::Shard(0)}) + put(global_tensor({5}, 35), line, {dist::Replicate()}));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ShapeMismatch);
+    EXPECT_NE(std::string(e.what()).find("[6, 4] and [5] do not broadcast"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DistAutodiff, GradientsEqualTheSingleProcessGradients) {
   const Tensor a = global_tensor({8, 5}, 7), b = global_tensor({8, 5}, 8);
   // Single process.

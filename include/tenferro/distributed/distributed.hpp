@@ -196,10 +196,14 @@ T full_tensor(const BasicDTensor<T>& x);
 Tensor gather(const DTensor& x, int root);
 
 // ---- ops ----------------------------------------------------------------------------
-// Elementwise ops run locally when the placements agree; otherwise the second
-// operand is redistributed to the first's placements (a Partial operand of a
-// product or quotient is summed first). Mismatched meshes or shapes are
-// refused naming both.
+// Elementwise ops broadcast global shapes as NumPy does (right-aligned) and
+// run locally when the placements agree. Otherwise, per mesh axis, the result
+// is sharded like the first operand where it shards a full (not broadcast)
+// axis, else like the second, else replicated (a pending sum of two pending
+// sums under + and -), and each operand is redistributed to that: sharded
+// where it has the axis, replicated where it is broadcast. A Partial operand
+// of a product or quotient is summed first. Mismatched meshes, or shapes
+// that do not broadcast, are refused naming both.
 template <class T>
 BasicDTensor<T> operator+(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
 template <class T>
