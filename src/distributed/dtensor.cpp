@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "distributed/collectives.hpp"
 #include "distributed/internal.hpp"
@@ -560,6 +561,50 @@ BasicDTensor<T> map(const BasicDTensor<T>& x,
   return BasicDTensor<T>(in.shape(), in.mesh(), in.placements(), y);
 }
 
+/// The placements a reshape from `from` to `to` (column-major) gives
+/// without moving data: each sharded axis must form a group of its own
+/// (the axes between which the products of extents agree, extent-1 axes
+/// aside) mapping to one axis of the same extent. None otherwise.
+std::optional<Placements> kept_shards(const Shape& from, const Shape& to, const Placements& ps) {
+  // Each non-unit input axis's group: the output axis when the group is that
+  // one axis onto one axis of the same extent, else -1.
+  for (const auto e : from)
+    if (e == 0) return std::nullopt;
+  std::vector<std::int64_t> maps_to(from.size(), -1);
+  std::size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    // Skip unit axes, then grow the group until the products agree.
+    while (i < from.size() && from[i] == 1) ++i;
+    while (j < to.size() && to[j] == 1) ++j;
+    if (i == from.size() || j == to.size()) break;
+    const std::size_t i0 = i, j0 = j;
+    std::int64_t pi = from[i++], pj = to[j++];
+    while (pi != pj) {
+      if (pi < pj) {
+        pi *= from[i++];
+      } else {
+        pj *= to[j++];
+      }
+    }
+    std::size_t ni = 0, nj = 0;
+    for (std::size_t k = i0; k < i; ++k) ni += from[k] != 1;
+    for (std::size_t k = j0; k < j; ++k) nj += to[k] != 1;
+    if (ni == 1 && nj == 1) {
+      std::size_t jj = j0;
+      while (to[jj] == 1) ++jj;
+      maps_to[i0] = static_cast<std::int64_t>(jj);
+    }
+  }
+  Placements out = ps;
+  for (auto& p : out) {
+    if (!p.is_shard()) continue;
+    const auto a = static_cast<std::size_t>(p.axis);
+    if (from[a] == 1 || maps_to[a] < 0) return std::nullopt;
+    p.axis = maps_to[a];
+  }
+  return out;
+}
+
 template <class T>
 BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placements) {
   std::int64_t a = 1, b = 1;
@@ -571,6 +616,14 @@ BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placem
          shape_to_string(shape.span()), " (", b, " elements)");
   }
   check_placements(placements, x.mesh(), static_cast<std::int64_t>(shape.size()), "dist::reshape");
+  // Shards stay in place when every sharded axis passes through the
+  // reshape untouched: then each rank reshapes its block and only a change
+  // of placements is left to redistribute.
+  if (const auto kept = kept_shards(x.shape(), shape, x.placements())) {
+    BasicDTensor<T> y(shape, x.mesh(), *kept,
+                      tenferro::reshape(x.local(), ShapeArg(local_shape(shape, x.mesh(), *kept))));
+    return *kept == placements ? y : redistribute(y, std::move(placements));
+  }
   T local = tenferro::reshape(full_tensor(x), ShapeArg(shape));
   for (int m = 0; m < x.mesh().ndim(); ++m) {
     local = step(local, shape, x.mesh(), m, Replicate(), placements[static_cast<std::size_t>(m)]);

@@ -353,6 +353,35 @@ TEST(DistTensor, ReshapeAndSubCommunicators) {
   EXPECT_EQ(r.shape(), (Shape{3, 8}));
   EXPECT_EQ(max_diff(dist::full_tensor(r).value(), full.reshape(std::vector<std::int64_t>{3, 8})),
             0.0);
+  // A sharded axis the reshape leaves alone stays in place: no communication,
+  // also with unit axes around it, on a pending sum, and in the gradient.
+  const Tensor t = global_tensor({2, 3, 5, 4}, 12);
+  EagerTensor et = runtime()->variable(t);
+  const EagerTensor ey = reshape(et, std::vector<std::int64_t>{6, 5, 1, 4});
+  sum(sin(ey) * ey).backward();
+  for (const auto& [from, to] :
+       {std::pair{Placements{dist::Shard(3, 1)}, Placements{dist::Shard(3, 1)}},
+        std::pair{Placements{dist::Shard(2)}, Placements{dist::Shard(1)}},
+        std::pair{Placements{dist::Partial()}, Placements{dist::Partial()}}}) {
+    DTensor dt = dist::distribute(runtime()->tensor(t), mesh, from);
+    dt.requires_grad_();
+    dist::reset_comm_stats();
+    const DTensor dy = dist::reshape(dt, Shape{6, 5, 1, 4}, to);
+    EXPECT_EQ(dist::comm_stats().collectives, 0u) << text(from);
+    EXPECT_EQ(max_diff(dist::full_tensor(dy).value(), ey.value()), 0.0) << text(from);
+    dist::backward(dist::sum(dist::map(dy, [](const EagerTensor& v) { return sin(v); }) * dy));
+    EXPECT_LT(rel(dist::full_tensor(dt.grad()).value(), et.grad().value()), 1e-12) << text(from);
+  }
+  // Kept in place, then redistributed to the placements asked for: only the
+  // all-to-all of the last step (no all-gather of the whole tensor).
+  dist::reset_comm_stats();
+  const DTensor moved =
+      dist::reshape(dist::distribute(runtime()->tensor(t), mesh, {dist::Shard(2)}), Shape{6, 5, 4},
+                    {dist::Shard(2)});
+  EXPECT_EQ(dist::comm_stats().collectives, world_size() > 1 ? 1u : 0u);
+  EXPECT_EQ(
+      max_diff(dist::full_tensor(moved).value(), t.reshape(std::vector<std::int64_t>{6, 5, 4})),
+      0.0);
   try {
     (void)dist::reshape(d, Shape{5, 5}, {dist::Shard(0)});
     ADD_FAILURE() << "no error";

@@ -234,8 +234,12 @@ template <class T>
 BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm);
 
 /// The tensor with a new global shape (column-major order, as
-/// tenferro::reshape), placed as `placements`: through the whole tensor on
-/// every rank (an all-gather where x is sharded), then each rank's part.
+/// tenferro::reshape), placed as `placements`. When every sharded axis
+/// passes through untouched (its own group of axes whose extents' products
+/// agree, onto one axis of the same extent; unit axes aside), each rank
+/// reshapes its block and only a change of placements is redistributed;
+/// otherwise through the whole tensor on every rank (an all-gather where x
+/// is sharded), then each rank's part.
 template <class T>
 BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placements);
 
