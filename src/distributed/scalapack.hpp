@@ -32,6 +32,12 @@ struct SlParams {
 };
 std::size_t hash_value(const SlParams& p);
 
+/// The grid of the first used_rows x used_cols positions of the row-major
+/// rows x cols grid over `comm` (all of it when used = rows, cols), made
+/// once and kept until MPI_Finalize; collective over `comm`. Ranks outside
+/// it get row = col = -1 and context -1.
+BlacsGrid blacs_subgrid(MPI_Comm comm, int rows, int cols, int used_rows, int used_cols);
+
 /// block_cyclic_layout with `op` naming the caller in its errors.
 template <class T>
 BlockCyclicLayout layout_of(const BasicDTensor<T>& a, const char* op);

@@ -24,6 +24,7 @@ extern "C" {
 void Cblacs_pinfo(int* mypnum, int* nprocs);
 int Csys2blacs_handle(MPI_Comm comm);
 void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
+void Cblacs_gridmap(int* context, int* usermap, int ldumap, int nprow, int npcol);
 void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
 
 // ---- tools ----

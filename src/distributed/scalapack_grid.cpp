@@ -22,40 +22,66 @@ std::string placements_text(const Placements& ps) {
 
 }  // namespace
 
+namespace detail {
+
+BlacsGrid blacs_subgrid(MPI_Comm comm, int rows, int cols, int used_rows, int used_cols) {
+  // Grids live until MPI_Finalize, as split communicators do: ops and plan
+  // caches name a grid by its context number, and BLACS would hand a freed
+  // number to the next grid. One per (communicator, shape, used part), made
+  // in the same order on every rank of the communicator (the calls that
+  // reach here are SPMD).
+  static std::mutex mutex;
+  static std::map<std::tuple<MPI_Comm, int, int, int, int>, BlacsGrid> grids;
+  std::lock_guard lock(mutex);
+  const auto key = std::make_tuple(comm, rows, cols, used_rows, used_cols);
+  if (const auto it = grids.find(key); it != grids.end()) return it->second;
+  int me = 0, np = 0;
+  scalapack::Cblacs_pinfo(&me, &np);
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "blacs_grid");
+  BlacsGrid g;
+  g.context = scalapack::Csys2blacs_handle(comm);
+  if (used_rows == rows && used_cols == cols) {
+    scalapack::Cblacs_gridinit(&g.context, "Row", rows, cols);
+  } else {
+    // The first used_rows x used_cols positions of the row-major grid: rank
+    // r * cols + c at (r, c). Every rank of the communicator takes part.
+    std::vector<int> map(static_cast<std::size_t>(used_rows) * used_cols);
+    for (int c = 0; c < used_cols; ++c)
+      for (int r = 0; r < used_rows; ++r)
+        map[static_cast<std::size_t>(r + c * used_rows)] = r * cols + c;
+    scalapack::Cblacs_gridmap(&g.context, map.data(), used_rows, used_rows, used_cols);
+  }
+  const bool member = rank / cols < used_rows && rank % cols < used_cols;
+  g.rows = used_rows;
+  g.cols = used_cols;
+  g.row = g.col = -1;
+  if (member) {
+    int nprow = 0, npcol = 0;
+    scalapack::Cblacs_gridinfo(g.context, &nprow, &npcol, &g.row, &g.col);
+    // Row-major over the communicator: rank r at (r / cols, r % cols), the
+    // mesh's own order, so the grid coordinates are the mesh coordinates.
+    if (nprow != used_rows || npcol != used_cols || g.row != rank / cols || g.col != rank % cols) {
+      fail(ErrorKind::Internal, "blacs_grid", "BLACS placed rank ", rank, " of a ", used_rows, "x",
+           used_cols, " grid at (", g.row, ", ", g.col, ") of ", nprow, "x", npcol,
+           ", not at its row-major position");
+    }
+  } else {
+    g.context = -1;
+  }
+  grids.emplace(key, g);
+  return g;
+}
+
+}  // namespace detail
+
 BlacsGrid blacs_grid(const Mesh& mesh, int rows, int cols) {
   const Communicator& comm = mesh.comm();
   if (rows < 1 || cols < 1 || static_cast<long long>(rows) * cols != comm.size()) {
     fail(ErrorKind::InvalidArgument, "blacs_grid", "a ", rows, "x", cols,
          " grid does not cover the ", comm.size(), " ranks of the mesh's communicator");
   }
-  // Contexts live until MPI_Finalize, as split communicators do: ops and
-  // plan caches name a grid by its context number, and BLACS would hand a
-  // freed number to the next grid. One per (communicator, shape), made in
-  // the same order on every rank (the calls that reach here are SPMD).
-  static std::mutex mutex;
-  static std::map<std::tuple<MPI_Comm, int, int>, BlacsGrid> grids;
-  std::lock_guard lock(mutex);
-  const auto key = std::make_tuple(comm.handle(), rows, cols);
-  if (const auto it = grids.find(key); it != grids.end()) return it->second;
-  int me = 0, np = 0;
-  scalapack::Cblacs_pinfo(&me, &np);
-  BlacsGrid g;
-  g.context = scalapack::Csys2blacs_handle(comm.handle());
-  scalapack::Cblacs_gridinit(&g.context, "Row", rows, cols);
-  int nprow = 0, npcol = 0;
-  scalapack::Cblacs_gridinfo(g.context, &nprow, &npcol, &g.row, &g.col);
-  g.rows = nprow;
-  g.cols = npcol;
-  // Row-major over the communicator: rank r at (r / cols, r % cols), the
-  // mesh's own order, so the grid coordinates are the mesh coordinates.
-  if (nprow != rows || npcol != cols || g.row != comm.rank() / cols ||
-      g.col != comm.rank() % cols) {
-    fail(ErrorKind::Internal, "blacs_grid", "BLACS placed rank ", comm.rank(), " of a ", rows, "x",
-         cols, " grid at (", g.row, ", ", g.col, ") of ", nprow, "x", npcol,
-         ", not at its row-major position");
-  }
-  grids.emplace(key, g);
-  return g;
+  return detail::blacs_subgrid(comm.handle(), rows, cols, rows, cols);
 }
 
 Placements block_cyclic_placements(const Mesh& mesh, std::int64_t block) {

@@ -289,6 +289,21 @@ std::string query_failed(fint) {
   return "the workspace query failed";
 }
 
+/// The singular or eigen values from grid position (0, 0) (communicator
+/// rank 0, which holds the first block) to every rank: ScaLAPACK leaves them
+/// wrong on a rank whose grid row or column owns no block (a matrix smaller
+/// than the grid), and truncation needs them bitwise equal everywhere.
+void share_values(const SlParams& p, const Tensor& values) {
+  check_mpi(MPI_Bcast(values.raw_data(), static_cast<int>(values.numel()), mpi_type(values.dtype()),
+                      0, p.comm),
+            op_name(p.kind).c_str());
+  int me = 0;
+  MPI_Comm_rank(p.comm, &me);
+  if (me == 0) {
+    count_sent(static_cast<std::uint64_t>(values.numel()) * itemsize(values.dtype()));
+  }
+}
+
 /// Zeroes the local entries of a global [rows, cols] matrix strictly below
 /// (lower = false keeps the upper triangle) or above the diagonal.
 template <class S>
@@ -305,22 +320,62 @@ void keep_triangle(const SlParams& p, const Tensor& local, std::int64_t rows, st
 
 // ---- kernels ------------------------------------------------------------------------------
 
+/// The grid a routine runs on: the grid's first rows x cols, where rows and
+/// cols are the grid rows and columns that own a block of some operand.
+/// ScaLAPACK (p?gesvd, p?syevd) gives wrong results on ranks whose grid row
+/// or column owns no block; on the smaller grid every local block is the
+/// same (each coordinate still owns the same blocks), and ranks outside it
+/// hold empty blocks and skip the routine (but not the agreements).
+struct RoutineGrid {
+  BlockCyclicLayout layout;
+  bool inside = true;
+  /// The descriptor of a global [m, n] matrix (zeros outside the grid).
+  std::array<int, 9> desc(std::int64_t m, std::int64_t n, const char* op) const {
+    if (!inside) return {};
+    return descriptor_of(m, n, layout, op);
+  }
+};
+
+RoutineGrid routine_grid(const SlParams& p) {
+  std::int64_t rows = 0, cols = 0;
+  for (const Shape& s : input_globals(p)) {
+    rows = std::max(rows, s[0]);
+    cols = std::max(cols, s[1]);
+  }
+  if (p.kind == SlKind::Gemm) {
+    rows = std::max(rows, p.m);
+    cols = std::max(cols, p.n);
+  }
+  auto used = [&](std::int64_t extent, int parts) {
+    const std::int64_t blocks = std::max<std::int64_t>(1, (extent + p.block - 1) / p.block);
+    return static_cast<int>(std::min<std::int64_t>(parts, blocks));
+  };
+  RoutineGrid g;
+  g.layout = {p.grid, p.block};
+  const int ur = used(rows, p.grid.rows), uc = used(cols, p.grid.cols);
+  if (ur == p.grid.rows && uc == p.grid.cols) return g;
+  g.layout.grid = blacs_subgrid(p.comm, p.grid.rows, p.grid.cols, ur, uc);
+  g.inside = g.layout.grid.row >= 0;
+  return g;
+}
+
 template <class S>
 std::vector<Tensor> run_gemm(const SlParams& p, ExecutionScope& scope, std::span<const Tensor> in) {
   Backend& backend = scope.backend();
   const auto g = input_globals(p);
-  const BlockCyclicLayout layout{p.grid, p.block};
+  const RoutineGrid rg = routine_grid(p);
   const char* name = "dist::linalg::matmul";
   const Tensor a = scope.compact(in[0]), b = scope.compact(in[1]);
   Tensor c = backend.empty(local_of(p, p.m, p.n).span(), in[0].dtype());
   std::fill(ptr<S>(c), ptr<S>(c) + c.numel(), S(0));
   if (p.m == 0 || p.n == 0 || p.k == 0) return {c};
-  const auto da = descriptor_of(g[0][0], g[0][1], layout, name);
-  const auto db = descriptor_of(g[1][0], g[1][1], layout, name);
-  const auto dc = descriptor_of(p.m, p.n, layout, name);
-  scalapack::pgemm(p.trans_a, p.trans_b, static_cast<fint>(p.m), static_cast<fint>(p.n),
-                   static_cast<fint>(p.k), S(1), ptr<S>(a), da.data(), ptr<S>(b), db.data(), S(0),
-                   ptr<S>(c), dc.data());
+  const auto da = rg.desc(g[0][0], g[0][1], name);
+  const auto db = rg.desc(g[1][0], g[1][1], name);
+  const auto dc = rg.desc(p.m, p.n, name);
+  if (rg.inside)
+    scalapack::pgemm(p.trans_a, p.trans_b, static_cast<fint>(p.m), static_cast<fint>(p.n),
+                     static_cast<fint>(p.k), S(1), ptr<S>(a), da.data(), ptr<S>(b), db.data(), S(0),
+                     ptr<S>(c), dc.data());
   return {c};
 }
 
@@ -362,24 +417,27 @@ std::vector<Tensor> run_svd(const SlParams& p, ExecutionScope& scope, std::span<
     }
   });
   if (k == 0) return {u, s, vt};
-  const BlockCyclicLayout layout{p.grid, p.block};
-  const auto da = descriptor_of(p.m, p.n, layout, name);
-  const auto du = descriptor_of(p.m, k, layout, name);
-  const auto dvt = descriptor_of(k, p.n, layout, name);
+  const RoutineGrid rg = routine_grid(p);
+  const auto da = rg.desc(p.m, p.n, name);
+  const auto du = rg.desc(p.m, k, name);
+  const auto dvt = rg.desc(k, p.n, name);
   const fint m = static_cast<fint>(p.m), n = static_cast<fint>(p.n);
   // rwork: 1 + 4 max(m, n) (p?gesvd's documented size for complex input).
   std::vector<R> rwork(static_cast<std::size_t>(1 + 4 * std::max(p.m, p.n)));
   S wq{};
   fint info = 0;
-  gesvd<S>("V", m, n, ptr<S>(a), da.data(), ptr<R>(s), ptr<S>(u), du.data(), ptr<S>(vt), dvt.data(),
-           &wq, -1, rwork.data(), &info);
+  if (rg.inside)
+    gesvd<S>("V", m, n, ptr<S>(a), da.data(), ptr<R>(s), ptr<S>(u), du.data(), ptr<S>(vt),
+             dvt.data(), &wq, -1, rwork.data(), &info);
   agree_info(p, info, ErrorKind::Internal, query_failed);
   rwork.resize(std::max(rwork.size(), static_cast<std::size_t>(queried(rwork[0]))));
   std::vector<S> work(static_cast<std::size_t>(queried(wq)));
-  gesvd<S>("V", m, n, ptr<S>(a), da.data(), ptr<R>(s), ptr<S>(u), du.data(), ptr<S>(vt), dvt.data(),
-           work.data(), static_cast<fint>(work.size()), rwork.data(), &info);
+  if (rg.inside)
+    gesvd<S>("V", m, n, ptr<S>(a), da.data(), ptr<R>(s), ptr<S>(u), du.data(), ptr<S>(vt),
+             dvt.data(), work.data(), static_cast<fint>(work.size()), rwork.data(), &info);
   agree_info(p, info, ErrorKind::NoConvergence,
              [](fint) { return "p?gesvd did not converge, or the ranks' results differed"; });
+  share_values(p, s);
   return {u, s, vt};
 }
 
@@ -422,25 +480,28 @@ std::vector<Tensor> run_eigh(const SlParams& p, ExecutionScope& scope, std::span
     }
   });
   if (p.n == 0) return {w, z};
-  const BlockCyclicLayout layout{p.grid, p.block};
-  const auto da = descriptor_of(p.n, p.n, layout, name);
+  const RoutineGrid rg = routine_grid(p);
+  const auto da = rg.desc(p.n, p.n, name);
   const fint n = static_cast<fint>(p.n);
   S wq{};
   R rq{};
   fint iq = 0, info = 0;
-  syevd<S>(p.uplo, n, ptr<S>(a), da.data(), ptr<R>(w), ptr<S>(z), da.data(), &wq, -1, &rq, -1, &iq,
-           -1, &info);
+  if (rg.inside)
+    syevd<S>(p.uplo, n, ptr<S>(a), da.data(), ptr<R>(w), ptr<S>(z), da.data(), &wq, -1, &rq, -1,
+             &iq, -1, &info);
   agree_info(p, info, ErrorKind::Internal, query_failed);
   std::vector<S> work(static_cast<std::size_t>(queried(wq)));
   std::vector<R> rwork(static_cast<std::size_t>(kComplex<S> ? queried(rq) : 1));
   // p?syevd's documented minimum: 7n + 8 npcol + 2.
   std::vector<fint> iwork(
-      static_cast<std::size_t>(std::max<fint>(queried(iq), 7 * n + 8 * p.grid.cols + 2)));
-  syevd<S>(p.uplo, n, ptr<S>(a), da.data(), ptr<R>(w), ptr<S>(z), da.data(), work.data(),
-           static_cast<fint>(work.size()), rwork.data(), static_cast<fint>(rwork.size()),
-           iwork.data(), static_cast<fint>(iwork.size()), &info);
+      static_cast<std::size_t>(std::max<fint>(queried(iq), 7 * n + 8 * rg.layout.grid.cols + 2)));
+  if (rg.inside)
+    syevd<S>(p.uplo, n, ptr<S>(a), da.data(), ptr<R>(w), ptr<S>(z), da.data(), work.data(),
+             static_cast<fint>(work.size()), rwork.data(), static_cast<fint>(rwork.size()),
+             iwork.data(), static_cast<fint>(iwork.size()), &info);
   agree_info(p, info, ErrorKind::NoConvergence,
              [](fint) { return "p?syevd / p?heevd did not converge"; });
+  share_values(p, w);
   return {w, z};
 }
 
@@ -458,27 +519,29 @@ std::vector<Tensor> run_qr(const SlParams& p, ExecutionScope& scope, std::span<c
     std::fill(ptr<S>(r), ptr<S>(r) + r.numel(), S(0));
     return {q, r};
   }
-  const BlockCyclicLayout layout{p.grid, p.block};
-  const auto da = descriptor_of(p.m, p.n, layout, name);
+  const RoutineGrid rg = routine_grid(p);
+  const auto da = rg.desc(p.m, p.n, name);
   const fint m = static_cast<fint>(p.m), n = static_cast<fint>(p.n), kk = static_cast<fint>(k);
   std::vector<S> tau(static_cast<std::size_t>(std::max<std::int64_t>(1, a.dim(1))));
   S wq{};
   fint info = 0;
-  scalapack::pgeqrf(m, n, ptr<S>(a), da.data(), tau.data(), &wq, -1, &info);
+  if (rg.inside) scalapack::pgeqrf(m, n, ptr<S>(a), da.data(), tau.data(), &wq, -1, &info);
   agree_info(p, info, ErrorKind::Internal, query_failed);
   std::vector<S> work(static_cast<std::size_t>(queried(wq)));
-  scalapack::pgeqrf(m, n, ptr<S>(a), da.data(), tau.data(), work.data(),
-                    static_cast<fint>(work.size()), &info);
+  if (rg.inside)
+    scalapack::pgeqrf(m, n, ptr<S>(a), da.data(), tau.data(), work.data(),
+                      static_cast<fint>(work.size()), &info);
   agree_info(p, info, ErrorKind::Internal, [](fint) { return "p?geqrf failed"; });
   // R: the first k rows (a prefix of the local rows: blocks are dealt from
   // grid row 0 in increasing order), upper triangle.
   backend.copy(a.slice(0, 0, r_local[0]), r);
   keep_triangle<S>(p, r, k, p.n, /*upper=*/true);
-  scalapack::porgqr(m, kk, kk, ptr<S>(a), da.data(), tau.data(), &wq, -1, &info);
+  if (rg.inside) scalapack::porgqr(m, kk, kk, ptr<S>(a), da.data(), tau.data(), &wq, -1, &info);
   agree_info(p, info, ErrorKind::Internal, query_failed);
   work.resize(std::max(work.size(), static_cast<std::size_t>(queried(wq))));
-  scalapack::porgqr(m, kk, kk, ptr<S>(a), da.data(), tau.data(), work.data(),
-                    static_cast<fint>(work.size()), &info);
+  if (rg.inside)
+    scalapack::porgqr(m, kk, kk, ptr<S>(a), da.data(), tau.data(), work.data(),
+                      static_cast<fint>(work.size()), &info);
   agree_info(p, info, ErrorKind::Internal, [](fint) { return "p?orgqr / p?ungqr failed"; });
   backend.copy(a.slice(1, 0, q_local[1]), q);  // Q: the first k columns
   return {q, r};
@@ -489,10 +552,10 @@ std::vector<Tensor> run_cholesky(const SlParams& p, ExecutionScope& scope,
                                  std::span<const Tensor> in) {
   const Tensor a = scratch_copy(scope.backend(), in[0]);
   if (p.n == 0) return {a};
-  const auto da =
-      descriptor_of(p.n, p.n, BlockCyclicLayout{p.grid, p.block}, "dist::linalg::cholesky");
+  const RoutineGrid rg = routine_grid(p);
+  const auto da = rg.desc(p.n, p.n, "dist::linalg::cholesky");
   fint info = 0;
-  scalapack::ppotrf(p.uplo, static_cast<fint>(p.n), ptr<S>(a), da.data(), &info);
+  if (rg.inside) scalapack::ppotrf(p.uplo, static_cast<fint>(p.n), ptr<S>(a), da.data(), &info);
   agree_info(p, info, ErrorKind::Singular, [](fint i) {
     return "the matrix is not positive definite: its leading minor of order " + std::to_string(i) +
            " is not; pass a Hermitian positive-definite matrix";
@@ -507,13 +570,14 @@ std::vector<Tensor> run_solve(const SlParams& p, ExecutionScope& scope,
   Backend& backend = scope.backend();
   const Tensor a = scratch_copy(backend, in[0]), b = scratch_copy(backend, in[1]);
   if (p.n == 0 || p.k == 0) return {b};
-  const BlockCyclicLayout layout{p.grid, p.block};
-  const auto da = descriptor_of(p.n, p.n, layout, "dist::linalg::solve");
-  const auto db = descriptor_of(p.n, p.k, layout, "dist::linalg::solve");
+  const RoutineGrid rg = routine_grid(p);
+  const auto da = rg.desc(p.n, p.n, "dist::linalg::solve");
+  const auto db = rg.desc(p.n, p.k, "dist::linalg::solve");
   std::vector<fint> ipiv(static_cast<std::size_t>(a.dim(0) + p.block));
   fint info = 0;
-  scalapack::pgesv(static_cast<fint>(p.n), static_cast<fint>(p.k), ptr<S>(a), da.data(),
-                   ipiv.data(), ptr<S>(b), db.data(), &info);
+  if (rg.inside)
+    scalapack::pgesv(static_cast<fint>(p.n), static_cast<fint>(p.k), ptr<S>(a), da.data(),
+                     ipiv.data(), ptr<S>(b), db.data(), &info);
   agree_info(p, info, ErrorKind::Singular, [](fint i) {
     return "the matrix is singular: U(" + std::to_string(i) + ", " + std::to_string(i) +
            ") of its LU factorisation is exactly zero";

@@ -335,6 +335,52 @@ TEST(ScalapackOps, TracedProgramsRunTheSameOps) {
   }
 }
 
+TEST(ScalapackOps, MatricesSmallerThanTheGridLeaveRanksEmpty) {
+  // 3x2 with blocks of 2 (and 1x1, 2x3): some grid rows or columns own no
+  // block; blocks of 4 put every block on coordinate 0.
+  for (const auto& l : layouts()) {
+    for (const std::int64_t nb : {2, 4}) {
+      for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{3, 2}, {2, 3}, {1, 1}}) {
+        const DType dt = c128;
+        const std::string at = what(l, dt, nb) + " " + std::to_string(m) + "x" + std::to_string(n);
+        SCOPED_TRACE(at);
+        const Tensor a = random_matrix(m, n, dt, 40);
+        const Tensor b = random_matrix(n, 2, dt, 41);
+        EXPECT_LT(rel(whole(dist::linalg::matmul(place(a, l, nb), place(b, l, nb))),
+                      matmul(eager(a), eager(b)).value()),
+                  1e-12)
+            << at;
+        const auto [u, s, vh] = dist::linalg::svd(place(a, l, nb));
+        EXPECT_LT(rel(s.local().value(), tenferro::linalg::svd(eager(a), false).S.value()), 1e-12)
+            << at;
+        EXPECT_LT(rel(matmul(eager(whole(u)) * s.local(), eager(whole(vh))).value(), a), 1e-12)
+            << at;
+        const auto [q, r] = dist::linalg::qr(place(a, l, nb));
+        EXPECT_LT(rel(whole(q), tenferro::linalg::qr(eager(a)).first.value()), 1e-12) << at;
+        EXPECT_LT(rel(whole(r), tenferro::linalg::qr(eager(a)).second.value()), 1e-12) << at;
+      }
+      const std::int64_t n = 3;
+      const EagerTensor x = eager(random_matrix(n, n, c128, 42));
+      const Tensor h = (matmul(x, adjoint(x)) + eager(eye(n, n, c128))).value();
+      const auto [w, v] = dist::linalg::eigh(place(h, l, nb));
+      EXPECT_LT(rel(w.local().value(), tenferro::linalg::eigh(eager(h)).eigenvalues.value()), 1e-12)
+          << what(l, c128, nb);
+      const Tensor V = whole(v);
+      EXPECT_LT(rel(matmul(eager(V) * w.local(), adjoint(eager(V))).value(), h), 1e-12)
+          << what(l, c128, nb);
+      EXPECT_LT(rel(whole(dist::linalg::cholesky(place(h, l, nb))),
+                    tenferro::linalg::cholesky(eager(h)).value()),
+                1e-12)
+          << l.name;
+      const Tensor rhs = random_matrix(n, 1, c128, 43);
+      EXPECT_LT(rel(whole(dist::linalg::solve(place(h, l, nb), place(rhs, l, nb))),
+                    tenferro::linalg::solve(eager(h), eager(rhs)).value()),
+                1e-12)
+          << l.name;
+    }
+  }
+}
+
 // ---- errors ------------------------------------------------------------------------------
 
 TEST(ScalapackErrors, MetadataErrorsAreTypedOnEveryRank) {
