@@ -8,6 +8,7 @@
 
 #include "tenferro/ad/rules.hpp"
 #include "tenferro/distributed/linalg.hpp"
+#include "tenferro/runtime/engine.hpp"
 
 namespace tenferro::dist::detail {
 
@@ -51,6 +52,14 @@ std::vector<EagerTensor> scalapack_call(const SlParams& params,
                                         const std::vector<EagerTensor>& inputs);
 std::vector<TracedTensor> scalapack_call(const SlParams& params,
                                          const std::vector<TracedTensor>& inputs);
+
+/// The user-facing name errors start with ("dist::linalg::svd", ...).
+std::string op_name(SlKind k);
+/// This rank's local extents of a global [rows, cols] matrix on the grid.
+Shape local_of(const SlParams& p, std::int64_t rows, std::int64_t cols);
+/// Runs the routine on the local blocks (scalapack_kernels.cpp).
+std::vector<Tensor> run_scalapack(const SlParams& p, ExecutionScope& scope,
+                                  std::span<const Tensor> in);
 
 /// The global shapes of the op's inputs (Gemm: A and B before their
 /// transposes).
