@@ -17,6 +17,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "conformance/grad_cases.hpp"
@@ -34,6 +35,17 @@ namespace {
 /// A case's function written with the layer's ops.
 using DistFn = std::function<DTensor(const std::vector<DTensor>&)>;
 using DistForms = std::map<std::string, DistFn, std::less<>>;
+
+// The names in a space-separated list.
+std::set<std::string> words(std::string_view list) {
+  std::set<std::string> out;
+  for (std::size_t at = 0; at < list.size();) {
+    const std::size_t end = std::min(list.find(' ', at), list.size());
+    out.emplace(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
 
 // Placements for a 1-D reshape of x: x's first shard shards the one axis,
 // a mesh axis that sharded another is replicated.
@@ -55,6 +67,22 @@ EagerTensor real_part(const EagerTensor& t) {
   return real(t);
 }
 
+EagerTensor sqrt_of(const EagerTensor& t) {
+  return sqrt(t);
+}
+
+EagerTensor conj_of(const EagerTensor& t) {
+  return conj(t);
+}
+
+// sum(|x - mean(x, axis)|^2, axis) of a [3, 2] x.
+DTensor squared_deviations(const DTensor& x, std::int64_t axis, bool keepdim) {
+  const double n = static_cast<double>(x.shape()[static_cast<std::size_t>(axis)]);
+  const DTensor d = x - dist::sum(x, {axis}, true) * Scalar(1.0 / n);
+  const DTensor sq = is_complex(x.dtype()) ? mapped(d * mapped(d, conj_of), real_part) : d * d;
+  return dist::sum(sq, {axis}, keepdim);
+}
+
 // The forms shared by both tables: the elementwise operators.
 DistForms arithmetic_forms() {
   return {{"add", [](const auto& x) { return x[0] + x[1]; }},
@@ -66,6 +94,7 @@ DistForms arithmetic_forms() {
 // conformance/grad_cases.hpp's gradient_cases(), as far as the layer writes them.
 DistForms gradient_case_forms() {
   DistForms f = arithmetic_forms();
+  f["broadcast_mul"] = [](const auto& x) { return x[0] * dist::sum(x[1], {0}, true); };
   f["sum"] = [](const auto& x) { return dist::sum(x[0], {0}); };
   f["mean"] = [](const auto& x) { return dist::sum(x[0]) * Scalar(1.0 / 6); };
   f["permute"] = [](const auto& x) { return dist::permute(x[0], {1, 0}) * Scalar(2.0); };
@@ -81,7 +110,14 @@ DistForms gradient_case_forms() {
 // conformance/grad_cases.hpp's op_grad_cases(), as far as the layer writes them.
 DistForms op_grad_case_forms() {
   DistForms f = arithmetic_forms();
+  f["broadcast_add"] = [](const auto& x) { return x[0] + dist::sum(x[1], {0}, true); };
+  // var(x, {0}) (correction 1) and std_dev(x, {1}, 0, keepdim) by their definitions.
+  f["var"] = [](const auto& x) { return squared_deviations(x[0], 0, false) * Scalar(1.0 / 2); };
+  f["std"] = [](const auto& x) {
+    return mapped(squared_deviations(x[0], 1, true) * Scalar(1.0 / 2), sqrt_of);
+  };
   f["sum"] = [](const auto& x) { return dist::sum(x[0], {1}); };
+  f["sum_keepdim"] = [](const auto& x) { return dist::sum(x[0], {0}, true) * x[0]; };
   f["mean"] = [](const auto& x) { return dist::sum(x[0], {0, 1}) * Scalar(1.0 / 6); };
   f["matmul"] = [](const auto& x) { return dist::einsum("ij,kj->ik", {x[0], x[1]}); };
   f["dot_general"] = [](const auto& x) { return dist::einsum("ki,kj->ij", {x[0], x[1]}); };
@@ -270,44 +306,17 @@ void run_gradient_table(const char* table, const std::vector<GradCase>& cases,
 
 TEST(ConformanceDist, GradientCasesThroughBackwardEqualOneProcess) {
   run_gradient_table("gradient_cases", tftest::gradient_cases(), gradient_case_forms(),
-                     {"maximum", "broadcast_mul", "where", "max", "slice", "pad", "concatenate",
-                      "reverse", "tile", "diagonal", "kron"},
+                     words("maximum where max slice pad concatenate reverse tile diagonal kron"),
                      {});
 }
 
 TEST(ConformanceDist, OpGradCasesThroughBackwardEqualOneProcess) {
-  run_gradient_table("op_grad_cases", tftest::op_grad_cases(), op_grad_case_forms(),
-                     {"pow",
-                      "maximum",
-                      "minimum",
-                      "atan2",
-                      "hypot",
-                      "copysign",
-                      "fmod",
-                      "remainder",
-                      "broadcast_add",
-                      "where",
-                      "sum_keepdim",
-                      "prod",
-                      "max",
-                      "min",
-                      "logsumexp",
-                      "var",
-                      "std",
-                      "broadcast_in_dim",
-                      "slice",
-                      "pad",
-                      "concatenate",
-                      "stack",
-                      "reverse",
-                      "diagonal",
-                      "diag_embed",
-                      "tril",
-                      "triu",
-                      "index_select",
-                      "take_along_axis",
-                      "scatter_add"},
-                     {"angle f64", "imag f64", "sgn f64"});
+  run_gradient_table(
+      "op_grad_cases", tftest::op_grad_cases(), op_grad_case_forms(),
+      words("pow maximum minimum atan2 hypot copysign fmod remainder where prod max min logsumexp "
+            "broadcast_in_dim slice pad concatenate stack reverse diagonal diag_embed tril "
+            "triu index_select take_along_axis scatter_add"),
+      {"angle f64", "imag f64", "sgn f64"});
 }
 
 TEST(ConformanceDist, EveryUnaryDescriptorsGradientThroughMapEqualsOneProcess) {
