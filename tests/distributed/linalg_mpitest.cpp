@@ -381,6 +381,60 @@ TEST(ScalapackOps, MatricesSmallerThanTheGridLeaveRanksEmpty) {
   }
 }
 
+TEST(ScalapackOps, TruncatedSvdKeepsTheSameRankAsOneProcessOnEveryRank) {
+  using tenferro::linalg::Truncation;
+  std::vector<Truncation> truncations(5);
+  truncations[0].max_rank = 3;
+  truncations[1].cutoff = 0.5;
+  truncations[2].max_discarded_weight = 0.05;
+  truncations[3].max_rank = 5;
+  truncations[3].cutoff = 0.1;
+  for (const DType dt : {f64, c64}) {
+    const Tensor a = random_matrix(9, 7, dt, 50);
+    for (std::size_t t = 0; t < truncations.size(); ++t) {
+      const auto ref = tenferro::linalg::svd_truncated(eager(a), truncations[t]);
+      const Tensor ref_rebuilt = matmul(ref.U * ref.S, ref.Vh).value();
+      for (const auto& l : layouts()) {
+        const std::string at = what(l, dt, 2) + " truncation " + std::to_string(t);
+        const auto d = dist::linalg::svd_truncated(place(a, l, 2), truncations[t]);
+        EXPECT_EQ(d.rank, ref.rank) << at;
+        long long lo = 0, hi = 0, mine = d.rank;
+        MPI_Allreduce(&mine, &lo, 1, MPI_LONG_LONG, MPI_MIN, l.mesh.comm().handle());
+        MPI_Allreduce(&mine, &hi, 1, MPI_LONG_LONG, MPI_MAX, l.mesh.comm().handle());
+        EXPECT_EQ(lo, hi) << at;
+        EXPECT_EQ(d.U.shape(), (Shape{9, ref.rank})) << at;
+        EXPECT_EQ(d.Vh.shape(), (Shape{ref.rank, 7})) << at;
+        EXPECT_EQ(d.U.placements(), l.placements(2)) << at;
+        EXPECT_LT(rel(d.S.local().value(), ref.S.value()), tol(dt)) << at;
+        EXPECT_LT(rel(d.discarded_weight.local().value(), ref.discarded_weight.value()), tol(dt))
+            << at;
+        const Tensor rebuilt = matmul(eager(whole(d.U)) * d.S.local(), eager(whole(d.Vh))).value();
+        EXPECT_LT(rel(rebuilt, ref_rebuilt), 10 * tol(dt)) << at;
+      }
+    }
+  }
+  // Traced programs: a constant rank (max_rank) only.
+  const Layout& l = layouts().front();
+  const TracedTensor x = placeholder(f64, {9, 7});
+  const dist::TracedDTensor dx = dist::distribute(x, l.mesh, l.placements(2));
+  const auto tr = dist::linalg::svd_truncated(dx, truncations[0]);
+  EXPECT_EQ(tr.rank, 3);
+  const Tensor a = random_matrix(9, 7, f64, 51);
+  const auto out = run_compiled(*runtime()->runtime(),
+                                compile({dist::full_tensor(tr.U), tr.S.local()}, {x}), {a});
+  const auto ref = tenferro::linalg::svd_truncated(eager(a), truncations[0]);
+  EXPECT_LT(rel(out[1], ref.S.value()), 1e-12);
+  EXPECT_LT(gauge_distance(out[0], ref.U.value()), 1e-10);
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::svd_truncated(dx, truncations[1]); },
+                                  l.mesh.comm()),
+            ErrorKind::Unsupported);
+  Truncation bad;
+  bad.cutoff = -1;
+  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::svd_truncated(place(a, l, 2), bad); },
+                                  l.mesh.comm()),
+            ErrorKind::InvalidArgument);
+}
+
 // ---- errors ------------------------------------------------------------------------------
 
 TEST(ScalapackErrors, MetadataErrorsAreTypedOnEveryRank) {

@@ -33,6 +33,7 @@
 
 #include "tenferro/distributed/distributed.hpp"
 #include "tenferro/linalg/spectral.hpp"
+#include "tenferro/linalg/truncated.hpp"
 
 namespace tenferro::dist {
 
@@ -100,6 +101,20 @@ BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, char 
 /// a failed convergence is.
 template <class T>
 tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a);
+
+/// The truncated SVD: svd(a), then the leading r singular triplets, r chosen
+/// by `truncation` (max rank, cutoff, discarded weight: the single-process
+/// family's tenferro::linalg::Truncation and truncation_rank) from S, which
+/// is bitwise equal on every rank, so every rank keeps the same r (checked
+/// collectively). U [m, r] and Vh [r, n] keep A's layout (a prefix of each
+/// rank's local block: no communication); S [r] and the discarded weight
+/// (a real scalar, sum_{i >= r} s_i^2 / sum_i s_i^2, 0 for a zero matrix)
+/// are Replicate. In a traced program the rank must be a constant: only
+/// max_rank may be set (a cutoff or a weight bound is Unsupported there).
+/// Bad options are InvalidArgument, as in the single-process family.
+template <class T>
+tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
+    const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation);
 
 /// The eigendecomposition of a Hermitian (real symmetric) A [n, n] read from
 /// its `uplo` triangle ('L' or 'U'; p?syevd / p?heevd): eigenvalues [n]
