@@ -261,7 +261,11 @@ Tensor run_collective(const CollectiveOp& op, const Tensor& in, Backend& backend
       check_mpi(MPI_Allreduce(x.raw_data(), out.raw_data(), static_cast<int>(x.numel()), type,
                               MPI_SUM, p.comm),
                 what);
-      count_sent(static_cast<std::uint64_t>(x.numel()) * item);
+      // Bandwidth-optimal (reduce-scatter then all-gather): 2 (p-1)/p of it.
+      int ranks = 1;
+      MPI_Comm_size(p.comm, &ranks);
+      const auto n = static_cast<std::uint64_t>(ranks);
+      count_sent(2 * (n - 1) * static_cast<std::uint64_t>(x.numel()) * item / n);
       return out;
     }
     case Coll::AllGather: {
@@ -275,7 +279,8 @@ Tensor run_collective(const CollectiveOp& op, const Tensor& in, Backend& backend
       check_mpi(MPI_Allgatherv(x.raw_data(), counts[me], type, buf.data(), counts.data(),
                                displs.data(), type, p.comm),
                 what);
-      count_sent(static_cast<std::uint64_t>(counts[me]) * item);
+      // This rank's part reaches every other rank.
+      count_sent(static_cast<std::uint64_t>(counts[me]) * item * (counts.size() - 1));
       Tensor out = backend.empty(with_extent(x.shape(), p.axis, off.back()).span(), x.dtype());
       unpack(buf, out, p.axis, off, backend);
       return out;
@@ -289,7 +294,8 @@ Tensor run_collective(const CollectiveOp& op, const Tensor& in, Backend& backend
       check_mpi(
           MPI_Reduce_scatter(send.data(), out.raw_data(), counts.data(), type, MPI_SUM, p.comm),
           what);
-      count_sent(static_cast<std::uint64_t>(off.back() * per) * item);
+      // The other ranks' parts of this rank's summand.
+      count_sent(static_cast<std::uint64_t>((off.back() - p.counts[me]) * per) * item);
       return out;
     }
     case Coll::Broadcast: {
@@ -298,7 +304,8 @@ Tensor run_collective(const CollectiveOp& op, const Tensor& in, Backend& backend
       Tensor out = backend.empty(shape.span(), x.dtype());
       const bool root = me == static_cast<std::size_t>(p.root);
       if (root) backend.copy(x.slice(p.axis, p.start, p.start + p.length), out);
-      count_sent(root ? static_cast<std::uint64_t>(out.numel()) * item : 0);
+      // The panel reaches every other rank.
+      count_sent(root ? static_cast<std::uint64_t>(out.numel()) * item * (p.counts.size() - 1) : 0);
       const auto n = to_int({out.numel()}, 1, what);
       check_mpi(MPI_Bcast(out.raw_data(), n[0], type, p.root, p.comm), what);
       return out;

@@ -454,7 +454,9 @@ DTensor scatter(const EagerRuntimePtr& rt, const Tensor& full, int root, const M
       const auto* bytes = static_cast<const unsigned char*>(packed.raw_data());
       send.insert(send.end(), bytes, bytes + static_cast<std::size_t>(packed.numel()) * item);
     }
-    detail::count_sent(send.size());
+    // Every part but the root's own leaves it.
+    detail::count_sent(send.size() -
+                       static_cast<std::size_t>(counts[static_cast<std::size_t>(root)]) * item);
   }
   detail::check_mpi(MPI_Scatterv(send.data(), counts.data(), displs.data(), detail::mpi_type(dtype),
                                  local.raw_data(), static_cast<int>(local.numel()),

@@ -336,10 +336,20 @@ TEST(DistStats, RedistributionsReportTheBytesTheySend) {
   dist::reset_comm_stats();
   (void)dist::redistribute(d, {dist::Replicate()});
   const auto s = dist::comm_stats();
-  // One all-gather sending this rank's rows (nothing moves on one rank).
+  // One all-gather: this rank's rows reach the p - 1 others (nothing moves on one rank).
   EXPECT_EQ(s.collectives, p > 1 ? 1u : 0u);
   EXPECT_EQ(s.bytes_sent,
-            p > 1 ? static_cast<std::uint64_t>(dist::shard_extent(10, p, me, 0) * 3 * 8) : 0u);
+            static_cast<std::uint64_t>(dist::shard_extent(10, p, me, 0) * 3 * 8 * (p - 1)));
+  // A pending sum made whole: 2 (p - 1) / p of it (reduce-scatter, then all-gather).
+  const DTensor partial = dist::distribute(runtime()->tensor(full), mesh, {dist::Partial()});
+  dist::reset_comm_stats();
+  (void)dist::redistribute(partial, {dist::Replicate()});
+  EXPECT_EQ(dist::comm_stats().bytes_sent, static_cast<std::uint64_t>(2 * (p - 1) * 30 * 8 / p));
+  // Reduce-scattered: the other ranks' rows of this rank's summand.
+  dist::reset_comm_stats();
+  (void)dist::redistribute(partial, {dist::Shard(0)});
+  EXPECT_EQ(dist::comm_stats().bytes_sent,
+            static_cast<std::uint64_t>((10 - dist::shard_extent(10, p, me, 0)) * 3 * 8));
   dist::reset_comm_stats();
   (void)dist::redistribute(d, {dist::Shard(0)});
   EXPECT_EQ(dist::comm_stats().collectives, 0u);  // nothing to move

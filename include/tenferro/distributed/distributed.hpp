@@ -127,7 +127,12 @@ std::vector<std::int64_t> shard_indices(std::int64_t n, int parts, int rank, std
 std::int64_t shard_extent(std::int64_t n, int parts, int rank, std::int64_t block);
 
 /// Bytes this process sent in collectives (and how many it ran) since the
-/// last reset: every distributed call reports its traffic here.
+/// last reset: every distributed call reports its traffic here. Counted as
+/// the payload of this rank's data that reaches other ranks: an all-gather of
+/// a part L over p ranks (p-1) L, a reduce-scatter or an all-to-all the other
+/// ranks' share of the input, an all-reduce 2 (p-1)/p of it (reduce-scatter
+/// then all-gather), a broadcast (p-1) times the panel on its root, a
+/// reduction the panel on every other rank, a scatter the other ranks' parts.
 struct CommStats {
   std::uint64_t bytes_sent = 0;
   std::uint64_t collectives = 0;
