@@ -139,13 +139,15 @@ Chain make_chain(const Options& o) {
   return c;
 }
 
-/// <psi|psi>, <psi|H|psi> and their ratio, swept site by site from the left
-/// (one einsum per site: the environments stay [D, D] and [D, 3, D]). T is
-/// dist::DTensor or tf::EagerTensor; `einsum` the matching einsum.
+/// <psi|psi>, <psi|H|psi> and E = <psi|H|psi> / <psi|psi> as scalars of tier T.
 template <class T>
 struct Energy {
   T norm, energy, ratio;
 };
+
+/// The Energy swept site by site from the left (one einsum per site and
+/// environment: they stay [D, D] and [D, 3, D]). T is dist::DTensor or
+/// tf::EagerTensor; `einsum` the matching einsum.
 template <class T>
 Energy<T> sweep(const std::vector<T>& sites, const T& mpo, const T& left, const T& right,
                 const T& ones, const std::function<T(const char*, const std::vector<T>&)>& einsum) {
