@@ -322,3 +322,54 @@ TEST(ConformanceDist, SumAndMeanOverShardedAxesEqualOneProcess) {
           " sharded cases (every axis, each axis set, keepdim), " +
           std::to_string(not_expressible) + " descriptors not expressible");
 }
+
+TEST(ConformanceDist, EveryUnaryDescriptorInATracedProgramEqualsOneProcess) {
+  // The traced tier: per dtype and layout one program maps every descriptor
+  // over its own sharded input (its value row's inputs first); each rank
+  // compiles and runs its program, the collectives nodes of it.
+  const auto rt = runtime();
+  int compared = 0, programs = 0, expected = 0;
+  Matches m;
+  for (const DType dt : {f64, c128}) {
+    std::vector<UnaryOp> ops;
+    std::vector<Tensor> inputs, wants;
+    for (int i = 0; i < kUnaryOpCount; ++i) {
+      const auto op = static_cast<UnaryOp>(i);
+      if (is_complex(dt) && !descriptor(op).complex_advice.empty()) continue;
+      const auto row = tftest::unary_rows().find(descriptor(op).name);
+      ASSERT_NE(row, tftest::unary_rows().end()) << descriptor(op).name;
+      ops.push_back(op);
+      inputs.push_back(row_grid(row->second.a, dt, 700 + static_cast<std::uint64_t>(i), false));
+      wants.push_back(unary(op, rt->tensor(inputs.back())).value());
+    }
+    for (const Layout& l : layouts()) {
+      expected += static_cast<int>(ops.size());
+      run_case(std::string(name(dt)) + " program on " + l.label(), [&] {
+        std::vector<TracedTensor> xs, ys;
+        for (const UnaryOp op : ops) {
+          xs.push_back(placeholder(dt, {5, 4}));
+          const dist::TracedDTensor y =
+              dist::map(dist::distribute(xs.back(), *l.mesh, l.placements),
+                        [op](const TracedTensor& t) { return unary(op, t); });
+          EXPECT_EQ(y.placements(), summed(l.placements));
+          ys.push_back(dist::full_tensor(y));
+        }
+        const std::vector<Tensor> out = run_compiled(*rt->runtime(), compile(ys, xs), inputs);
+        ++programs;
+        ASSERT_EQ(out.size(), ops.size());
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+          expect_match(
+              out[k], wants[k], 1e-14,
+              std::string(name(ops[k])) + " " + std::string(name(dt)) + " (traced) on " + l.label(),
+              m);
+          ++compared;
+        }
+      });
+    }
+  }
+  EXPECT_EQ(programs, 2 * static_cast<int>(layouts().size()));
+  EXPECT_EQ(compared, expected);
+  EXPECT_GT(compared, static_cast<int>(layouts().size()) * kUnaryOpCount);  // c128 ran too
+  summary("unary, traced: " + std::to_string(programs) + " programs, " + std::to_string(compared) +
+          " sharded descriptor results; " + m.text());
+}
