@@ -12,7 +12,7 @@
 
 namespace tenferro::dist::detail {
 
-enum class SlKind : unsigned char { Gemm, Svd, Eigh, Qr, Cholesky, Solve };
+enum class SlKind : unsigned char { Gemm, Svd, Eigh, Qr, Cholesky, Solve, Tran };
 
 /// One routine call on whole matrices (IA = JA = 1) of one grid and block.
 struct SlParams {
@@ -21,7 +21,8 @@ struct SlParams {
   BlacsGrid grid;
   std::int64_t block = 1;
   /// Gemm: op(A) [m, k], op(B) [k, n]. Svd, Qr: A [m, n]. Eigh, Cholesky:
-  /// A [n, n]. Solve: A [n, n], B [n, k].
+  /// A [n, n]. Solve: A [n, n], B [n, k]. Tran: C [m, n] = op(A), A [n, m],
+  /// op = trans_a ('T' or 'C').
   std::int64_t m = 0, n = 0, k = 0;
   char trans_a = 'N', trans_b = 'N';
   char uplo = 'L';  ///< Eigh: the triangle read; Cholesky: 'U' for the upper factor
@@ -65,11 +66,17 @@ std::vector<Tensor> run_scalapack(const SlParams& p, ExecutionScope& scope,
 /// transposes).
 std::vector<Shape> input_globals(const SlParams& p);
 
-/// Emits one p?gemm op on local blocks (for AD rules), params as given.
-ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a, ad::Val b);
-/// The params of a gemm op (the op its rules are called with).
-const SlParams& gemm_params(const Op& op);
-/// The gemm op's rules (scalapack_rules.cpp): jvp and vjp as gemms.
-const ad::RuleSet& gemm_rules();
+/// Emits one op on local blocks (for AD rules), params as given; its outputs.
+std::vector<ad::Val> emit_scalapack(ad::Emitter& emitter, const SlParams& params,
+                                    std::span<const ad::Val> inputs);
+inline ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a, ad::Val b) {
+  const ad::Val in[2] = {a, b};
+  return emit_scalapack(emitter, params, in)[0];
+}
+/// The params of a ScaLAPACK op (the op its rules are called with).
+const SlParams& scalapack_params(const Op& op);
+/// The rules of the ops that have them (scalapack_rules.cpp): Gemm, Tran
+/// and Solve; nullptr for the others.
+const ad::RuleSet* scalapack_rules(SlKind kind);
 
 }  // namespace tenferro::dist::detail

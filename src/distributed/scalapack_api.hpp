@@ -45,6 +45,19 @@ TF_PGEMM(c64, pcgemm_)
 TF_PGEMM(c128, pzgemm_)
 #undef TF_PGEMM
 
+// ---- PBLAS: C = beta C + alpha op(A), op transpose (p?tran, p?tranu) or
+// conjugate transpose (p?tranc); C [m, n], A [n, m] ----
+#define TF_PTRAN(T, f)                                                                        \
+  void f(const fint*, const fint*, const T*, const T*, const fint*, const fint*, const fint*, \
+         const T*, T*, const fint*, const fint*, const fint*);
+TF_PTRAN(float, pstran_)
+TF_PTRAN(double, pdtran_)
+TF_PTRAN(c64, pctranu_)
+TF_PTRAN(c128, pztranu_)
+TF_PTRAN(c64, pctranc_)
+TF_PTRAN(c128, pztranc_)
+#undef TF_PTRAN
+
 // ---- SVD ----
 void psgesvd_(const char*, const char*, const fint*, const fint*, float*, const fint*, const fint*,
               const fint*, float*, float*, const fint*, const fint*, const fint*, float*,
@@ -127,6 +140,19 @@ TF_PGEMM(double, pdgemm_)
 TF_PGEMM(c64, pcgemm_)
 TF_PGEMM(c128, pzgemm_)
 #undef TF_PGEMM
+
+#define TF_PTRAN(T, f, g)                                                                      \
+  inline void ptran(bool conjugate, fint m, fint n, const T* a, const fint* desca, T* c,        \
+                    const fint* descc) {                                                         \
+    const fint one = 1;                                                                          \
+    const T alpha(1), beta(0);                                                                   \
+    (conjugate ? g : f)(&m, &n, &alpha, a, &one, &one, desca, &beta, c, &one, &one, descc);      \
+  }
+TF_PTRAN(float, pstran_, pstran_)
+TF_PTRAN(double, pdtran_, pdtran_)
+TF_PTRAN(c64, pctranu_, pctranc_)
+TF_PTRAN(c128, pztranu_, pztranc_)
+#undef TF_PTRAN
 
 #define TF_PGEQRF(T, f)                                                                        \
   inline void pgeqrf(fint m, fint n, T* a, const fint* desca, T* tau, T* work, fint lwork,     \

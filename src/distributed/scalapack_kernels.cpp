@@ -178,7 +178,7 @@ RoutineGrid routine_grid(const SlParams& p) {
     rows = std::max(rows, s[0]);
     cols = std::max(cols, s[1]);
   }
-  if (p.kind == SlKind::Gemm) {
+  if (p.kind == SlKind::Gemm || p.kind == SlKind::Tran) {
     rows = std::max(rows, p.m);
     cols = std::max(cols, p.n);
   }
@@ -212,6 +212,21 @@ std::vector<Tensor> run_gemm(const SlParams& p, ExecutionScope& scope, std::span
     scalapack::pgemm(p.trans_a, p.trans_b, static_cast<fint>(p.m), static_cast<fint>(p.n),
                      static_cast<fint>(p.k), S(1), ptr<S>(a), da.data(), ptr<S>(b), db.data(), S(0),
                      ptr<S>(c), dc.data());
+  return {c};
+}
+
+template <class S>
+std::vector<Tensor> run_tran(const SlParams& p, ExecutionScope& scope, std::span<const Tensor> in) {
+  Tensor c = scope.backend().empty(local_of(p, p.m, p.n).span(), in[0].dtype());
+  std::fill(ptr<S>(c), ptr<S>(c) + c.numel(), S(0));
+  if (p.m == 0 || p.n == 0) return {c};
+  const Tensor a = scope.compact(in[0]);
+  const RoutineGrid rg = routine_grid(p);
+  const auto da = rg.desc(p.n, p.m, "dist::linalg::transpose");
+  const auto dc = rg.desc(p.m, p.n, "dist::linalg::transpose");
+  if (rg.inside)
+    scalapack::ptran(p.trans_a == 'C', static_cast<fint>(p.m), static_cast<fint>(p.n), ptr<S>(a),
+                     da.data(), ptr<S>(c), dc.data());
   return {c};
 }
 
@@ -435,6 +450,8 @@ std::vector<Tensor> run_typed(const SlParams& p, ExecutionScope& scope,
       return run_qr<S>(p, scope, in);
     case SlKind::Cholesky:
       return run_cholesky<S>(p, scope, in);
+    case SlKind::Tran:
+      return run_tran<S>(p, scope, in);
     case SlKind::Solve:
       break;
   }

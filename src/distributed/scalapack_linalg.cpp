@@ -87,6 +87,16 @@ BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, char 
 }
 
 template <class T>
+BasicDTensor<T> transpose(const BasicDTensor<T>& a, bool conjugate) {
+  SlParams p = params_for(SlKind::Tran, a, "dist::linalg::transpose");
+  p.m = a.shape()[1];
+  p.n = a.shape()[0];
+  p.trans_a = conjugate ? 'C' : 'T';
+  const auto out = detail::scalapack_call(p, std::vector<T>{a.local()});
+  return BasicDTensor<T>(Shape{p.m, p.n}, a.mesh(), a.placements(), out[0]);
+}
+
+template <class T>
 tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a) {
   SlParams p = params_for(SlKind::Svd, a, "dist::linalg::svd");
   p.m = a.shape()[0];
@@ -233,6 +243,7 @@ BasicDTensor<T> solve(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
 #define TENFERRO_DIST_LINALG_INSTANTIATE(T)                                                    \
   template BasicDTensor<T> matmul(const BasicDTensor<T>&, const BasicDTensor<T>&, char, char); \
   template tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>&);           \
+  template BasicDTensor<T> transpose(const BasicDTensor<T>&, bool);                            \
   template tenferro::linalg::EigResult<BasicDTensor<T>> eigh(const BasicDTensor<T>&, char);    \
   template tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(                      \
       const BasicDTensor<T>&, const tenferro::linalg::Truncation&);                            \

@@ -36,6 +36,8 @@ std::vector<Shape> input_globals(const SlParams& p) {
     case SlKind::Eigh:
     case SlKind::Cholesky:
       return {Shape{p.n, p.n}};
+    case SlKind::Tran:
+      return {Shape{p.n, p.m}};
     case SlKind::Solve:
       break;
   }
@@ -55,6 +57,8 @@ std::string op_name(SlKind k) {
       return "dist::linalg::qr";
     case SlKind::Cholesky:
       return "dist::linalg::cholesky";
+    case SlKind::Tran:
+      return "dist::linalg::transpose";
     case SlKind::Solve:
       break;
   }
@@ -81,6 +85,8 @@ constexpr std::string_view family_of(SlKind k) {
       return "tenferro.dist.scalapack_qr.v1";
     case SlKind::Cholesky:
       return "tenferro.dist.scalapack_cholesky.v1";
+    case SlKind::Tran:
+      return "tenferro.dist.scalapack_tran.v1";
     case SlKind::Solve:
       break;
   }
@@ -117,6 +123,7 @@ InferenceResult infer_outputs(const SlParams& p, DType dt) {
   InferenceResult r;
   switch (p.kind) {
     case SlKind::Gemm:
+    case SlKind::Tran:
       r.outputs.push_back(meta(dt, local_of(p, p.m, p.n)));
       break;
     case SlKind::Svd:
@@ -161,19 +168,19 @@ class ScalapackOpBase : public ExtensionOpWithParams<Derived, SlParams>, public 
   }
 };
 
-/// The decompositions and solves (no AD rules yet: recording one is
-/// UnsupportedAdRule at the call).
+/// The decompositions without AD rules yet: recording one is
+/// UnsupportedAdRule at the call.
 class ScalapackOp final : public ScalapackOpBase<ScalapackOp> {
  public:
   using ScalapackOpBase::ScalapackOpBase;
 };
 
-/// p?gemm, with its rules (scalapack_rules.cpp): bilinear, so its jvp and
-/// vjp are gemms of the same kind.
-class GemmOp final : public ScalapackOpBase<GemmOp>, public ad::RuleCarryingOp {
+/// The ops with AD rules (scalapack_rules.cpp): p?gemm, p?tran and p?gesv,
+/// whose rules emit ops of this family again (so they differentiate again).
+class DifferentiableOp final : public ScalapackOpBase<DifferentiableOp>, public ad::RuleCarryingOp {
  public:
   using ScalapackOpBase::ScalapackOpBase;
-  const ad::RuleSet& ad_rules() const override { return gemm_rules(); }
+  const ad::RuleSet& ad_rules() const override { return *scalapack_rules(params().kind); }
 };
 
 template <class OpT>
@@ -182,13 +189,23 @@ std::vector<Tensor> execute(const OpT& op, ExecutionScope& scope, ExtensionCache
   return run_scalapack(op.params(), scope, in);
 }
 
+OpPtr make_op(const SlParams& params) {
+  if (scalapack_rules(params.kind) != nullptr)
+    return std::make_shared<const DifferentiableOp>(params);
+  return std::make_shared<const ScalapackOp>(params);
+}
+
 ExtensionModulePtr scalapack_module(const EngineRegistration& engine) {
   static const ModulesByEngine modules([](const EngineId& id) {
     auto module = std::make_shared<SimpleModule>("tenferro.dist.scalapack");
-    module->family<GemmOp>(std::string(family_of(SlKind::Gemm)), execute<GemmOp>, nullptr, id);
-    for (const SlKind k :
-         {SlKind::Svd, SlKind::Eigh, SlKind::Qr, SlKind::Cholesky, SlKind::Solve}) {
-      module->family<ScalapackOp>(std::string(family_of(k)), execute<ScalapackOp>, nullptr, id);
+    for (const SlKind k : {SlKind::Gemm, SlKind::Svd, SlKind::Eigh, SlKind::Qr, SlKind::Cholesky,
+                           SlKind::Solve, SlKind::Tran}) {
+      const std::string family(family_of(k));
+      if (scalapack_rules(k) != nullptr) {
+        module->family<DifferentiableOp>(family, execute<DifferentiableOp>, nullptr, id);
+      } else {
+        module->family<ScalapackOp>(family, execute<ScalapackOp>, nullptr, id);
+      }
     }
     return module;
   });
@@ -197,13 +214,7 @@ ExtensionModulePtr scalapack_module(const EngineRegistration& engine) {
 
 template <class T>
 std::vector<T> apply_scalapack(const SlParams& params, const std::vector<T>& inputs) {
-  OpPtr op;
-  if (params.kind == SlKind::Gemm) {
-    op = std::make_shared<const GemmOp>(params);
-  } else {
-    op = std::make_shared<const ScalapackOp>(params);
-  }
-  return tenferro::apply<T>(op, std::span<const T>(inputs.data(), inputs.size()));
+  return tenferro::apply<T>(make_op(params), std::span<const T>(inputs.data(), inputs.size()));
 }
 
 }  // namespace
@@ -218,13 +229,13 @@ std::vector<TracedTensor> scalapack_call(const SlParams& params,
   return apply_scalapack(params, inputs);
 }
 
-const SlParams& gemm_params(const Op& op) {
-  return static_cast<const GemmOp&>(op).params();
+const SlParams& scalapack_params(const Op& op) {
+  return static_cast<const DifferentiableOp&>(op).params();
 }
 
-ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a, ad::Val b) {
-  const ad::Val in[2] = {a, b};
-  return emitter.emit1(std::make_shared<const GemmOp>(params), in);
+std::vector<ad::Val> emit_scalapack(ad::Emitter& emitter, const SlParams& params,
+                                    std::span<const ad::Val> inputs) {
+  return emitter.emit(make_op(params), inputs);
 }
 
 }  // namespace tenferro::dist::detail

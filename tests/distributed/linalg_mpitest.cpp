@@ -618,6 +618,62 @@ TEST(ScalapackAd, TracedMatmulGradientEqualsOneProcess) {
   }
 }
 
+TEST(ScalapackOps, TransposeAndAdjoint) {
+  for (const DType dt : dtypes()) {
+    const Tensor a = random_matrix(7, 5, dt, 60);
+    for (const auto& l : layouts()) {
+      for (const std::int64_t nb : kBlocks) {
+        const DTensor d = place(a, l, nb);
+        const DTensor t = dist::linalg::transpose(d), h = dist::linalg::transpose(d, true);
+        EXPECT_EQ(t.shape(), (Shape{5, 7}));
+        EXPECT_EQ(max_abs_diff(whole(t), transpose(eager(a)).value()), 0.0) << what(l, dt, nb);
+        EXPECT_EQ(max_abs_diff(whole(h), adjoint(eager(a)).value()), 0.0) << what(l, dt, nb);
+      }
+    }
+  }
+}
+
+TEST(ScalapackAd, SolveGradientsEqualOneProcess) {
+  const std::int64_t n = 6, k = 3;
+  for (const DType dt : {f64, c128}) {
+    const Tensor a =
+        (eager(random_matrix(n, n, dt, 61)) + eager(eye(n, n, dt)) * Scalar(4.0)).value();
+    const Tensor b = random_matrix(n, k, dt, 62);
+    EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+    sum(square(abs(tenferro::linalg::solve(ea, eb)))).backward();
+    for (const auto& l : layouts()) {
+      for (const std::int64_t nb : kBlocks) {
+        DTensor da = place(a, l, nb), db = place(b, l, nb);
+        da.requires_grad_();
+        db.requires_grad_();
+        const DTensor x = dist::linalg::solve(da, db);
+        dist::backward(
+            dist::sum(dist::map(x, [](const EagerTensor& t) { return square(abs(t)); })));
+        EXPECT_LT(rel(whole(da.grad()), ea.grad().value()), 1e-10) << what(l, dt, nb);
+        EXPECT_LT(rel(whole(db.grad()), eb.grad().value()), 1e-10) << what(l, dt, nb);
+      }
+    }
+  }
+  // The traced tier, and the transpose's own gradient through it.
+  const Layout& l = layouts().front();
+  const Tensor a =
+      (eager(random_matrix(n, n, c128, 63)) + eager(eye(n, n, c128)) * Scalar(4.0)).value();
+  const Tensor b = random_matrix(k, n, c128, 64);
+  EagerTensor ea = runtime()->variable(a), eb = runtime()->variable(b);
+  sum(square(abs(tenferro::linalg::solve(ea, adjoint(eb))))).backward();
+  const TracedTensor xa = placeholder(c128, {n, n}), xb = placeholder(c128, {k, n});
+  const dist::TracedDTensor ta = dist::distribute(xa, l.mesh, l.placements(2));
+  const dist::TracedDTensor tb = dist::distribute(xb, l.mesh, l.placements(2));
+  const dist::TracedDTensor x = dist::linalg::solve(ta, dist::linalg::transpose(tb, true));
+  const auto g = dist::grad(
+      dist::sum(dist::map(x, [](const TracedTensor& t) { return square(abs(t)); })), {ta, tb});
+  const auto out =
+      run_compiled(*runtime()->runtime(),
+                   compile({dist::full_tensor(g[0]), dist::full_tensor(g[1])}, {xa, xb}), {a, b});
+  EXPECT_LT(rel(out[0], ea.grad().value()), 1e-10);
+  EXPECT_LT(rel(out[1], eb.grad().value()), 1e-10);
+}
+
 TEST(ScalapackAd, DecompositionsAreNotDifferentiableYet) {
   const Layout& l = layouts().front();
   DTensor a = place(random_matrix(5, 5, f64, 35), l, 2);

@@ -20,9 +20,9 @@
 // collectives of redistribute give it; nothing is gathered to one rank).
 //
 // The ops run as eager extension ops on the local blocks, in both tiers
-// (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul carries AD
-// rules (its jvp and vjp are p?gemms, the cotangents in the operands'
-// layout); the decompositions and solve have none yet: a call recorded for
+// (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul, transpose
+// and solve carry AD rules written with these ops (cotangents in the
+// operands' layout); the decompositions have none yet: a call recorded for
 // AD (an input requires grad) is UnsupportedAdRule. Every check on data agrees across the mesh: a
 // singular matrix, a matrix that is not positive definite, non-finite input to svd / eigh, a rank
 // whose local block has another dtype, raise the same typed tenferro::Error on every rank.
@@ -95,6 +95,11 @@ template <class T>
 BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, char trans_a = 'N',
                        char trans_b = 'N');
 
+/// A^T, or A^H when `conjugate` (PBLAS p?tran / p?tranc), [n, m] for A [m,
+/// n], in A's layout. Differentiable (its derivative is itself).
+template <class T>
+BasicDTensor<T> transpose(const BasicDTensor<T>& a, bool conjugate = false);
+
 /// The reduced SVD A = U diag(S) Vh of A [m, n] (p?gesvd), k = min(m, n):
 /// U [m, k] and Vh [k, n] in A's layout, S [k] real, descending, Replicate
 /// (the whole vector on every rank). Non-finite input is NoConvergence, as
@@ -136,6 +141,8 @@ BasicDTensor<T> cholesky(const BasicDTensor<T>& a, bool upper = false);
 
 /// X with A X = B for square A [n, n] and B [n, k] (p?gesv: LU with partial
 /// pivoting), X in B's layout. A singular A is Singular on every rank.
+/// Differentiable: dX = A^{-1} (dB - dA X); gB = A^{-H} gX (p?tranc, then
+/// p?gesv), gA = -gB X^H (p?gemm).
 template <class T>
 BasicDTensor<T> solve(const BasicDTensor<T>& a, const BasicDTensor<T>& b);
 
