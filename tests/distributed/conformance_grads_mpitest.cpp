@@ -374,3 +374,82 @@ TEST(ConformanceDist, EveryUnaryDescriptorsGradientThroughMapEqualsOneProcess) {
           "); " + std::to_string(no_float_result.size()) + " with a bool or integer result, " +
           std::to_string(no_derivative.size()) + " without a derivative (none sharded either)");
 }
+
+TEST(ConformanceDist, EveryUnaryDescriptorsGradientInATracedProgramEqualsOneProcess) {
+  // The traced tier: per dtype and layout one program holds, for every
+  // descriptor with a floating result, L = Re sum(conj(w) op(x)) of its own
+  // sharded input and dist::grad's gradient; each equals one process's
+  // eager gradient (zeros where no derivative reaches x).
+  const auto rt = runtime();
+  int compared = 0, programs = 0, expected = 0, zero = 0;
+  GradStats stats;
+  for (const DType dt : {f64, c128}) {
+    std::vector<UnaryOp> ops;
+    std::vector<Tensor> inputs, weights, wants;
+    for (int i = 0; i < kUnaryOpCount; ++i) {
+      const auto op = static_cast<UnaryOp>(i);
+      if (is_complex(dt) && !descriptor(op).complex_advice.empty()) continue;
+      if (!is_inexact(unary_result_dtype(op, dt))) continue;
+      const auto row = tftest::unary_rows().find(descriptor(op).name);
+      ASSERT_NE(row, tftest::unary_rows().end()) << descriptor(op).name;
+      const Tensor x = row_grid(row->second.a, dt, 800 + static_cast<std::uint64_t>(i), true);
+      Generator gen(900 + static_cast<std::uint64_t>(i));
+      const DType rdt = unary_result_dtype(op, dt);
+      const Tensor wr = rand({5, 4}, f64, gen);
+      const Tensor w = is_complex(rdt) ? tenferro::complex(wr, rand({5, 4}, f64, gen)) : wr;
+      EagerTensor v = rt->variable(x);
+      try {
+        loss_of(unary(op, v), w).backward();
+      } catch (const Error&) {  // no history: no derivative reaches x
+      }
+      ops.push_back(op);
+      inputs.push_back(x);
+      weights.push_back(is_complex(rdt) ? conj(w, rt->backend()) : w);
+      wants.push_back(v.has_grad() ? v.grad().value() : zeros({5, 4}, dt));
+      zero += !v.has_grad();
+    }
+    for (const Layout& l : layouts()) {
+      expected += static_cast<int>(ops.size());
+      run_case(std::string(name(dt)) + " gradient program on " + l.label(), [&] {
+        std::vector<TracedTensor> xs, ys;
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+          const UnaryOp op = ops[k];
+          xs.push_back(placeholder(dt, {5, 4}));
+          const TracedTensor w = placeholder(weights[k].dtype(), {5, 4});
+          const dist::TracedDTensor d = dist::distribute(xs.back(), *l.mesh, l.placements);
+          const dist::TracedDTensor y =
+              dist::map(d, [op](const TracedTensor& t) { return unary(op, t); });
+          dist::TracedDTensor prod = y * dist::distribute(w, *l.mesh, summed(y.placements()));
+          if (is_complex(prod.dtype()))
+            prod = dist::map(prod, [](const TracedTensor& t) { return real(t); });
+          const auto g = dist::grad(dist::sum(prod), {d});
+          EXPECT_EQ(g[0].placements(), summed(l.placements));
+          ys.push_back(dist::full_tensor(g[0]));
+          xs.push_back(w);
+        }
+        std::vector<Tensor> in;
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+          in.push_back(inputs[k]);
+          in.push_back(weights[k]);
+        }
+        const std::vector<Tensor> out = run_compiled(*rt->runtime(), compile(ys, xs), in);
+        ++programs;
+        ASSERT_EQ(out.size(), ops.size());
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+          const double r = rel(out[k], wants[k]);
+          EXPECT_LE(r, 1e-12) << name(ops[k]) << " " << name(dt) << " (traced) on " << l.label();
+          stats.worst = std::max(stats.worst, r);
+          ++compared;
+        }
+      });
+    }
+  }
+  EXPECT_EQ(programs, 2 * static_cast<int>(layouts().size()));
+  EXPECT_EQ(compared, expected);
+  EXPECT_EQ(zero, 8);  // the (op, dtype) of the eager test without a derivative
+  char worst[32];
+  std::snprintf(worst, sizeof worst, "%.1e", stats.worst);
+  summary("unary gradients, traced: " + std::to_string(programs) + " programs, " +
+          std::to_string(compared) + " sharded gradients (worst " + worst + ", " +
+          std::to_string(zero) + " (op, dtype) zero)");
+}
