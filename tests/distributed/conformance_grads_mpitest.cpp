@@ -2,9 +2,10 @@
 // every unary descriptor's derivative, sharded under mpirun -np 1, 2 and 4:
 // each case whose function the distributed layer can write, through
 // dist::backward on every placement of conformance_layouts.hpp, against the
-// one-process loss and gradients (1e-12 relative). Each test counts what
-// ran, what the layer cannot express and which inputs no derivative
-// reaches, asserts them, and prints them on rank 0.
+// one-process loss and gradients (1e-12 relative), and every unary
+// descriptor's gradient through dist::grad in traced programs. Each test
+// counts what ran, what the layer cannot express and which inputs no
+// derivative reaches, asserts them, and prints them on rank 0.
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,9 @@
 // layer can express (each unary op through dist::map, + - * / and the
 // scalar product, sum and mean) on every placement of a line mesh and, with
 // 4 ranks, of a 2x2 mesh (conformance_layouts.hpp), against the one-process
-// op. Each test counts what ran and what the layer cannot express, asserts
-// both, and prints them on rank 0. Gradients: conformance_grads_mpitest.cpp.
+// op, in the eager tier and (the unary ops) in traced programs. Each test
+// counts what ran and what the layer cannot express, asserts both, and
+// prints them on rank 0. Gradients: conformance_grads_mpitest.cpp.
 
 #include <gtest/gtest.h>
 
