@@ -5,7 +5,9 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 
+#include "distributed/collectives.hpp"
 #include "distributed/internal.hpp"
 #include "distributed/scalapack_api.hpp"
 #include "tenferro/distributed/linalg.hpp"
@@ -166,6 +168,72 @@ std::array<int, 9> descriptor(const BasicDTensor<T>& a) {
   return detail::descriptor_of(a.shape()[0], a.shape()[1], layout, "descriptor");
 }
 
+namespace {
+
+/// Each coordinate's extent along a tensor axis of extent n on `parts` ranks.
+std::vector<std::int64_t> extents(std::int64_t n, int parts, std::int64_t block) {
+  std::vector<std::int64_t> v;
+  for (int r = 0; r < parts; ++r) v.push_back(shard_extent(n, parts, r, block));
+  return v;
+}
+
+/// Rank 0's indices, then rank 1's, ... of an axis of extent n.
+std::vector<std::int64_t> rank_major(std::int64_t n, int parts, std::int64_t block) {
+  std::vector<std::int64_t> order;
+  for (int r = 0; r < parts; ++r) {
+    const auto idx = shard_indices(n, parts, r, block);
+    order.insert(order.end(), idx.begin(), idx.end());
+  }
+  return order;
+}
+
+/// x's entries at positions `idx` along `axis` (a differentiable gather).
+template <class T>
+T take(const T& x, std::int64_t axis, const std::vector<std::int64_t>& idx) {
+  const Tensor index = Tensor::from_col_major({static_cast<std::int64_t>(idx.size())}, idx);
+  if constexpr (std::is_same_v<T, TracedTensor>) {
+    return index_select(x, axis, constant(index));
+  } else {
+    return index_select(x, axis, x.runtime()->tensor(index));
+  }
+}
+
+/// Shard(a, b1) -> Shard(c, b2) with a != c on a 1-D mesh as one
+/// all-to-all: each rank orders its columns (axis c) by their new owner,
+/// sends each owner its part, and joins the parts it receives along a in
+/// rank order, which is the new local order when a was contiguous and is
+/// put back into increasing order otherwise. Nobody holds more than its new
+/// part plus its old one.
+template <class T>
+BasicDTensor<T> swap_sharded_axis(const BasicDTensor<T>& x, const Placement& to) {
+  const Mesh& mesh = x.mesh();
+  const Placement& from = x.placements()[0];
+  const int parts = mesh.size(0);
+  const std::int64_t na = x.shape()[static_cast<std::size_t>(from.axis)];
+  const std::int64_t nc = x.shape()[static_cast<std::size_t>(to.axis)];
+  T local = x.local();
+  if (to.block > 0 && parts > 1) {
+    // Local positions along c in rank-major order of the target layout.
+    local = take(local, to.axis, rank_major(nc, parts, to.block));
+  }
+  local = detail::collective(detail::all_to_all_params(mesh.axis_comm(0).handle(), from.axis,
+                                                       extents(na, parts, from.block), to.axis,
+                                                       extents(nc, parts, to.block)),
+                             local);
+  if (from.block > 0 && parts > 1) {
+    // Received along a in the old layout's rank-major order; the whole axis
+    // a is local now: back to natural order.
+    const auto order = rank_major(na, parts, from.block);
+    std::vector<std::int64_t> inverse(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+      inverse[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+    local = take(local, from.axis, inverse);
+  }
+  return BasicDTensor<T>(x.shape(), mesh, {to}, local);
+}
+
+}  // namespace
+
 template <class T>
 BasicDTensor<T> to_block_cyclic(const BasicDTensor<T>& a, std::int64_t block) {
   if (!a.defined()) fail(ErrorKind::InvalidArgument, "to_block_cyclic", "the matrix is undefined");
@@ -175,6 +243,13 @@ BasicDTensor<T> to_block_cyclic(const BasicDTensor<T>& a, std::int64_t block) {
   }
   Placements target = block_cyclic_placements(a.mesh(), block);
   if (a.placements() == target) return a;
+  // On a 1-D mesh a sharded matrix goes there by all-to-alls (redistribute
+  // would pass through Replicate: the whole matrix on every rank).
+  if (a.mesh().ndim() == 1 && a.placements()[0].is_shard()) {
+    BasicDTensor<T> x = a;
+    if (x.placements()[0].axis == 1) x = swap_sharded_axis(x, Shard(0));
+    return swap_sharded_axis(x, target[0]);
+  }
   return redistribute(a, std::move(target));
 }
 

@@ -176,6 +176,33 @@ TEST(ScalapackLayout, ToBlockCyclicAndBack) {
   }
 }
 
+TEST(ScalapackLayout, OnALineToBlockCyclicIsAnAllToAll) {
+  const dist::Mesh line = dist::Mesh::line();
+  const int p = line.size(0), me = line.coordinate(0);
+  const Tensor full = random_matrix(7, 9, f64, 70);
+  for (const Placements& from : {Placements{dist::Shard(0)}, Placements{dist::Shard(1)},
+                                 Placements{dist::Shard(1, 2)}, Placements{dist::Shard(0, 4)}}) {
+    DTensor a = dist::distribute(eager(full), line, from);
+    a.requires_grad_();
+    dist::reset_comm_stats();
+    const DTensor b = dist::to_block_cyclic(a, 3);
+    const dist::CommStats stats = dist::comm_stats();
+    EXPECT_EQ(b.placements(), (Placements{dist::Shard(1, 3)}));
+    EXPECT_EQ(max_abs_diff(whole(b), full), 0.0) << from[0].to_string();
+    if (from[0] == dist::Shard(0)) {
+      // This rank's rows, less the columns it keeps, to the others: no gather.
+      const std::int64_t rows = dist::shard_extent(7, p, me, 0);
+      const std::int64_t kept = dist::shard_extent(9, p, me, 3);
+      EXPECT_EQ(stats.bytes_sent, static_cast<std::uint64_t>(rows * (9 - kept) * 8));
+    }
+    // Differentiable: the gradient of sum(b * b) is 2 a, placed like a.
+    dist::backward(dist::sum(b * b));
+    EXPECT_EQ(a.grad().placements(), from);
+    EXPECT_LT(rel(whole(a.grad()), (eager(full) * Scalar(2.0)).value()), 1e-15)
+        << from[0].to_string();
+  }
+}
+
 TEST(ScalapackOps, MatmulWithTransposes) {
   const std::int64_t m = 7, k = 5, n = 6;
   const std::pair<char, char> flags[] = {{'N', 'N'}, {'T', 'N'}, {'N', 'C'}, {'C', 'T'}};

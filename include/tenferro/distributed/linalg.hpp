@@ -16,8 +16,8 @@
 //                    {Shard(0, nb)}                on a P x 1 grid (columns whole).
 // The grid is row-major over the mesh's communicator, so a rank's grid
 // coordinates are its mesh coordinates. to_block_cyclic brings any matrix
-// there with dist::redistribute (no rank ever holds more than the
-// collectives of redistribute give it; nothing is gathered to one rank).
+// there (all-to-alls on a 1-D mesh, dist::redistribute otherwise; nothing
+// is gathered to one rank).
 //
 // The ops run as eager extension ops on the local blocks, in both tiers
 // (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul, transpose
@@ -77,7 +77,9 @@ std::array<int, 9> descriptor(const BasicDTensor<T>& a);
 
 /// The matrix redistributed to ScaLAPACK's layout with square blocks of
 /// `block` (block_cyclic_placements). Back: dist::redistribute(x, placements).
-/// Differentiable (it is a redistribute).
+/// On a 1-D mesh a sharded matrix moves by all-to-alls (no rank holds more
+/// than its old and new parts); elsewhere this is dist::redistribute.
+/// Differentiable.
 template <class T>
 BasicDTensor<T> to_block_cyclic(const BasicDTensor<T>& a, std::int64_t block);
 
