@@ -462,6 +462,33 @@ TEST(ScalapackOps, TruncatedSvdKeepsTheSameRankAsOneProcessOnEveryRank) {
             ErrorKind::InvalidArgument);
 }
 
+TEST(ScalapackOps, LargerMatricesWithRealisticBlocks) {
+  // Several blocks per rank (workspace queries at a size where they matter).
+  for (const DType dt : {c128, f32}) {
+    const Tensor a = random_matrix(100, 70, dt, 80);
+    const EagerTensor x = eager(random_matrix(90, 90, dt, 81));
+    const Tensor h = (matmul(x, adjoint(x)) + eager(eye(90, 90, dt))).value();
+    const auto sref = tenferro::linalg::svd(eager(a), false);
+    const auto eref = tenferro::linalg::eigh(eager(h));
+    const auto qref = tenferro::linalg::qr(eager(a));
+    for (const auto& l : layouts()) {
+      const std::string at = what(l, dt, 16);
+      const auto [u, s, vh] = dist::linalg::svd(place(a, l, 16));
+      EXPECT_LT(rel(s.local().value(), sref.S.value()), tol(dt)) << at;
+      EXPECT_LT(rel(matmul(eager(whole(u)) * s.local(), eager(whole(vh))).value(), a), 10 * tol(dt))
+          << at;
+      const auto [w, v] = dist::linalg::eigh(place(h, l, 16));
+      EXPECT_LT(rel(w.local().value(), eref.eigenvalues.value()), tol(dt)) << at;
+      const Tensor V = whole(v);
+      EXPECT_LT(rel(matmul(eager(V) * w.local(), adjoint(eager(V))).value(), h), 10 * tol(dt))
+          << at;
+      const auto [q, r] = dist::linalg::qr(place(a, l, 16));
+      EXPECT_LT(rel(whole(q), qref.first.value()), 100 * tol(dt)) << at;
+      EXPECT_LT(rel(whole(r), qref.second.value()), 100 * tol(dt)) << at;
+    }
+  }
+}
+
 // ---- errors ------------------------------------------------------------------------------
 
 TEST(ScalapackErrors, MetadataErrorsAreTypedOnEveryRank) {
