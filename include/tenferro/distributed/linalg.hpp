@@ -62,7 +62,9 @@ Placements block_cyclic_placements(const Mesh& mesh, std::int64_t block);
 
 /// The grid and block size of a matrix DTensor in ScaLAPACK's layout; an
 /// InvalidArgument naming its placements and saying how to get there
-/// (to_block_cyclic) otherwise. The same on every rank (metadata only).
+/// (to_block_cyclic) otherwise. The same on every rank (metadata only), but
+/// collective the first time a grid shape is used on a communicator (it
+/// makes the grid): call it on every rank of the mesh, as descriptor().
 struct BlockCyclicLayout {
   BlacsGrid grid;
   std::int64_t block = 0;
