@@ -216,6 +216,12 @@ class SearchBudget {
   bool within(double fraction) { return ok() && used_ <= fraction * work_; }
   /// Units left before `fraction` of the work is spent (0 when past it).
   double left_until(double fraction) const { return std::max(0.0, fraction * work_ - used_); }
+  /// Whether a wall-clock cap has passed (never without one): read inside
+  /// long loops whose work was spent up front, so a cap ends them promptly.
+  bool time_up() {
+    if (timed_ && !exhausted_ && std::chrono::steady_clock::now() > deadline_) exhausted_ = true;
+    return timed_ && exhausted_;
+  }
   bool exhausted() const { return exhausted_; }
   double used() const { return used_; }
   /// Units of one combine of two label sets.
@@ -397,7 +403,13 @@ struct Annealer {
         break;
       }
       const double beta = kBeta0 * std::pow(kBeta1 / kBeta0, step / double(kSteps - 1));
+      bool stopped = false;
       for (std::size_t m = 0; m < moves; ++m) {
+        // A wall-clock cap is read every 256 moves (about 5-20 us of work).
+        if ((m & 255) == 255 && budget.time_up()) {
+          stopped = cut_short = true;
+          break;
+        }
         const auto p = static_cast<std::int32_t>(n + rng.below(n - 1));
         const auto P = static_cast<std::size_t>(p);
         const bool li = t.left[P] >= static_cast<std::int32_t>(n);
@@ -436,6 +448,7 @@ struct Annealer {
         best = t.shape();
         best_cost = total, best_over = over;
       }
+      if (stopped) break;
     }
     return best;
   }
@@ -531,8 +544,11 @@ double gumbel(Rng& rng) {
 // The pairwise greedy: key = result size - alpha * (operand sizes), plus
 // Gumbel noise of scale `temperature` on a log scale when rng is set.
 // `pairs`, when set, counts the candidate pairs scored (the search's work).
-ContractionTree greedy_tree(const Algebra& alg, const Network& net, double alpha,
-                            double temperature, Rng* rng, double* pairs = nullptr) {
+// `clock`, when set, is read every 32 contractions: nothing is returned
+// once its wall-clock cap has passed.
+std::optional<ContractionTree> greedy_tree(const Algebra& alg, const Network& net, double alpha,
+                                           double temperature, Rng* rng, double* pairs = nullptr,
+                                           SearchBudget* clock = nullptr) {
   Builder t(alg, net);
   std::vector<Word> r(t.W);
   struct Candidate {
@@ -571,6 +587,7 @@ ContractionTree greedy_tree(const Algebra& alg, const Network& net, double alpha
   };
   for (std::size_t k = 0; k < t.n; ++k) push_neighbours(k, true);
   while (!t.done()) {
+    if (clock != nullptr && (t.next & 31) == 0 && clock->time_up()) return std::nullopt;
     std::size_t a = t.nodes, b = t.nodes;
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
@@ -690,7 +707,7 @@ EinsumPath path_of_tree(const ContractionTree& tree) {
 
 EinsumPath fast_greedy(const Network& net, double alpha) {
   const Algebra alg(net);
-  return path_of_tree(greedy_tree(alg, net, alpha, 0, nullptr));
+  return path_of_tree(*greedy_tree(alg, net, alpha, 0, nullptr));
 }
 
 SearchResult anneal_search(const Network& net, const EinsumPath& start,
@@ -726,11 +743,11 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
   // A greedy construction's work: its candidate pairs.
   auto greedy = [&](double alpha, double temperature, Rng* r) {
     double pairs = 0;
-    ContractionTree t = greedy_tree(alg, net, alpha, temperature, r, &pairs);
+    auto t = greedy_tree(alg, net, alpha, temperature, r, &pairs, &budget);
     budget.spend(pairs * 4 * (budget.combine + 2));
-    return t;
+    if (t) consider(*t);
   };
-  for (double alpha : {1.0, 0.5, 0.0}) consider(greedy(alpha, 0, nullptr));
+  for (double alpha : {1.0, 0.5, 0.0}) greedy(alpha, 0, nullptr);
   if (auto t = elimination_tree(alg, net, 0, nullptr, budget)) consider(*t);
   // The phases' shares of the work budget (cumulative): the randomised
   // starts, the annealing (its moves per temperature shrink to fit), the
@@ -744,7 +761,7 @@ SearchResult anneal_search(const Network& net, const EinsumPath& start,
     }
     const double alpha = 2.0 * rng.uniform();
     const double temperature = std::pow(10.0, -2.0 + 2.0 * rng.uniform());
-    consider(greedy(alpha, temperature, &rng));
+    greedy(alpha, temperature, &rng);
     if (auto t = elimination_tree(alg, net, temperature, &rng, budget)) consider(*t);
   }
   Annealer ann{alg, settings, budget};

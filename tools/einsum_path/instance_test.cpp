@@ -117,6 +117,9 @@ TEST(EinsumInstances, TheDefaultSearchGivesTheSamePathOnABusyMachine) {
       loaded = einsum_path_tool::plan_instance(inst);
     }
     EXPECT_EQ(loaded.path, quiet.path) << name;
+    // Bitwise the same cost (the same tree, costed by the same code).
+    EXPECT_EQ(loaded.plan.flops, quiet.plan.flops) << name;
+    EXPECT_EQ(loaded.plan.largest_intermediate, quiet.plan.largest_intermediate) << name;
     EXPECT_EQ(loaded.plan.search_work, quiet.plan.search_work) << name;
     EXPECT_FALSE(loaded.plan.search_cut_short) << name;
     EXPECT_GT(quiet.plan.search_work, 0) << name;
