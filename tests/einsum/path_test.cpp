@@ -309,7 +309,7 @@ TEST(EinsumPlanner, BadOptionsAreTypedErrors) {
 TEST(EinsumPath, DynamicProgrammingReachesSixteenOperands) {
   // Auto plans up to 16 operands exactly: never worse than the annealer's
   // path, and the reported cost is that of the returned path.
-  for (std::size_t n : {13U, 16U}) {
+  for (std::size_t n : {13U, 14U, 15U, 16U}) {
     const Net net = random_net(n, 20, 7 + n);
     std::vector<double> ext;
     for (std::int64_t l = 0; l < 20; ++l) ext.push_back(static_cast<double>(2 + l % 4));
