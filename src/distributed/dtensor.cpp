@@ -7,6 +7,7 @@
 
 #include "distributed/collectives.hpp"
 #include "distributed/internal.hpp"
+#include "distributed/relayout.hpp"
 #include "tenferro/ad/eager_ops.hpp"
 #include "tenferro/ad/ops.hpp"
 #include "tenferro/ad/transforms.hpp"
@@ -479,6 +480,22 @@ BasicDTensor<T> redistribute(const BasicDTensor<T>& x, Placements placements) {
         return true;
     return false;
   };
+  // A shard that would have to pass through Replicate (to a block-cyclic
+  // layout, another axis sharded elsewhere, or Partial): the whole change as
+  // one relayout, each element straight to its new holders.
+  for (int m = 0; m < mesh.ndim(); ++m) {
+    const Placement& from = cur[static_cast<std::size_t>(m)];
+    const Placement& to = placements[static_cast<std::size_t>(m)];
+    if (!from.is_shard() || from == to || to.kind == Placement::Kind::Replicate ||
+        mesh.size(m) == 1) {
+      continue;
+    }
+    if (to.is_shard() && from.block == 0 && to.block == 0 && !sharded_elsewhere(to.axis, m))
+      continue;
+    const detail::RelayoutParams params{
+        mesh.comm().handle(), mesh.shape(), x.shape(), x.shape(), cur, placements};
+    return BasicDTensor<T>(x.shape(), mesh, std::move(placements), detail::relayout(params, local));
+  }
   // First what leaves a shard or sums (an all-to-all where it can move a
   // shard directly), then what cuts new shards, so no tensor axis is ever
   // sharded on two mesh axes at once.
@@ -626,11 +643,12 @@ BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placem
                       tenferro::reshape(x.local(), ShapeArg(local_shape(shape, x.mesh(), *kept))));
     return *kept == placements ? y : redistribute(y, std::move(placements));
   }
-  T local = tenferro::reshape(full_tensor(x), ShapeArg(shape));
-  for (int m = 0; m < x.mesh().ndim(); ++m) {
-    local = step(local, shape, x.mesh(), m, Replicate(), placements[static_cast<std::size_t>(m)]);
-  }
-  return BasicDTensor<T>(shape, x.mesh(), std::move(placements), local);
+  // Otherwise every element goes from its holder to its new holders in one
+  // all-to-all.
+  const detail::RelayoutParams params{x.mesh().comm().handle(), x.mesh().shape(), x.shape(), shape,
+                                      x.placements(),           placements};
+  T local = detail::relayout(params, x.local());
+  return BasicDTensor<T>(std::move(shape), x.mesh(), std::move(placements), std::move(local));
 }
 
 template <class T>

@@ -355,6 +355,62 @@ TEST(DistStats, RedistributionsReportTheBytesTheySend) {
   EXPECT_EQ(dist::comm_stats().collectives, 0u);  // nothing to move
 }
 
+TEST(DistTensor, ReshapeOfShardedAxesIsOneAllToAll) {
+  // Merging or splitting a sharded axis: every element goes straight to its
+  // new holder (one collective, each rank sending at most its own part),
+  // for every pair of placements, pending sums included.
+  const Tensor t = global_tensor({4, 6, 5}, 41);
+  const std::vector<std::int64_t> merged = {24, 5}, split = {4, 3, 10};
+  std::vector<std::pair<dist::Mesh, std::vector<std::pair<Placements, Placements>>>> cases;
+  cases.push_back({dist::Mesh::line(),
+                   {{{dist::Shard(1)}, {dist::Shard(0)}},
+                    {{dist::Shard(0, 1)}, {dist::Shard(1, 2)}},
+                    {{dist::Shard(2)}, {dist::Replicate()}},
+                    {{dist::Partial()}, {dist::Shard(0)}},
+                    {{dist::Partial()}, {dist::Replicate()}},
+                    {{dist::Shard(1)}, {dist::Partial()}},
+                    {{dist::Replicate()}, {dist::Partial()}},
+                    {{dist::Partial()}, {dist::Partial()}}}});
+  if (world_size() == 4) {
+    cases.push_back(
+        {dist::Mesh(dist::Communicator::world(), {2, 2}),
+         {{{dist::Shard(0), dist::Shard(1)}, {dist::Shard(1), dist::Shard(0)}},
+          {{dist::Shard(1, 2), dist::Partial()}, {dist::Replicate(), dist::Shard(0, 3)}},
+          {{dist::Replicate(), dist::Shard(2)}, {dist::Shard(0), dist::Partial()}}}});
+  }
+  for (const auto& [mesh, pairs] : cases) {
+    for (const auto& [from, to] : pairs) {
+      for (const auto& shape : {merged, split}) {
+        const std::string what = mesh.to_string() + " " + text(from) + " -> " + text(to) + " " +
+                                 std::to_string(shape.size()) + "-d";
+        EagerTensor et = runtime()->variable(t);
+        const EagerTensor ey = reshape(et, shape);
+        sum(sin(ey) * ey).backward();
+        DTensor dt = dist::distribute(runtime()->tensor(t), mesh, from);
+        dt.requires_grad_();
+        dist::reset_comm_stats();
+        const DTensor dy = dist::reshape(dt, Shape(shape.begin(), shape.end()), to);
+        EXPECT_LE(dist::comm_stats().collectives, 1u) << what;
+        EXPECT_EQ(dy.placements(), to) << what;
+        EXPECT_LT(rel(dist::full_tensor(dy).value(), ey.value()), 1e-15) << what;
+        dist::backward(dist::sum(dist::map(dy, [](const EagerTensor& v) { return sin(v); }) * dy));
+        EXPECT_LT(rel(dist::full_tensor(dt.grad()).value(), et.grad().value()), 1e-12) << what;
+      }
+    }
+  }
+  // From contiguous rows to block-cyclic columns: one relayout, no rank
+  // receives more than its new part (nothing gathered).
+  const dist::Mesh line = dist::Mesh::line();
+  const Tensor m = global_tensor({12, 10}, 42);
+  const DTensor rows = dist::distribute(runtime()->tensor(m), line, {dist::Shard(0)});
+  dist::reset_comm_stats();
+  const DTensor cyc = dist::redistribute(rows, {dist::Shard(1, 3)});
+  EXPECT_EQ(dist::comm_stats().collectives, world_size() > 1 ? 1u : 0u);
+  EXPECT_LE(dist::comm_stats().bytes_sent,
+            static_cast<std::uint64_t>(rows.local().value().numel()) * 8u);
+  EXPECT_EQ(max_diff(dist::full_tensor(cyc).value(), m), 0.0);
+}
+
 TEST(DistTensor, ReshapeAndSubCommunicators) {
   const dist::Mesh mesh = dist::Mesh::line();
   const Tensor full = global_tensor({6, 4}, 11);

@@ -243,8 +243,9 @@ BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm
 /// passes through untouched (its own group of axes whose extents' products
 /// agree, onto one axis of the same extent; unit axes aside), each rank
 /// reshapes its block and only a change of placements is redistributed;
-/// otherwise through the whole tensor on every rank (an all-gather where x
-/// is sharded), then each rank's part.
+/// otherwise (a sharded axis merged or split) one all-to-all sends each
+/// element from its holder straight to its new holders (nothing gathered).
+/// Any placements on either side, pending sums included. Differentiable.
 template <class T>
 BasicDTensor<T> reshape(const BasicDTensor<T>& x, Shape shape, Placements placements);
 
