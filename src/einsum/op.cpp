@@ -193,20 +193,119 @@ class Engine final : public ExtensionEngine {
   }
 };
 
+// The pullback: the forward planned for the bound operand shapes (the path
+// the forward node runs), the cotangent pulled back along its tree.
+class PullbackExecutor final : public PlanExecutor {
+ public:
+  explicit PullbackExecutor(std::shared_ptr<const Program> program)
+      : program_(std::move(program)) {}
+  std::vector<Tensor> execute(ExecutionContext& context, ExtensionCaches&,
+                              std::span<const Tensor> inputs) const override {
+    return run(inputs, context.backend());
+  }
+  bool supports_session() const override { return true; }
+  std::vector<Tensor> execute_in_session(EngineSession& session, ExtensionCaches&,
+                                         std::span<const Tensor> inputs) const override {
+    return run(inputs, session.backend());
+  }
+
+ private:
+  std::vector<Tensor> run(std::span<const Tensor> inputs, Backend& backend) const {
+    const std::vector<Tensor> operands(inputs.begin(), inputs.end() - 1);
+    return pullback_direct(*program_, operands, inputs.back(), backend);
+  }
+  std::shared_ptr<const Program> program_;
+};
+
+class PullbackEngine final : public ExtensionEngine {
+ public:
+  PrepareOutcome prepare(const PrepareRequest& request) const override {
+    const auto* op = dynamic_cast<const EinsumPullbackOp*>(&request.op);
+    if (op == nullptr) {
+      fail(ErrorKind::InvalidArgument, std::string(request.op.name()),
+           "invalid payload: the einsum pullback engine expects an einsum pullback op");
+    }
+    std::vector<Dims> dims;
+    const auto entries = request.signature.entries();
+    for (std::size_t k = 0; k + 1 < entries.size(); ++k) {
+      Dims d;
+      for (const std::int64_t x : entries[k].shape.span()) d.push_back(x);
+      dims.push_back(std::move(d));
+    }
+    const DType dtype = entries.empty() ? DType::F64 : entries[0].dtype;
+    const EinsumOp& f = op->forward();
+    auto program =
+        std::make_shared<const Program>(build_program(f.spec(), dims, f.options(), kOp, dtype));
+    return Prepared{std::make_shared<const PullbackExecutor>(std::move(program))};
+  }
+};
+
 ExtensionModulePtr build_module(const EngineId& engine) {
   auto module = std::make_shared<SimpleModule>(kModuleId);
   const FamilyId family{std::string(EinsumOp::kFamily)};
+  const FamilyId pullback{std::string(EinsumPullbackOp::kFamily)};
   module->engine(family, engine, std::make_shared<const Engine>());
+  module->engine(pullback, engine, std::make_shared<const PullbackEngine>());
   ad::FamilyRules rules;
   rules.emplace_back(family, EinsumOp::rules());
+  rules.emplace_back(pullback, EinsumPullbackOp::rules());
   return ad::with_rules(module, std::move(rules));
+}
+
+const ModulesByEngine& modules() {
+  static const ModulesByEngine m(build_module);
+  return m;
 }
 
 }  // namespace
 
 ExtensionModulePtr EinsumOp::module_for(const EngineRegistration& engine) const {
-  static const ModulesByEngine modules(build_module);
-  return modules.get(engine.id());
+  return modules().get(engine.id());
+}
+
+ExtensionModulePtr EinsumPullbackOp::module_for(const EngineRegistration& engine) const {
+  return modules().get(engine.id());
+}
+
+EinsumPullbackOp::EinsumPullbackOp(std::shared_ptr<const EinsumOp> forward)
+    : family_(std::string(kFamily)), forward_(std::move(forward)) {
+  hash_ = hash_combine(std::hash<std::string_view>{}(kFamily), forward_->hash());
+}
+
+bool EinsumPullbackOp::equals(const Op& other) const {
+  const auto* o = dynamic_cast<const EinsumPullbackOp*>(&other);
+  return o != nullptr && o->hash_ == hash_ && o->forward_->equals(*forward_);
+}
+
+std::string EinsumPullbackOp::describe() const {
+  return "pullback of " + forward_->describe();
+}
+
+InferenceResult EinsumPullbackOp::infer(std::span<const TensorMeta> in) const {
+  const std::size_t n = forward_->input_count();
+  if (in.size() != n + 1) {
+    fail(ErrorKind::InvalidArgument, kOp, "the pullback takes ", n + 1, " inputs, got ", in.size());
+  }
+  InferenceResult r = forward_->infer(in.first(n));
+  const TensorMeta& out = r.outputs.at(0);
+  const TensorMeta& ct = in[n];
+  if (ct.dtype != out.dtype) {
+    fail(ErrorKind::DTypeMismatch, kOp, "the output cotangent is ", tenferro::name(ct.dtype),
+         " but the output is ", tenferro::name(out.dtype));
+  }
+  if (ct.shape.size() != out.shape.size()) {
+    fail(ErrorKind::RankMismatch, kOp, "the output cotangent has rank ", ct.shape.size(),
+         " but the output has rank ", out.shape.size());
+  }
+  for (std::size_t i = 0; i < ct.shape.size(); ++i) {
+    if (ct.shape[i] == out.shape[i]) continue;
+    r.constraints.push_back(ShapeConstraint::dims_equal(
+        out.shape[i], ct.shape[i],
+        tenferro::detail::cat("einsum: axis ", i,
+                              " of the output cotangent has the output's extent")));
+  }
+  r.outputs.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+  return r;
 }
 
 // ---- AD: einsum is linear in each operand -------------------------------------------
@@ -244,12 +343,11 @@ std::vector<ad::Val> conjugated(const ad::RuleArgs& a, std::span<const bool> lin
 // occurrence in the output or another term comes from a vector of ones of
 // its extent (a repeated one then embeds the diagonal, as the adjoint of
 // taking it). `ext`: label_extents of the op's inputs, computed once per rule.
-ad::Val cotangent(const ad::RuleArgs& a, ad::Val ct, std::size_t k,
-                  const std::vector<ad::Val>& others, const std::map<std::int64_t, SymDim>& ext) {
-  const auto& op = static_cast<const EinsumOp&>(a.op);
+ad::Val cotangent(ad::Emitter& e, const EinsumOp& op, std::span<const TensorMeta> metas, ad::Val ct,
+                  std::size_t k, const std::vector<ad::Val>& others,
+                  const std::map<std::int64_t, SymDim>& ext) {
   const Spec& s = op.spec();
-  ad::Emitter& e = a.emitter;
-  const DType dtype = a.input_metas[k].dtype;
+  const DType dtype = metas[k].dtype;
   Spec g;
   g.from_string = s.from_string;
   g.soft_memory_limit = true;  // its result (operand k's shape) may exceed the limit
@@ -263,13 +361,13 @@ ad::Val cotangent(const ad::RuleArgs& a, ad::Val ct, std::size_t k,
     ins.push_back(others[j]);
     for (std::size_t i = 0; i < s.inputs[j].size(); ++i) {
       const std::int64_t l = s.inputs[j][i];
-      if (!broadcasts(a.input_metas[j].shape[i], ext.at(l))) full.insert(l);
+      if (!broadcasts(metas[j].shape[i], ext.at(l))) full.insert(l);
     }
   }
   FreshLabels fresh(s);
   std::map<std::int64_t, std::int64_t> renamed;
   std::vector<std::int64_t> out = s.inputs[k];
-  const SymShape& shape = a.input_metas[k].shape;
+  const SymShape& shape = metas[k].shape;
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (!broadcasts(shape[i], ext.at(out[i]))) continue;
     auto [it, added] = renamed.try_emplace(out[i], 0);
@@ -314,17 +412,58 @@ std::vector<ad::MaybeVal> einsum_transpose(const ad::RuleArgs& a, std::span<cons
   const std::vector<ad::Val> others = conjugated(a, linear);
   const auto ext = label_extents(static_cast<const EinsumOp&>(a.op).spec(), a.input_metas);
   for (std::size_t k = 0; k < linear.size(); ++k) {
-    if (linear[k]) r[k] = cotangent(a, *ct[0], k, others, ext);
+    if (linear[k]) {
+      r[k] = cotangent(a.emitter, static_cast<const EinsumOp&>(a.op), a.input_metas, *ct[0], k,
+                       others, ext);
+    }
   }
   return r;
 }
 
+// Reverse mode: one pullback node, planned with the forward when the
+// dimensions bind and run along the forward's tree.
 std::vector<ad::MaybeVal> einsum_vjp(const ad::RuleArgs& a, std::span<const ad::MaybeVal> ct) {
   std::vector<ad::MaybeVal> r(a.inputs.size());
   if (!ct[0]) return r;
-  const std::vector<ad::Val> others = conjugated(a, {});
-  const auto ext = label_extents(static_cast<const EinsumOp&>(a.op).spec(), a.input_metas);
-  for (std::size_t k = 0; k < r.size(); ++k) r[k] = cotangent(a, *ct[0], k, others, ext);
+  const auto& op = static_cast<const EinsumOp&>(a.op);
+  std::vector<ad::Val> ins(a.inputs.begin(), a.inputs.end());
+  ins.push_back(*ct[0]);
+  const auto pullback = std::make_shared<const EinsumPullbackOp>(make_op(op.spec(), op.options()));
+  const std::vector<ad::Val> g = a.emitter.emit(pullback, std::span<const ad::Val>(ins));
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    if (a.wants(k)) r[k] = g[k];
+  }
+  return r;
+}
+
+// The pullback's outputs g_k = einsum(ct, conj(x_j), j != k -> term k) are
+// linear in ct and in each x_j (j != k): the tangent of g_k is the same
+// einsum with ct replaced by its tangent, plus one with each x_j replaced
+// by its tangent. Einsum nodes again, so every higher order follows.
+std::vector<ad::MaybeVal> pullback_jvp(const ad::RuleArgs& a, std::span<const ad::MaybeVal> t) {
+  const auto& op = static_cast<const EinsumPullbackOp&>(a.op);
+  const EinsumOp& f = op.forward();
+  const std::size_t n = f.input_count();
+  ad::Emitter& e = a.emitter;
+  const bool complex = is_complex(a.input_metas[0].dtype);
+  const std::span<const TensorMeta> metas = a.input_metas.first(n);
+  const auto ext = label_extents(f.spec(), metas);
+  std::vector<ad::Val> others(a.inputs.begin(), a.inputs.begin() + static_cast<std::ptrdiff_t>(n));
+  if (complex) {
+    for (ad::Val& v : others) v = e.conj(v);
+  }
+  const ad::Val ct = a.inputs[n];
+  std::vector<ad::MaybeVal> r(n);
+  auto accumulate = [&](std::size_t k, ad::Val v) { r[k] = r[k] ? e.add(*r[k], v) : v; };
+  for (std::size_t k = 0; k < n; ++k) {
+    if (t[n]) accumulate(k, cotangent(e, f, metas, *t[n], k, others, ext));
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == k || !t[j]) continue;
+      std::vector<ad::Val> with = others;
+      with[j] = complex ? e.conj(*t[j]) : *t[j];
+      accumulate(k, cotangent(e, f, metas, ct, k, with, ext));
+    }
+  }
   return r;
 }
 
@@ -337,6 +476,16 @@ const ad::RuleSet& EinsumOp::rules() {
     s.transpose = einsum_transpose;
     s.vjp = einsum_vjp;
     s.residuals = ad::Residuals{~std::uint64_t{0}, 0};  // the operands, not the result
+    return s;
+  }();
+  return r;
+}
+
+const ad::RuleSet& EinsumPullbackOp::rules() {
+  static const ad::RuleSet r = [] {
+    ad::RuleSet s;
+    s.jvp = pullback_jvp;  // reverse mode: linearise, then transpose the einsum nodes
+    s.residuals = ad::Residuals{~std::uint64_t{0}, 0};  // the operands and the cotangent
     return s;
   }();
   return r;

@@ -48,6 +48,38 @@ class EinsumOp final : public ExtensionOp, public SelfInstallingOp, public ad::R
   std::size_t hash_ = 0;
 };
 
+/// The reverse pass of an EinsumOp (family tenferro.einsum_pullback.v1):
+/// inputs the forward's operands and the output cotangent, outputs every
+/// operand's cotangent. Its engine plans the forward for the bound shapes
+/// (the same path the forward node runs) and pulls the cotangent back along
+/// that tree (pullback_direct). Its jvp is einsum nodes again (the
+/// cotangents are multilinear), so every higher order works.
+class EinsumPullbackOp final : public ExtensionOp,
+                               public SelfInstallingOp,
+                               public ad::RuleCarryingOp {
+ public:
+  static constexpr std::string_view kFamily = "tenferro.einsum_pullback.v1";
+  explicit EinsumPullbackOp(std::shared_ptr<const EinsumOp> forward);
+  const FamilyId& family_id() const override { return family_; }
+  const EinsumOp& forward() const { return *forward_; }
+  std::size_t hash() const override { return hash_; }
+  bool equals(const Op& other) const override;
+  std::size_t input_count() const override { return forward_->input_count() + 1; }
+  std::size_t output_count() const override { return forward_->input_count(); }
+  std::string describe() const override;
+  /// The forward's inference on the operands (its constraints); the
+  /// cotangents have the operands' metas.
+  InferenceResult infer(std::span<const TensorMeta> in) const override;
+  ExtensionModulePtr module_for(const EngineRegistration& engine) const override;
+  const ad::RuleSet& ad_rules() const override { return rules(); }
+  static const ad::RuleSet& rules();
+
+ private:
+  FamilyId family_;
+  std::shared_ptr<const EinsumOp> forward_;
+  std::size_t hash_ = 0;
+};
+
 /// The einsum node on traced operands with some symbolic extent (the spec
 /// parsed for their ranks); the options are checked now.
 TracedTensor apply_traced(const Spec& spec, const std::vector<TracedTensor>& operands,

@@ -99,6 +99,13 @@ void for_each_slice(const Program& p, F&& f, std::int64_t begin = 0, std::int64_
 /// alias of an operand is copied).
 Tensor run_direct(const Program& p, std::vector<Tensor> operands, Backend& backend);
 
+/// The reverse pass of `p` along its own tree (pullback.cpp): the cotangent
+/// of every operand for the output cotangent `ct` (conjugating the operands
+/// when complex, tenferro's convention). The forward steps run once and keep
+/// their results; each step then passes one cotangent to each side.
+std::vector<Tensor> pullback_direct(const Program& p, const std::vector<Tensor>& operands,
+                                    const Tensor& ct, Backend& backend);
+
 /// The cache discriminator of an eager call: equation (or integer labels),
 /// dtype, shapes and options, in a compact binary form.
 std::string cache_key(std::string_view equation, DType dtype, const std::vector<Shape>& shapes,

@@ -254,6 +254,24 @@ TEST(EinsumSymbolic, MemoryLimitSlicesWhenTheExtentsBind) {
   expect_close(host(got[0]),
                naive({letters("ij"), letters("jk"), letters("kl"), letters("li")}, ops, {}), 1e-12,
                "sliced");
+  // The gradient's pullback runs the same slices: each slice's operand
+  // cotangents land in their slice of the whole. Equal to the unsliced eager
+  // gradient.
+  const auto g = grad_many(einsum("ij,jk,kl,li->", ph, o), ph);
+  const Program pg = compile({*g[0], *g[1], *g[2], *g[3]}, ph);
+  EXPECT_EQ(pg.count_ops("tenferro.einsum_pullback.v1"), 1u);
+  const auto sliced = run_compiled(*runtime()->runtime(), pg, std::span<const Tensor>(ops));
+  std::vector<EagerTensor> ev;
+  for (const Tensor& t : ops) ev.push_back(runtime()->tensor(t));
+  const auto eg = grad_many(
+      [&](std::span<const EagerTensor> z) {
+        return einsum("ij,jk,kl,li->", std::vector<EagerTensor>(z.begin(), z.end()));
+      },
+      ev);
+  for (std::size_t k = 0; k < 4; ++k) {
+    ASSERT_TRUE(eg[k].has_value());
+    expect_close(host(sliced[k]), host(*eg[k]), 1e-12, "sliced gradient");
+  }
 }
 
 TEST(EinsumSymbolic, ExtentsThatDisagreeWhenBoundAreShapeMismatch) {
@@ -309,4 +327,65 @@ TEST(EinsumSymbolic, GradientUnderAMemoryLimitItsResultExceeds) {
   // The forward alone still refuses a limit its own result exceeds.
   EXPECT_TF_ERROR(einsum("ij,jk->ik", {runtime()->tensor(a), runtime()->tensor(b)}, o),
                   ErrorKind::InvalidArgument);
+}
+
+// Issue 51: one prepared program with symbolic bond dimensions plans its
+// einsum for each binding, and its gradient is one pullback node that runs
+// along the same planned tree: values and gradients equal the eager ones at
+// two bindings whose best paths differ.
+TEST(EinsumSymbolic, OnePreparedProgramPlansEachBindingAndPullsBackAlongThatPath) {
+  // (Letters no other test of this runtime uses: its plans are new here.)
+  const std::string eq = "ab,bc,cd->ad";
+  const SymDim n = SymDim::var("n"), m = SymDim::var("m");
+  const std::vector<std::pair<std::int64_t, std::int64_t>> bindings = {{2, 40}, {40, 2}};
+  // (a b) c for n < m, a (b c) for n > m: the two bindings plan differently.
+  const EinsumPlan small_n = einsum_path(eq, {{2, 40}, {40, 2}, {2, 2}});
+  const EinsumPlan large_n = einsum_path(eq, {{40, 2}, {2, 40}, {40, 2}});
+  ASSERT_EQ(small_n.path, (EinsumPath{{0, 1}, {0, 1}}));
+  ASSERT_EQ(large_n.path, (EinsumPath{{1, 2}, {0, 1}}));
+  int checked = 0;
+  for (DType dt : {f64, c128}) {
+    const TracedTensor a = placeholder(dt, {n, m}), b = placeholder(dt, {m, n}),
+                       c = placeholder(dt, {n, 2}), w = placeholder(dt, {n, 2});
+    const TracedTensor y = einsum(eq, {a, b, c});
+    const TracedTensor yw = y * w;
+    const auto g = grad_many(is_complex(dt) ? sum(real(yw)) : sum(yw), {a, b, c});
+    const Program p = compile({y, *g[0], *g[1], *g[2]}, {a, b, c, w});
+    EXPECT_EQ(p.count_ops("tenferro.einsum.v1"), 1u);
+    EXPECT_EQ(p.count_ops("tenferro.einsum_pullback.v1"), 1u);  // one reverse pass
+    const auto first = [&](std::int64_t nv, std::int64_t mv) {
+      return std::vector<Tensor>{make({nv, mv}, dt, 1), make({mv, nv}, dt, 2), make({nv, 2}, dt, 3),
+                                 make({nv, 2}, dt, 4)};
+    };
+    const std::vector<Tensor> sig = first(bindings[0].first, bindings[0].second);
+    const PreparedProgram prepared =
+        prepare(*runtime()->runtime(), p, InputSignature::of(std::span<const Tensor>(sig)));
+    for (const auto& [nv, mv] : bindings) {
+      const std::vector<Tensor> in = first(nv, mv);
+      const std::uint64_t before = prepares();
+      const auto got = run(*runtime()->runtime(), prepared, in);
+      // The forward node and the pullback node, each planned for this binding.
+      EXPECT_EQ(prepares(), before + 2) << "n = " << nv;
+      const auto again = run(*runtime()->runtime(), prepared, in);
+      EXPECT_EQ(prepares(), before + 2) << "n = " << nv;  // cached per bound shape
+      std::vector<EagerTensor> ev;
+      for (std::size_t k = 0; k < 3; ++k) ev.push_back(runtime()->tensor(in[k]));
+      const EagerTensor ew = runtime()->tensor(in[3]);
+      const auto eg = grad_many(
+          [&](std::span<const EagerTensor> z) {
+            const EagerTensor v = einsum(eq, std::vector<EagerTensor>(z.begin(), z.end())) * ew;
+            return is_complex(dt) ? sum(real(v)) : sum(v);
+          },
+          ev);
+      const std::string at = std::string(name(dt)) + " n = " + std::to_string(nv);
+      expect_close(host(got[0]), host(einsum(eq, ev)), 1e-12, at + " value");
+      expect_close(host(again[0]), host(got[0]), 0, at + " second run");
+      for (std::size_t k = 0; k < 3; ++k) {
+        ASSERT_TRUE(eg[k].has_value());
+        expect_close(host(got[1 + k]), host(*eg[k]), 1e-12, at + " gradient");
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
 }
