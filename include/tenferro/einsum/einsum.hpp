@@ -41,7 +41,8 @@ enum class EinsumStrategy {
   Greedy,   ///< The cheapest of several greedy runs (pair scores: result size less
             ///< its operands', step flops, result size; see docs/einsum.md).
   Anneal,   ///< Randomised greedy runs, then simulated annealing over contraction
-            ///< trees within `budget_ms`; never worse than Greedy.
+            ///< trees within the work budget (`search_work`, and `budget_ms`
+            ///< when set); never worse than Greedy.
 };
 
 /// Options of einsum and einsum_path.
