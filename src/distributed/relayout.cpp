@@ -20,6 +20,7 @@
 
 #include "distributed/relayout.hpp"
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <numeric>
@@ -116,20 +117,34 @@ std::vector<std::int64_t> strides_of(const Shape& s) {
   return st;
 }
 
-/// Per mesh axis sharding `ps`, the owner coordinate of each index of the
-/// sharded tensor axis (empty for a mesh axis that does not shard).
-std::vector<std::vector<int>> owners(const Shape& g, const std::vector<int>& mesh,
-                                     const Placements& ps) {
-  std::vector<std::vector<int>> own(mesh.size());
+/// Per mesh axis sharding `ps`: the owner coordinate of each index of the
+/// sharded tensor axis, and the end of the run of indices with that owner
+/// (both empty for a mesh axis that does not shard).
+struct Owners {
+  std::vector<std::vector<int>> owner;
+  std::vector<std::vector<std::int64_t>> run_end;
+};
+
+Owners owners(const Shape& g, const std::vector<int>& mesh, const Placements& ps) {
+  Owners o;
+  o.owner.resize(mesh.size());
+  o.run_end.resize(mesh.size());
   for (std::size_t m = 0; m < mesh.size(); ++m) {
     if (!ps[m].is_shard()) continue;
     const std::int64_t n = g[static_cast<std::size_t>(ps[m].axis)];
-    own[m].assign(static_cast<std::size_t>(n), 0);
+    auto& own = o.owner[m];
+    own.assign(static_cast<std::size_t>(n), 0);
     for (int r = 0; r < mesh[m]; ++r)
       for (const auto i : shard_indices(n, mesh[m], r, ps[m].block))
-        own[m][static_cast<std::size_t>(i)] = r;
+        own[static_cast<std::size_t>(i)] = r;
+    auto& end = o.run_end[m];
+    end.assign(static_cast<std::size_t>(n), n);
+    for (std::int64_t i = n - 2; i >= 0; --i) {
+      const auto k = static_cast<std::size_t>(i);
+      end[k] = own[k + 1] == own[k] ? end[k + 1] : i + 1;
+    }
   }
-  return own;
+  return o;
 }
 
 /// Per tensor axis, the global index of each local position on `coords`.
@@ -167,23 +182,41 @@ void for_ranks(const int (&spec)[2], const std::vector<int>& mesh, F&& fn) {
     for (int c1 = lo1; c1 < hi1; ++c1) fn(c0 * mesh[1] + c1);
 }
 
-/// Walks the local tensor of shape `local` in column-major order, calling
-/// fn(position, global column-major linear index).
+/// Walks the local tensor of shape `local` in column-major order in runs of
+/// elements consecutive both locally and globally (along axis 0), calling
+/// fn(position, global column-major linear index, length) per run.
 template <class F>
 void walk(const Shape& local, const std::vector<std::vector<std::int64_t>>& gidx,
           const std::vector<std::int64_t>& stride, F&& fn) {
   std::int64_t n = 1;
   for (const auto e : local) n *= e;
   if (n == 0) return;
+  if (local.empty()) {
+    fn(0, 0, 1);
+    return;
+  }
+  const std::int64_t n0 = local[0];
+  const auto& g0 = gidx[0];
   std::vector<std::int64_t> at(local.size(), 0);
-  for (std::int64_t pos = 0; pos < n; ++pos) {
-    std::int64_t linear = 0;
-    for (std::size_t k = 0; k < local.size(); ++k)
-      linear += gidx[k][static_cast<std::size_t>(at[k])] * stride[k];
-    fn(pos, linear);
-    for (std::size_t k = 0; k < local.size() && ++at[k] == local[k]; ++k) at[k] = 0;
+  for (std::int64_t pos = 0; pos < n; pos += n0) {
+    std::int64_t base = 0;
+    for (std::size_t k = 1; k < local.size(); ++k)
+      base += gidx[k][static_cast<std::size_t>(at[k])] * stride[k];
+    for (std::int64_t i = 0; i < n0;) {
+      std::int64_t j = i + 1;
+      while (j < n0 && g0[static_cast<std::size_t>(j)] == g0[static_cast<std::size_t>(j - 1)] + 1)
+        ++j;
+      fn(pos + i, base + g0[static_cast<std::size_t>(i)], j - i);
+      i = j;
+    }
+    for (std::size_t k = 1; k < local.size() && ++at[k] == local[k]; ++k) at[k] = 0;
   }
 }
+
+/// A run of local positions [pos, pos + length).
+struct Run {
+  std::int64_t pos = 0, length = 0;
+};
 
 /// out[i] += in[i] for one element of `dtype`.
 void add_into(unsigned char* out, const unsigned char* in, DType dtype) {
@@ -247,55 +280,82 @@ Tensor run_relayout(const RelayoutOp& op, const Tensor& in, Backend& backend) {
     return static_cast<std::size_t>((linear / stride) % extent);
   };
 
-  // Send: each local element to the ranks that hold it afterwards.
+  // Send: each run of local elements to the ranks that hold it afterwards,
+  // cut where an owner after changes.
   std::vector<std::vector<unsigned char>> send(static_cast<std::size_t>(ranks));
   const auto* src = static_cast<const unsigned char*>(x.raw_data());
   walk(x.shape(), global_indices(p.in_shape, p.mesh, p.in, me), stride_in,
-       [&](std::int64_t pos, std::int64_t linear) {
-         int spec[2] = {0, 0};
-         for (std::size_t m = 0; m < nd; ++m) {
-           const Placement& a = p.in[m];
-           const Placement& b = p.out[m];
-           if (b.is_shard()) {
-             const auto axis = static_cast<std::size_t>(b.axis);
-             const int owner = own_out[m][index(linear, stride_out[axis], p.out_shape[axis])];
-             spec[m] = a.kind == K::Replicate ? (owner == me[m] ? owner : kNone) : owner;
-           } else if (b.kind == K::Replicate) {
-             spec[m] = a.kind == K::Replicate ? me[m] : kAll;
-           } else {
-             spec[m] = a.kind == K::Replicate ? (me[m] == 0 ? 0 : kNone) : me[m];
+       [&](std::int64_t pos, std::int64_t linear, std::int64_t len) {
+         while (len > 0) {
+           std::int64_t take = len;
+           int spec[2] = {0, 0};
+           for (std::size_t m = 0; m < nd; ++m) {
+             const Placement& a = p.in[m];
+             const Placement& b = p.out[m];
+             if (b.is_shard()) {
+               const auto axis = static_cast<std::size_t>(b.axis);
+               const std::size_t o = index(linear, stride_out[axis], p.out_shape[axis]);
+               const int owner = own_out.owner[m][o];
+               take = std::min(
+                   take, (own_out.run_end[m][o] - static_cast<std::int64_t>(o)) * stride_out[axis] -
+                             linear % stride_out[axis]);
+               spec[m] = a.kind == K::Replicate ? (owner == me[m] ? owner : kNone) : owner;
+             } else if (b.kind == K::Replicate) {
+               spec[m] = a.kind == K::Replicate ? me[m] : kAll;
+             } else {
+               spec[m] = a.kind == K::Replicate ? (me[m] == 0 ? 0 : kNone) : me[m];
+             }
            }
+           const unsigned char* v = src + static_cast<std::size_t>(pos) * item;
+           const std::size_t bytes = static_cast<std::size_t>(take) * item;
+           for_ranks(spec, p.mesh, [&](int r) {
+             auto& buf = send[static_cast<std::size_t>(r)];
+             buf.insert(buf.end(), v, v + bytes);
+           });
+           pos += take;
+           linear += take;
+           len -= take;
          }
-         const unsigned char* v = src + static_cast<std::size_t>(pos) * item;
-         for_ranks(spec, p.mesh, [&](int r) {
-           auto& buf = send[static_cast<std::size_t>(r)];
-           buf.insert(buf.end(), v, v + item);
-         });
        });
 
-  // Receive: where each local element of the result comes from.
+  // Receive: where each run of the local result comes from, cut where an
+  // owner before changes.
   const Shape out_local = local_shape_at(p.out_shape, p.mesh, p.out, me);
-  std::vector<std::vector<std::int64_t>> from(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<Run>> from(static_cast<std::size_t>(ranks));
+  std::vector<std::size_t> from_bytes(from.size(), 0);
   bool sums = false;
   for (std::size_t m = 0; m < nd; ++m)
     sums |= p.in[m].kind == K::Partial && p.out[m].kind != K::Partial;
   walk(out_local, global_indices(p.out_shape, p.mesh, p.out, me), stride_out,
-       [&](std::int64_t pos, std::int64_t linear) {
-         int spec[2] = {0, 0};
-         for (std::size_t m = 0; m < nd; ++m) {
-           const Placement& a = p.in[m];
-           const Placement& b = p.out[m];
-           if (a.is_shard()) {
-             const auto axis = static_cast<std::size_t>(a.axis);
-             const int owner = own_in[m][index(linear, stride_in[axis], p.in_shape[axis])];
-             spec[m] = b.kind == K::Partial ? (owner == me[m] ? owner : kNone) : owner;
-           } else if (a.kind == K::Replicate) {
-             spec[m] = b.kind == K::Partial ? (me[m] == 0 ? 0 : kNone) : me[m];
-           } else {
-             spec[m] = b.kind == K::Partial ? me[m] : kAll;
+       [&](std::int64_t pos, std::int64_t linear, std::int64_t len) {
+         while (len > 0) {
+           std::int64_t take = len;
+           int spec[2] = {0, 0};
+           for (std::size_t m = 0; m < nd; ++m) {
+             const Placement& a = p.in[m];
+             const Placement& b = p.out[m];
+             if (a.is_shard()) {
+               const auto axis = static_cast<std::size_t>(a.axis);
+               const std::size_t i = index(linear, stride_in[axis], p.in_shape[axis]);
+               const int owner = own_in.owner[m][i];
+               take = std::min(
+                   take, (own_in.run_end[m][i] - static_cast<std::int64_t>(i)) * stride_in[axis] -
+                             linear % stride_in[axis]);
+               spec[m] = b.kind == K::Partial ? (owner == me[m] ? owner : kNone) : owner;
+             } else if (a.kind == K::Replicate) {
+               spec[m] = b.kind == K::Partial ? (me[m] == 0 ? 0 : kNone) : me[m];
+             } else {
+               spec[m] = b.kind == K::Partial ? me[m] : kAll;
+             }
            }
+           for_ranks(spec, p.mesh, [&](int r) {
+             from[static_cast<std::size_t>(r)].push_back({pos, take});
+             from_bytes[static_cast<std::size_t>(r)] += static_cast<std::size_t>(take) * item;
+           });
+           pos += take;
+           linear += take;
+           len -= take;
          }
-         for_ranks(spec, p.mesh, [&](int r) { from[static_cast<std::size_t>(r)].push_back(pos); });
        });
 
   // Exchange, after checking that each pair agrees on its count.
@@ -307,7 +367,7 @@ Tensor run_relayout(const RelayoutOp& op, const Tensor& in, Backend& backend) {
   MPI_Comm_rank(p.comm, &my_rank);
   for (std::size_t r = 0; r < send.size(); ++r) {
     if (send[r].size() > static_cast<std::size_t>(INT32_MAX) ||
-        from[r].size() * item > static_cast<std::size_t>(INT32_MAX)) {
+        from_bytes[r] > static_cast<std::size_t>(INT32_MAX)) {
       fail(ErrorKind::Unsupported, name,
            "a block of more than 2^31 bytes between two ranks; "
            "use more ranks or smaller tensors");
@@ -316,7 +376,7 @@ Tensor run_relayout(const RelayoutOp& op, const Tensor& in, Backend& backend) {
     scount[r] = static_cast<int>(send[r].size());
     sendbuf.insert(sendbuf.end(), send[r].begin(), send[r].end());
     if (static_cast<int>(r) != my_rank) sent += send[r].size();
-    expect[r] = static_cast<int>(from[r].size() * item);
+    expect[r] = static_cast<int>(from_bytes[r]);
     std::vector<unsigned char>().swap(send[r]);
   }
   check_mpi(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, p.comm),
@@ -343,14 +403,15 @@ Tensor run_relayout(const RelayoutOp& op, const Tensor& in, Backend& backend) {
   auto* dst = static_cast<unsigned char*>(out.raw_data());
   for (std::size_t r = 0; r < from.size(); ++r) {
     const unsigned char* v = recv.data() + rdispl[r];
-    for (const auto pos : from[r]) {
-      unsigned char* o = dst + static_cast<std::size_t>(pos) * item;
+    for (const Run& run : from[r]) {
+      unsigned char* o = dst + static_cast<std::size_t>(run.pos) * item;
+      const std::size_t bytes = static_cast<std::size_t>(run.length) * item;
       if (sums) {
-        add_into(o, v, dtype);
+        for (std::size_t k = 0; k < bytes; k += item) add_into(o + k, v + k, dtype);
       } else {
-        std::memcpy(o, v, item);
+        std::memcpy(o, v, bytes);
       }
-      v += item;
+      v += bytes;
     }
   }
   return out;
