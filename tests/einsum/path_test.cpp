@@ -230,9 +230,10 @@ TEST(EinsumPlanner, AWorkBudgetStopsTheSearchAtTheSameTreeEveryTime) {
 TEST(EinsumPlanner, AWallClockCapIsHonouredWithinTenPercent) {
   // A 20 x 20 grid (400 operands) searches about 1.5 s under the default
   // work budget: caps well below that end it. The clock is read inside
-  // every phase (every 256 annealing moves, every greedy contraction), so
-  // the search stops within 10% of the cap; the slack covers one
-  // scheduling delay of a loaded machine.
+  // every phase (every 256 annealing moves, every 32 steps of a greedy
+  // run), so the search stops within 10% of the cap; the 40 ms of slack
+  // cover the deterministic greedy paths that run before the cap can act
+  // (4-5 ms here) and a scheduling delay on a loaded machine.
   const Grid g = grid(20, 20, 2);
   int capped = 0;
   for (const double cap : {100.0, 300.0}) {
@@ -241,7 +242,7 @@ TEST(EinsumPlanner, AWallClockCapIsHonouredWithinTenPercent) {
     const EinsumPlan p = plan_contraction(g.net, {}, g.ext, o);
     EXPECT_TRUE(p.search_cut_short) << cap;
     EXPECT_EQ(p.path.size(), g.net.size() - 1) << cap;
-    EXPECT_LE(p.search_ms, cap * 1.1 + 25) << cap;
+    EXPECT_LE(p.search_ms, cap * 1.1 + 40) << cap;
     std::cout << "cap " << cap << " ms: search " << p.search_ms << " ms\n";
     ++capped;
   }
@@ -253,6 +254,8 @@ TEST(EinsumPlanner, AWallClockCapIsHonouredWithinTenPercent) {
   EXPECT_TRUE(zero.search_cut_short);
   EXPECT_EQ(zero.path.size(), g.net.size() - 1);
   EXPECT_DOUBLE_EQ(plan_contraction(g.net, {}, g.ext, {.path = zero.path}).flops, zero.flops);
+  // (The deterministic greedy paths run before the cap can act.)
+  std::cout << "cap 0 ms: search " << zero.search_ms << " ms\n";
 }
 
 TEST(EinsumPlanner, SlicingFitsTheMemoryLimit) {
