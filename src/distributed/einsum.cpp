@@ -444,11 +444,55 @@ BasicDTensor<T> permute(const BasicDTensor<T>& x, std::vector<std::int64_t> perm
   return BasicDTensor<T>(global, x.mesh(), ps, tenferro::permute(x.local(), Axes(perm)));
 }
 
+namespace {
+/// The einsum over labelled operands (labels checked here).
+template <class T>
+BasicDTensor<T> einsum_of(const std::vector<Labels>& ins, const Labels& output,
+                          const std::vector<BasicDTensor<T>>& operands, EinsumReport* report,
+                          const EinsumOptions& options);
+}  // namespace
+
 template <class T>
 BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor<T>>& operands,
                        EinsumReport* report, const EinsumOptions& options) {
   if (operands.empty()) fail(ErrorKind::InvalidArgument, "dist::einsum", "no operands");
   auto [ins, output] = parse(equation, operands.size());
+  return einsum_of(ins, output, operands, report, options);
+}
+
+template <class T>
+BasicDTensor<T> einsum(const EinsumLabels& labels, const std::vector<BasicDTensor<T>>& operands,
+                       EinsumReport* report, const EinsumOptions& options) {
+  if (operands.empty()) fail(ErrorKind::InvalidArgument, "dist::einsum", "no operands");
+  if (labels.inputs.size() != operands.size()) {
+    fail(ErrorKind::InvalidArgument, "dist::einsum", labels.inputs.size(), " label lists for ",
+         operands.size(), " operands");
+  }
+  Labels output;
+  if (labels.output) {
+    output = *labels.output;
+  } else {
+    std::map<std::int64_t, int> seen;
+    for (const auto& t : labels.inputs)
+      for (const auto l : t) ++seen[l];
+    for (const auto& [l, n] : seen)
+      if (n == 1) output.push_back(l);
+  }
+  return einsum_of(labels.inputs, output, operands, report, options);
+}
+
+namespace {
+
+/// A label for messages: the letter when it is one, else the number.
+std::string label_text(std::int64_t l) {
+  return (l >= 'a' && l <= 'z') || (l >= 'A' && l <= 'Z') ? std::string(1, static_cast<char>(l))
+                                                          : std::to_string(l);
+}
+
+template <class T>
+BasicDTensor<T> einsum_of(const std::vector<Labels>& ins, const Labels& output,
+                          const std::vector<BasicDTensor<T>>& operands, EinsumReport* report,
+                          const EinsumOptions& options) {
   std::map<std::int64_t, std::int64_t> extent;
   std::vector<Term<T>> terms;
   for (std::size_t k = 0; k < operands.size(); ++k) {
@@ -470,17 +514,16 @@ BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor
     for (std::size_t d = 0; d < ins[k].size(); ++d) {
       auto [it, fresh] = extent.try_emplace(ins[k][d], x.shape()[d]);
       if (!fresh && it->second != x.shape()[d]) {
-        fail(ErrorKind::ShapeMismatch, "dist::einsum", "label '",
-             std::string(1, static_cast<char>(ins[k][d])), "' has extents ", it->second, " and ",
-             x.shape()[d]);
+        fail(ErrorKind::ShapeMismatch, "dist::einsum", "label '", label_text(ins[k][d]),
+             "' has extents ", it->second, " and ", x.shape()[d]);
       }
     }
     terms.push_back({x, ins[k]});
   }
   for (const auto l : output) {
     if (!extent.count(l)) {
-      fail(ErrorKind::InvalidArgument, "dist::einsum", "output label '",
-           std::string(1, static_cast<char>(l)), "' is in no operand");
+      fail(ErrorKind::InvalidArgument, "dist::einsum", "output label '", label_text(l),
+           "' is in no operand");
     }
   }
   if (report) *report = EinsumReport{};
@@ -532,6 +575,8 @@ BasicDTensor<T> einsum(std::string_view equation, const std::vector<BasicDTensor
   return last.x;
 }
 
+}  // namespace
+
 template <class T>
 BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, EinsumReport* report,
                        const EinsumOptions& options) {
@@ -544,6 +589,8 @@ BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, Einsu
 
 #define TENFERRO_DIST_INSTANTIATE(T)                                                             \
   template BasicDTensor<T> permute(const BasicDTensor<T>&, std::vector<std::int64_t>);           \
+  template BasicDTensor<T> einsum(const EinsumLabels&, const std::vector<BasicDTensor<T>>&,      \
+                                  EinsumReport*, const EinsumOptions&);                          \
   template BasicDTensor<T> einsum(std::string_view, const std::vector<BasicDTensor<T>>&,         \
                                   EinsumReport*, const EinsumOptions&);                          \
   template BasicDTensor<T> matmul(const BasicDTensor<T>&, const BasicDTensor<T>&, EinsumReport*, \

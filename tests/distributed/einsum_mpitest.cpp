@@ -193,6 +193,31 @@ TEST(DistEinsum, NetworksAndTheirGradientsEqualOneProcess) {
   }
 }
 
+TEST(DistEinsum, IntegerLabelsReachPastTheAlphabet) {
+  // 60 distinct labels (more than the 52 letters): a ring of 30 matrices.
+  const dist::Mesh mesh = dist::Mesh::line();
+  EinsumLabels labels;
+  std::vector<EagerTensor> local;
+  std::vector<DTensor> sharded;
+  for (int k = 0; k < 30; ++k) {
+    labels.inputs.push_back({1000 + k, 1000 + (k + 1) % 30});
+    const Tensor m = global_tensor({3, 3}, 100 + static_cast<std::uint64_t>(k));
+    local.push_back(runtime()->tensor(m));
+    sharded.push_back(put(m, mesh, {dist::Shard(k % 2)}));
+  }
+  labels.output = std::vector<std::int64_t>{};
+  const DTensor y = dist::einsum(labels, sharded);
+  const EagerTensor want = einsum(labels, local);
+  EXPECT_LT(rel(dist::full_tensor(y).value(), want.value()), 1e-12);
+  labels.inputs.pop_back();
+  try {
+    (void)dist::einsum(labels, sharded);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+}
+
 TEST(DistEinsum, PermuteMovesNoData) {
   const dist::Mesh mesh = dist::Mesh::line();
   const Tensor a = global_tensor({4, 5, 6}, 9);

@@ -40,6 +40,10 @@
 #include "tenferro/ad/eager.hpp"
 #include "tenferro/ad/traced.hpp"
 
+namespace tenferro {
+struct EinsumLabels;  // tenferro/einsum/einsum.hpp
+}  // namespace tenferro
+
 namespace tenferro::dist {
 
 /// Initialises MPI (thread level FUNNELED) unless already initialised; the
@@ -298,6 +302,12 @@ inline TracedDTensor einsum(std::string_view equation, const std::vector<TracedD
                             EinsumReport* report = nullptr, const EinsumOptions& options = {}) {
   return einsum<TracedTensor>(equation, operands, report, options);
 }
+/// The same with integer labels (EinsumLabels, as the einsum family takes
+/// them: any number of labels; the output, when not given, is the labels
+/// seen once, sorted).
+template <class T>
+BasicDTensor<T> einsum(const EinsumLabels& labels, const std::vector<BasicDTensor<T>>& operands,
+                       EinsumReport* report = nullptr, const EinsumOptions& options = {});
 /// einsum("ij,jk->ik", {a, b}).
 template <class T>
 BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b,
