@@ -462,6 +462,10 @@ T apply_collective(const CollParams& params, const T& x) {
   return tenferro::apply<T>(op, std::span<const T>(in))[0];
 }
 
+OpPtr collective_op(const CollParams& params) {
+  return std::make_shared<const CollectiveOp>(params);
+}
+
 EagerTensor collective(const CollParams& params, const EagerTensor& x) {
   return apply_collective(params, x);
 }

@@ -72,6 +72,10 @@ inline CollParams broadcast_params(MPI_Comm comm, int root, std::int64_t axis,
   return p;
 }
 
+/// The collective as an op, for AD rules to emit:
+/// emitter.emit1(collective_op(all_reduce_params(comm)), {x}).
+OpPtr collective_op(const CollParams& params);
+
 /// Runs (and, when x is tracked, records) one collective over params.comm;
 /// on a traced value, adds its node to the graph.
 EagerTensor collective(const CollParams& params, const EagerTensor& x);

@@ -26,10 +26,19 @@ struct SlParams {
   std::int64_t m = 0, n = 0, k = 0;
   char trans_a = 'N', trans_b = 'N';
   char uplo = 'L';  ///< Eigh: the triangle read; Cholesky: 'U' for the upper factor
+  /// Svd, Eigh: the AD policy (tenferro::linalg::SpectralOptions).
+  bool regularised = false;
+  double eta = 1e-8;
+  double gauge_tolerance = 1e-2;
+  double degeneracy_tolerance = 1e-10;
+  double component_tolerance = 1e-6;
   friend bool operator==(const SlParams& a, const SlParams& b) {
     return a.kind == b.kind && a.comm == b.comm && a.grid.context == b.grid.context &&
            a.block == b.block && a.m == b.m && a.n == b.n && a.k == b.k && a.trans_a == b.trans_a &&
-           a.trans_b == b.trans_b && a.uplo == b.uplo;
+           a.trans_b == b.trans_b && a.uplo == b.uplo && a.regularised == b.regularised &&
+           a.eta == b.eta && a.gauge_tolerance == b.gauge_tolerance &&
+           a.degeneracy_tolerance == b.degeneracy_tolerance &&
+           a.component_tolerance == b.component_tolerance;
   }
 };
 std::size_t hash_value(const SlParams& p);
@@ -75,8 +84,20 @@ inline ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a
 }
 /// The params of a ScaLAPACK op (the op its rules are called with).
 const SlParams& scalapack_params(const Op& op);
-/// The rules of the ops that have them (scalapack_rules.cpp): Gemm, Tran
-/// and Solve; nullptr for the others.
+/// The rules of the ops that have them (scalapack_rules.cpp): Gemm, Tran,
+/// Solve, Svd and Eigh (scalapack_grad_spectral.cpp); nullptr for the others.
 const ad::RuleSet* scalapack_rules(SlKind kind);
+const ad::RuleSet& svd_rules();
+const ad::RuleSet& eigh_rules();
+
+/// A factor of a product in a rule: op(v) with op 'N', 'T', 'C' (as p?gemm)
+/// or 'K' (conj(v), which p?gemm has no flag for: conjugated locally).
+struct Factor {
+  ad::Val v;
+  Shape global;  ///< v's global shape
+  char op = 'N';
+};
+/// op(l) op(r) as one gemm op on `like`'s grid and block.
+ad::Val product(ad::Emitter& e, const SlParams& like, const Factor& l, const Factor& r);
 
 }  // namespace tenferro::dist::detail

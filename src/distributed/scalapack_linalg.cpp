@@ -4,6 +4,7 @@
 // whose results are wrapped with their global shapes and placements.
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "distributed/scalapack.hpp"
@@ -53,6 +54,34 @@ void check_square(const BasicDTensor<T>& a, const char* op) {
   }
 }
 
+/// The AD policy of `options` into the op's params, checked as the
+/// single-process family checks it.
+void set_ad(SlParams& p, const tenferro::linalg::SpectralOptions& o, const char* op) {
+  if (!(o.eta > 0.0) || !std::isfinite(o.eta)) {
+    fail(ErrorKind::InvalidArgument, op, "SpectralOptions::eta must be finite and > 0, got ",
+         o.eta);
+  }
+  if (!(o.gauge_tolerance >= 0.0)) {
+    fail(ErrorKind::InvalidArgument, op, "SpectralOptions::gauge_tolerance must be >= 0, got ",
+         o.gauge_tolerance);
+  }
+  if (!(o.degeneracy_tolerance >= 0.0) || !std::isfinite(o.degeneracy_tolerance)) {
+    fail(ErrorKind::InvalidArgument, op,
+         "SpectralOptions::degeneracy_tolerance must be finite and >= 0, got ",
+         o.degeneracy_tolerance);
+  }
+  if (!(o.component_tolerance >= 0.0) || !std::isfinite(o.component_tolerance)) {
+    fail(ErrorKind::InvalidArgument, op,
+         "SpectralOptions::component_tolerance must be finite and >= 0, got ",
+         o.component_tolerance);
+  }
+  p.regularised = o.policy == tenferro::linalg::GaugePolicy::Regularised;
+  p.eta = o.eta;
+  p.gauge_tolerance = o.gauge_tolerance;
+  p.degeneracy_tolerance = o.degeneracy_tolerance;
+  p.component_tolerance = o.component_tolerance;
+}
+
 Placements replicated(const Mesh& mesh) {
   return Placements(static_cast<std::size_t>(mesh.ndim()), Replicate());
 }
@@ -97,8 +126,10 @@ BasicDTensor<T> transpose(const BasicDTensor<T>& a, bool conjugate) {
 }
 
 template <class T>
-tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a) {
+tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a,
+                                                 const tenferro::linalg::SpectralOptions& options) {
   SlParams p = params_for(SlKind::Svd, a, "dist::linalg::svd");
+  set_ad(p, options, "dist::linalg::svd");
   p.m = a.shape()[0];
   p.n = a.shape()[1];
   const std::int64_t k = std::min(p.m, p.n);
@@ -110,7 +141,8 @@ tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a) {
 
 template <class T>
 tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
-    const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation) {
+    const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation,
+    const tenferro::linalg::SpectralOptions& options) {
   const char* op = "dist::linalg::svd_truncated";
   (void)tenferro::linalg::truncation_rank({}, truncation);  // validates the options
   const BlockCyclicLayout layout = detail::layout_of(a, op);
@@ -122,7 +154,7 @@ tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
            "(a cutoff or a weight bound makes the rank depend on the values)");
     }
   }
-  auto f = svd(a);
+  auto f = svd(a, options);
   const std::int64_t k = f.S.shape()[0];
   if constexpr (std::is_same_v<T, TracedTensor>) {
     r = k == 0 ? 0
@@ -188,12 +220,14 @@ tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
 }
 
 template <class T>
-tenferro::linalg::EigResult<BasicDTensor<T>> eigh(const BasicDTensor<T>& a, char uplo) {
+tenferro::linalg::EigResult<BasicDTensor<T>> eigh(
+    const BasicDTensor<T>& a, char uplo, const tenferro::linalg::SpectralOptions& options) {
   const char* op = "dist::linalg::eigh";
   if (uplo != 'L' && uplo != 'U') {
     fail(ErrorKind::InvalidArgument, op, "uplo is 'L' or 'U', got '", uplo, "'");
   }
   SlParams p = params_for(SlKind::Eigh, a, op);
+  set_ad(p, options, op);
   check_square(a, op);
   p.m = p.n = a.shape()[0];
   p.uplo = uplo;
@@ -242,11 +276,14 @@ BasicDTensor<T> solve(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
 
 #define TENFERRO_DIST_LINALG_INSTANTIATE(T)                                                    \
   template BasicDTensor<T> matmul(const BasicDTensor<T>&, const BasicDTensor<T>&, char, char); \
-  template tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>&);           \
+  template tenferro::linalg::SvdResult<BasicDTensor<T>> svd(                                   \
+      const BasicDTensor<T>&, const tenferro::linalg::SpectralOptions&);                       \
   template BasicDTensor<T> transpose(const BasicDTensor<T>&, bool);                            \
-  template tenferro::linalg::EigResult<BasicDTensor<T>> eigh(const BasicDTensor<T>&, char);    \
+  template tenferro::linalg::EigResult<BasicDTensor<T>> eigh(                                  \
+      const BasicDTensor<T>&, char, const tenferro::linalg::SpectralOptions&);                 \
   template tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(                      \
-      const BasicDTensor<T>&, const tenferro::linalg::Truncation&);                            \
+      const BasicDTensor<T>&, const tenferro::linalg::Truncation&,                             \
+      const tenferro::linalg::SpectralOptions&);                                               \
   template std::pair<BasicDTensor<T>, BasicDTensor<T>> qr(const BasicDTensor<T>&);             \
   template BasicDTensor<T> cholesky(const BasicDTensor<T>&, bool);                             \
   template BasicDTensor<T> solve(const BasicDTensor<T>&, const BasicDTensor<T>&);

@@ -22,7 +22,9 @@ std::size_t hash_value(const SlParams& p) {
        {std::int64_t{p.grid.context}, p.block, p.m, p.n, p.k, std::int64_t{p.trans_a},
         std::int64_t{p.trans_b}, std::int64_t{p.uplo}})
     h = hash_combine(h, static_cast<std::size_t>(v));
-  return h;
+  for (const double v : {p.eta, p.gauge_tolerance, p.degeneracy_tolerance, p.component_tolerance})
+    h = hash_combine(h, std::hash<double>{}(v));
+  return hash_combine(h, static_cast<std::size_t>(p.regularised));
 }
 
 std::vector<Shape> input_globals(const SlParams& p) {

@@ -18,14 +18,6 @@ namespace tenferro::dist::detail {
 
 namespace {
 
-/// A factor of a product: op(v) with op 'N', 'T', 'C' (as p?gemm) or 'K'
-/// (conj(v), which p?gemm has no flag for: conjugated on the local block).
-struct Factor {
-  ad::Val v;
-  Shape global;  ///< v's global shape
-  char op = 'N';
-};
-
 /// The op giving op(M)^H from M.
 char adjoint_of(char op) {
   switch (op) {
@@ -61,22 +53,6 @@ std::int64_t rows_of(const Factor& f) {
 }
 std::int64_t cols_of(const Factor& f) {
   return f.op == 'N' || f.op == 'K' ? f.global[1] : f.global[0];
-}
-
-/// op(l) op(r) as one gemm op on `like`'s grid and block.
-ad::Val product(ad::Emitter& e, const SlParams& like, const Factor& l, const Factor& r) {
-  SlParams q = like;
-  q.m = rows_of(l);
-  q.k = cols_of(l);
-  q.n = cols_of(r);
-  auto operand = [&](const Factor& f, char& flag) {
-    flag = f.op == 'K' ? 'N' : f.op;
-    if (f.op == 'K' && is_complex(e.dtype_of(f.v))) return e.conj(f.v);
-    return f.v;
-  };
-  const ad::Val a = operand(l, q.trans_a);
-  const ad::Val b = operand(r, q.trans_b);
-  return emit_gemm(e, q, a, b);
 }
 
 std::vector<ad::MaybeVal> gemm_jvp(const ad::RuleArgs& args, std::span<const ad::MaybeVal> t) {
@@ -203,6 +179,25 @@ std::vector<ad::MaybeVal> solve_vjp(const ad::RuleArgs& args, std::span<const ad
 
 }  // namespace
 
+ad::Val product(ad::Emitter& e, const SlParams& like, const Factor& l, const Factor& r) {
+  SlParams q;  // only the grid of `like`: equal products are one op (CSE)
+  q.kind = SlKind::Gemm;
+  q.comm = like.comm;
+  q.grid = like.grid;
+  q.block = like.block;
+  q.m = rows_of(l);
+  q.k = cols_of(l);
+  q.n = cols_of(r);
+  auto operand = [&](const Factor& f, char& flag) {
+    flag = f.op == 'K' ? 'N' : f.op;
+    if (f.op == 'K' && is_complex(e.dtype_of(f.v))) return e.conj(f.v);
+    return f.v;
+  };
+  const ad::Val a = operand(l, q.trans_a);
+  const ad::Val b = operand(r, q.trans_b);
+  return emit_gemm(e, q, a, b);
+}
+
 const ad::RuleSet* scalapack_rules(SlKind kind) {
   static const ad::RuleSet gemm = [] {
     ad::RuleSet r;
@@ -232,6 +227,10 @@ const ad::RuleSet* scalapack_rules(SlKind kind) {
       return &tran;
     case SlKind::Solve:
       return &solve;
+    case SlKind::Svd:
+      return &svd_rules();
+    case SlKind::Eigh:
+      return &eigh_rules();
     default:
       break;
   }

@@ -20,10 +20,14 @@
 // is gathered to one rank).
 //
 // The ops run as eager extension ops on the local blocks, in both tiers
-// (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul, transpose
-// and solve carry AD rules written with these ops (cotangents in the
-// operands' layout); the decompositions have none yet: a call recorded for
-// AD (an input requires grad) is UnsupportedAdRule. Every check on data agrees across the mesh: a
+// (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul,
+// transpose, solve, svd, svd_truncated and eigh carry AD rules (jvp and vjp;
+// dist::backward, dist::grad) written with these ops, elementwise ops on
+// the local blocks and all-reduces (cotangents in the operands' layout);
+// the decompositions' rules are the single-process family's, with its
+// SpectralOptions (gauge policy, degeneracy handling). qr and cholesky have
+// none yet: a call recorded for AD (an input requires grad) is
+// UnsupportedAdRule. Every check on data agrees across the mesh: a
 // singular matrix, a matrix that is not positive definite, non-finite input to svd / eigh, a rank
 // whose local block has another dtype, raise the same typed tenferro::Error on every rank.
 
@@ -108,8 +112,16 @@ BasicDTensor<T> transpose(const BasicDTensor<T>& a, bool conjugate = false);
 /// U [m, k] and Vh [k, n] in A's layout, S [k] real, descending, Replicate
 /// (the whole vector on every rank). Non-finite input is NoConvergence, as
 /// a failed convergence is.
+/// AD: the single-process tenferro::linalg::svd rules (PyTorch's
+/// svd_backward / linalg_svd_jvp on the reduced factors) with `options`'
+/// gauge policy: Strict zeroes the 1 / gap factors of degenerate pairs and
+/// raises GaugeIllDefined, on every rank, when the (co)tangent has a
+/// component there, or when a complex loss depends on the vectors' phases;
+/// Regularised broadens them. The F matrices are built per local block from
+/// the replicated S; diagonals read into replicated vectors are all-reduced.
 template <class T>
-tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a);
+tenferro::linalg::SvdResult<BasicDTensor<T>> svd(
+    const BasicDTensor<T>& a, const tenferro::linalg::SpectralOptions& options = {});
 
 /// The truncated SVD: svd(a), then the leading r singular triplets, r chosen
 /// by `truncation` (max rank, cutoff, discarded weight: the single-process
@@ -121,15 +133,23 @@ tenferro::linalg::SvdResult<BasicDTensor<T>> svd(const BasicDTensor<T>& a);
 /// are Replicate. In a traced program the rank must be a constant: only
 /// max_rank may be set (a cutoff or a weight bound is Unsupported there).
 /// Bad options are InvalidArgument, as in the single-process family.
+/// AD: svd's rules (with `options`), then the prefix slices, as the
+/// single-process svd_truncated; the discarded weight is differentiable.
 template <class T>
 tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
-    const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation);
+    const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation,
+    const tenferro::linalg::SpectralOptions& options = {});
 
 /// The eigendecomposition of a Hermitian (real symmetric) A [n, n] read from
 /// its `uplo` triangle ('L' or 'U'; p?syevd / p?heevd): eigenvalues [n]
 /// real, ascending, Replicate; eigenvectors [n, n] in A's layout.
+/// AD: the single-process tenferro::linalg::eigh rules, as derivatives of
+/// the function of the `uplo` triangle (the gradient lives on that
+/// triangle), with `options`' gauge policy (as svd).
 template <class T>
-tenferro::linalg::EigResult<BasicDTensor<T>> eigh(const BasicDTensor<T>& a, char uplo = 'L');
+tenferro::linalg::EigResult<BasicDTensor<T>> eigh(
+    const BasicDTensor<T>& a, char uplo = 'L',
+    const tenferro::linalg::SpectralOptions& options = {});
 
 /// The reduced QR A = Q R of A [m, n] (p?geqrf, then p?orgqr / p?ungqr),
 /// k = min(m, n): Q [m, k], R [k, n] upper triangular, both in A's layout.
