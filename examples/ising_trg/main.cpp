@@ -51,6 +51,7 @@ struct Config {
   int digits = 6;             // decimals of f, u and c in the table
   bool distributed = false;   // the TRG over the MPI ranks (trg_dist.hpp)
   bool check_single = false;  // --distributed: compare with the single-process TRG
+  bool derivatives = true;    // --distributed: u and c by AD (--no-ad: f only)
 };
 
 // The distributed run's table must equal the single-process one to this
@@ -79,6 +80,8 @@ void usage(std::ostream& os) {
         "                     eager tier (--mode is not used); rank 0 prints the table of the\n"
         "                     single-process run and each rank's memory (largest local tensor,\n"
         "                     peak RSS); --threads defaults to the cores over the ranks\n"
+        "  --no-ad            with --distributed: ln Z / N and f only (u and c need the\n"
+        "                     distributed SVD's derivatives)\n"
         "  --check-single     with --distributed: rank 0 also runs the single-process TRG (eager)\n"
         "                     and compares every table entry; exit status 1 when one differs by\n"
         "                     more than 1e-10 (relative)\n"
@@ -107,6 +110,8 @@ Config parse(int argc, char** argv) {
       args.fail("--distributed needs tenferro's distributed layer: configure with MPI and "
                 "ScaLAPACK (TENFERRO_WITH_MPI=ON, docs/distributed.md)");
 #endif
+    } else if (flag == "--no-ad") {
+      c.derivatives = false;
     } else if (flag == "--check-single") {
       c.check_single = true;
     } else if (flag == "--checkpoint") {
@@ -123,6 +128,7 @@ Config parse(int argc, char** argv) {
   if (c.trg.checkpoint_steps > 0 && c.distributed)
     args.fail("--checkpoint is not available with --distributed (its tier is eager)");
   if (c.check_single && !c.distributed) args.fail("--check-single needs --distributed");
+  if (!c.derivatives && !c.distributed) args.fail("--no-ad needs --distributed");
   args.finish(c.demo);
   return c;
 }
@@ -269,13 +275,15 @@ int run_distributed(const Config& config) {
             << "  the network tensor and its split matrices sharded over the ranks (1-D mesh),\n"
             << "  truncated SVDs on ScaLAPACK (block-cyclic, 1 x " << ranks
             << " grid), the plaquette contraction a dist::einsum;\n"
-            << "  f from ln Z / N; u and c by AD where the distributed SVD has derivatives\n"
+            << (config.derivatives
+                    ? "  u and c by AD: jvp(grad) through the distributed ops, SVDs included\n"
+                    : "  f only (--no-ad)\n")
             << "  Critical temperature Tc = " << std::setprecision(6)
             << ising::critical_temperature() << "\n\n";
 
   std::optional<Progress> progress;
   if (root) progress.emplace(temps.size());
-  ising::DistributedTrg trg(runtime, mesh, config.trg, /*derivatives=*/false);
+  ising::DistributedTrg trg(runtime, mesh, config.trg, config.derivatives);
   dist::reset_comm_stats();
   std::vector<ising::Thermodynamics> results;
   std::int64_t largest_local = 0, largest_global = 0;

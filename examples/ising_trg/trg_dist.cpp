@@ -103,8 +103,8 @@ void rg_step(DT<T>& t, DT<T>& log_z, int step, std::int64_t d, const TrgOptions&
   const DT<T> ma = dist::reshape(t, {d * d, d * d}, matrix);
   const DT<T> mb = dist::reshape(dist::permute(t, {1, 2, 3, 0}), {d * d, d * d}, matrix);
   note(memory, ma, "split matrix");
-  const auto a = dist::linalg::svd_truncated(ma, keep);
-  const auto b = dist::linalg::svd_truncated(mb, keep);
+  const auto a = dist::linalg::svd_truncated(ma, keep, options.svd_options);
+  const auto b = dist::linalg::svd_truncated(mb, keep, options.svd_options);
   const std::int64_t r = a.rank;
   note(memory, a.U, "U");
   note(memory, a.Vh, "Vh");
@@ -190,11 +190,34 @@ DistributedTrg::DistributedTrg(tf::EagerRuntimePtr runtime, dist::Mesh mesh, Trg
 
 Thermodynamics DistributedTrg::operator()(double beta, const StepCallback& on_step) {
   memory_ = {};
-  const dist::DTensor b =
-      dist::distribute(runtime_->tensor(tf::Tensor::scalar(beta)), mesh_, {dist::Replicate()});
-  const dist::DTensor log_z = log_z_per_site_dist(b, options_, on_step, &memory_);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  return thermodynamics(beta, dist::item(log_z), nan, nan);
+  if (!derivatives_) {
+    const dist::DTensor b =
+        dist::distribute(runtime_->tensor(tf::Tensor::scalar(beta)), mesh_, {dist::Replicate()});
+    const dist::DTensor log_z = log_z_per_site_dist(b, options_, on_step, &memory_);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return thermodynamics(beta, dist::item(log_z), nan, nan);
+  }
+  // As EagerTrg: jvp(grad) of ln Z / N, forward over reverse. Each rank
+  // differentiates its own part of the computation: the loss is seeded as
+  // dist::backward seeds a Replicate one (rank 0 carries it), so the ranks'
+  // gradients of their copy of beta are the summands of the derivative,
+  // summed by an all-reduce (Partial -> Replicate) that jvp sees through.
+  const bool seed_here = mesh_.coordinate(0) == 0;
+  tf::EagerTensor log_z;  // the value of the innermost evaluation
+  const auto f = [&](const tf::EagerTensor& b) {
+    const dist::DTensor y = log_z_per_site_dist(dist::distribute(b, mesh_, {dist::Replicate()}),
+                                                options_, on_step, &memory_);
+    log_z = y.local().detach();
+    return seed_here ? y.local() : y.local() * 0.0;
+  };
+  const auto df = [&](const tf::EagerTensor& b) {
+    const dist::DTensor summand(tf::Shape{}, mesh_, {dist::Partial()}, tf::grad(f, b));
+    return dist::redistribute(summand, {dist::Replicate()}).local();
+  };
+  const tf::EagerTensor b = runtime_->variable(tf::Tensor::scalar(beta));
+  const tf::JvpResult r = tf::jvp(df, b, runtime_->tensor(tf::Tensor::scalar(1.0)));
+  return thermodynamics(beta, log_z.item<double>(), r.output.item<double>(),
+                        r.tangent ? r.tangent->item<double>() : 0.0);
 }
 
 }  // namespace ising
