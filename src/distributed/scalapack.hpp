@@ -12,7 +12,7 @@
 
 namespace tenferro::dist::detail {
 
-enum class SlKind : unsigned char { Gemm, Svd, Eigh, Qr, Cholesky, Solve, Tran };
+enum class SlKind : unsigned char { Gemm, Svd, Eigh, Qr, Cholesky, Solve, Tran, Trsm };
 
 /// One routine call on whole matrices (IA = JA = 1) of one grid and block.
 struct SlParams {
@@ -22,7 +22,9 @@ struct SlParams {
   std::int64_t block = 1;
   /// Gemm: op(A) [m, k], op(B) [k, n]. Svd, Qr: A [m, n]. Eigh, Cholesky:
   /// A [n, n]. Solve: A [n, n], B [n, k]. Tran: C [m, n] = op(A), A [n, m],
-  /// op = trans_a ('T' or 'C').
+  /// op = trans_a ('T' or 'C'). Trsm: X [m, n] = op(A)^{-1} B (trans_b
+  /// 'L', A [m, m]) or B op(A)^{-1} (trans_b 'R', A [n, n]) with A's `uplo`
+  /// triangle, op = trans_a ('N' or 'C').
   std::int64_t m = 0, n = 0, k = 0;
   char trans_a = 'N', trans_b = 'N';
   char uplo = 'L';  ///< Eigh: the triangle read; Cholesky: 'U' for the upper factor
@@ -85,10 +87,14 @@ inline ad::Val emit_gemm(ad::Emitter& emitter, const SlParams& params, ad::Val a
 /// The params of a ScaLAPACK op (the op its rules are called with).
 const SlParams& scalapack_params(const Op& op);
 /// The rules of the ops that have them (scalapack_rules.cpp): Gemm, Tran,
-/// Solve, Svd and Eigh (scalapack_grad_spectral.cpp); nullptr for the others.
+/// Solve, Svd and Eigh (scalapack_grad_spectral.cpp), Trsm, Qr and Cholesky
+/// (scalapack_grad_factor.cpp).
 const ad::RuleSet* scalapack_rules(SlKind kind);
 const ad::RuleSet& svd_rules();
 const ad::RuleSet& eigh_rules();
+const ad::RuleSet& trsm_rules();
+const ad::RuleSet& qr_rules();
+const ad::RuleSet& cholesky_rules();
 
 /// A factor of a product in a rule: op(v) with op 'N', 'T', 'C' (as p?gemm)
 /// or 'K' (conj(v), which p?gemm has no flag for: conjugated locally).

@@ -45,6 +45,18 @@ TF_PGEMM(c64, pcgemm_)
 TF_PGEMM(c128, pzgemm_)
 #undef TF_PGEMM
 
+// ---- PBLAS: B = alpha op(A)^{-1} B (side 'L') or B op(A)^{-1} ('R'), A
+// triangular ----
+#define TF_PTRSM(T, f)                                                                           \
+  void f(const char*, const char*, const char*, const char*, const fint*, const fint*, const T*, \
+         const T*, const fint*, const fint*, const fint*, T*, const fint*, const fint*,          \
+         const fint*, flen, flen, flen, flen);
+TF_PTRSM(float, pstrsm_)
+TF_PTRSM(double, pdtrsm_)
+TF_PTRSM(c64, pctrsm_)
+TF_PTRSM(c128, pztrsm_)
+#undef TF_PTRSM
+
 // ---- PBLAS: C = beta C + alpha op(A), op transpose (p?tran, p?tranu) or
 // conjugate transpose (p?tranc); C [m, n], A [n, m] ----
 #define TF_PTRAN(T, f)                                                                        \
@@ -140,6 +152,21 @@ TF_PGEMM(double, pdgemm_)
 TF_PGEMM(c64, pcgemm_)
 TF_PGEMM(c128, pzgemm_)
 #undef TF_PGEMM
+
+#define TF_PTRSM(T, f)                                                                          \
+  inline void ptrsm(char side, char uplo, char ta, fint m, fint n, const T* a, const fint* desca, \
+                    T* b, const fint* descb) {                                                    \
+    const fint one = 1;                                                                           \
+    const char diag = 'N';                                                                        \
+    const T alpha(1);                                                                             \
+    f(&side, &uplo, &ta, &diag, &m, &n, &alpha, a, &one, &one, desca, b, &one, &one, descb, 1, 1, \
+      1, 1);                                                                                      \
+  }
+TF_PTRSM(float, pstrsm_)
+TF_PTRSM(double, pdtrsm_)
+TF_PTRSM(c64, pctrsm_)
+TF_PTRSM(c128, pztrsm_)
+#undef TF_PTRSM
 
 #define TF_PTRAN(T, f, g)                                                                      \
   inline void ptran(bool conjugate, fint m, fint n, const T* a, const fint* desca, T* c,        \

@@ -231,6 +231,21 @@ std::vector<Tensor> run_tran(const SlParams& p, ExecutionScope& scope, std::span
 }
 
 template <class S>
+std::vector<Tensor> run_trsm(const SlParams& p, ExecutionScope& scope, std::span<const Tensor> in) {
+  const Tensor a = scope.compact(in[0]);
+  const Tensor b = scratch_copy(scope.backend(), in[1]);
+  if (p.m == 0 || p.n == 0) return {b};
+  const RoutineGrid rg = routine_grid(p);
+  const std::int64_t na = p.trans_b == 'L' ? p.m : p.n;
+  const auto da = rg.desc(na, na, "dist::linalg (triangular solve)");
+  const auto db = rg.desc(p.m, p.n, "dist::linalg (triangular solve)");
+  if (rg.inside)
+    scalapack::ptrsm(p.trans_b, p.uplo, p.trans_a, static_cast<fint>(p.m), static_cast<fint>(p.n),
+                     ptr<S>(a), da.data(), ptr<S>(b), db.data());
+  return {b};
+}
+
+template <class S>
 void gesvd(const char* job, fint m, fint n, S* a, const fint* da, typename Real<S>::type* s, S* u,
            const fint* du, S* vt, const fint* dvt, S* work, fint lwork,
            typename Real<S>::type* rwork, fint* info) {
@@ -452,6 +467,8 @@ std::vector<Tensor> run_typed(const SlParams& p, ExecutionScope& scope,
       return run_cholesky<S>(p, scope, in);
     case SlKind::Tran:
       return run_tran<S>(p, scope, in);
+    case SlKind::Trsm:
+      return run_trsm<S>(p, scope, in);
     case SlKind::Solve:
       break;
   }

@@ -40,6 +40,8 @@ std::vector<Shape> input_globals(const SlParams& p) {
       return {Shape{p.n, p.n}};
     case SlKind::Tran:
       return {Shape{p.n, p.m}};
+    case SlKind::Trsm:
+      return {p.trans_b == 'L' ? Shape{p.m, p.m} : Shape{p.n, p.n}, Shape{p.m, p.n}};
     case SlKind::Solve:
       break;
   }
@@ -61,6 +63,8 @@ std::string op_name(SlKind k) {
       return "dist::linalg::cholesky";
     case SlKind::Tran:
       return "dist::linalg::transpose";
+    case SlKind::Trsm:
+      return "dist::linalg (triangular solve)";
     case SlKind::Solve:
       break;
   }
@@ -89,6 +93,8 @@ constexpr std::string_view family_of(SlKind k) {
       return "tenferro.dist.scalapack_cholesky.v1";
     case SlKind::Tran:
       return "tenferro.dist.scalapack_tran.v1";
+    case SlKind::Trsm:
+      return "tenferro.dist.scalapack_trsm.v1";
     case SlKind::Solve:
       break;
   }
@@ -96,7 +102,7 @@ constexpr std::string_view family_of(SlKind k) {
 }
 
 std::size_t input_count_of(SlKind k) {
-  return k == SlKind::Gemm || k == SlKind::Solve ? 2 : 1;
+  return k == SlKind::Gemm || k == SlKind::Solve || k == SlKind::Trsm ? 2 : 1;
 }
 
 std::size_t output_count_of(SlKind k) {
@@ -126,6 +132,7 @@ InferenceResult infer_outputs(const SlParams& p, DType dt) {
   switch (p.kind) {
     case SlKind::Gemm:
     case SlKind::Tran:
+    case SlKind::Trsm:
       r.outputs.push_back(meta(dt, local_of(p, p.m, p.n)));
       break;
     case SlKind::Svd:
@@ -170,15 +177,8 @@ class ScalapackOpBase : public ExtensionOpWithParams<Derived, SlParams>, public 
   }
 };
 
-/// The decompositions without AD rules yet: recording one is
-/// UnsupportedAdRule at the call.
-class ScalapackOp final : public ScalapackOpBase<ScalapackOp> {
- public:
-  using ScalapackOpBase::ScalapackOpBase;
-};
-
-/// The ops with AD rules (scalapack_rules.cpp): p?gemm, p?tran and p?gesv,
-/// whose rules emit ops of this family again (so they differentiate again).
+/// The ops with AD rules (scalapack_rules.cpp), whose rules emit ops of this
+/// family again (so they differentiate again).
 class DifferentiableOp final : public ScalapackOpBase<DifferentiableOp>, public ad::RuleCarryingOp {
  public:
   using ScalapackOpBase::ScalapackOpBase;
@@ -192,22 +192,16 @@ std::vector<Tensor> execute(const OpT& op, ExecutionScope& scope, ExtensionCache
 }
 
 OpPtr make_op(const SlParams& params) {
-  if (scalapack_rules(params.kind) != nullptr)
-    return std::make_shared<const DifferentiableOp>(params);
-  return std::make_shared<const ScalapackOp>(params);
+  return std::make_shared<const DifferentiableOp>(params);
 }
 
 ExtensionModulePtr scalapack_module(const EngineRegistration& engine) {
   static const ModulesByEngine modules([](const EngineId& id) {
     auto module = std::make_shared<SimpleModule>("tenferro.dist.scalapack");
     for (const SlKind k : {SlKind::Gemm, SlKind::Svd, SlKind::Eigh, SlKind::Qr, SlKind::Cholesky,
-                           SlKind::Solve, SlKind::Tran}) {
-      const std::string family(family_of(k));
-      if (scalapack_rules(k) != nullptr) {
-        module->family<DifferentiableOp>(family, execute<DifferentiableOp>, nullptr, id);
-      } else {
-        module->family<ScalapackOp>(family, execute<ScalapackOp>, nullptr, id);
-      }
+                           SlKind::Solve, SlKind::Tran, SlKind::Trsm}) {
+      module->family<DifferentiableOp>(std::string(family_of(k)), execute<DifferentiableOp>,
+                                       nullptr, id);
     }
     return module;
   });

@@ -231,6 +231,12 @@ const ad::RuleSet* scalapack_rules(SlKind kind) {
       return &svd_rules();
     case SlKind::Eigh:
       return &eigh_rules();
+    case SlKind::Trsm:
+      return &trsm_rules();
+    case SlKind::Qr:
+      return &qr_rules();
+    case SlKind::Cholesky:
+      return &cholesky_rules();
     default:
       break;
   }

@@ -462,3 +462,89 @@ TEST(ScalapackGrad, TracedGradientsEqualOneProcess) {
     EXPECT_LT(rel(out[2], eh.grad().value()), 1e-10) << g.name;
   }
 }
+
+namespace {
+
+/// The gradient and the jvp along v of a loss of one matrix, distributed
+/// (on every grid and block size) against one process: gradients to 1e-10
+/// relative, jvp to one process's and to <grad, v> (adjoint consistency).
+void expect_derivatives_match(
+    const Tensor& a, const Tensor& v,
+    const std::function<EagerTensor(const EagerTensor&)>& local_loss,
+    const std::function<DTensor(const DTensor&, const Grid&, std::int64_t)>& dist_loss,
+    const std::string& label) {
+  const EagerTensor ref_grad = grad(local_loss, eager(a));
+  const double ref_jvp = jvp_tangent(local_loss, eager(a), eager(v)).value().item<double>();
+  const double scale = 1 + std::abs(ref_jvp);
+  for (const auto& g : grids()) {
+    for (const std::int64_t nb : kBlocks) {
+      const std::string at = what(g, a.dtype(), nb, label);
+      const auto loss = [&](const DTensor& x) { return dist_loss(x, g, nb); };
+      DTensor da = place(a, g, nb);
+      da.requires_grad_();
+      dist::backward(loss(da));
+      EXPECT_EQ(da.grad().placements(), da.placements()) << at;
+      EXPECT_LT(rel(whole(da.grad()), ref_grad.value()), 1e-10) << at;
+      const double forward = dist_jvp(a, v, g, nb, loss);
+      EXPECT_LT(std::abs(forward - ref_jvp), 1e-10 * scale) << at;
+      EXPECT_LT(std::abs(forward - inner(whole(da.grad()), v)), 1e-10 * scale) << at;
+    }
+  }
+}
+
+/// sum(Re(X) * W) of a distributed matrix (a Replicate scalar).
+DTensor sum_real_weighted(const DTensor& x, const Tensor& w, const Grid& g, std::int64_t nb) {
+  const auto re = [](const EagerTensor& t) { return real(t); };
+  return dist::sum(dist::map(x, re) * place(w, g, nb));
+}
+
+}  // namespace
+
+TEST(ScalapackGrad, QrDerivativesEqualOneProcess) {
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{9, 7}, {7, 9}, {8, 8}};
+  for (const DType dt : {f64, c128}) {
+    for (const auto& [m, n] : shapes) {
+      const std::int64_t k = std::min(m, n);
+      const Tensor a = random_matrix(m, n, dt, 180), v = random_matrix(m, n, dt, 181);
+      const Tensor wq = random_matrix(m, k, f64, 182), wr = random_matrix(k, n, f64, 183);
+      // QR has no gauge freedom: a loss of the real parts sees every phase.
+      expect_derivatives_match(
+          a, v,
+          [&](const EagerTensor& x) {
+            const auto [q, r] = tenferro::linalg::qr(x);
+            return sum(real(q) * eager(wq)) + sum(real(r) * eager(wr));
+          },
+          [&](const DTensor& x, const Grid& g, std::int64_t nb) {
+            const auto [q, r] = dist::linalg::qr(x);
+            return dist::redistribute(
+                sum_real_weighted(q, wq, g, nb) + sum_real_weighted(r, wr, g, nb),
+                {dist::Replicate(), dist::Replicate()});
+          },
+          "qr " + std::to_string(m) + "x" + std::to_string(n));
+    }
+  }
+}
+
+TEST(ScalapackGrad, CholeskyDerivativesEqualOneProcess) {
+  const std::int64_t n = 8;
+  for (const DType dt : {f64, c128}) {
+    const EagerTensor b = eager(random_matrix(n, n, dt, 190));
+    const Tensor a =
+        (matmul(b, conj(transpose(b))) + eager(eye(n, n, dt)) * Scalar(double(n))).value();
+    const EagerTensor c = eager(random_matrix(n, n, dt, 191));
+    const Tensor v = (c + conj(transpose(c))).value();  // a Hermitian direction
+    const Tensor w = random_matrix(n, n, f64, 192);
+    for (const bool upper : {false, true}) {
+      expect_derivatives_match(
+          a, v,
+          [&](const EagerTensor& x) {
+            return sum(real(tenferro::linalg::cholesky(x, upper)) * eager(w));
+          },
+          [&](const DTensor& x, const Grid& g, std::int64_t nb) {
+            return dist::redistribute(sum_real_weighted(dist::linalg::cholesky(x, upper), w, g, nb),
+                                      {dist::Replicate(), dist::Replicate()});
+          },
+          upper ? "cholesky upper" : "cholesky lower");
+    }
+  }
+}

@@ -727,13 +727,3 @@ TEST(ScalapackAd, SolveGradientsEqualOneProcess) {
   EXPECT_LT(rel(out[0], ea.grad().value()), 1e-10);
   EXPECT_LT(rel(out[1], eb.grad().value()), 1e-10);
 }
-
-TEST(ScalapackAd, QrAndCholeskyAreNotDifferentiableYet) {
-  const Layout& l = layouts().front();
-  DTensor a = place((eager(eye(5, 5, f64)) * Scalar(6.0)).value(), l, 2);
-  a.requires_grad_();
-  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::cholesky(a); }, l.mesh.comm()),
-            ErrorKind::UnsupportedAdRule);
-  EXPECT_EQ(same_error_everywhere([&] { (void)dist::linalg::qr(a); }, l.mesh.comm()),
-            ErrorKind::UnsupportedAdRule);
-}
