@@ -404,6 +404,31 @@ TEST(ScalapackGrad, DegenerateSpectraGiveTheSameErrorsOrValuesAsOneProcess) {
         ErrorKind::GaugeIllDefined)
         << g.name;
   }
+  // A loss of V diag(c) V^H with c equal on the pair (eigenvalues 4 and 5,
+  // ascending): blind to the pair's basis; Strict and Regularised values
+  // equal one process's.
+  const Tensor c = Tensor::from_col_major(Shape{8}, std::vector<double>{1, 2, 3, 4, 5, 5, 6, 7});
+  for (const bool reg : {false, true}) {
+    SpectralOptions o;
+    if (reg) o.policy = GaugePolicy::Regularised;
+    EagerTensor eb = runtime()->variable(sym);
+    const auto rb = tenferro::linalg::eigh(eb, 'L', o);
+    sum(abs2(matmul(rb.eigenvectors * eager(c), transpose(rb.eigenvectors))) * eager(w.left))
+        .backward();
+    for (const auto& g : grids()) {
+      DTensor db = place(sym, g, 3);
+      db.requires_grad_();
+      const auto f = dist::linalg::eigh(db, 'L', o);
+      const DTensor vc = f.eigenvectors * replicate(c, g);
+      const auto sq = [](const EagerTensor& t) { return abs2(t); };
+      dist::backward(dist::redistribute(
+          dist::sum(dist::map(dist::linalg::matmul(vc, f.eigenvectors, 'N', 'C'), sq) *
+                    place(w.left, g, 3)),
+          {dist::Replicate(), dist::Replicate()}));
+      EXPECT_LT(rel(whole(db.grad()), eb.grad().value()), 1e-10)
+          << g.name << (reg ? " regularised" : " strict");
+    }
+  }
 }
 
 TEST(ScalapackGrad, PhaseDependentLossesAreGaugeErrorsOnEveryRank) {
@@ -442,6 +467,12 @@ TEST(ScalapackGrad, TracedGradientsEqualOneProcess) {
   loss_of(rt.U, rt.S, rt.Vh, wt).backward();
   const auto re = tenferro::linalg::eigh(eh);
   loss_of(re.eigenvectors, re.eigenvalues, re.eigenvectors, we, 3).backward();
+  // qr and cholesky (of H H^H + 8 I) in one program.
+  EagerTensor eq = runtime()->variable(a), ec = runtime()->variable(h);
+  const EagerTensor spd = matmul(ec, conj(transpose(ec))) + eager(eye(8, 8, c128)) * Scalar(8.0);
+  const auto [q, r] = tenferro::linalg::qr(eq);
+  (sum(real(q) * eager(w.left)) + sum(real(tenferro::linalg::cholesky(spd)) * eager(we.left)))
+      .backward();
   for (const auto& g : grids()) {
     const TracedTensor xa = placeholder(c128, {9, 7}), xh = placeholder(c128, {8, 8});
     const auto pl = dist::block_cyclic_placements(g.mesh, 2);
@@ -454,12 +485,28 @@ TEST(ScalapackGrad, TracedGradientsEqualOneProcess) {
     const auto gt = dist::grad(loss_of(ft.U, ft.S, ft.Vh, wt, g, 2), {da});
     const auto ge =
         dist::grad(loss_of(fe.eigenvectors, fe.eigenvalues, fe.eigenvectors, we, g, 2, 3), {dh});
-    const Program p = compile(
-        {dist::full_tensor(gs[0]), dist::full_tensor(gt[0]), dist::full_tensor(ge[0])}, {xa, xh});
+    const auto [dq, dr] = dist::linalg::qr(da);
+    const dist::TracedDTensor dspd =
+        dist::linalg::matmul(dh, dh, 'N', 'C') +
+        dist::distribute(constant((eager(eye(8, 8, c128)) * Scalar(8.0)).value()), g.mesh, pl);
+    const auto re_of = [](const TracedTensor& t) { return real(t); };
+    const auto wl = [&](const Tensor& t) { return dist::distribute(constant(t), g.mesh, pl); };
+    const auto gf =
+        dist::grad(dist::redistribute(
+                       dist::sum(dist::map(dq, re_of) * wl(w.left)) +
+                           dist::sum(dist::map(dist::linalg::cholesky(dspd), re_of) * wl(we.left)),
+                       {dist::Replicate(), dist::Replicate()}),
+                   {da, dh});
+    const Program p =
+        compile({dist::full_tensor(gs[0]), dist::full_tensor(gt[0]), dist::full_tensor(ge[0]),
+                 dist::full_tensor(gf[0]), dist::full_tensor(gf[1])},
+                {xa, xh});
     const auto out = run_compiled(*runtime()->runtime(), p, {a, h});
     EXPECT_LT(rel(out[0], ea.grad().value()), 1e-10) << g.name;
     EXPECT_LT(rel(out[1], et.grad().value()), 1e-10) << g.name;
     EXPECT_LT(rel(out[2], eh.grad().value()), 1e-10) << g.name;
+    EXPECT_LT(rel(out[3], eq.grad().value()), 1e-10) << g.name;
+    EXPECT_LT(rel(out[4], ec.grad().value()), 1e-10) << g.name;
   }
 }
 

@@ -20,14 +20,13 @@
 // is gathered to one rank).
 //
 // The ops run as eager extension ops on the local blocks, in both tiers
-// (DTensor and TracedDTensor), for f32, f64, c64 and c128. matmul,
-// transpose, solve, svd, svd_truncated and eigh carry AD rules (jvp and vjp;
-// dist::backward, dist::grad) written with these ops, elementwise ops on
-// the local blocks and all-reduces (cotangents in the operands' layout);
-// the decompositions' rules are the single-process family's, with its
-// SpectralOptions (gauge policy, degeneracy handling). qr and cholesky have
-// none yet: a call recorded for AD (an input requires grad) is
-// UnsupportedAdRule. Every check on data agrees across the mesh: a
+// (DTensor and TracedDTensor), for f32, f64, c64 and c128. Every one is
+// differentiable (jvp and vjp; dist::backward, dist::grad): its rules are
+// written with these ops (and a triangular solve, p?trsm), elementwise ops
+// on the local blocks and all-reduces, so cotangents stay in the operands'
+// layout and the rules differentiate again; the decompositions' rules are
+// the single-process family's, svd's and eigh's with its SpectralOptions
+// (gauge policy, degeneracy handling). Every check on data agrees across the mesh: a
 // singular matrix, a matrix that is not positive definite, non-finite input to svd / eigh, a rank
 // whose local block has another dtype, raise the same typed tenferro::Error on every rank.
 
@@ -153,6 +152,9 @@ tenferro::linalg::EigResult<BasicDTensor<T>> eigh(
 
 /// The reduced QR A = Q R of A [m, n] (p?geqrf, then p?orgqr / p?ungqr),
 /// k = min(m, n): Q [m, k], R [k, n] upper triangular, both in A's layout.
+/// AD: the single-process qr rules (PyTorch's linalg_qr_jvp on A's first k
+/// columns, dR = Q^H (dA - dQ R)) and their transpose as the vjp, for tall
+/// and wide A; R's leading k x k block is a prefix of each local block.
 template <class T>
 std::pair<BasicDTensor<T>, BasicDTensor<T>> qr(const BasicDTensor<T>& a);
 
@@ -160,6 +162,8 @@ std::pair<BasicDTensor<T>, BasicDTensor<T>> qr(const BasicDTensor<T>& a);
 /// lower L with A = L L^H, or upper U = L^H when `upper`; reads that
 /// triangle, zeroes the other. Not positive definite: Singular naming the
 /// failing leading minor, on every rank.
+/// AD: the single-process rules, dL = L Phi(L^{-1} dA L^{-H}) and
+/// gA = L^{-H} Psi(L^H gL) L^{-1}, with p?trsm solves.
 template <class T>
 BasicDTensor<T> cholesky(const BasicDTensor<T>& a, bool upper = false);
 
