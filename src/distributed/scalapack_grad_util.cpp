@@ -80,8 +80,14 @@ class SpectralCheck final : public ExtensionOpWithParams<SpectralCheck, CheckPar
     static const ModulesByEngine modules([](const EngineId& id) {
       auto module = std::make_shared<SimpleModule>("tenferro.dist.spectral_check");
       module->family<SpectralCheck>(
-          [](const SpectralCheck& op, ExecutionScope&, ExtensionCaches&,
-             std::span<const Tensor> in) { return std::vector<Tensor>{op.run(in)}; },
+          [](const SpectralCheck& op, ExecutionScope& scope, ExtensionCaches&,
+             std::span<const Tensor> in) {
+            op.check(in);
+            // A fresh tensor, as every op's output (never an alias of an input).
+            Tensor out = scope.backend().empty(in[0].shape().span(), in[0].dtype());
+            scope.backend().copy(in[0], out);
+            return std::vector<Tensor>{out};
+          },
           nullptr, id);
       return module;
     });
@@ -104,7 +110,8 @@ class SpectralCheck final : public ExtensionOpWithParams<SpectralCheck, CheckPar
     return r;
   }
 
-  Tensor run(std::span<const Tensor> in) const {
+  /// Throws GaugeIllDefined, on every rank alike, when the check fails.
+  void check(std::span<const Tensor> in) const {
     const CheckParams& p = params();
     if (!p.degeneracy) {
       double worst = 0;
@@ -118,7 +125,7 @@ class SpectralCheck final : public ExtensionOpWithParams<SpectralCheck, CheckPar
              "), so its gradient is not defined; make the loss phase invariant (e.g. use |U|, "
              "U diag(S) Vh, projectors) or fix the gauge with linalg::canonical_phase first");
       }
-      return in[0];
+      return;
     }
     const std::vector<double> c2 = doubles(in[1]), gap = doubles(in[2]), all = doubles(in[3]);
     double worst = 0, scale = 0;
@@ -133,7 +140,7 @@ class SpectralCheck final : public ExtensionOpWithParams<SpectralCheck, CheckPar
     const double local_worst = worst;
     worst = all_max(worst, p.comm);
     scale = all_max(scale, p.comm);
-    if (!(worst > p.tolerance * p.tolerance * scale)) return in[0];
+    if (!(worst > p.tolerance * p.tolerance * scale)) return;
     // The rank holding the worst pair reports it; every rank throws that error.
     std::optional<Error> mine;
     if (local_worst == worst && !c2.empty()) {
@@ -150,7 +157,6 @@ class SpectralCheck final : public ExtensionOpWithParams<SpectralCheck, CheckPar
       }
     }
     agree(p.comm, mine);
-    return in[0];
   }
 
  private:
