@@ -176,6 +176,39 @@ ErrorKind error_of(const std::function<void()>& f) {
   return ErrorKind::Internal;
 }
 
+/// The gradient and the jvp along v of a loss of one matrix, distributed
+/// (on every grid and block size) against one process: gradients to 1e-10
+/// relative, jvp to one process's and to <grad, v> (adjoint consistency).
+void expect_derivatives_match(
+    const Tensor& a, const Tensor& v,
+    const std::function<EagerTensor(const EagerTensor&)>& local_loss,
+    const std::function<DTensor(const DTensor&, const Grid&, std::int64_t)>& dist_loss,
+    const std::string& label) {
+  const EagerTensor ref_grad = grad(local_loss, eager(a));
+  const double ref_jvp = jvp_tangent(local_loss, eager(a), eager(v)).value().item<double>();
+  const double scale = 1 + std::abs(ref_jvp);
+  for (const auto& g : grids()) {
+    for (const std::int64_t nb : kBlocks) {
+      const std::string at = what(g, a.dtype(), nb, label);
+      const auto loss = [&](const DTensor& x) { return dist_loss(x, g, nb); };
+      DTensor da = place(a, g, nb);
+      da.requires_grad_();
+      dist::backward(loss(da));
+      EXPECT_EQ(da.grad().placements(), da.placements()) << at;
+      EXPECT_LT(rel(whole(da.grad()), ref_grad.value()), 1e-10) << at;
+      const double forward = dist_jvp(a, v, g, nb, loss);
+      EXPECT_LT(std::abs(forward - ref_jvp), 1e-10 * scale) << at;
+      EXPECT_LT(std::abs(forward - inner(whole(da.grad()), v)), 1e-10 * scale) << at;
+    }
+  }
+}
+
+/// sum(Re(X) * W) of a distributed matrix (a Replicate scalar).
+DTensor sum_real_weighted(const DTensor& x, const Tensor& w, const Grid& g, std::int64_t nb) {
+  const auto re = [](const EagerTensor& t) { return real(t); };
+  return dist::sum(dist::map(x, re) * place(w, g, nb));
+}
+
 }  // namespace
 
 TEST(ScalapackGrad, SvdGradientsEqualOneProcess) {
@@ -213,28 +246,18 @@ TEST(ScalapackGrad, SvdJvpEqualsOneProcessAndTheVjp) {
   for (const DType dt : {f64, c128}) {
     for (const auto& [m, n] : shapes) {
       const std::int64_t k = std::min(m, n);
-      const Tensor a = random_matrix(m, n, dt, 110), v = random_matrix(m, n, dt, 111);
       const Weights w = weights(m, k, n, 210);
-      const auto local_loss = [&](const EagerTensor& x) {
-        const auto f = tenferro::linalg::svd(x, false);
-        return loss_of(f.U, f.S, f.Vh, w);
-      };
-      const double ref = jvp_tangent(local_loss, eager(a), eager(v)).value().item<double>();
-      for (const auto& g : grids()) {
-        const std::string at = what(g, dt, 3, std::to_string(m) + "x" + std::to_string(n));
-        const auto loss = [&](const DTensor& x) {
-          const auto f = dist::linalg::svd(x);
-          return loss_of(f.U, f.S, f.Vh, w, g, 3);
-        };
-        const double forward = dist_jvp(a, v, g, 3, loss);
-        EXPECT_LT(std::abs(forward - ref), 1e-10 * (1 + std::abs(ref))) << at;
-        // Adjoint consistency: the same number from the reverse rule, <grad, v>.
-        DTensor da = place(a, g, 3);
-        da.requires_grad_();
-        dist::backward(loss(da));
-        const double reverse = inner(whole(da.grad()), v);
-        EXPECT_LT(std::abs(forward - reverse), 1e-10 * (1 + std::abs(ref))) << at;
-      }
+      expect_derivatives_match(
+          random_matrix(m, n, dt, 110), random_matrix(m, n, dt, 111),
+          [&](const EagerTensor& x) {
+            const auto f = tenferro::linalg::svd(x, false);
+            return loss_of(f.U, f.S, f.Vh, w);
+          },
+          [&](const DTensor& x, const Grid& g, std::int64_t nb) {
+            const auto f = dist::linalg::svd(x);
+            return loss_of(f.U, f.S, f.Vh, w, g, nb);
+          },
+          "svd " + std::to_string(m) + "x" + std::to_string(n));
     }
   }
 }
@@ -277,31 +300,17 @@ TEST(ScalapackGrad, EighGradientsAndJvpEqualOneProcess) {
     const Tensor a = random_matrix(n, n, dt, 130), v = random_matrix(n, n, dt, 131);
     const Weights w = weights(n, n, n, 230);
     for (const char uplo : {'L', 'U'}) {
-      EagerTensor ea = runtime()->variable(a);
-      const auto ref = tenferro::linalg::eigh(ea, uplo);
-      loss_of(ref.eigenvectors, ref.eigenvalues, ref.eigenvectors, w, 3).backward();
-      const auto local_loss = [&](const EagerTensor& x) {
-        const auto f = tenferro::linalg::eigh(x, uplo);
-        return loss_of(f.eigenvectors, f.eigenvalues, f.eigenvectors, w, 3);
-      };
-      const double ref_jvp = jvp_tangent(local_loss, eager(a), eager(v)).value().item<double>();
-      for (const auto& g : grids()) {
-        for (const std::int64_t nb : kBlocks) {
-          const std::string at = what(g, dt, nb, std::string("uplo ") + uplo);
-          const auto loss = [&](const DTensor& x) {
+      expect_derivatives_match(
+          a, v,
+          [&](const EagerTensor& x) {
+            const auto f = tenferro::linalg::eigh(x, uplo);
+            return loss_of(f.eigenvectors, f.eigenvalues, f.eigenvectors, w, 3);
+          },
+          [&](const DTensor& x, const Grid& g, std::int64_t nb) {
             const auto f = dist::linalg::eigh(x, uplo);
             return loss_of(f.eigenvectors, f.eigenvalues, f.eigenvectors, w, g, nb, 3);
-          };
-          DTensor da = place(a, g, nb);
-          da.requires_grad_();
-          dist::backward(loss(da));
-          EXPECT_LT(rel(whole(da.grad()), ea.grad().value()), 1e-10) << at;
-          const double forward = dist_jvp(a, v, g, nb, loss);
-          EXPECT_LT(std::abs(forward - ref_jvp), 1e-10 * (1 + std::abs(ref_jvp))) << at;
-          EXPECT_LT(std::abs(forward - inner(whole(da.grad()), v)), 1e-10 * (1 + std::abs(ref_jvp)))
-              << at;
-        }
-      }
+          },
+          std::string("eigh ") + uplo);
     }
   }
 }
@@ -336,6 +345,15 @@ TEST(ScalapackGrad, DegenerateSpectraGiveTheSameErrorsOrValuesAsOneProcess) {
     const auto ref = tenferro::linalg::svd(ea, false);
     EXPECT_EQ(error_of([&] { loss_of(ref.U, ref.S, ref.Vh, w).backward(); }),
               ErrorKind::GaugeIllDefined);
+    EXPECT_EQ(error_of([&] {
+                (void)jvp_tangent(
+                    [&](const EagerTensor& x) {
+                      const auto fx = tenferro::linalg::svd(x, false);
+                      return loss_of(fx.U, fx.S, fx.Vh, w);
+                    },
+                    eager(a), eager(random_matrix(9, 7, dt, 242)));
+              }),
+              ErrorKind::GaugeIllDefined);
     // A loss of the whole subspace (U Vh) and sum(S): exact values.
     const Weights ones{random_matrix(9, 7, f64, 241), {}, {}};
     EagerTensor eb = runtime()->variable(a);
@@ -352,6 +370,18 @@ TEST(ScalapackGrad, DegenerateSpectraGiveTheSameErrorsOrValuesAsOneProcess) {
       const auto f = dist::linalg::svd(da);
       EXPECT_EQ(same_error_everywhere([&] { dist::backward(loss_of(f.U, f.S, f.Vh, w, g, 2)); },
                                       g.mesh.comm()),
+                ErrorKind::GaugeIllDefined)
+          << at;
+      // Forward mode: a tangent that splits the pair makes dU undefined.
+      const Tensor v = random_matrix(9, 7, dt, 242);
+      EXPECT_EQ(same_error_everywhere(
+                    [&] {
+                      (void)dist_jvp(a, v, g, 2, [&](const DTensor& x) {
+                        const auto fx = dist::linalg::svd(x);
+                        return loss_of(fx.U, fx.S, fx.Vh, w, g, 2);
+                      });
+                    },
+                    g.mesh.comm()),
                 ErrorKind::GaugeIllDefined)
           << at;
       const auto sq = [](const EagerTensor& t) { return abs2(t); };
@@ -509,43 +539,6 @@ TEST(ScalapackGrad, TracedGradientsEqualOneProcess) {
     EXPECT_LT(rel(out[4], ec.grad().value()), 1e-10) << g.name;
   }
 }
-
-namespace {
-
-/// The gradient and the jvp along v of a loss of one matrix, distributed
-/// (on every grid and block size) against one process: gradients to 1e-10
-/// relative, jvp to one process's and to <grad, v> (adjoint consistency).
-void expect_derivatives_match(
-    const Tensor& a, const Tensor& v,
-    const std::function<EagerTensor(const EagerTensor&)>& local_loss,
-    const std::function<DTensor(const DTensor&, const Grid&, std::int64_t)>& dist_loss,
-    const std::string& label) {
-  const EagerTensor ref_grad = grad(local_loss, eager(a));
-  const double ref_jvp = jvp_tangent(local_loss, eager(a), eager(v)).value().item<double>();
-  const double scale = 1 + std::abs(ref_jvp);
-  for (const auto& g : grids()) {
-    for (const std::int64_t nb : kBlocks) {
-      const std::string at = what(g, a.dtype(), nb, label);
-      const auto loss = [&](const DTensor& x) { return dist_loss(x, g, nb); };
-      DTensor da = place(a, g, nb);
-      da.requires_grad_();
-      dist::backward(loss(da));
-      EXPECT_EQ(da.grad().placements(), da.placements()) << at;
-      EXPECT_LT(rel(whole(da.grad()), ref_grad.value()), 1e-10) << at;
-      const double forward = dist_jvp(a, v, g, nb, loss);
-      EXPECT_LT(std::abs(forward - ref_jvp), 1e-10 * scale) << at;
-      EXPECT_LT(std::abs(forward - inner(whole(da.grad()), v)), 1e-10 * scale) << at;
-    }
-  }
-}
-
-/// sum(Re(X) * W) of a distributed matrix (a Replicate scalar).
-DTensor sum_real_weighted(const DTensor& x, const Tensor& w, const Grid& g, std::int64_t nb) {
-  const auto re = [](const EagerTensor& t) { return real(t); };
-  return dist::sum(dist::map(x, re) * place(w, g, nb));
-}
-
-}  // namespace
 
 TEST(ScalapackGrad, QrDerivativesEqualOneProcess) {
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{9, 7}, {7, 9}, {8, 8}};
