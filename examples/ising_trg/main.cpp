@@ -77,11 +77,11 @@ void usage(std::ostream& os) {
         "                       mpirun -np P ising_trg --distributed [options]\n"
         "                     the network tensor and its split matrices sharded over the ranks,\n"
         "                     the truncated SVDs on ScaLAPACK, the contraction a dist::einsum;\n"
-        "                     eager tier (--mode is not used); rank 0 prints the table of the\n"
+        "                     traced or eager as --mode; rank 0 prints the table of the\n"
         "                     single-process run and each rank's memory (largest local tensor,\n"
-        "                     peak RSS); --threads defaults to the cores over the ranks\n"
-        "  --no-ad            with --distributed: ln Z / N and f only (u and c need the\n"
-        "                     distributed SVD's derivatives)\n"
+        "                     peak RSS, bytes sent); --threads defaults to the cores over the "
+        "ranks\n"
+        "  --no-ad            with --distributed: ln Z / N and f only (no derivatives)\n"
         "  --check-single     with --distributed: rank 0 also runs the single-process TRG (eager)\n"
         "                     and compares every table entry; exit status 1 when one differs by\n"
         "                     more than 1e-10 (relative)\n"
@@ -126,7 +126,7 @@ Config parse(int argc, char** argv) {
   if (c.trg.steps < 1 || c.trg.steps > 60) args.fail("--steps must be in [1, 60]");
   if (c.trg.checkpoint_steps > 0 && !c.demo.traced) args.fail("--checkpoint needs --mode traced");
   if (c.trg.checkpoint_steps > 0 && c.distributed)
-    args.fail("--checkpoint is not available with --distributed (its tier is eager)");
+    args.fail("--checkpoint is not available with --distributed");
   if (c.check_single && !c.distributed) args.fail("--check-single needs --distributed");
   if (!c.derivatives && !c.distributed) args.fail("--no-ad needs --distributed");
   args.finish(c.demo);
@@ -271,36 +271,55 @@ int run_distributed(const Config& config) {
             << " MPI rank(s)\n"
             << "  bond dimension chi = " << config.trg.chi << ", " << config.trg.steps
             << " RG steps (2^" << config.trg.steps << " sites, periodic), " << temps.size()
-            << " temperatures, eager mode, " << backend->num_threads() << " thread(s) per rank\n"
+            << " temperatures, " << (demo.traced ? "traced" : "eager") << " mode, "
+            << backend->num_threads() << " thread(s) per rank\n"
             << "  the network tensor and its split matrices sharded over the ranks (1-D mesh),\n"
             << "  truncated SVDs on ScaLAPACK (block-cyclic, 1 x " << ranks
             << " grid), the plaquette contraction a dist::einsum;\n"
             << (config.derivatives
-                    ? "  u and c by AD: jvp(grad) through the distributed ops, SVDs included\n"
+                    ? (demo.traced ? "  u and c by AD: dist::grad of ln Z and of its gradient, "
+                                     "through the distributed ops, SVDs included\n"
+                                   : "  u and c by AD: jvp(grad) through the distributed ops, "
+                                     "SVDs included\n")
                     : "  f only (--no-ad)\n")
             << "  Critical temperature Tc = " << std::setprecision(6)
             << ising::critical_temperature() << "\n\n";
 
   std::optional<Progress> progress;
   if (root) progress.emplace(temps.size());
-  ising::DistributedTrg trg(runtime, mesh, config.trg, config.derivatives);
+  const auto show = [&](std::size_t i, const std::string& what) {
+    if (progress) progress->show(i, what);
+  };
+  std::optional<ising::DistributedTrg> eager;
+  std::optional<ising::DistributedTracedTrg> traced;
+  if (demo.traced) {
+    traced.emplace(
+        runtime->runtime(), mesh, config.trg, config.derivatives, [&](int step, int steps) {
+          show(0,
+               "building the graph: RG step " + std::to_string(step) + "/" + std::to_string(steps));
+        });
+    show(0, "program ready: " + std::to_string(traced->node_count()) + " nodes on rank 0");
+  } else {
+    eager.emplace(runtime, mesh, config.trg, config.derivatives);
+  }
   dist::reset_comm_stats();
   std::vector<ising::Thermodynamics> results;
-  std::int64_t largest_local = 0, largest_global = 0;
-  std::string largest_what;
+  ising::DistTrgMemory memory;
   for (std::size_t i = 0; i < temps.size(); ++i) {
     std::ostringstream at;
     at << "T = " << std::setprecision(4) << temps[i];
-    results.push_back(trg(1.0 / temps[i], [&](int step, int steps) {
-      if (progress)
-        progress->show(i, "RG step " + std::to_string(step) + "/" + std::to_string(steps) + " (" +
-                              at.str() + ")");
-    }));
-    if (trg.memory().largest_local_bytes > largest_local) {
-      largest_local = trg.memory().largest_local_bytes;
-      largest_what = trg.memory().largest_local_what;
+    if (traced) {
+      show(i, at.str() + ": running the prepared program");
+      results.push_back((*traced)(1.0 / temps[i]));
+      memory = traced->memory();
+    } else {
+      results.push_back((*eager)(1.0 / temps[i], [&](int step, int steps) {
+        show(i, "RG step " + std::to_string(step) + "/" + std::to_string(steps) + " (" + at.str() +
+                    ")");
+      }));
+      if (eager->memory().largest_local_bytes >= memory.largest_local_bytes)
+        memory = eager->memory();
     }
-    largest_global = std::max(largest_global, trg.memory().largest_global_bytes);
   }
   double seconds = 0;
   if (progress) {
@@ -317,18 +336,18 @@ int run_distributed(const Config& config) {
   // Memory per rank: the largest local part of the TRG's tensors, the peak
   // RSS (with the transients inside the distributed ops) and the bytes sent.
   constexpr int kColumns = 3;
-  const double mine[kColumns] = {static_cast<double>(largest_local), peak_rss_bytes(),
+  const double mine[kColumns] = {static_cast<double>(memory.largest_local_bytes), peak_rss_bytes(),
                                  static_cast<double>(dist::comm_stats().bytes_sent)};
   std::vector<double> all(kColumns * static_cast<std::size_t>(ranks));
   MPI_Gather(mine, kColumns, MPI_DOUBLE, all.data(), kColumns, MPI_DOUBLE, 0, mesh.comm().handle());
   std::cout << "\nMemory per rank (the largest whole tensor, which one process holds: "
-            << mib(static_cast<double>(largest_global)) << "):\n"
+            << mib(static_cast<double>(memory.largest_global_bytes)) << "):\n"
             << "  rank  largest local part    peak RSS   bytes sent\n";
   for (int r = 0; r < ranks; ++r) {
     const double* row = &all[static_cast<std::size_t>(kColumns * r)];
     std::cout << std::setw(6) << r << std::setw(20) << mib(row[0]) << std::setw(12) << mib(row[1])
               << std::setw(13) << mib(row[2])
-              << (r == 0 ? "  (rank 0's largest: " + largest_what + ")" : "") << "\n";
+              << (r == 0 ? "  (rank 0's largest: " + memory.largest_local_what + ")" : "") << "\n";
   }
 
   int status = 0;

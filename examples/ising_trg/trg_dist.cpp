@@ -220,4 +220,36 @@ Thermodynamics DistributedTrg::operator()(double beta, const StepCallback& on_st
                         r.tangent ? r.tangent->item<double>() : 0.0);
 }
 
+DistributedTracedTrg::DistributedTracedTrg(tf::RuntimePtr runtime, const dist::Mesh& mesh,
+                                           const TrgOptions& options, bool derivatives,
+                                           const StepCallback& on_step)
+    : runtime_(std::move(runtime)), derivatives_(derivatives) {
+  const tf::TracedTensor b = tf::placeholder(tf::f64, {}, "beta");
+  const dist::TracedDTensor beta = dist::distribute(b, mesh, {dist::Replicate()});
+  const dist::TracedDTensor log_z = log_z_per_site_dist(beta, options, on_step, &memory_);
+  std::vector<tf::TracedTensor> outputs{dist::full_tensor(log_z)};
+  if (derivatives_) {
+    // dist::grad seeds and sums as dist::backward does; its graph is
+    // differentiable again, so the second derivative is its gradient.
+    const dist::TracedDTensor dlog_z = dist::grad(log_z, {beta})[0];
+    const dist::TracedDTensor d2log_z = dist::grad(dlog_z, {beta})[0];
+    outputs.push_back(dist::full_tensor(dlog_z));
+    outputs.push_back(dist::full_tensor(d2log_z));
+  }
+  const std::vector<tf::TracedTensor> inputs{b};
+  program_ = tf::compile(outputs, inputs);
+  const std::vector<tf::Tensor> example{tf::Tensor::scalar(0.5)};
+  prepared_ = tf::prepare(*runtime_, program_, tf::InputSignature::of(example));
+}
+
+Thermodynamics DistributedTracedTrg::operator()(double beta) const {
+  const std::vector<tf::Tensor> in{tf::Tensor::scalar(beta)};
+  const std::vector<tf::Tensor> out = tf::run(*runtime_, prepared_, in);
+  if (!derivatives_) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return thermodynamics(beta, out[0].item<double>(), nan, nan);
+  }
+  return thermodynamics(beta, out[0].item<double>(), out[1].item<double>(), out[2].item<double>());
+}
+
 }  // namespace ising

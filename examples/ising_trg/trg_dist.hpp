@@ -60,4 +60,26 @@ class DistributedTrg {
   DistTrgMemory memory_;
 };
 
+/// Traced tier on the ranks of `mesh`: each rank builds its program once
+/// (beta a placeholder, ln Z / N and, with `derivatives`, dist::grad of it
+/// and dist::grad of that), compiles and prepares it; each call runs it.
+class DistributedTracedTrg {
+ public:
+  DistributedTracedTrg(tenferro::RuntimePtr runtime, const tenferro::dist::Mesh& mesh,
+                       const TrgOptions& options, bool derivatives,
+                       const StepCallback& on_step = {});
+  Thermodynamics operator()(double beta) const;
+  /// Op nodes of this rank's program.
+  std::size_t node_count() const { return program_.node_count(); }
+  /// The sizes of the program's tensors on this rank (set when it is built).
+  const DistTrgMemory& memory() const { return memory_; }
+
+ private:
+  tenferro::RuntimePtr runtime_;
+  bool derivatives_;
+  DistTrgMemory memory_;
+  tenferro::Program program_;
+  tenferro::PreparedProgram prepared_;
+};
+
 }  // namespace ising
