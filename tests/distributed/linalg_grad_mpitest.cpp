@@ -1,6 +1,6 @@
 // Derivatives of the distributed decompositions (svd, svd_truncated, eigh)
 // under mpirun -np 1, 2 and 4, on every r x c grid of the ranks (1x1; 1x2,
-// 2x1; 1x4, 2x2, 4x1) with block sizes that do not divide the extents:
+// 2x1; 1x4, 2x2, 4x1) with blocks of 2 and 3 (partial last blocks):
 // gradients of gauge-invariant losses equal the single-process family's to
 // 1e-10 relative (f64, c128; eager dist::backward and traced dist::grad),
 // forward mode (jvp) equals the single-process jvp and the reverse mode's
