@@ -162,6 +162,18 @@ DISTRIBUTED_CASES = ("dist_matmul", "dist_matmul_grad", "dist_chain", "dist_eins
                      "dist_einsum_mera")
 DISTRIBUTED_TOLERANCE = 1e-10
 DISTRIBUTED_RANKS = 2
+# Group 21: distributed linear algebra on ScaLAPACK
+# (bench/cases/distributed_linalg_bench.cpp): the reduced SVD, eigh of the
+# symmetric part and the reduced QR of an n x n f64 Gaussian matrix (n = 2048,
+# --quick 1024) on 2 ranks of one thread each, block-cyclic with 64 x 64 blocks
+# on the 1x2 and on the 2x1 grid (dist::linalg: pdgesvd, pdsyevd, pdgeqrf +
+# pdorgqr), against one process with 1 and 2 threads (tenferro::linalg: gesdd,
+# syevd, geqrf + orgqr). Efficiency and ratio as group 20's, with the faster
+# grid; the check: singular values and eigenvalues against one process,
+# relative 1e-10, QR by reconstruction. Its own table.
+DISTRIBUTED_LINALG_GROUP = "21 distributed linear algebra"
+DISTRIBUTED_LINALG_CASES = ("dist_svd", "dist_svd_vs_gesvd", "dist_eigh", "dist_qr")
+DISTRIBUTED_LINALG_GRIDS = ("1x2", "2x1")
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
 # Rows with no tenferro implementation yet, and the reason shown in the table.
@@ -319,6 +331,59 @@ def group_matches(group, only):
     return any(number == item if item.isdigit() else group.startswith(item) for item in only)
 
 
+def distributed_linalg_table(recs, errors):
+    """Group 21's table: one process 1T and 2T, 2 ranks on each grid."""
+    dr = {(r["case"], r["variant"], r["threads"]): r for r in recs}
+    ranks = f"{DISTRIBUTED_RANKS} ranks"
+    block = next((r["block"] for r in recs if "block" in r), "n/a")
+    lines = ["", f"Group 21, distributed linear algebra on ScaLAPACK "
+             f"(bench/cases/distributed_linalg_bench.cpp; f64 n x n on {DISTRIBUTED_RANKS} ranks "
+             f"of one thread each, mpirun on this machine, {block} x {block} blocks, against one "
+             f"process; median of 3 calls after a warm-up, or the first call alone where it took "
+             "over 5 s, marked *): svd = reduced SVD of a Gaussian "
+             "matrix (one process gesdd, ranks pdgesvd); svd_vs_gesvd = the same ranks' times against "
+             "LAPACK dgesvd in one process (QR iteration, pdgesvd's algorithm; ScaLAPACK has no "
+             "divide-and-conquer SVD), eigh = of its symmetric part (syevd; "
+             "pdsyevd), qr = reduced QR (geqrf + orgqr; pdgeqrf + pdorgqr). Each time on ranks is "
+             "the slowest rank's, the faster grid in bold; efficiency = (1 process, 1 thread) / "
+             "(ranks x time on the faster grid); ratio = (1 process, 2 threads) / (faster grid); "
+             "check = the faster grid against one process (singular values / eigenvalues "
+             "max |d| / max |ref|, qr max |QR - A| / max |A|), relative "
+             f"{DISTRIBUTED_TOLERANCE:g}. The ranks and the two threads compete with whatever "
+             "else runs on the machine: see the load above.", "",
+             "| case | size | 1 process 1T | 1 process 2T | "
+             + " | ".join(f"{ranks} {g}" for g in DISTRIBUTED_LINALG_GRIDS)
+             + " | efficiency | ratio | check |",
+             "|---|---|---|---|" + "---|" * len(DISTRIBUTED_LINALG_GRIDS) + "---|---|---|"]
+    for case in DISTRIBUTED_LINALG_CASES:
+        one, two = dr.get((case, "1 process", 1)), dr.get((case, "1 process", 2))
+        grids = [dr.get((case, f"{ranks} {g}", DISTRIBUTED_RANKS))
+                 for g in DISTRIBUTED_LINALG_GRIDS]
+        shown = [g for g in grids if g]
+        if not (one and two and shown):
+            lines.append(f"| {case} | | n/a |" + " |" * (len(grids) + 5))
+            continue
+        best = min(shown, key=lambda g: g["median_ns"])
+        for g in shown:
+            if not 0 <= g.get("rel_diff", -1) <= DISTRIBUTED_TOLERANCE:
+                errors.append(f"group 21 {case} {g['size']} on {g['grid']}: {ranks} differ "
+                              f"from one process by {g.get('rel_diff', -1):.2e} ({g['check']})")
+        diff = best.get("rel_diff", -1)
+        check = (f"ok ({diff:.0e})" if 0 <= diff <= DISTRIBUTED_TOLERANCE
+                 else f"MISMATCH ({diff:.1e})")
+        if any(not 0 <= g.get("rel_diff", -1) <= DISTRIBUTED_TOLERANCE
+               for g in shown if g is not best):
+            check += "; other grid MISMATCH"
+        def cell(g):
+            text = fmt_time(g["median_ns"]) + ("*" if g.get("reps") == 1 else "")
+            return f"**{text}**" if g is best else text
+        cells = " | ".join(cell(g) if g else "n/a" for g in grids)
+        lines.append(f"| {case} | {best['size']} | {cell(one)} | {cell(two)} | {cells} "
+                     f"| {one['median_ns'] / (DISTRIBUTED_RANKS * best['median_ns']):.2f} "
+                     f"| {two['median_ns'] / best['median_ns']:.2f} | {check} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", default=str(ROOT / "build-bench"))
@@ -338,7 +403,9 @@ def main():
     with_compile = group_matches(COMPILE_CASE[4], only) and not args.quick
     with_fixed_point = group_matches(FIXED_POINT_GROUP, only)
     with_distributed = group_matches(DISTRIBUTED_GROUP, only)
-    if only and not cases and not with_compile and not with_fixed_point and not with_distributed:
+    with_distributed_linalg = group_matches(DISTRIBUTED_LINALG_GROUP, only)
+    if (only and not cases and not with_compile and not with_fixed_point and not with_distributed
+            and not with_distributed_linalg):
         ap.error(f"--only {args.only}: no group matches")
     if only and args.update_docs:
         ap.error("--update-docs needs the full run (it replaces the whole table); drop --only")
@@ -457,6 +524,32 @@ def main():
         if err:
             errors.append(err)
 
+    # Group 21: the same three ways, every grid of 2 ranks in one mpirun.
+    dist_linalg_recs = []
+    dist_linalg_bench = build / "bench/distributed_linalg_bench"
+    mpirun = shutil.which("mpirun")
+    if with_distributed_linalg and (not dist_linalg_bench.exists() or not mpirun):
+        errors.append(f"{dist_linalg_bench} or mpirun missing (MPI not found?): group 21 is n/a")
+    elif with_distributed_linalg:
+        # pdgesvd of 2048^2 on a loaded machine takes a minute per call.
+        dist_timeout = 600 if args.quick else 1800
+        for t in (1, 2):
+            recs, err = run_child("distributed linalg, one process",
+                                  [str(dist_linalg_bench), *mode, "--mode", "local",
+                                   "--threads", str(t)], t, timeout=dist_timeout)
+            dist_linalg_recs += recs
+            if err:
+                errors.append(err)
+        os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+        recs, err = run_child(f"distributed linalg, {DISTRIBUTED_RANKS} ranks",
+                              [mpirun, "-np", str(DISTRIBUTED_RANKS), "--oversubscribe",
+                               str(dist_linalg_bench), *mode, "--mode", "dist"], 1,
+                              timeout=dist_timeout)
+        dist_linalg_recs += recs
+        if err:
+            errors.append(err)
+
     # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
     if with_compile:
         records += compile_times(build, 3)
@@ -536,6 +629,7 @@ def main():
     json_recs += ab_recs
     json_recs += fixed_point_recs
     json_recs += distributed_recs
+    json_recs += dist_linalg_recs
     (out / f"{stem}.json").write_text(json.dumps(json_recs, indent=1) + "\n")
 
     cpu = "unknown CPU"
@@ -548,7 +642,8 @@ def main():
     if only:
         shown_groups = ({c[4] for c in shown_cases}
                         | ({FIXED_POINT_GROUP} if with_fixed_point else set())
-                        | ({DISTRIBUTED_GROUP} if with_distributed else set()))
+                        | ({DISTRIBUTED_GROUP} if with_distributed else set())
+                        | ({DISTRIBUTED_LINALG_GROUP} if with_distributed_linalg else set()))
         title += f" (--only {','.join(only)}: {', '.join(sorted(shown_groups))})"
     round_groups = sorted({c[4].split(" ", 1)[0] for c in cases if c[4] in ROUND_GROUPS}, key=int)
     rounds_text = (f"; groups {', '.join(round_groups)}: the best of {rounds} interleaved rounds "
@@ -702,6 +797,8 @@ def main():
                          f"| {fmt_time(two['median_ns'])} | {fmt_time(par['median_ns'])} "
                          f"| {sent / 2**20:.2f} MiB | {model / 2**20:.2f} MiB | {over} "
                          f"| {eff:.2f} | {two['median_ns'] / par['median_ns']:.2f} | {check} |")
+    if dist_linalg_recs:
+        lines += distributed_linalg_table(dist_linalg_recs, errors)
     if pending_all:
         lines += ["", "Not measured yet (no tenferro side; peers skipped):", ""]
     for group, what, why in pending_all:

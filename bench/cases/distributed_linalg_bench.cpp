@@ -1,0 +1,316 @@
+// Group 21 of the benchmark suite (bench/driver.py): distributed linear
+// algebra on ScaLAPACK. The same decompositions of an n x n f64 matrix
+// (n = 2048; --quick 1024; --smoke 96) run as one process
+// (--mode local --threads T: tenferro::linalg::svd / eigh / qr on the CPU
+// backend, LAPACK gesdd / syevd / geqrf + orgqr) and as P ranks of one
+// thread each (--mode dist under mpirun -np P: dist::linalg::svd / eigh / qr,
+// ScaLAPACK pdgesvd / pdsyevd / pdgeqrf + pdorgqr), the ranks on every grid
+// rows x cols with rows * cols = P (1x2 and 2x1 for 2 ranks), square blocks
+// of --block (64):
+//   dist_svd   the reduced SVD of a Gaussian matrix (U, S, Vh);
+//   dist_eigh  the eigendecomposition of its symmetric part (M + M^T) / 2;
+//   dist_qr    the reduced QR of the Gaussian matrix;
+//   dist_svd_vs_gesvd  the ranks' dist_svd against LAPACK's dgesvd in one
+//              process (QR iteration, pdgesvd's algorithm: ScaLAPACK has no
+//              divide-and-conquer SVD), to tell the algorithm's cost from
+//              the distribution's.
+// Inputs are block-cyclic before the clock starts; each repetition starts
+// after a barrier and lasts until the slowest rank is done. Rank 0 prints
+// one JSON line per case and grid, with the check against one process (the
+// same tenferro::linalg call on rank 0, one thread, outside the clock):
+// singular values and eigenvalues max |d| / max |ref|, QR by reconstruction
+// max |Q R - A| / max |A| (Q R by dist::linalg::matmul). A check above
+// 1e-10 is reported on stderr and the exit status is 3.
+//
+//   distributed_linalg_bench --mode local|dist [--threads T] [--block NB] [--quick|--smoke]
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tenferro/distributed/distributed.hpp"
+#include "tenferro/distributed/linalg.hpp"
+#include "tenferro/tenferro.hpp"
+
+extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a,
+                        const int* lda, double* s, double* u, const int* ldu, double* vt,
+                        const int* ldvt, double* work, const int* lwork, int* info);
+
+namespace tf = tenferro;
+namespace dist = tenferro::dist;
+
+namespace {
+
+constexpr double kTolerance = 1e-10;
+
+struct Setup {
+  bool dist = false;
+  int threads = 1;
+  std::int64_t block = 64;
+  bool quick = false;
+  bool smoke = false;
+};
+
+[[noreturn]] void usage(const char* argv0) {
+  std::fprintf(stderr, "usage: %s --mode local|dist [--threads T] [--block NB] [--quick|--smoke]\n",
+               argv0);
+  std::exit(2);
+}
+
+Setup parse(int argc, char** argv) {
+  Setup s;
+  bool mode = false, block = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--mode" && i + 1 < argc) {
+      const std::string m = argv[++i];
+      if (m != "local" && m != "dist") usage(argv[0]);
+      s.dist = m == "dist";
+      mode = true;
+    } else if (a == "--threads" && i + 1 < argc) {
+      s.threads = std::atoi(argv[++i]);
+    } else if (a == "--block" && i + 1 < argc) {
+      s.block = std::atoll(argv[++i]);
+      block = true;
+    } else if (a == "--quick") {
+      s.quick = true;
+    } else if (a == "--smoke") {
+      s.smoke = true;
+    } else {
+      usage(argv[0]);
+    }
+  }
+  if (!mode || s.threads < 1 || s.block < 1) usage(argv[0]);
+  // Small blocks in --smoke, so every rank of the grid holds some.
+  if (s.smoke && !block) s.block = 16;
+  return s;
+}
+
+// One decomposition of 2048^2 takes seconds (pdgesvd minutes): few
+// repetitions, and a call slower than kLongCallNs is timed once.
+constexpr double kLongCallNs = 5e9;
+
+struct Timing {
+  double ns = 0;
+  int reps = 0;
+};
+
+/// The slowest rank's time of one call (ns), agreed over `comm`.
+double call_ns(MPI_Comm comm, const std::function<void()>& fn) {
+  if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  double ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return ns;
+}
+
+/// The median of 3 calls after a warm-up; the first call alone where it took
+/// over kLongCallNs (the warm-up matters little there) or in --smoke.
+Timing timed(const Setup& s, MPI_Comm comm, const std::function<void()>& fn) {
+  const double first = call_ns(comm, fn);
+  if (s.smoke || first > kLongCallNs) return {first, 1};
+  std::vector<double> times;
+  for (int r = 0; r < 3; ++r) times.push_back(call_ns(comm, fn));
+  std::sort(times.begin(), times.end());
+  return {times[1], 3};
+}
+
+/// max |a - b| / max |b| over the elements (b the reference).
+double relative_difference(const tf::Tensor& a, const tf::Tensor& b) {
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  if (x.size() != y.size()) return std::numeric_limits<double>::infinity();
+  double diff = 0, size = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::abs(x[i] - y[i]));
+    size = std::max(size, std::abs(y[i]));
+  }
+  return size > 0 ? diff / size : diff;
+}
+
+/// (M + M^T) / 2 of a square column-major matrix.
+tf::Tensor symmetric_part(const tf::Tensor& m) {
+  const std::int64_t n = m.shape()[0];
+  std::vector<double> v = m.to_vector<double>();
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = j + 1; i < n; ++i) {
+      const double x = 0.5 * (v[i + j * n] + v[j + i * n]);
+      v[i + j * n] = v[j + i * n] = x;
+    }
+  }
+  return tf::Tensor::from_col_major({n, n}, v);
+}
+
+/// The reduced SVD of the column-major n x n `a` by LAPACK's dgesvd.
+void lapack_gesvd(const std::vector<double>& a, std::int64_t n64) {
+  const int n = static_cast<int>(n64);
+  std::vector<double> x = a, sv(a.size() / n), u(a.size()), vt(a.size());
+  int lwork = -1, info = 0;
+  double query = 0;
+  dgesvd_("S", "S", &n, &n, x.data(), &n, sv.data(), u.data(), &n, vt.data(), &n, &query, &lwork,
+          &info);
+  lwork = static_cast<int>(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgesvd_("S", "S", &n, &n, x.data(), &n, sv.data(), u.data(), &n, vt.data(), &n, work.data(),
+          &lwork, &info);
+  if (info != 0)
+    tf::fail(tf::ErrorKind::NoConvergence, "distributed_linalg_bench", "dgesvd ", info);
+}
+
+/// One row of the table: a case on one side (one process or one grid).
+struct Row {
+  std::string name, check;  // check: what rel_diff compares
+  Timing time;
+  double rel_diff = -1;  // < 0: not checked (one process)
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Setup s = parse(argc, argv);
+  try {
+    int ranks = 1, me = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (s.dist) {
+      dist::ensure_initialized();
+      comm = MPI_COMM_WORLD;
+      MPI_Comm_size(comm, &ranks);
+      MPI_Comm_rank(comm, &me);
+    }
+    const int threads = s.dist ? 1 : s.threads;
+    auto rt = tf::EagerRuntime::make_cpu(tf::CpuBackendOptions{.num_threads = threads});
+    const std::int64_t n = s.smoke ? 96 : s.quick ? 1024 : 2048;
+    tf::Generator gen(7);
+    const tf::Tensor m = tf::randn({n, n}, tf::f64, gen);
+    const tf::Tensor h = symmetric_part(m);
+    bool mismatch = false;
+    const auto report = [&](const Row& r, const std::string& variant, const std::string& grid) {
+      if (r.rel_diff >= 0 && !(r.rel_diff <= kTolerance)) {
+        mismatch = true;
+        std::fprintf(stderr,
+                     "distributed_linalg_bench: %s on %s differs from one process by %.3e (%s)\n",
+                     r.name.c_str(), grid.c_str(), r.rel_diff, r.check.c_str());
+      }
+      if (me != 0) return;
+      std::string extra;
+      if (s.dist) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      ",\"grid\":\"%s\",\"block\":%lld,\"rel_diff\":%.3e,\"check\":\"%s\"",
+                      grid.c_str(), static_cast<long long>(s.block), r.rel_diff, r.check.c_str());
+        extra = buf;
+      }
+      std::printf(
+          "{\"case\":\"%s\",\"size\":\"%lld\",\"impl\":\"tenferro\",\"variant\":\"%s\","
+          "\"threads\":%d,\"median_ns\":%.1f,\"reps\":%d%s}\n",
+          r.name.c_str(), static_cast<long long>(n), variant.c_str(), s.dist ? ranks : threads,
+          r.time.ns, r.time.reps, extra.c_str());
+      std::fflush(stdout);
+    };
+
+    if (!s.dist) {
+      const auto a = rt->tensor(m), ah = rt->tensor(h);
+      report({"dist_svd", "",
+              timed(s, comm,
+                    [&] {
+                      const auto f = tf::linalg::svd(a, false);
+                      (void)f.U.value();
+                      (void)f.S.value();
+                      (void)f.Vh.value();
+                    })},
+             "1 process", "");
+      report({"dist_eigh", "",
+              timed(s, comm,
+                    [&] {
+                      const auto f = tf::linalg::eigh(ah);
+                      (void)f.eigenvalues.value();
+                      (void)f.eigenvectors.value();
+                    })},
+             "1 process", "");
+      report({"dist_qr", "",
+              timed(s, comm,
+                    [&] {
+                      const auto [q, r] = tf::linalg::qr(a);
+                      (void)q.value();
+                      (void)r.value();
+                    })},
+             "1 process", "");
+      const std::vector<double> mv = m.to_vector<double>();
+      report({"dist_svd_vs_gesvd", "", timed(s, comm, [&] { lapack_gesvd(mv, n); })}, "1 process",
+             "");
+      return 0;
+    }
+
+    // The one-process references, on rank 0 (the others wait at the barrier
+    // of the first timed call).
+    tf::Tensor ref_s, ref_w;
+    if (me == 0) {
+      ref_s = tf::linalg::svd(m, false, rt->backend()).S;
+      ref_w = tf::linalg::eigh(h, 'L', rt->backend()).eigenvalues;
+    }
+    const dist::Communicator world = dist::Communicator::world();
+    const std::string variant = std::to_string(ranks) + " ranks";
+    for (int rows = 1; rows <= ranks; ++rows) {
+      if (ranks % rows != 0) continue;
+      const int cols = ranks / rows;
+      const std::string grid = std::to_string(rows) + "x" + std::to_string(cols);
+      const dist::Mesh mesh(world, {rows, cols});
+      const dist::Placements bc = dist::block_cyclic_placements(mesh, s.block);
+      const dist::DTensor da = dist::distribute(rt->tensor(m), mesh, bc);
+      const dist::DTensor dh = dist::distribute(rt->tensor(h), mesh, bc);
+
+      Row row{"dist_svd", "singular values", {}};
+      dist::DTensor sv;
+      row.time = timed(s, comm, [&] {
+        const auto f = dist::linalg::svd(da);
+        (void)f.U.local().value();
+        (void)f.Vh.local().value();
+        sv = f.S;
+        (void)sv.local().value();
+      });
+      if (me == 0) row.rel_diff = relative_difference(sv.local().value(), ref_s);
+      report(row, variant + " " + grid, grid);
+      row.name = "dist_svd_vs_gesvd";
+      report(row, variant + " " + grid, grid);
+
+      row = {"dist_eigh", "eigenvalues", {}};
+      dist::DTensor w;
+      row.time = timed(s, comm, [&] {
+        const auto f = dist::linalg::eigh(dh);
+        (void)f.eigenvectors.local().value();
+        w = f.eigenvalues;
+        (void)w.local().value();
+      });
+      if (me == 0) row.rel_diff = relative_difference(w.local().value(), ref_w);
+      report(row, variant + " " + grid, grid);
+
+      row = {"dist_qr", "max |QR - A| / max |A|", {}};
+      dist::DTensor q, r;
+      row.time = timed(s, comm, [&] {
+        std::tie(q, r) = dist::linalg::qr(da);
+        (void)q.local().value();
+        (void)r.local().value();
+      });
+      const tf::Tensor qr_full = dist::full_tensor(dist::linalg::matmul(q, r)).value();
+      if (me == 0) row.rel_diff = relative_difference(qr_full, m);
+      report(row, variant + " " + grid, grid);
+    }
+    // Every rank leaves with rank 0's verdict.
+    int bad = mismatch ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
+    return bad ? 3 : 0;
+  } catch (const tf::Error& e) {
+    std::fprintf(stderr, "distributed_linalg_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
