@@ -1,6 +1,7 @@
 // Derivatives of the distributed decompositions (svd, svd_truncated, eigh)
 // under mpirun -np 1, 2 and 4, on every r x c grid of the ranks (1x1; 1x2,
-// 2x1; 1x4, 2x2, 4x1) with blocks of 2 and 3 (partial last blocks):
+// 2x1; 1x4, 2x2, 4x1; and the 1-D line as a 1xP grid) with blocks of 2
+// and 3 (partial last blocks):
 // gradients of gauge-invariant losses equal the single-process family's to
 // 1e-10 relative (f64, c128; eager dist::backward and traced dist::grad),
 // forward mode (jvp) equals the single-process jvp and the reverse mode's
@@ -58,8 +59,13 @@ DTensor place(const Tensor& full, const Grid& g, std::int64_t block) {
   return dist::distribute(eager(full), g.mesh, dist::block_cyclic_placements(g.mesh, block));
 }
 
+/// Replicate on every mesh axis.
+dist::Placements everywhere(const dist::Mesh& mesh) {
+  return dist::Placements(static_cast<std::size_t>(mesh.ndim()), dist::Replicate());
+}
+
 DTensor replicate(const Tensor& full, const Grid& g) {
-  return dist::distribute(eager(full), g.mesh, {dist::Replicate(), dist::Replicate()});
+  return dist::distribute(eager(full), g.mesh, everywhere(g.mesh));
 }
 
 Tensor whole(const DTensor& d) {
@@ -114,7 +120,7 @@ dist::BasicDTensor<T> loss_of(const dist::BasicDTensor<T>& u, const dist::BasicD
                               std::int64_t nb, int parts = 7) {
   using D = dist::BasicDTensor<T>;
   const auto pl = dist::block_cyclic_placements(g.mesh, nb);
-  const dist::Placements rep{dist::Replicate(), dist::Replicate()};
+  const dist::Placements rep = everywhere(g.mesh);
   auto sq = [](const T& t) { return abs2(t); };
   std::optional<D> l;
   auto add = [&](const D& t) { l = l ? *l + t : t; };
@@ -385,7 +391,7 @@ TEST(ScalapackGrad, DegenerateSpectraGiveTheSameErrorsOrValuesAsOneProcess) {
                 ErrorKind::GaugeIllDefined)
           << at;
       const auto sq = [](const EagerTensor& t) { return abs2(t); };
-      const dist::Placements rep{dist::Replicate(), dist::Replicate()};
+      const dist::Placements rep = everywhere(g.mesh);
       DTensor db = place(a, g, 2);
       db.requires_grad_();
       const auto fb = dist::linalg::svd(db);
@@ -454,7 +460,7 @@ TEST(ScalapackGrad, DegenerateSpectraGiveTheSameErrorsOrValuesAsOneProcess) {
       dist::backward(dist::redistribute(
           dist::sum(dist::map(dist::linalg::matmul(vc, f.eigenvectors, 'N', 'C'), sq) *
                     place(w.left, g, 3)),
-          {dist::Replicate(), dist::Replicate()}));
+          everywhere(g.mesh)));
       EXPECT_LT(rel(whole(db.grad()), eb.grad().value()), 1e-10)
           << g.name << (reg ? " regularised" : " strict");
     }
@@ -472,14 +478,13 @@ TEST(ScalapackGrad, PhaseDependentLossesAreGaugeErrorsOnEveryRank) {
     da.requires_grad_();
     const auto f = dist::linalg::svd(da);
     const auto re = [](const EagerTensor& t) { return real(t); };
-    EXPECT_EQ(
-        same_error_everywhere(
-            [&] {
-              dist::backward(dist::redistribute(dist::sum(dist::map(f.U, re) * place(w, g, 2)),
-                                                {dist::Replicate(), dist::Replicate()}));
-            },
-            g.mesh.comm()),
-        ErrorKind::GaugeIllDefined)
+    EXPECT_EQ(same_error_everywhere(
+                  [&] {
+                    dist::backward(dist::redistribute(
+                        dist::sum(dist::map(f.U, re) * place(w, g, 2)), everywhere(g.mesh)));
+                  },
+                  g.mesh.comm()),
+              ErrorKind::GaugeIllDefined)
         << g.name;
   }
 }
@@ -525,7 +530,7 @@ TEST(ScalapackGrad, TracedGradientsEqualOneProcess) {
         dist::grad(dist::redistribute(
                        dist::sum(dist::map(dq, re_of) * wl(w.left)) +
                            dist::sum(dist::map(dist::linalg::cholesky(dspd), re_of) * wl(we.left)),
-                       {dist::Replicate(), dist::Replicate()}),
+                       everywhere(g.mesh)),
                    {da, dh});
     const Program p =
         compile({dist::full_tensor(gs[0]), dist::full_tensor(gt[0]), dist::full_tensor(ge[0]),
@@ -558,7 +563,7 @@ TEST(ScalapackGrad, QrDerivativesEqualOneProcess) {
             const auto [q, r] = dist::linalg::qr(x);
             return dist::redistribute(
                 sum_real_weighted(q, wq, g, nb) + sum_real_weighted(r, wr, g, nb),
-                {dist::Replicate(), dist::Replicate()});
+                everywhere(g.mesh));
           },
           "qr " + std::to_string(m) + "x" + std::to_string(n));
     }
@@ -582,7 +587,7 @@ TEST(ScalapackGrad, CholeskyDerivativesEqualOneProcess) {
           },
           [&](const DTensor& x, const Grid& g, std::int64_t nb) {
             return dist::redistribute(sum_real_weighted(dist::linalg::cholesky(x, upper), w, g, nb),
-                                      {dist::Replicate(), dist::Replicate()});
+                                      everywhere(g.mesh));
           },
           upper ? "cholesky upper" : "cholesky lower");
     }
