@@ -1,13 +1,13 @@
-// Derivatives of the distributed decompositions (svd, svd_truncated, eigh)
-// under mpirun -np 1, 2 and 4, on every r x c grid of the ranks (1x1; 1x2,
-// 2x1; 1x4, 2x2, 4x1; and the 1-D line as a 1xP grid) with blocks of 2
-// and 3 (partial last blocks):
-// gradients of gauge-invariant losses equal the single-process family's to
-// 1e-10 relative (f64, c128; eager dist::backward and traced dist::grad),
-// forward mode (jvp) equals the single-process jvp and the reverse mode's
-// <grad, v> (adjoint consistency), and degenerate or phase-dependent losses
-// raise the single-process family's error kind on every rank (Strict) or
-// give its values (Regularised).
+// Derivatives of the distributed decompositions (svd, svd_truncated, eigh,
+// qr, cholesky) under mpirun -np 1, 2 and 4, on every r x c grid of the
+// ranks (1x1; 1x2, 2x1; 1x4, 2x2, 4x1; and the 1-D line as a 1xP grid) with
+// blocks of 2 and 3 (partial last blocks): gradients equal the
+// single-process family's to 1e-10 relative (f64, c128; eager
+// dist::backward and traced dist::grad), forward mode (jvp) equals the
+// single-process jvp and the reverse mode's <grad, v> (adjoint
+// consistency), and degenerate or phase-dependent losses raise the
+// single-process family's error kind on every rank (Strict) or give its
+// values (Regularised).
 
 #include <gtest/gtest.h>
 
