@@ -70,34 +70,30 @@ T root_of_kept(const T& s) {
 }
 
 template <class T>
-DT<T> scalar_map(const DT<T>& x, T (*fn)(const T&)) {
-  return dist::map(x, [fn](const T& v) { return fn(v); });
-}
-
-template <class T>
-T sqrt_of(const T& x) {
-  return tf::sqrt(x);
+DT<T> sqrt_of(const DT<T>& x) {
+  return dist::map(x, [](const T& v) { return tf::sqrt(v); });
 }
 template <class T>
-T log_of(const T& x) {
-  return tf::log(x);
+DT<T> log_of(const DT<T>& x) {
+  return dist::map(x, [](const T& v) { return tf::log(v); });
 }
 
-// One coarse-graining step of trg.cpp's rg_step on sharded tensors. The
-// split matrices are ScaLAPACK's block-cyclic layout on a 1 x P grid with
-// blocks of d columns: the columns of T(l,u,r,d) reshaped [d*d, d*d] are
-// (r, d), so a block is one index of the last leg (and of the leg l for the
-// sublattice-B split of T(u,r,d,l)). U [d*d, r] keeps its columns' blocks;
-// Vh [r, d*d] its blocks of d columns, one index of its last leg each.
+// One coarse-graining step of trg.cpp's rg_step on sharded tensors (d the
+// bond dimension). The split matrices are ScaLAPACK's block-cyclic layout on
+// a 1 x P grid with blocks of d columns: the columns of T(l, u, r, down)
+// reshaped [d*d, d*d] are (r, down), so a block is one index of the last
+// leg (of l for the sublattice-B split of T(u, r, down, l)). U [d*d, r]
+// keeps its columns' blocks; Vh [r, d*d] its blocks of d columns, one index
+// of its last leg each.
 template <class T>
 void rg_step(DT<T>& t, DT<T>& log_z, int step, std::int64_t d, const TrgOptions& options,
              DistTrgMemory* memory) {
   tf::linalg::Truncation keep;
   keep.max_rank = options.chi;
   const dist::Mesh& mesh = t.mesh();
-  const DT<T> norm = scalar_map(dist::sum(t * t), &sqrt_of<T>);
+  const DT<T> norm = sqrt_of(dist::sum(t * t));
   t = t / norm;
-  log_z = log_z + scalar_map(norm, &log_of<T>) * std::ldexp(1.0, -step);
+  log_z = log_z + log_of(norm) * std::ldexp(1.0, -step);
 
   const dist::Placements matrix = dist::block_cyclic_placements(mesh, d);
   const DT<T> ma = dist::reshape(t, {d * d, d * d}, matrix);
@@ -171,7 +167,7 @@ DT<T> log_z_per_site_dist(const DT<T>& beta, const TrgOptions& options, const St
   const DT<T> id = dist::distribute(constant_like(b, tf::Tensor::from_col_major({d, d}, eye)), mesh,
                                     {dist::Replicate()});
   const DT<T> trace = dist::einsum<T>("abcd,ac,bd->", {t, id, id});
-  return log_z + scalar_map(trace, &log_of<T>) * std::ldexp(1.0, -options.steps);
+  return log_z + log_of(trace) * std::ldexp(1.0, -options.steps);
 }
 
 template dist::DTensor log_z_per_site_dist(const dist::DTensor&, const TrgOptions&,
