@@ -333,13 +333,6 @@ std::vector<Panel> panels(std::int64_t n, int parts_a, std::int64_t block_a, int
   return out;
 }
 
-/// Each rank's local extent of a sharded axis along one mesh axis.
-std::vector<std::int64_t> local_extents(std::int64_t n, int parts, std::int64_t block) {
-  std::vector<std::int64_t> counts;
-  for (int r = 0; r < parts; ++r) counts.push_back(shard_extent(n, parts, r, block));
-  return counts;
-}
-
 /// SUMMA: for each panel of the contracted label, A's owner broadcasts its
 /// panel along ma and B's along mb, and every rank adds the product of the
 /// two panels to its block of the result. The same data move as gathering
@@ -352,8 +345,8 @@ T run_summa(const Term<T>& a, const Term<T>& b, const Labels& out_labels, const 
   const Placement& pa = a.x.placements()[static_cast<std::size_t>(s.ma)];
   const Placement& pb = b.x.placements()[static_cast<std::size_t>(s.mb)];
   const std::int64_t n = a.x.shape()[static_cast<std::size_t>(pa.axis)];
-  const std::vector<std::int64_t> counts_a = local_extents(n, mesh.size(s.ma), pa.block);
-  const std::vector<std::int64_t> counts_b = local_extents(n, mesh.size(s.mb), pb.block);
+  const std::vector<std::int64_t> counts_a = detail::extents(n, mesh.size(s.ma), pa.block);
+  const std::vector<std::int64_t> counts_b = detail::extents(n, mesh.size(s.mb), pb.block);
   const MPI_Comm comm_a = mesh.axis_comm(s.ma).handle();
   const MPI_Comm comm_b = mesh.axis_comm(s.mb).handle();
   EinsumLabels labels{{a.labels, b.labels}, out_labels};

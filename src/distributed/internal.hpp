@@ -38,4 +38,18 @@ MPI_Datatype mpi_type(DType dtype);
 /// A process-wide id per communicator handle, for op identity.
 std::uint64_t comm_key(MPI_Comm comm);
 
+/// "[Shard(0), Replicate()]".
+std::string placements_text(const Placements& ps);
+/// Placements that fit the mesh and a rank-`rank` tensor (InvalidArgument or
+/// AxisOutOfBounds naming `op` otherwise; metadata every rank shares).
+void check_placements(const Placements& ps, const Mesh& mesh, std::int64_t rank, const char* op);
+/// Each coordinate's extent along a tensor axis of extent n sharded over a
+/// mesh axis of `parts` ranks.
+std::vector<std::int64_t> extents(std::int64_t n, int parts, std::int64_t block);
+/// The local shape of a global shape under the placements, on this rank.
+Shape local_shape(const Shape& global, const Mesh& mesh, const Placements& ps);
+/// A tensor's constant shape (Unsupported for a traced one with named sizes).
+Shape shape_of(const EagerTensor& t);
+Shape shape_of(const TracedTensor& t);
+
 }  // namespace tenferro::dist::detail

@@ -14,16 +14,6 @@
 
 namespace tenferro::dist {
 
-namespace {
-
-std::string placements_text(const Placements& ps) {
-  std::string s = "[";
-  for (std::size_t k = 0; k < ps.size(); ++k) s += (k ? ", " : "") + ps[k].to_string();
-  return s + "]";
-}
-
-}  // namespace
-
 namespace detail {
 
 BlacsGrid blacs_subgrid(MPI_Comm comm, int rows, int cols, int used_rows, int used_cols) {
