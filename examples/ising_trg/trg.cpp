@@ -29,21 +29,6 @@ std::vector<std::int64_t> bond_dimensions(const TrgOptions& options) {
 
 namespace {
 
-// sqrt(s) for the singular values above a relative threshold, 0 for the
-// rest. The network has exact zero singular values (the first tensor's
-// splits have rank 2 of 4, and every rank below chi leaves some): their
-// singular vectors are arbitrary, and with sqrt(s) ~ 1e-9 on either side
-// they would leak O(1e-9) noise into the next tensor and its truncation.
-// Masked, they stay exact zeros; the where() keeps sqrt's derivative away
-// from s = 0 (the masked branch sees sqrt(1)).
-template <tf::AdTensor T>
-T root_of_kept(const T& s) {
-  constexpr double kRelativeZero = 1e-12;
-  const T largest = tf::slice(s, {0}, {1});
-  const T kept = tf::gt(s, largest * kRelativeZero);
-  return tf::where(kept, tf::sqrt(tf::where(kept, s, tf::ones_like(s))), tf::zeros_like(s));
-}
-
 // One coarse-graining step of the network tensor t (bond dimension d, the
 // site weight 1/2^step): ln Z / N gains ln(norm t) / 2^step, t becomes the
 // tensor of the lattice with half as many sites.

@@ -38,6 +38,22 @@ using StepCallback = std::function<void(int step, int steps)>;
 template <tenferro::AdTensor T>
 T log_z_per_site(const T& beta, const TrgOptions& options, const StepCallback& on_step = {});
 
+// sqrt(s) for the singular values above a relative threshold, 0 for the
+// rest. The network has exact zero singular values (the first tensor's
+// splits have rank 2 of 4, and every rank below chi leaves some): their
+// singular vectors are arbitrary, and with sqrt(s) ~ 1e-9 on either side
+// they would leak O(1e-9) noise into the next tensor and its truncation.
+// Masked, they stay exact zeros; the where() keeps sqrt's derivative away
+// from s = 0 (the masked branch sees sqrt(1)).
+template <tenferro::AdTensor T>
+T root_of_kept(const T& s) {
+  constexpr double kRelativeZero = 1e-12;
+  const T largest = tenferro::slice(s, {0}, {1});
+  const T kept = tenferro::gt(s, largest * kRelativeZero);
+  return tenferro::where(kept, tenferro::sqrt(tenferro::where(kept, s, tenferro::ones_like(s))),
+                         tenferro::zeros_like(s));
+}
+
 /// The bond dimensions of the network before each step and after the last:
 /// 2, then min(chi, d^2) of the previous d (the rank the SVDs keep; shapes
 /// only, so a traced program knows them when it is built).

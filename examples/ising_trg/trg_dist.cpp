@@ -57,18 +57,6 @@ void note(DistTrgMemory* memory, const DT<T>& x, const char* what) {
   memory->largest_global_bytes = std::max(memory->largest_global_bytes, global);
 }
 
-// The mask of trg.cpp's root_of_kept, which the values must share to agree:
-// sqrt(s) for the singular values above 1e-12 of the largest, 0 for the
-// rest (their vectors are arbitrary). S is Replicate, so each rank applies
-// it to the whole vector.
-template <class T>
-T root_of_kept(const T& s) {
-  constexpr double kRelativeZero = 1e-12;
-  const T largest = tf::slice(s, {0}, {1});
-  const T kept = tf::gt(s, largest * kRelativeZero);
-  return tf::where(kept, tf::sqrt(tf::where(kept, s, tf::ones_like(s))), tf::zeros_like(s));
-}
-
 template <class T>
 DT<T> sqrt_of(const DT<T>& x) {
   return dist::map(x, [](const T& v) { return tf::sqrt(v); });
