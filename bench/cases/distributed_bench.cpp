@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "dist_common.hpp"
 #include "harness.hpp"
 #include "tenferro/distributed/distributed.hpp"
 #include "tenferro/tenferro.hpp"
@@ -50,41 +51,9 @@ namespace dist = tenferro::dist;
 
 namespace {
 
-struct Setup {
-  bool dist = false;
-  int threads = 1;
-  bool quick = false;
-  bool smoke = false;
-};
-
-[[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s --mode local|dist [--threads T] [--quick|--smoke]\n", argv0);
-  std::exit(2);
-}
-
-Setup parse(int argc, char** argv) {
-  Setup s;
-  bool mode = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--mode" && i + 1 < argc) {
-      const std::string m = argv[++i];
-      if (m != "local" && m != "dist") usage(argv[0]);
-      s.dist = m == "dist";
-      mode = true;
-    } else if (a == "--threads" && i + 1 < argc) {
-      s.threads = std::atoi(argv[++i]);
-    } else if (a == "--quick") {
-      s.quick = true;
-    } else if (a == "--smoke") {
-      s.smoke = true;
-    } else {
-      usage(argv[0]);
-    }
-  }
-  if (!mode || s.threads < 1) usage(argv[0]);
-  return s;
-}
+using dist_bench::call_ns;
+using dist_bench::relative_difference;
+using dist_bench::Setup;
 
 int repetitions(const Setup& s) {
   return s.smoke ? 1 : s.quick ? 5 : 7;
@@ -94,30 +63,9 @@ int repetitions(const Setup& s) {
 double timed(const Setup& s, MPI_Comm comm, const std::function<void()>& fn) {
   fn();  // warm-up
   std::vector<double> times;
-  for (int r = 0; r < repetitions(s); ++r) {
-    if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    double ns = static_cast<double>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-            .count());
-    if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
-    times.push_back(ns);
-  }
+  for (int r = 0; r < repetitions(s); ++r) times.push_back(call_ns(comm, fn));
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
-}
-
-/// max |a - b| / max |b| over the elements (b the one-process reference).
-double relative_difference(const tf::Tensor& a, const tf::Tensor& b) {
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  if (x.size() != y.size()) return std::numeric_limits<double>::infinity();
-  double diff = 0, size = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    diff = std::max(diff, std::abs(x[i] - y[i]));
-    size = std::max(size, std::abs(y[i]));
-  }
-  return size > 0 ? diff / size : diff;
 }
 
 /// What one case measured; bytes and the check on ranks only.
@@ -227,7 +175,7 @@ dist::DTensor contract_network(const Network& net, std::vector<Term> terms, doub
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Setup s = parse(argc, argv);
+  const Setup s = dist_bench::parse(argc, argv);
   try {
     int ranks = 1, me = 0;
     MPI_Comm comm = MPI_COMM_NULL;

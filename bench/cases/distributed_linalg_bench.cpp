@@ -35,6 +35,7 @@
 #include <tuple>
 #include <vector>
 
+#include "dist_common.hpp"
 #include "tenferro/distributed/distributed.hpp"
 #include "tenferro/distributed/linalg.hpp"
 #include "tenferro/tenferro.hpp"
@@ -50,48 +51,9 @@ namespace {
 
 constexpr double kTolerance = 1e-10;
 
-struct Setup {
-  bool dist = false;
-  int threads = 1;
-  std::int64_t block = 64;
-  bool quick = false;
-  bool smoke = false;
-};
-
-[[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s --mode local|dist [--threads T] [--block NB] [--quick|--smoke]\n",
-               argv0);
-  std::exit(2);
-}
-
-Setup parse(int argc, char** argv) {
-  Setup s;
-  bool mode = false, block = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--mode" && i + 1 < argc) {
-      const std::string m = argv[++i];
-      if (m != "local" && m != "dist") usage(argv[0]);
-      s.dist = m == "dist";
-      mode = true;
-    } else if (a == "--threads" && i + 1 < argc) {
-      s.threads = std::atoi(argv[++i]);
-    } else if (a == "--block" && i + 1 < argc) {
-      s.block = std::atoll(argv[++i]);
-      block = true;
-    } else if (a == "--quick") {
-      s.quick = true;
-    } else if (a == "--smoke") {
-      s.smoke = true;
-    } else {
-      usage(argv[0]);
-    }
-  }
-  if (!mode || s.threads < 1 || s.block < 1) usage(argv[0]);
-  // Small blocks in --smoke, so every rank of the grid holds some.
-  if (s.smoke && !block) s.block = 16;
-  return s;
-}
+using dist_bench::call_ns;
+using dist_bench::relative_difference;
+using dist_bench::Setup;
 
 // One decomposition of 2048^2 takes seconds (pdgesvd minutes): few
 // repetitions, and a call slower than kLongCallNs is timed once.
@@ -102,18 +64,6 @@ struct Timing {
   int reps = 0;
 };
 
-/// The slowest rank's time of one call (ns), agreed over `comm`.
-double call_ns(MPI_Comm comm, const std::function<void()>& fn) {
-  if (comm != MPI_COMM_NULL) MPI_Barrier(comm);
-  const auto t0 = std::chrono::steady_clock::now();
-  fn();
-  double ns = static_cast<double>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-          .count());
-  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return ns;
-}
-
 /// The median of 3 calls after a warm-up; the first call alone where it took
 /// over kLongCallNs (the warm-up matters little there) or in --smoke.
 Timing timed(const Setup& s, MPI_Comm comm, const std::function<void()>& fn) {
@@ -123,18 +73,6 @@ Timing timed(const Setup& s, MPI_Comm comm, const std::function<void()>& fn) {
   for (int r = 0; r < 3; ++r) times.push_back(call_ns(comm, fn));
   std::sort(times.begin(), times.end());
   return {times[1], 3};
-}
-
-/// max |a - b| / max |b| over the elements (b the reference).
-double relative_difference(const tf::Tensor& a, const tf::Tensor& b) {
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  if (x.size() != y.size()) return std::numeric_limits<double>::infinity();
-  double diff = 0, size = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    diff = std::max(diff, std::abs(x[i] - y[i]));
-    size = std::max(size, std::abs(y[i]));
-  }
-  return size > 0 ? diff / size : diff;
 }
 
 /// (M + M^T) / 2 of a square column-major matrix.
@@ -176,7 +114,9 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Setup s = parse(argc, argv);
+  Setup s = dist_bench::parse(argc, argv, /*with_block=*/true, /*block=*/64);
+  // Small blocks in --smoke, so every rank of the grid holds some.
+  if (s.smoke && !s.block_given) s.block = 16;
   try {
     int ranks = 1, me = 0;
     MPI_Comm comm = MPI_COMM_NULL;
