@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tenferro/distributed/distributed.hpp"
 #include "tenferro/tenferro.hpp"
 
 namespace dist_bench {
@@ -62,6 +63,29 @@ inline Setup parse(int argc, char** argv, bool with_block = false, std::int64_t 
   }
   if (!mode || s.threads < 1 || (with_block && s.block < 1)) usage();
   return s;
+}
+
+/// The process's place: MPI_COMM_WORLD under --mode dist (MPI initialised),
+/// MPI_COMM_NULL and one rank otherwise; and the runtime, one thread per
+/// rank under dist, --threads otherwise.
+struct World {
+  int ranks = 1;
+  int me = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  tenferro::EagerRuntimePtr rt;
+};
+
+inline World world(const Setup& s) {
+  World w;
+  if (s.dist) {
+    tenferro::dist::ensure_initialized();
+    w.comm = MPI_COMM_WORLD;
+    MPI_Comm_size(w.comm, &w.ranks);
+    MPI_Comm_rank(w.comm, &w.me);
+  }
+  w.rt = tenferro::EagerRuntime::make_cpu(
+      tenferro::CpuBackendOptions{.num_threads = s.dist ? 1 : s.threads});
+  return w;
 }
 
 /// The slowest rank's time of one call of fn (ns), agreed over `comm`

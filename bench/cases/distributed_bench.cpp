@@ -177,16 +177,11 @@ dist::DTensor contract_network(const Network& net, std::vector<Term> terms, doub
 int main(int argc, char** argv) {
   const Setup s = dist_bench::parse(argc, argv);
   try {
-    int ranks = 1, me = 0;
-    MPI_Comm comm = MPI_COMM_NULL;
-    if (s.dist) {
-      dist::ensure_initialized();
-      comm = MPI_COMM_WORLD;
-      MPI_Comm_size(comm, &ranks);
-      MPI_Comm_rank(comm, &me);
-    }
+    const dist_bench::World w = dist_bench::world(s);
+    const int ranks = w.ranks, me = w.me;
+    const MPI_Comm comm = w.comm;
     const int threads = s.dist ? 1 : s.threads;
-    auto rt = tf::EagerRuntime::make_cpu(tf::CpuBackendOptions{.num_threads = threads});
+    const auto& rt = w.rt;
     const std::int64_t n = s.smoke ? 64 : s.quick ? 1024 : 4096;
     const std::int64_t n_chain = s.smoke ? 64 : s.quick ? 512 : 1024;
     tf::Generator gen(7);

@@ -118,16 +118,11 @@ int main(int argc, char** argv) {
   // Small blocks in --smoke, so every rank of the grid holds some.
   if (s.smoke && !s.block_given) s.block = 16;
   try {
-    int ranks = 1, me = 0;
-    MPI_Comm comm = MPI_COMM_NULL;
-    if (s.dist) {
-      dist::ensure_initialized();
-      comm = MPI_COMM_WORLD;
-      MPI_Comm_size(comm, &ranks);
-      MPI_Comm_rank(comm, &me);
-    }
+    const dist_bench::World w = dist_bench::world(s);
+    const int ranks = w.ranks, me = w.me;
+    const MPI_Comm comm = w.comm;
     const int threads = s.dist ? 1 : s.threads;
-    auto rt = tf::EagerRuntime::make_cpu(tf::CpuBackendOptions{.num_threads = threads});
+    const auto& rt = w.rt;
     const std::int64_t n = s.smoke ? 96 : s.quick ? 1024 : 2048;
     tf::Generator gen(7);
     const tf::Tensor m = tf::randn({n, n}, tf::f64, gen);
