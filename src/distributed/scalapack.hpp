@@ -34,13 +34,15 @@ struct SlParams {
   double gauge_tolerance = 1e-2;
   double degeneracy_tolerance = 1e-10;
   double component_tolerance = 1e-6;
+  /// Eigh: ELPA's one-stage solver instead of p?syevd / p?heevd (f64, c128).
+  bool elpa = false;
   friend bool operator==(const SlParams& a, const SlParams& b) {
     return a.kind == b.kind && a.comm == b.comm && a.grid.context == b.grid.context &&
            a.block == b.block && a.m == b.m && a.n == b.n && a.k == b.k && a.trans_a == b.trans_a &&
            a.trans_b == b.trans_b && a.uplo == b.uplo && a.regularised == b.regularised &&
            a.eta == b.eta && a.gauge_tolerance == b.gauge_tolerance &&
            a.degeneracy_tolerance == b.degeneracy_tolerance &&
-           a.component_tolerance == b.component_tolerance;
+           a.component_tolerance == b.component_tolerance && a.elpa == b.elpa;
   }
 };
 std::size_t hash_value(const SlParams& p);
@@ -69,6 +71,16 @@ std::vector<TracedTensor> scalapack_call(const SlParams& params,
 std::string op_name(SlKind k);
 /// This rank's local extents of a global [rows, cols] matrix on the grid.
 Shape local_of(const SlParams& p, std::int64_t rows, std::int64_t cols);
+/// ELPA's one-stage eigensolver on the local blocks of the full Hermitian
+/// matrix `a` (overwritten) on `layout`'s grid over `comm`: eigenvalues
+/// `w` (every rank), eigenvectors `z`; ELPA's error code, ELPA_OK = 0
+/// (elpa_eigh.cpp; not agreed here). Only with TENFERRO_HAVE_ELPA.
+template <class S>
+int elpa_eigh(MPI_Comm comm, const BlockCyclicLayout& layout, std::int64_t n, S* a, double* w, S* z,
+              std::int64_t local_rows, std::int64_t local_cols);
+/// ELPA's message for an error code.
+std::string elpa_error_text(int code);
+
 /// Runs the routine on the local blocks (scalapack_kernels.cpp).
 std::vector<Tensor> run_scalapack(const SlParams& p, ExecutionScope& scope,
                                   std::span<const Tensor> in);

@@ -1,9 +1,9 @@
 // The ScaLAPACK kernels behind the ops of scalapack_ops.cpp: p?gemm,
-// p?gesvd, p?syevd / p?heevd, p?geqrf + p?orgqr / p?ungqr, p?potrf, p?gesv
-// for f32, f64, c64 and c128, with workspace queries. Each agrees across the
-// grid on its inputs (local extents, one dtype, finite values for the
-// iterative solvers) before the routine runs, and on the routine's info
-// after it, so every rank raises the same typed error.
+// p?gesvd, p?syevd / p?heevd (or ELPA, elpa_eigh.cpp), p?geqrf + p?orgqr /
+// p?ungqr, p?potrf, p?gesv for f32, f64, c64 and c128, with workspace
+// queries. Each agrees across the grid on its inputs (local extents, one dtype, finite values for
+// the iterative solvers) before the routine runs, and on the routine's info after it, so every rank
+// raises the same typed error.
 
 #include <algorithm>
 #include <cmath>
@@ -328,6 +328,58 @@ void syevd(char uplo, fint n, S* a, const fint* da, typename Real<S>::type* w, S
   }
 }
 
+/// The whole Hermitian matrix from its `uplo` triangle, in place on the
+/// local blocks of `a`: the other triangle from A^H (p?tranc), the diagonal
+/// made real (ELPA reads every entry; p?syevd only the triangle).
+template <class S>
+void complete_hermitian(const SlParams& p, const BlockCyclicLayout& layout, Backend& backend,
+                        const Tensor& a) {
+  Tensor t = backend.empty(a.shape().span(), a.dtype());
+  const auto d = descriptor_of(p.n, p.n, layout, "dist::linalg::eigh");
+  scalapack::ptran(/*conjugate=*/true, static_cast<fint>(p.n), static_cast<fint>(p.n), ptr<S>(a),
+                   d.data(), ptr<S>(t), d.data());
+  const auto ri = shard_indices(p.n, p.grid.rows, p.grid.row, p.block);
+  const auto ci = shard_indices(p.n, p.grid.cols, p.grid.col, p.block);
+  S* v = ptr<S>(a);
+  const S* h = ptr<S>(t);
+  const std::size_t ld = ri.size();
+  for (std::size_t j = 0; j < ci.size(); ++j)
+    for (std::size_t i = 0; i < ri.size(); ++i) {
+      const std::size_t k = i + j * ld;
+      if (ri[i] == ci[j]) {
+        v[k] = S(std::real(v[k]));
+      } else if (p.uplo == 'L' ? ri[i] < ci[j] : ri[i] > ci[j]) {
+        v[k] = h[k];
+      }
+    }
+}
+
+/// eigh on ELPA's one-stage solver: f64 and c128 (ELPA's double precision)
+/// on the whole grid (ELPA wants a block on every grid row and column);
+/// false where p?syevd / p?heevd runs instead.
+template <class S>
+bool eigh_on_elpa(const SlParams& p, const RoutineGrid& rg, Backend& backend, const Tensor& a,
+                  const Tensor& w, const Tensor& z) {
+  constexpr bool double_precision =
+      std::is_same_v<S, double> || std::is_same_v<S, std::complex<double>>;
+  if constexpr (double_precision) {
+    if (!p.elpa || rg.layout.grid.context != p.grid.context) return false;
+    complete_hermitian<S>(p, rg.layout, backend, a);
+    const int err = elpa_eigh<S>(p.comm, rg.layout, p.n, ptr<S>(a), ptr<double>(w), ptr<S>(z),
+                                 a.dim(0), a.dim(1));
+    agreed(p.comm, [&] {
+      if (err != 0) {
+        fail(ErrorKind::NoConvergence, "dist::linalg::eigh",
+             "ELPA's one-stage solver failed: ", elpa_error_text(err), " (error ", err, ")");
+      }
+    });
+    share_values(p, w);
+    return true;
+  } else {
+    return false;
+  }
+}
+
 template <class S>
 std::vector<Tensor> run_eigh(const SlParams& p, ExecutionScope& scope, std::span<const Tensor> in) {
   using R = typename Real<S>::type;
@@ -347,6 +399,7 @@ std::vector<Tensor> run_eigh(const SlParams& p, ExecutionScope& scope, std::span
   });
   if (p.n == 0) return {w, z};
   const RoutineGrid rg = routine_grid(p);
+  if (eigh_on_elpa<S>(p, rg, backend, a, w, z)) return {w, z};
   const auto da = rg.desc(p.n, p.n, name);
   const fint n = static_cast<fint>(p.n);
   S wq{};

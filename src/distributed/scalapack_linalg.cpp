@@ -220,17 +220,24 @@ tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
 }
 
 template <class T>
-tenferro::linalg::EigResult<BasicDTensor<T>> eigh(
-    const BasicDTensor<T>& a, char uplo, const tenferro::linalg::SpectralOptions& options) {
+tenferro::linalg::EigResult<BasicDTensor<T>> eigh(const BasicDTensor<T>& a, char uplo,
+                                                  const tenferro::linalg::SpectralOptions& options,
+                                                  EighSolver solver) {
   const char* op = "dist::linalg::eigh";
   if (uplo != 'L' && uplo != 'U') {
     fail(ErrorKind::InvalidArgument, op, "uplo is 'L' or 'U', got '", uplo, "'");
+  }
+  if (solver == EighSolver::Elpa && !has_elpa()) {
+    fail(ErrorKind::Unsupported, op,
+         "EighSolver::Elpa needs a build with ELPA (install libelpa-dev and reconfigure with "
+         "TENFERRO_WITH_ELPA=ON); use EighSolver::Auto or EighSolver::ScaLapack");
   }
   SlParams p = params_for(SlKind::Eigh, a, op);
   set_ad(p, options, op);
   check_square(a, op);
   p.m = p.n = a.shape()[0];
   p.uplo = uplo;
+  p.elpa = solver != EighSolver::ScaLapack && has_elpa();
   const auto out = detail::scalapack_call(p, std::vector<T>{a.local()});
   return {BasicDTensor<T>(Shape{p.n}, a.mesh(), replicated(a.mesh()), out[0]),
           BasicDTensor<T>(a.shape(), a.mesh(), a.placements(), out[1])};
@@ -280,7 +287,7 @@ BasicDTensor<T> solve(const BasicDTensor<T>& a, const BasicDTensor<T>& b) {
       const BasicDTensor<T>&, const tenferro::linalg::SpectralOptions&);                       \
   template BasicDTensor<T> transpose(const BasicDTensor<T>&, bool);                            \
   template tenferro::linalg::EigResult<BasicDTensor<T>> eigh(                                  \
-      const BasicDTensor<T>&, char, const tenferro::linalg::SpectralOptions&);                 \
+      const BasicDTensor<T>&, char, const tenferro::linalg::SpectralOptions&, EighSolver);     \
   template tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(                      \
       const BasicDTensor<T>&, const tenferro::linalg::Truncation&,                             \
       const tenferro::linalg::SpectralOptions&);                                               \

@@ -24,6 +24,7 @@ std::size_t hash_value(const SlParams& p) {
     h = hash_combine(h, static_cast<std::size_t>(v));
   for (const double v : {p.eta, p.gauge_tolerance, p.degeneracy_tolerance, p.component_tolerance})
     h = hash_combine(h, std::hash<double>{}(v));
+  h = hash_combine(h, static_cast<std::size_t>(p.elpa));
   return hash_combine(h, static_cast<std::size_t>(p.regularised));
 }
 

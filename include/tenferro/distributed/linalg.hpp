@@ -139,16 +139,28 @@ tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
     const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation,
     const tenferro::linalg::SpectralOptions& options = {});
 
+/// Which library eigh runs. Auto: ELPA where the build has it (its one-stage
+/// solver was 1.2-1.4x faster than pdsyevd on 2 ranks; docs/distributed.md),
+/// ScaLAPACK otherwise. Elpa without ELPA in the build is Unsupported.
+/// ELPA runs f64 and c128 on matrices that give every grid row and column a
+/// block; f32, c64 and smaller matrices run p?syevd / p?heevd.
+enum class EighSolver : unsigned char { Auto, ScaLapack, Elpa };
+
+/// Whether this build has ELPA (TENFERRO_WITH_ELPA).
+bool has_elpa();
+
 /// The eigendecomposition of a Hermitian (real symmetric) A [n, n] read from
-/// its `uplo` triangle ('L' or 'U'; p?syevd / p?heevd): eigenvalues [n]
-/// real, ascending, Replicate; eigenvectors [n, n] in A's layout.
+/// its `uplo` triangle ('L' or 'U'; p?syevd / p?heevd, or ELPA's one-stage
+/// solver on the matrix completed from that triangle, per `solver`):
+/// eigenvalues [n] real, ascending, Replicate; eigenvectors [n, n] in A's
+/// layout. Non-finite input is NoConvergence on every rank.
 /// AD: the single-process tenferro::linalg::eigh rules, as derivatives of
 /// the function of the `uplo` triangle (the gradient lives on that
 /// triangle), with `options`' gauge policy (as svd).
 template <class T>
 tenferro::linalg::EigResult<BasicDTensor<T>> eigh(
     const BasicDTensor<T>& a, char uplo = 'L',
-    const tenferro::linalg::SpectralOptions& options = {});
+    const tenferro::linalg::SpectralOptions& options = {}, EighSolver solver = EighSolver::Auto);
 
 /// The reduced QR A = Q R of A [m, n] (p?geqrf, then p?orgqr / p?ungqr),
 /// k = min(m, n): Q [m, k], R [k, n] upper triangular, both in A's layout.
