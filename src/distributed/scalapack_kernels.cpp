@@ -1,9 +1,10 @@
 // The ScaLAPACK kernels behind the ops of scalapack_ops.cpp: p?gemm,
 // p?gesvd, p?syevd / p?heevd (or ELPA, elpa_eigh.cpp), p?geqrf + p?orgqr /
 // p?ungqr, p?potrf, p?gesv for f32, f64, c64 and c128, with workspace
-// queries. Each agrees across the grid on its inputs (local extents, one dtype, finite values for
-// the iterative solvers) before the routine runs, and on the routine's info after it, so every rank
-// raises the same typed error.
+// queries. Each agrees across the grid on its inputs (local extents, one
+// dtype, finite values for the iterative solvers) before the routine runs,
+// and on the routine's info after it, so every rank raises the same typed
+// error.
 
 #include <algorithm>
 #include <cmath>
