@@ -85,9 +85,11 @@ TEST(ElpaEigh, EqualsScaLapack) {
           EXPECT_EQ(got.eigenvectors.placements(), a.placements()) << at;
           EXPECT_LT(relative_values(whole(got.eigenvalues), whole(ref.eigenvalues)), 1e-12) << at;
           EXPECT_LT(gauge_distance(whole(got.eigenvectors), whole(ref.eigenvectors)), 1e-10) << at;
-          // Auto is ELPA in this build.
+          // Auto is ELPA in this build (to rounding: ELPA's reductions need
+          // not repeat bitwise from one call to the next, seen at -np 4).
           const auto automatic = dist::linalg::eigh(a, uplo);
-          EXPECT_EQ(max_abs_diff(whole(automatic.eigenvalues), whole(got.eigenvalues)), 0.0) << at;
+          EXPECT_LT(relative_values(whole(automatic.eigenvalues), whole(got.eigenvalues)), 1e-12)
+              << at;
         }
       }
     }
