@@ -384,6 +384,33 @@ def distributed_linalg_table(recs, errors):
     return lines
 
 
+def run_distributed_group(binary, group, label, mode, timeout, errors):
+    """A distributed group's records: `binary` as one process with 1 and 2
+    threads, then on DISTRIBUTED_RANKS ranks of one thread under mpirun.
+    A missing binary or mpirun, and failed children, go to `errors`."""
+    mpirun = shutil.which("mpirun")
+    if not binary.exists() or not mpirun:
+        errors.append(f"{binary} or mpirun missing (MPI not found?): group {group} is n/a")
+        return []
+    out = []
+    for t in (1, 2):
+        recs, err = run_child(f"{label}, one process",
+                              [str(binary), *mode, "--mode", "local", "--threads", str(t)], t,
+                              timeout=timeout)
+        out += recs
+        if err:
+            errors.append(err)
+    os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                       "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+    recs, err = run_child(f"{label}, {DISTRIBUTED_RANKS} ranks",
+                          [mpirun, "-np", str(DISTRIBUTED_RANKS), "--oversubscribe", str(binary),
+                           *mode, "--mode", "dist"], 1, timeout=timeout)
+    out += recs
+    if err:
+        errors.append(err)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", default=str(ROOT / "build-bench"))
@@ -498,57 +525,19 @@ def main():
                 if err:
                     errors.append(err)
 
-    # Group 20: one process with 1 and 2 threads, then 2 ranks under mpirun.
+    # Groups 20 and 21: one process with 1 and 2 threads, then 2 ranks under
+    # mpirun (group 21: every grid of 2 ranks in one mpirun). The full runs'
+    # 4096^2 matmul and gradient, and pdgesvd of 2048^2 on a loaded machine,
+    # take minutes per child.
+    dist_timeout = 600 if args.quick else 1800
     distributed_recs = []
-    dist_bench = build / "bench/distributed_bench"
-    mpirun = shutil.which("mpirun")
-    if with_distributed and (not dist_bench.exists() or not mpirun):
-        errors.append(f"{dist_bench} or mpirun missing (MPI not found?): group 20 is n/a")
-    elif with_distributed:
-        # The full run's 4096^2 matmul and gradient take minutes per child.
-        dist_timeout = 600 if args.quick else 1800
-        for t in (1, 2):
-            recs, err = run_child("distributed cases, one process", [str(dist_bench), *mode,
-                                  "--mode", "local", "--threads", str(t)], t,
-                                  timeout=dist_timeout)
-            distributed_recs += recs
-            if err:
-                errors.append(err)
-        os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
-        recs, err = run_child(f"distributed cases, {DISTRIBUTED_RANKS} ranks",
-                              [mpirun, "-np", str(DISTRIBUTED_RANKS), "--oversubscribe",
-                               str(dist_bench), *mode, "--mode", "dist"], 1,
-                              timeout=dist_timeout)
-        distributed_recs += recs
-        if err:
-            errors.append(err)
-
-    # Group 21: the same three ways, every grid of 2 ranks in one mpirun.
+    if with_distributed:
+        distributed_recs = run_distributed_group(build / "bench/distributed_bench", 20,
+                                                 "distributed cases", mode, dist_timeout, errors)
     dist_linalg_recs = []
-    dist_linalg_bench = build / "bench/distributed_linalg_bench"
-    mpirun = shutil.which("mpirun")
-    if with_distributed_linalg and (not dist_linalg_bench.exists() or not mpirun):
-        errors.append(f"{dist_linalg_bench} or mpirun missing (MPI not found?): group 21 is n/a")
-    elif with_distributed_linalg:
-        # pdgesvd of 2048^2 on a loaded machine takes a minute per call.
-        dist_timeout = 600 if args.quick else 1800
-        for t in (1, 2):
-            recs, err = run_child("distributed linalg, one process",
-                                  [str(dist_linalg_bench), *mode, "--mode", "local",
-                                   "--threads", str(t)], t, timeout=dist_timeout)
-            dist_linalg_recs += recs
-            if err:
-                errors.append(err)
-        os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
-        recs, err = run_child(f"distributed linalg, {DISTRIBUTED_RANKS} ranks",
-                              [mpirun, "-np", str(DISTRIBUTED_RANKS), "--oversubscribe",
-                               str(dist_linalg_bench), *mode, "--mode", "dist"], 1,
-                              timeout=dist_timeout)
-        dist_linalg_recs += recs
-        if err:
-            errors.append(err)
+    if with_distributed_linalg:
+        dist_linalg_recs = run_distributed_group(build / "bench/distributed_linalg_bench", 21,
+                                                 "distributed linalg", mode, dist_timeout, errors)
 
     # Case 14 compiles libtorch headers (~20 s a sample): skipped in --quick.
     if with_compile:
