@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "distributed/scalapack.hpp"
+#include "distributed/truncation.hpp"
 #include "tenferro/ad/composite.hpp"
 
 namespace tenferro::dist::linalg {
@@ -146,34 +147,10 @@ tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
   const char* op = "dist::linalg::svd_truncated";
   (void)tenferro::linalg::truncation_rank({}, truncation);  // validates the options
   const BlockCyclicLayout layout = detail::layout_of(a, op);
-  std::int64_t r = 0;
-  if constexpr (std::is_same_v<T, TracedTensor>) {
-    if (truncation.cutoff != 0 || truncation.max_discarded_weight != 0) {
-      fail(ErrorKind::Unsupported, op,
-           "a traced program over sharded tensors needs a constant rank: set only max_rank "
-           "(a cutoff or a weight bound makes the rank depend on the values)");
-    }
-  }
   auto f = svd(a, options);
   const std::int64_t k = f.S.shape()[0];
-  if constexpr (std::is_same_v<T, TracedTensor>) {
-    r = k == 0 ? 0
-               : std::max<std::int64_t>(
-                     1, truncation.max_rank < 0 ? k : std::min(k, truncation.max_rank));
-  } else {
-    NoGradGuard off;
-    const std::vector<double> mags = convert(f.S.local(), f64).value().template to_vector<double>();
-    r = tenferro::linalg::truncation_rank(mags, truncation);
-    // S is bitwise equal on every rank (broadcast by svd), so is r; checked.
-    std::int64_t lo = 0, hi = 0;
-    const MPI_Comm comm = a.mesh().comm().handle();
-    MPI_Allreduce(&r, &lo, 1, MPI_INT64_T, MPI_MIN, comm);
-    MPI_Allreduce(&r, &hi, 1, MPI_INT64_T, MPI_MAX, comm);
-    if (lo != hi) {
-      fail(ErrorKind::Internal, op, "the ranks chose kept ranks from ", lo, " to ", hi,
-           " from singular values that should be equal everywhere; please report this");
-    }
-  }
+  const T& sv = f.S.local();
+  const std::int64_t r = detail::kept_rank(sv, k, truncation, a.mesh(), op);
   // The first r columns of U and rows of Vh: a prefix of each local block.
   const BlacsGrid& g = layout.grid;
   const std::int64_t lr = shard_extent(r, g.rows, g.row, layout.block);
@@ -192,30 +169,14 @@ tenferro::linalg::TruncatedSvd<BasicDTensor<T>> svd_truncated(
   const Shape ud = dims(f.U.local().shape()), vd = dims(f.Vh.local().shape());
   const T u = slice(f.U.local(), Shape{0, 0}, Shape{ud[0], lc});
   const T vh = slice(f.Vh.local(), Shape{0, 0}, Shape{lr, vd[1]});
-  // The discarded weight as the single-process family computes it: squares
-  // relative to the largest value (no overflow), 0 for an all-zero matrix.
-  const T& sv = f.S.local();
-  T weight;
-  if (k == 0) {
-    weight = sum(sv);
-  } else {
-    const T mag = abs(sv);
-    const T top = amax(mag, {0}, true);
-    const T rel = div(mag, where(gt(top, zeros_like(top)), top, ones_like(top)));
-    const T sq = mul(rel, rel);
-    const T total = sum(sq, {0});
-    const T tail = sum(slice(sq, Shape{r}, Shape{k}), {0});
-    const T positive = gt(total, zeros_like(total));
-    weight =
-        where(positive, div(tail, where(positive, total, ones_like(total))), zeros_like(total));
-  }
   const Placements whole(static_cast<std::size_t>(a.mesh().ndim()), Replicate());
   tenferro::linalg::TruncatedSvd<BasicDTensor<T>> out;
   out.U = BasicDTensor<T>(Shape{f.U.shape()[0], r}, a.mesh(), a.placements(), u);
   out.S = BasicDTensor<T>(Shape{r}, a.mesh(), whole, slice(sv, Shape{0}, Shape{r}));
   out.Vh = BasicDTensor<T>(Shape{r, f.Vh.shape()[1]}, a.mesh(), a.placements(), vh);
   out.rank = r;
-  out.discarded_weight = BasicDTensor<T>(Shape{}, a.mesh(), whole, weight);
+  out.discarded_weight =
+      BasicDTensor<T>(Shape{}, a.mesh(), whole, detail::discarded_weight(sv, r, k));
   return out;
 }
 

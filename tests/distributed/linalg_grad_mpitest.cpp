@@ -297,6 +297,36 @@ TEST(ScalapackGrad, EighGradientsAndJvpEqualOneProcess) {
   }
 }
 
+TEST(ScalapackGrad, TruncatedEighGradientsAndJvpEqualOneProcess) {
+  using tenferro::linalg::Truncation;
+  const std::int64_t n = 8;
+  std::vector<Truncation> truncations(2);
+  truncations[0].max_rank = 4;
+  truncations[1].cutoff = 2.0;
+  for (const DType dt : {f64, c128}) {
+    const Tensor a = random_matrix(n, n, dt, 135), v = random_matrix(n, n, dt, 136);
+    for (std::size_t t = 0; t < truncations.size(); ++t) {
+      const std::int64_t r = tenferro::linalg::eigh_truncated(eager(a), truncations[t]).rank;
+      ASSERT_LT(r, n);  // something is cut
+      const Weights w = weights(n, r, n, 235);
+      const Tensor three = Tensor::scalar(Scalar(3.0));
+      expect_derivatives_match(
+          a, v,
+          [&](const EagerTensor& x) {
+            const auto f = tenferro::linalg::eigh_truncated(x, truncations[t]);
+            return loss_of(f.eigenvectors, f.eigenvalues, f.eigenvectors, w, 3) +
+                   f.discarded_weight * eager(three);
+          },
+          [&](const DTensor& x, const Grid& g, std::int64_t nb) {
+            const auto f = dist::linalg::eigh_truncated(x, truncations[t]);
+            return loss_of(f.eigenvectors, f.eigenvalues, f.eigenvectors, w, g, nb, 3) +
+                   f.discarded_weight * replicate(three, g);
+          },
+          "eigh_truncated " + std::to_string(t));
+    }
+  }
+}
+
 namespace {
 
 /// Q1 diag(s) Q2^H with orthonormal Q1 [m, k], Q2 [n, k] (the same on every

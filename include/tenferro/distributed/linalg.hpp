@@ -162,6 +162,22 @@ tenferro::linalg::EigResult<BasicDTensor<T>> eigh(
     const BasicDTensor<T>& a, char uplo = 'L',
     const tenferro::linalg::SpectralOptions& options = {}, EighSolver solver = EighSolver::Auto);
 
+/// The truncated eigh: eigh(a), then the r eigenpairs of largest |w|, r
+/// chosen by `truncation` as for svd_truncated, in the single-process
+/// eigh_truncated's order (descending |w|; equal magnitudes keep eigh's
+/// ascending order): eigenvalues [r] and the discarded weight (sum of the
+/// dropped w_i^2 over the sum of all, 0 for a zero matrix) Replicate,
+/// eigenvectors [n, r] in A's layout. The kept vectors sit at both ends of
+/// eigh's order, interleaved, so they are gathered as V P with a 0/1
+/// selection matrix P [n, r] (exact; a pdgemm, 2 n^2 r flops). In a traced
+/// program only max_rank may be set, as for svd_truncated.
+/// AD: eigh's rules (with `options`), then the gather, as the single-process
+/// eigh_truncated; the discarded weight is differentiable.
+template <class T>
+tenferro::linalg::TruncatedEigh<BasicDTensor<T>> eigh_truncated(
+    const BasicDTensor<T>& a, const tenferro::linalg::Truncation& truncation, char uplo = 'L',
+    const tenferro::linalg::SpectralOptions& options = {}, EighSolver solver = EighSolver::Auto);
+
 /// The reduced QR A = Q R of A [m, n] (p?geqrf, then p?orgqr / p?ungqr),
 /// k = min(m, n): Q [m, k], R [k, n] upper triangular, both in A's layout.
 /// AD: the single-process qr rules (PyTorch's linalg_qr_jvp on A's first k
