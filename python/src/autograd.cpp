@@ -70,15 +70,19 @@ void init_autograd(py::module_& m) {
          "Whether AD records operations on this tensor.")
       .def(
           "requires_grad_",
-          [](EagerTensor& t, bool on) -> EagerTensor& {
+          [](const py::object& self, bool on) -> py::object {
+            // Returns the object itself: the fast path's result objects are
+            // not in pybind11's instance registry (tensor.cpp), so a returned
+            // reference would become a second object.
+            auto& t = self.cast<EagerTensor&>();
             if (on) {
               t.requires_grad_(true);
             } else if (t.requires_grad()) {
               t = t.detach();
             }
-            return t;
+            return self;
           },
-          py::arg("requires_grad") = true, py::return_value_policy::reference_internal,
+          py::arg("requires_grad") = true,
           "Marks a leaf as requiring grad (in place); returns the tensor.")
       .def_property_readonly("is_leaf", &EagerTensor::is_leaf)
       .def_property(

@@ -82,19 +82,18 @@ inline const py::detail::type_info* tensor_type_info() {
 inline bool is_tensor_exact(const py::handle& h) {
   return Py_TYPE(h.ptr()) == tensor_type_info()->type;
 }
-inline const EagerTensor& tensor_ref(const py::handle& h) {
-  auto vh =
-      reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder(tensor_type_info());
-  return *vh.value_ptr<EagerTensor>();
+/// The tensor of an exact tenferro.Tensor (pybind11's simple layout, [value*]
+/// [holder], read directly), or nullptr for anything else (a subclass, or an
+/// object whose __init__ never ran).
+inline const EagerTensor* exact_tensor(const py::handle& h) {
+  if (!is_tensor_exact(h)) return nullptr;
+  const auto* inst = reinterpret_cast<const py::detail::instance*>(h.ptr());
+  if (!inst->simple_layout) return nullptr;
+  return static_cast<const EagerTensor*>(inst->simple_value_holder[0]);
 }
-inline py::object tensor_to_py(EagerTensor&& t) {
-  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
-      &t, py::return_value_policy::move, py::handle(), tensor_type_info(), nullptr,
-      [](const void* p) -> void* {
-        return new EagerTensor(
-            std::move(*const_cast<EagerTensor*>(static_cast<const EagerTensor*>(p))));
-      }));
-}
+/// A new tenferro.Tensor owning t. Its value lives inside the Python object
+/// (one allocation, no entry in pybind11's instance registry); see tensor.cpp.
+py::object tensor_to_py(EagerTensor&& t);
 inline bool is_py_scalar(const py::handle& h) {
   return py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
          py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr());

@@ -165,3 +165,40 @@ def test_pickle_deepcopy_and_format():
     assert y.requires_grad and y.tolist() == [1.0, 2.0]
     assert f"{tf.tensor(3.14159):.2f}" == "3.14"
     assert f"{t}".startswith("tensor(")
+
+
+def test_operator_results_are_ordinary_tensors():
+    # The operators' results hold their tensor inside the Python object
+    # (python/src/tensor.cpp): they must behave as any other tenferro.Tensor.
+    import copy
+    import pickle
+    import sys
+    import weakref
+    x, y = tf.tensor([1.0, 2.0, 3.0]), tf.tensor([4.0, 5.0, 6.0])
+    refs = sys.getrefcount(tf.Tensor)
+    for _ in range(1000):
+        r = x + y
+        del r
+    after = sys.getrefcount(tf.Tensor)
+    assert after == refs  # each result lets go of its type
+    r = x * y - x / y
+    assert type(r) is tf.Tensor and r.shape == (3,) and r.dtype == tf.float64
+    np.testing.assert_array_equal(r.numpy(), [1.0 * 4 - 1 / 4, 10 - 2 / 5, 18 - 3 / 6])
+    # A NumPy view outlives the result; the result's memory stays valid.
+    v = (x + y).numpy()
+    gc.collect()
+    np.testing.assert_array_equal(v, [5.0, 7.0, 9.0])
+    # Weak references, pickling, copies and in-place marking.
+    w = weakref.ref(r)
+    assert w() is r
+    assert pickle.loads(pickle.dumps(r)).tolist() == r.tolist()
+    assert copy.deepcopy(r).tolist() == r.tolist()
+    del r
+    gc.collect()
+    assert w() is None
+    s = x + y
+    assert s.requires_grad_() is s and s.requires_grad
+    (s * s).sum().backward()
+    np.testing.assert_array_equal(s.grad.numpy(), [10.0, 14.0, 18.0])
+    assert s.requires_grad_(False) is s and not s.requires_grad
+    assert (-(x + y)).tolist() == [-5.0, -7.0, -9.0]
