@@ -5,7 +5,8 @@
 // string lengths after all others (one size_t per character argument; the
 // PBLAS, written in C, ignore them). Overloads per element type keep the
 // kernels written once as templates; the drivers whose argument lists
-// differ between real and complex (rwork) are called directly.
+// differ between real and complex (rwork) are called directly. LAPACK's
+// ?bdsdc comes from the BLAS/LAPACK the linalg layer links.
 
 #include <mpi.h>
 
@@ -70,20 +71,33 @@ TF_PTRAN(c64, pctranc_)
 TF_PTRAN(c128, pztranc_)
 #undef TF_PTRAN
 
-// ---- SVD ----
-void psgesvd_(const char*, const char*, const fint*, const fint*, float*, const fint*, const fint*,
-              const fint*, float*, float*, const fint*, const fint*, const fint*, float*,
-              const fint*, const fint*, const fint*, float*, const fint*, fint*, flen, flen);
-void pdgesvd_(const char*, const char*, const fint*, const fint*, double*, const fint*, const fint*,
-              const fint*, double*, double*, const fint*, const fint*, const fint*, double*,
-              const fint*, const fint*, const fint*, double*, const fint*, fint*, flen, flen);
-void pcgesvd_(const char*, const char*, const fint*, const fint*, c64*, const fint*, const fint*,
-              const fint*, float*, c64*, const fint*, const fint*, const fint*, c64*, const fint*,
-              const fint*, const fint*, c64*, const fint*, float*, fint*, flen, flen);
-void pzgesvd_(const char*, const char*, const fint*, const fint*, c128*, const fint*, const fint*,
-              const fint*, double*, c128*, const fint*, const fint*, const fint*, c128*,
-              const fint*, const fint*, const fint*, c128*, const fint*, double*, fint*, flen,
-              flen);
+// ---- SVD (LAPACK gesdd's route, scalapack_kernels.cpp): reduction to
+// bidiagonal form B = Q^H A P, then applying Q and P^H (p?ormbr / p?unmbr)
+// to the singular vectors of B ----
+#define TF_PGEBRD(T, R, f)                                                                        \
+  void f(const fint*, const fint*, T*, const fint*, const fint*, const fint*, R*, R*, T*, T*, T*, \
+         const fint*, fint*);
+TF_PGEBRD(float, float, psgebrd_)
+TF_PGEBRD(double, double, pdgebrd_)
+TF_PGEBRD(c64, float, pcgebrd_)
+TF_PGEBRD(c128, double, pzgebrd_)
+#undef TF_PGEBRD
+#define TF_PORMBR(T, f)                                                                          \
+  void f(const char*, const char*, const char*, const fint*, const fint*, const fint*, const T*, \
+         const fint*, const fint*, const fint*, const T*, T*, const fint*, const fint*,          \
+         const fint*, T*, const fint*, fint*, flen, flen, flen);
+TF_PORMBR(float, psormbr_)
+TF_PORMBR(double, pdormbr_)
+TF_PORMBR(c64, pcunmbr_)
+TF_PORMBR(c128, pzunmbr_)
+#undef TF_PORMBR
+
+// ---- LAPACK (serial): the SVD of a bidiagonal matrix by divide and
+// conquer, run redundantly on every rank ----
+void sbdsdc_(const char*, const char*, const fint*, float*, float*, float*, const fint*, float*,
+             const fint*, float*, fint*, float*, fint*, fint*, flen, flen);
+void dbdsdc_(const char*, const char*, const fint*, double*, double*, double*, const fint*, double*,
+             const fint*, double*, fint*, double*, fint*, fint*, flen, flen);
 
 // ---- Hermitian eigensolver (divide and conquer) ----
 void pssyevd_(const char*, const char*, const fint*, float*, const fint*, const fint*, const fint*,
@@ -204,6 +218,44 @@ TF_PORGQR(double, pdorgqr_)
 TF_PORGQR(c64, pcungqr_)
 TF_PORGQR(c128, pzungqr_)
 #undef TF_PORGQR
+
+#define TF_PGEBRD(T, R, f)                                                                     \
+  inline void pgebrd(fint m, fint n, T* a, const fint* desca, R* d, R* e, T* tauq, T* taup,    \
+                     T* work, fint lwork, fint* info) {                                        \
+    const fint one = 1;                                                                        \
+    f(&m, &n, a, &one, &one, desca, d, e, tauq, taup, work, &lwork, info);                     \
+  }
+TF_PGEBRD(float, float, psgebrd_)
+TF_PGEBRD(double, double, pdgebrd_)
+TF_PGEBRD(c64, float, pcgebrd_)
+TF_PGEBRD(c128, double, pzgebrd_)
+#undef TF_PGEBRD
+
+#define TF_PORMBR(T, f)                                                                        \
+  inline void pormbr(char vect, char side, char trans, fint m, fint n, fint k, const T* a,     \
+                     const fint* desca, const T* tau, T* c, const fint* descc, T* work,        \
+                     fint lwork, fint* info) {                                                 \
+    const fint one = 1;                                                                        \
+    f(&vect, &side, &trans, &m, &n, &k, a, &one, &one, desca, tau, c, &one, &one, descc, work, \
+      &lwork, info, 1, 1, 1);                                                                  \
+  }
+TF_PORMBR(float, psormbr_)
+TF_PORMBR(double, pdormbr_)
+TF_PORMBR(c64, pcunmbr_)
+TF_PORMBR(c128, pzunmbr_)
+#undef TF_PORMBR
+
+#define TF_BDSDC(R, f)                                                                         \
+  inline void bdsdc(char uplo, fint n, R* d, R* e, R* u, fint ldu, R* vt, fint ldvt, R* work,  \
+                    fint* iwork, fint* info) {                                                 \
+    const char compq = 'I';                                                                    \
+    R q = 0;                                                                                   \
+    fint iq = 0;                                                                               \
+    f(&uplo, &compq, &n, d, e, u, &ldu, vt, &ldvt, &q, &iq, work, iwork, info, 1, 1);          \
+  }
+TF_BDSDC(float, sbdsdc_)
+TF_BDSDC(double, dbdsdc_)
+#undef TF_BDSDC
 
 #define TF_PPOTRF(T, f)                                                                        \
   inline void ppotrf(char uplo, fint n, T* a, const fint* desca, fint* info) {                 \

@@ -1,4 +1,4 @@
-// AD rules of the distributed svd (p?gesvd) and eigh (p?syevd / p?heevd):
+// AD rules of the distributed svd (p?gebrd + ?bdsdc + p?ormbr) and eigh:
 // the single-process family's rules (src/linalg/spectral_svd.cpp,
 // spectral_eigh.cpp: PyTorch's svd_backward / linalg_svd_jvp and the eigh
 // rules, with the same gauge policy and degeneracy handling), written with

@@ -1,10 +1,10 @@
-// The ScaLAPACK kernels behind the ops of scalapack_ops.cpp: p?gemm,
-// p?gesvd, p?syevd / p?heevd (or ELPA, elpa_eigh.cpp), p?geqrf + p?orgqr /
-// p?ungqr, p?potrf, p?gesv for f32, f64, c64 and c128, with workspace
-// queries. Each agrees across the grid on its inputs (local extents, one
-// dtype, finite values for the iterative solvers) before the routine runs,
-// and on the routine's info after it, so every rank raises the same typed
-// error.
+// The ScaLAPACK kernels behind the ops of scalapack_ops.cpp: p?gemm, the
+// SVD (p?gebrd, LAPACK's ?bdsdc on every rank, p?ormbr / p?unmbr),
+// p?syevd / p?heevd (or ELPA, elpa_eigh.cpp), p?geqrf + p?orgqr / p?ungqr,
+// p?potrf, p?gesv for f32, f64, c64 and c128, with workspace queries.
+// Each agrees across the grid on its inputs (local extents, one dtype,
+// finite values for the iterative solvers) before the routine runs, and on
+// the routine's info after it, so every rank raises the same typed error.
 
 #include <algorithm>
 #include <cmath>
@@ -159,10 +159,11 @@ void keep_triangle(const SlParams& p, const Tensor& local, std::int64_t rows, st
 
 /// The grid a routine runs on: the grid's first rows x cols, where rows and
 /// cols are the grid rows and columns that own a block of some operand.
-/// ScaLAPACK (p?gesvd, p?syevd) gives wrong results on ranks whose grid row
-/// or column owns no block; on the smaller grid every local block is the
-/// same (each coordinate still owns the same blocks), and ranks outside it
-/// hold empty blocks and skip the routine (but not the agreements).
+/// ScaLAPACK (p?gesvd, p?syevd seen; every routine is kept off them) gives
+/// wrong results on ranks whose grid row or column owns no block; on the
+/// smaller grid every local block is the same (each coordinate still owns
+/// the same blocks), and ranks outside it hold empty blocks and skip the
+/// routine (but not the agreements).
 struct RoutineGrid {
   BlockCyclicLayout layout;
   bool inside = true;
@@ -246,24 +247,58 @@ std::vector<Tensor> run_trsm(const SlParams& p, ExecutionScope& scope, std::span
   return {b};
 }
 
+// ---- SVD -------------------------------------------------------------------------------
+//
+// LAPACK gesdd's algorithm, distributed where the work is: p?gebrd reduces A
+// to bidiagonal form B = Q^H A P (8/3 N^3 for square A, block-cyclic); every
+// rank gathers B's diagonal and off-diagonal (2k - 1 reals) and runs LAPACK's
+// divide-and-conquer ?bdsdc on the k x k bidiagonal, redundantly, so the
+// singular values and the real factors U_B, V_B^T are the same on every rank
+// with no further communication; each rank copies its own block-cyclic
+// blocks of [U_B; 0] and [V_B^T, 0], and p?ormbr / p?unmbr apply Q on the
+// left and P^H on the right (4/3 N^3 each). ScaLAPACK's only SVD driver,
+// p?gesvd, runs the bidiagonal QR iteration (dbdsqr) instead, on every rank
+// over the whole bidiagonal, with memory-bound rotations of the rank's rows
+// of U and columns of Vh: about 20 times slower at 2048^2 on 2 ranks
+// (docs/distributed.md, "Scaling"). It is not kept as a fallback for a
+// ?bdsdc failure: ?bdsdc is the solver inside one process's gesdd, which
+// reports the same bidiagonal as NoConvergence, and the two families raise
+// the same errors on the same matrices.
+
+/// B's diagonal d [k] and off-diagonal e [k - 1] from the local blocks of
+/// `a` after p?gebrd (which leaves B on the diagonal and the first super-
+/// (m >= n) or sub- (m < n) diagonal of A; real even for complex A), bitwise
+/// the same on every rank of the communicator: each entry's owner writes it
+/// into a zeroed vector [d, e] and an MPI sum fills in the rest (x + 0 = x).
 template <class S>
-void gesvd(const char* job, fint m, fint n, S* a, const fint* da, typename Real<S>::type* s, S* u,
-           const fint* du, S* vt, const fint* dvt, S* work, fint lwork,
-           typename Real<S>::type* rwork, fint* info) {
-  const fint one = 1;
-  if constexpr (std::is_same_v<S, float>) {
-    scalapack::psgesvd_(job, job, &m, &n, a, &one, &one, da, s, u, &one, &one, du, vt, &one, &one,
-                        dvt, work, &lwork, info, 1, 1);
-  } else if constexpr (std::is_same_v<S, double>) {
-    scalapack::pdgesvd_(job, job, &m, &n, a, &one, &one, da, s, u, &one, &one, du, vt, &one, &one,
-                        dvt, work, &lwork, info, 1, 1);
-  } else if constexpr (std::is_same_v<S, scalapack::c64>) {
-    scalapack::pcgesvd_(job, job, &m, &n, a, &one, &one, da, s, u, &one, &one, du, vt, &one, &one,
-                        dvt, work, &lwork, rwork, info, 1, 1);
-  } else {
-    scalapack::pzgesvd_(job, job, &m, &n, a, &one, &one, da, s, u, &one, &one, du, vt, &one, &one,
-                        dvt, work, &lwork, rwork, info, 1, 1);
+std::vector<typename Real<S>::type> gather_bidiagonal(const SlParams& p, const Tensor& a,
+                                                      std::int64_t k) {
+  using R = typename Real<S>::type;
+  std::vector<R> de(static_cast<std::size_t>(2 * k), R(0));
+  const auto ri = shard_indices(p.m, p.grid.rows, p.grid.row, p.block);
+  const auto ci = shard_indices(p.n, p.grid.cols, p.grid.col, p.block);
+  const S* v = ptr<S>(a);
+  const std::size_t ld = ri.size();
+  const bool upper = p.m >= p.n;
+  for (std::size_t j = 0; j < ci.size(); ++j) {
+    for (std::size_t i = 0; i < ri.size(); ++i) {
+      const std::int64_t r = ri[i], c = ci[j];
+      const R x = std::real(v[i + j * ld]);
+      if (r == c && r < k) {
+        de[static_cast<std::size_t>(r)] = x;
+      } else if (upper ? (c == r + 1 && r < k - 1) : (r == c + 1 && c < k - 1)) {
+        de[static_cast<std::size_t>(k + std::min(r, c))] = x;
+      }
+    }
   }
+  const int count = static_cast<int>(2 * k - 1);  // d and e
+  const MPI_Datatype type = mpi_type(std::is_same_v<R, float> ? DType::F32 : DType::F64);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, de.data(), count, type, MPI_SUM, p.comm),
+            "dist::linalg::svd");
+  int ranks = 1;
+  MPI_Comm_size(p.comm, &ranks);
+  count_sent(2 * static_cast<std::uint64_t>(ranks - 1) * count * sizeof(R) / ranks);
+  return de;
 }
 
 template <class S>
@@ -288,22 +323,82 @@ std::vector<Tensor> run_svd(const SlParams& p, ExecutionScope& scope, std::span<
   const auto da = rg.desc(p.m, p.n, name);
   const auto du = rg.desc(p.m, k, name);
   const auto dvt = rg.desc(k, p.n, name);
-  const fint m = static_cast<fint>(p.m), n = static_cast<fint>(p.n);
-  // rwork: 1 + 4 max(m, n) (p?gesvd's documented size for complex input).
-  std::vector<R> rwork(static_cast<std::size_t>(1 + 4 * std::max(p.m, p.n)));
+  const fint m = static_cast<fint>(p.m), n = static_cast<fint>(p.n), kk = static_cast<fint>(k);
+
+  // 1. B = Q^H A P: the reflectors stay in `a`, their scales in tauq / taup
+  // (tied to A's local columns and rows); d and e also land on A's diagonals.
+  const std::size_t local_rows = static_cast<std::size_t>(std::max<std::int64_t>(1, a.dim(0)));
+  const std::size_t local_cols = static_cast<std::size_t>(std::max<std::int64_t>(1, a.dim(1)));
+  std::vector<S> tauq(local_cols), taup(local_rows);
+  std::vector<R> d(std::max(local_rows, local_cols) + 1), e(d.size());
   S wq{};
   fint info = 0;
   if (rg.inside)
-    gesvd<S>("V", m, n, ptr<S>(a), da.data(), ptr<R>(s), ptr<S>(u), du.data(), ptr<S>(vt),
-             dvt.data(), &wq, -1, rwork.data(), &info);
+    scalapack::pgebrd(m, n, ptr<S>(a), da.data(), d.data(), e.data(), tauq.data(), taup.data(), &wq,
+                      -1, &info);
   agree_info(p, info, ErrorKind::Internal, query_failed);
-  rwork.resize(std::max(rwork.size(), static_cast<std::size_t>(queried(rwork[0]))));
   std::vector<S> work(static_cast<std::size_t>(queried(wq)));
   if (rg.inside)
-    gesvd<S>("V", m, n, ptr<S>(a), da.data(), ptr<R>(s), ptr<S>(u), du.data(), ptr<S>(vt),
-             dvt.data(), work.data(), static_cast<fint>(work.size()), rwork.data(), &info);
-  agree_info(p, info, ErrorKind::NoConvergence,
-             [](fint) { return "p?gesvd did not converge, or the ranks' results differed"; });
+    scalapack::pgebrd(m, n, ptr<S>(a), da.data(), d.data(), e.data(), tauq.data(), taup.data(),
+                      work.data(), static_cast<fint>(work.size()), &info);
+  agree_info(p, info, ErrorKind::Internal, [](fint) { return "p?gebrd failed"; });
+
+  // 2, 3. B's SVD on every rank: the same input, so the same values and
+  // vectors (LAPACK's ?bdsdc: upper B for m >= n, lower for m < n).
+  std::vector<R> de = gather_bidiagonal<S>(p, a, k);
+  std::vector<R> ub(static_cast<std::size_t>(k * k)), vtb(ub.size());
+  std::vector<R> bwork(static_cast<std::size_t>(3 * k * k + 4 * k));
+  std::vector<fint> biwork(static_cast<std::size_t>(8 * k));
+  scalapack::bdsdc(p.m >= p.n ? 'U' : 'L', kk, de.data(), de.data() + k, ub.data(), kk, vtb.data(),
+                   kk, bwork.data(), biwork.data(), &info);
+  agree_info(p, info, ErrorKind::NoConvergence, [](fint) {
+    return "the divide-and-conquer SVD of the bidiagonal form (LAPACK ?bdsdc) did not converge";
+  });
+  std::copy(de.begin(), de.begin() + k, ptr<R>(s));
+  bwork = {};
+
+  // 4. This rank's blocks of U = [U_B; 0] [m, k] and Vh = [V_B^T, 0] [k, n].
+  {
+    const auto ri = shard_indices(p.m, p.grid.rows, p.grid.row, p.block);
+    const auto ci = shard_indices(k, p.grid.cols, p.grid.col, p.block);
+    S* x = ptr<S>(u);
+    for (std::size_t j = 0; j < ci.size(); ++j)
+      for (std::size_t i = 0; i < ri.size(); ++i)
+        x[i + j * ri.size()] =
+            ri[i] < k ? S(ub[static_cast<std::size_t>(ri[i] + ci[j] * k)]) : S(0);
+  }
+  {
+    const auto ri = shard_indices(k, p.grid.rows, p.grid.row, p.block);
+    const auto ci = shard_indices(p.n, p.grid.cols, p.grid.col, p.block);
+    S* x = ptr<S>(vt);
+    for (std::size_t j = 0; j < ci.size(); ++j)
+      for (std::size_t i = 0; i < ri.size(); ++i)
+        x[i + j * ri.size()] =
+            ci[j] < k ? S(vtb[static_cast<std::size_t>(ri[i] + ci[j] * k)]) : S(0);
+  }
+
+  // 5. U = Q [U_B; 0] and Vh = [V_B^T, 0] P^H (K: A's other extent).
+  const char adj = kComplex<S> ? 'C' : 'T';
+  if (rg.inside)
+    scalapack::pormbr('Q', 'L', 'N', m, kk, n, ptr<S>(a), da.data(), tauq.data(), ptr<S>(u),
+                      du.data(), &wq, -1, &info);
+  agree_info(p, info, ErrorKind::Internal, query_failed);
+  work.resize(std::max(work.size(), static_cast<std::size_t>(queried(wq))));
+  if (rg.inside)
+    scalapack::pormbr('Q', 'L', 'N', m, kk, n, ptr<S>(a), da.data(), tauq.data(), ptr<S>(u),
+                      du.data(), work.data(), static_cast<fint>(work.size()), &info);
+  agree_info(p, info, ErrorKind::Internal, [](fint) { return "p?ormbr / p?unmbr (Q) failed"; });
+  if (rg.inside)
+    scalapack::pormbr('P', 'R', adj, kk, n, m, ptr<S>(a), da.data(), taup.data(), ptr<S>(vt),
+                      dvt.data(), &wq, -1, &info);
+  agree_info(p, info, ErrorKind::Internal, query_failed);
+  work.resize(std::max(work.size(), static_cast<std::size_t>(queried(wq))));
+  if (rg.inside)
+    scalapack::pormbr('P', 'R', adj, kk, n, m, ptr<S>(a), da.data(), taup.data(), ptr<S>(vt),
+                      dvt.data(), work.data(), static_cast<fint>(work.size()), &info);
+  agree_info(p, info, ErrorKind::Internal, [](fint) { return "p?ormbr / p?unmbr (P) failed"; });
+  // Bitwise the same everywhere already (one input, one LAPACK call); the
+  // broadcast keeps truncation's agreement independent of that.
   share_values(p, s);
   return {u, s, vt};
 }

@@ -107,7 +107,8 @@ BasicDTensor<T> matmul(const BasicDTensor<T>& a, const BasicDTensor<T>& b, char 
 template <class T>
 BasicDTensor<T> transpose(const BasicDTensor<T>& a, bool conjugate = false);
 
-/// The reduced SVD A = U diag(S) Vh of A [m, n] (p?gesvd), k = min(m, n):
+/// The reduced SVD A = U diag(S) Vh of A [m, n] (LAPACK gesdd's algorithm:
+/// p?gebrd, ?bdsdc on every rank, p?ormbr / p?unmbr), k = min(m, n):
 /// U [m, k] and Vh [k, n] in A's layout, S [k] real, descending, Replicate
 /// (the whole vector on every rank). Non-finite input is NoConvergence, as
 /// a failed convergence is.
