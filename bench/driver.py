@@ -166,13 +166,15 @@ DISTRIBUTED_RANKS = 2
 # (bench/cases/distributed_linalg_bench.cpp): the reduced SVD, eigh of the
 # symmetric part and the reduced QR of an n x n f64 Gaussian matrix (n = 2048,
 # --quick 1024) on 2 ranks of one thread each, block-cyclic with 64 x 64 blocks
-# on the 1x2 and on the 2x1 grid (dist::linalg: pdgesvd, pdsyevd, pdgeqrf +
-# pdorgqr), against one process with 1 and 2 threads (tenferro::linalg: gesdd,
-# syevd, geqrf + orgqr). Efficiency and ratio as group 20's, with the faster
-# grid; the check: singular values and eigenvalues against one process,
-# relative 1e-10, QR by reconstruction. Its own table.
+# on the 1x2 and on the 2x1 grid (dist::linalg: the SVD by gesdd's algorithm,
+# pdgebrd + dbdsdc on every rank + pdormbr; eigh by ELPA where built, else
+# pdsyevd; pdgeqrf + pdorgqr), against one process with 1 and 2 threads
+# (tenferro::linalg: gesdd, syevd, geqrf + orgqr). Efficiency and ratio as
+# group 20's, with the faster grid; the check: singular values and
+# eigenvalues against one process, relative 1e-10, QR by reconstruction. Its
+# own table.
 DISTRIBUTED_LINALG_GROUP = "21 distributed linear algebra"
-DISTRIBUTED_LINALG_CASES = ("dist_svd", "dist_svd_vs_gesvd", "dist_eigh", "dist_qr")
+DISTRIBUTED_LINALG_CASES = ("dist_svd", "dist_eigh", "dist_qr")
 DISTRIBUTED_LINALG_GRIDS = ("1x2", "2x1")
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
@@ -341,9 +343,8 @@ def distributed_linalg_table(recs, errors):
              f"of one thread each, mpirun on this machine, {block} x {block} blocks, against one "
              f"process; median of 3 calls after a warm-up, or the first call alone where it took "
              "over 5 s, marked *): svd = reduced SVD of a Gaussian "
-             "matrix (one process gesdd, ranks pdgesvd); svd_vs_gesvd = the same ranks' times "
-             "against LAPACK dgesvd in one process (QR iteration, pdgesvd's algorithm; "
-             "ScaLAPACK has no divide-and-conquer SVD), eigh = of its symmetric part (syevd; "
+             "matrix (one process gesdd; ranks gesdd's algorithm: pdgebrd, dbdsdc on every rank, "
+             "pdormbr), eigh = of its symmetric part (syevd; ELPA 1-stage where built, else "
              "pdsyevd), qr = reduced QR (geqrf + orgqr; pdgeqrf + pdorgqr). Each time on ranks is "
              "the slowest rank's, the faster grid in bold; efficiency = (1 process, 1 thread) / "
              "(ranks x time on the faster grid); ratio = (1 process, 2 threads) / (faster grid); "
@@ -527,8 +528,8 @@ def main():
 
     # Groups 20 and 21: one process with 1 and 2 threads, then 2 ranks under
     # mpirun (group 21: every grid of 2 ranks in one mpirun). The full runs'
-    # 4096^2 matmul and gradient, and pdgesvd of 2048^2 on a loaded machine,
-    # take minutes per child.
+    # 4096^2 matmul and gradient, and the decompositions of 2048^2 on a loaded
+    # machine, take minutes per child.
     dist_timeout = 600 if args.quick else 1800
     distributed_recs = []
     if with_distributed:

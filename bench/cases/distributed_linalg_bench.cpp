@@ -3,17 +3,14 @@
 // (n = 2048; --quick 1024; --smoke 96) run as one process
 // (--mode local --threads T: tenferro::linalg::svd / eigh / qr on the CPU
 // backend, LAPACK gesdd / syevd / geqrf + orgqr) and as P ranks of one
-// thread each (--mode dist under mpirun -np P: dist::linalg::svd / eigh / qr,
-// ScaLAPACK pdgesvd / pdsyevd / pdgeqrf + pdorgqr), the ranks on every grid
-// rows x cols with rows * cols = P (1x2 and 2x1 for 2 ranks), square blocks
-// of --block (64):
+// thread each (--mode dist under mpirun -np P: dist::linalg::svd / eigh / qr:
+// the SVD by gesdd's algorithm, ScaLAPACK pdgebrd, LAPACK dbdsdc on every
+// rank, pdormbr; pdsyevd, or ELPA where built; pdgeqrf + pdorgqr), the ranks
+// on every grid rows x cols with rows * cols = P (1x2 and 2x1 for 2 ranks),
+// square blocks of --block (64):
 //   dist_svd   the reduced SVD of a Gaussian matrix (U, S, Vh);
 //   dist_eigh  the eigendecomposition of its symmetric part (M + M^T) / 2;
-//   dist_qr    the reduced QR of the Gaussian matrix;
-//   dist_svd_vs_gesvd  the ranks' dist_svd against LAPACK's dgesvd in one
-//              process (QR iteration, pdgesvd's algorithm: ScaLAPACK has no
-//              divide-and-conquer SVD), to tell the algorithm's cost from
-//              the distribution's.
+//   dist_qr    the reduced QR of the Gaussian matrix.
 // Inputs are block-cyclic before the clock starts; each repetition starts
 // after a barrier and lasts until the slowest rank is done. Rank 0 prints
 // one JSON line per case and grid, with the check against one process (the
@@ -40,10 +37,6 @@
 #include "tenferro/distributed/linalg.hpp"
 #include "tenferro/tenferro.hpp"
 
-extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a,
-                        const int* lda, double* s, double* u, const int* ldu, double* vt,
-                        const int* ldvt, double* work, const int* lwork, int* info);
-
 namespace tf = tenferro;
 namespace dist = tenferro::dist;
 
@@ -55,8 +48,8 @@ using dist_bench::call_ns;
 using dist_bench::relative_difference;
 using dist_bench::Setup;
 
-// One decomposition of 2048^2 takes seconds (pdgesvd minutes): few
-// repetitions, and a call slower than kLongCallNs is timed once.
+// One decomposition of 2048^2 takes seconds: few repetitions, and a call slower than kLongCallNs is
+// timed once.
 constexpr double kLongCallNs = 5e9;
 
 struct Timing {
@@ -86,22 +79,6 @@ tf::Tensor symmetric_part(const tf::Tensor& m) {
     }
   }
   return tf::Tensor::from_col_major({n, n}, v);
-}
-
-/// The reduced SVD of the column-major n x n `a` by LAPACK's dgesvd.
-void lapack_gesvd(const std::vector<double>& a, std::int64_t n64) {
-  const int n = static_cast<int>(n64);
-  std::vector<double> x = a, sv(a.size() / n), u(a.size()), vt(a.size());
-  int lwork = -1, info = 0;
-  double query = 0;
-  dgesvd_("S", "S", &n, &n, x.data(), &n, sv.data(), u.data(), &n, vt.data(), &n, &query, &lwork,
-          &info);
-  lwork = static_cast<int>(query);
-  std::vector<double> work(static_cast<std::size_t>(lwork));
-  dgesvd_("S", "S", &n, &n, x.data(), &n, sv.data(), u.data(), &n, vt.data(), &n, work.data(),
-          &lwork, &info);
-  if (info != 0)
-    tf::fail(tf::ErrorKind::NoConvergence, "distributed_linalg_bench", "dgesvd ", info);
 }
 
 /// One row of the table: a case on one side (one process or one grid).
@@ -179,9 +156,6 @@ int main(int argc, char** argv) {
                       (void)r.value();
                     })},
              "1 process", "");
-      const std::vector<double> mv = m.to_vector<double>();
-      report({"dist_svd_vs_gesvd", "", timed(s, comm, [&] { lapack_gesvd(mv, n); })}, "1 process",
-             "");
       return 0;
     }
 
@@ -213,8 +187,6 @@ int main(int argc, char** argv) {
         (void)sv.local().value();
       });
       if (me == 0) row.rel_diff = relative_difference(sv.local().value(), ref_s);
-      report(row, variant + " " + grid, grid);
-      row.name = "dist_svd_vs_gesvd";
       report(row, variant + " " + grid, grid);
 
       row = {"dist_eigh", "eigenvalues", {}};
