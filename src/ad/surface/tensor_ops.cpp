@@ -344,12 +344,38 @@ T stack_span(std::span<const T> xs, std::int64_t axis) {
 
 }  // namespace detail
 
+namespace {
+// The runtime of eager operands on which an op records nothing (none is
+// tracked, and no capture scope would see the call), or nullptr: then the
+// op takes eager_dispatch1, which also reports undefined operands and
+// operands of different runtimes. For the untracked case eager_dispatch1
+// runs the kind's execute hook on the values and wraps the result; the
+// elementwise ops run that hook directly, without copying the operand
+// handles (two reference-count updates each) or the op's dispatch.
+const EagerRuntimePtr* untracked_runtime(const EagerTensor& a, const EagerTensor* b) {
+  const detail::EagerImpl* ia = a.impl().get();
+  if (ia == nullptr || ia->node != nullptr) return nullptr;
+  if (b != nullptr) {
+    const detail::EagerImpl* ib = b->impl().get();
+    if (ib == nullptr || ib->node != nullptr || ib->rt != ia->rt) return nullptr;
+  }
+  if (capture_active() && grad_recording_enabled()) return nullptr;
+  return &ia->rt;
+}
+}  // namespace
+
 template <SurfaceTensor T>
 T unary(UnaryOp op, const T& x) {
   if constexpr (std::is_same_v<T, DirectTensor>) {
     const DirectTensor* in[1] = {&x};
     return run_elementwise(prim::Unary{op}, in);
   } else {
+    if constexpr (std::is_same_v<T, EagerTensor>) {
+      const bool known = static_cast<std::size_t>(op) < static_cast<std::size_t>(kUnaryOpCount);
+      if (const EagerRuntimePtr* rt = known ? untracked_runtime(x, nullptr) : nullptr) {
+        return detail::make_eager(*rt, detail::direct_unary(op, x.impl()->value, (*rt)->backend()));
+      }
+    }
     const T in[1] = {x};
     return run_one(elementwise_primitive(op), in);
   }
@@ -361,6 +387,13 @@ T binary(BinaryOp op, const T& a, const T& b) {
     const DirectTensor* in[2] = {&a, &b};
     return run_elementwise(prim::Binary{op}, in);
   } else {
+    if constexpr (std::is_same_v<T, EagerTensor>) {
+      const bool known = static_cast<std::size_t>(op) < static_cast<std::size_t>(kBinaryOpCount);
+      if (const EagerRuntimePtr* rt = known ? untracked_runtime(a, &b) : nullptr) {
+        return detail::make_eager(
+            *rt, detail::direct_binary(op, a.impl()->value, b.impl()->value, (*rt)->backend()));
+      }
+    }
     const T in[2] = {a, b};
     return run_one(elementwise_primitive(op), in);
   }
