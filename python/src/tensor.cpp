@@ -160,7 +160,9 @@ EagerTensor* inline_slot(PyObject* self) {
 extern "C" void tensor_dealloc(PyObject* self) {
   auto* inst = reinterpret_cast<py::detail::instance*>(self);
   if (inst->simple_layout && inst->simple_value_holder[0] == inline_slot(self)) {
-    {
+    if (PyErr_Occurred() == nullptr) {
+      std::destroy_at(inline_slot(self));
+    } else {
       // As pybind11's dealloc: a pending Python error must not be seen by
       // what the release runs (a NumPy array's deleter).
       py::error_scope scope;

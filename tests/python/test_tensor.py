@@ -202,3 +202,17 @@ def test_operator_results_are_ordinary_tensors():
     np.testing.assert_array_equal(s.grad.numpy(), [10.0, 14.0, 18.0])
     assert s.requires_grad_(False) is s and not s.requires_grad
     assert (-(x + y)).tolist() == [-5.0, -7.0, -9.0]
+
+
+def test_operator_results_die_cleanly_while_an_exception_propagates():
+    x = tf.from_numpy(np.arange(3.0))
+
+    def fails():
+        r = x + x  # noqa: F841  (freed while the error below is pending)
+        s = -x  # noqa: F841
+        raise KeyError("the original error")
+
+    for _ in range(3):
+        with pytest.raises(KeyError, match="the original error"):
+            fails()
+    assert (x * 2.0).tolist() == [0.0, 2.0, 4.0]
