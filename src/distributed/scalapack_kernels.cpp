@@ -355,7 +355,7 @@ std::vector<Tensor> run_svd(const SlParams& p, ExecutionScope& scope, std::span<
     return "the divide-and-conquer SVD of the bidiagonal form (LAPACK ?bdsdc) did not converge";
   });
   std::copy(de.begin(), de.begin() + k, ptr<R>(s));
-  bwork = {};
+  std::vector<R>().swap(bwork);  // ?bdsdc's 3 k^2 + 4 k reals, freed now
 
   // 4. This rank's blocks of U = [U_B; 0] [m, k] and Vh = [V_B^T, 0] [k, n].
   {
@@ -376,6 +376,10 @@ std::vector<Tensor> run_svd(const SlParams& p, ExecutionScope& scope, std::span<
         x[i + j * ri.size()] =
             ci[j] < k ? S(vtb[static_cast<std::size_t>(ri[i] + ci[j] * k)]) : S(0);
   }
+
+  // U_B and V_B^T (2 k^2 reals on every rank) freed before p?ormbr runs.
+  std::vector<R>().swap(ub);
+  std::vector<R>().swap(vtb);
 
   // 5. U = Q [U_B; 0] and Vh = [V_B^T, 0] P^H (K: A's other extent).
   const char adj = kComplex<S> ? 'C' : 'T';
