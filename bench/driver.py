@@ -164,17 +164,18 @@ DISTRIBUTED_TOLERANCE = 1e-10
 DISTRIBUTED_RANKS = 2
 # Group 21: distributed linear algebra on ScaLAPACK
 # (bench/cases/distributed_linalg_bench.cpp): the reduced SVD, eigh of the
-# symmetric part and the reduced QR of an n x n f64 Gaussian matrix (n = 2048,
-# --quick 1024) on 2 ranks of one thread each, block-cyclic with 64 x 64 blocks
-# on the 1x2 and on the 2x1 grid (dist::linalg: the SVD by gesdd's algorithm,
-# pdgebrd + dbdsdc on every rank + pdormbr; eigh by ELPA where built, else
-# pdsyevd; pdgeqrf + pdorgqr), against one process with 1 and 2 threads
-# (tenferro::linalg: gesdd, syevd, geqrf + orgqr). Efficiency and ratio as
-# group 20's, with the faster grid; the check: singular values and
-# eigenvalues against one process, relative 1e-10, QR by reconstruction. Its
-# own table.
+# symmetric part, its n/32 eigenpairs of largest |w| and the reduced QR of an
+# n x n f64 Gaussian matrix (n = 2048, --quick 1024) on 2 ranks of one thread
+# each, block-cyclic with 64 x 64 blocks on the 1x2 and on the 2x1 grid
+# (dist::linalg: the SVD by gesdd's algorithm, pdgebrd + dbdsdc on every
+# rank + pdormbr; eigh by ELPA where built, else pdsyevd; the truncated eigh
+# gathers the kept vectors with a pdgemm; pdgeqrf + pdorgqr), against one
+# process with 1 and 2 threads (tenferro::linalg: gesdd, syevd, geqrf +
+# orgqr). Efficiency and ratio as group 20's, with the faster grid; the
+# check: singular values and (kept) eigenvalues against one process,
+# relative 1e-10, QR by reconstruction. Its own table.
 DISTRIBUTED_LINALG_GROUP = "21 distributed linear algebra"
-DISTRIBUTED_LINALG_CASES = ("dist_svd", "dist_eigh", "dist_qr")
+DISTRIBUTED_LINALG_CASES = ("dist_svd", "dist_eigh", "dist_eigh_truncated", "dist_qr")
 DISTRIBUTED_LINALG_GRIDS = ("1x2", "2x1")
 COMPILE_CASE = ("compile_time_matmul", "1 TU", "", 1, "14 compile time")
 
@@ -345,7 +346,9 @@ def distributed_linalg_table(recs, errors):
              "over 5 s, marked *): svd = reduced SVD of a Gaussian "
              "matrix (one process gesdd; ranks gesdd's algorithm: pdgebrd, dbdsdc on every rank, "
              "pdormbr), eigh = of its symmetric part (syevd; ELPA 1-stage where built, else "
-             "pdsyevd), qr = reduced QR (geqrf + orgqr; pdgeqrf + pdorgqr). Each time on ranks is "
+             "pdsyevd), eigh_truncated = its n/32 eigenpairs of largest |w| (eigh, then the kept "
+             "vectors gathered: index_select; a pdgemm by a 0/1 selection matrix), qr = reduced QR "
+             "(geqrf + orgqr; pdgeqrf + pdorgqr). Each time on ranks is "
              "the slowest rank's, the faster grid in bold; efficiency = (1 process, 1 thread) / "
              "(ranks x time on the faster grid); ratio = (1 process, 2 threads) / (faster grid); "
              "check = the faster grid against one process (singular values / eigenvalues "
