@@ -40,9 +40,7 @@ py::object item_of(const EagerTensor& t) {
 
 namespace {
 /// Elements of the broadcast result of x and y (NumPy's alignment).
-std::int64_t result_numel(const EagerTensor& x, const EagerTensor& y) {
-  const auto& a = x.shape();
-  const auto& b = y.shape();
+std::int64_t result_numel(const Shape& a, const Shape& b) {
   std::int64_t n = 1;
   const std::size_t r = std::max(a.size(), b.size());
   for (std::size_t i = 0; i < r; ++i) {
@@ -68,10 +66,12 @@ py::object binary_py(BinaryOp op, const py::handle& a, const py::handle& b) {
     const EagerTensor& x = *xp;
     if (const EagerTensor* yp = exact_tensor(b)) {
       const EagerTensor& y = *yp;
-      if (x.rank() == y.rank() && x.dtype() == y.dtype()) {
+      // The values' metadata is inline (one call each instead of one per field).
+      const Tensor &xv = x.value(), &yv = y.value();
+      if (xv.rank() == yv.rank() && xv.dtype() == yv.dtype()) {
         EagerTensor out;
         {
-          MaybeReleaseLarge<EagerTensor> r(result_numel(x, y));
+          MaybeReleaseLarge<EagerTensor> r(result_numel(xv.shape(), yv.shape()));
           out = binary(op, x, y);
         }
         return tensor_to_py(std::move(out));
