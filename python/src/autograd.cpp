@@ -72,8 +72,8 @@ void init_autograd(py::module_& m) {
           "requires_grad_",
           [](const py::object& self, bool on) -> py::object {
             // Returns the object itself: the fast path's result objects are
-            // not in pybind11's instance registry (tensor.cpp), so a returned
-            // reference would become a second object.
+            // not in pybind11's instance registry (tensor_object.cpp), so a
+            // returned reference would become a second object.
             auto& t = self.cast<EagerTensor&>();
             if (on) {
               t.requires_grad_(true);

@@ -92,8 +92,11 @@ inline const EagerTensor* exact_tensor(const py::handle& h) {
   return static_cast<const EagerTensor*>(inst->simple_value_holder[0]);
 }
 /// A new tenferro.Tensor owning t. Its value lives inside the Python object
-/// (one allocation, no entry in pybind11's instance registry); see tensor.cpp.
+/// (one allocation, no entry in pybind11's instance registry); see
+/// tensor_object.cpp.
 py::object tensor_to_py(EagerTensor&& t);
+/// Installs tenferro.Tensor's deallocator for those objects (init_tensor).
+void init_tensor_objects(const py::handle& cls);
 inline bool is_py_scalar(const py::handle& h) {
   return py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
          py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr());

@@ -169,7 +169,7 @@ def test_pickle_deepcopy_and_format():
 
 def test_operator_results_are_ordinary_tensors():
     # The operators' results hold their tensor inside the Python object
-    # (python/src/tensor.cpp): they must behave as any other tenferro.Tensor.
+    # (python/src/tensor_object.cpp): they must behave as any other tenferro.Tensor.
     import copy
     import pickle
     import sys
