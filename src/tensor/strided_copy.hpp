@@ -246,7 +246,16 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
   // cache lines. Square 256-byte tiles read 256-byte pieces of 32 rows and
   // took twice as long (2048^2 doubles: 6.3-6.9 ms against 3.0-3.4 ms on a
   // 2-core AMD EPYC; 256x256x64 [2,0,1]: 7.1-9.7 ms against 2.8-3.5 ms).
-  const std::int64_t tile = std::max<std::int64_t>(8, 128 / static_cast<std::int64_t>(item));
+  // Narrow layouts (a source run of at most kNarrowTileBytes, such as an
+  // MPS bra tensor B(e, b, d) of 19 x 19 x 100 doubles copied to [b, d, e])
+  // take tiles of all columns and about 64 KiB of source, which
+  // transpose_tile walks by strips in source order (tiles of 16 rows cost a
+  // call each).
+  const auto width = cols * static_cast<std::int64_t>(item);
+  const std::int64_t tile =
+      width <= kNarrowTileBytes
+          ? std::max<std::int64_t>(16, (std::int64_t{1} << 16) / width / 16 * 16)
+          : std::max<std::int64_t>(8, 128 / static_cast<std::int64_t>(item));
   const std::int64_t ctile = std::max<std::int64_t>(8, 4096 / static_cast<std::int64_t>(item));
   const std::int64_t row_tiles = (rows + tile - 1) / tile, col_tiles = (cols + ctile - 1) / ctile;
   SmallVector<bool, 8> taken(rank, false);
@@ -257,7 +266,8 @@ bool tiled_transpose(const ParallelFor& parallel_for, std::int64_t threshold, co
   auto* db = static_cast<unsigned char*>(d);
   const auto bytes = static_cast<std::int64_t>(item);
   const std::int64_t tasks = row_tiles * col_tiles * outer.count;
-  const std::int64_t grain = std::max<std::int64_t>(1, threshold / (tile * ctile));
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, threshold / (tile * (width <= kNarrowTileBytes ? cols : ctile)));
   parallel_for(tasks, grain, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t task = lo; task < hi; ++task) {
       std::int64_t t = task;

@@ -31,6 +31,10 @@ void transpose_tile_with(TransposeIsa isa, const void* s, std::int64_t sld, void
 /// Orders earlier streaming stores before later loads and stores (sfence).
 void transpose_fence();
 
+/// Tiles at most this many bytes wide (cols * item) are walked by strips of
+/// rows in source order, so the caller can pass many rows at once.
+inline constexpr std::int64_t kNarrowTileBytes = 512;
+
 /// Outputs of at least this many bytes are written with streaming stores.
 inline constexpr std::size_t kStreamingBytes = std::size_t{16} << 20;
 

@@ -174,6 +174,25 @@ TEST(Copy, TiledTransposeLayouts) {
   mixed.push_back(3);
   mixed.push_back(3);
   check_copy(one, random(mixed, i32, 23).permute(reversed_axes(13)), i32);
+  // Narrow layouts (tiles of many rows walked by strips), such as an MPS
+  // bra tensor B(e, b, d) copied to [b, d, e], in every dtype: odd extents,
+  // a last partial column block, two threads, a reversed source axis.
+  for (DType dt : kAllDTypes) {
+    SCOPED_TRACE(std::string(name(dt)));
+    check_copy(one, random({19, 19, 30}, dt, 24).permute({1, 2, 0}), dt);
+    check_copy(one, random({5, 33, 17}, dt, 25).permute({1, 2, 0}), dt);
+    check_copy(one, random({61, 7, 11}, dt, 26).permute({1, 2, 0}), dt);
+    check_copy(two, random({19, 19, 200}, dt, 27).permute({1, 2, 0}), dt);
+    check_copy(one, random({19, 19, 30}, dt, 28).permute({2, 0, 1}), dt);
+    check_copy(
+        one,
+        random({19, 19, 30}, dt, 29).slice(2, std::nullopt, std::nullopt, -1).permute({1, 2, 0}),
+        dt);
+    check_copy(
+        one,
+        random({19, 19, 30}, dt, 30).slice(0, std::nullopt, std::nullopt, -1).permute({1, 2, 0}),
+        dt);
+  }
   // 2.2 M doubles (17.6 MB): streaming stores, on one and on two threads.
   const Tensor big = random({1100, 2000}, f64, 16);
   const Tensor want = check_copy(one, big.transpose(), f64);
@@ -185,6 +204,10 @@ TEST(Copy, TiledTransposeLayouts) {
 // Every kernel set the machine supports, on every element size, against the
 // scalar definition d[i + j * dld] = s[i * sld + j]; aligned streaming
 // destinations included. Padding around each row must stay untouched.
+const std::vector<std::pair<std::int64_t, std::int64_t>> kTileShapes{
+    {8, 8},   {16, 8},   {32, 32}, {19, 13}, {40, 7},  {3, 29},  {1901, 19}, {103, 64},
+    {37, 65}, {50, 130}, {21, 5},  {9, 4},   {70, 33}, {66, 31}, {13, 128},  {17, 129}};
+
 TEST(Copy, TransposeTileKernelsOfEverySupportedIsa) {
   using detail::TransposeIsa;
   std::vector<TransposeIsa> isas{TransposeIsa::Scalar};
@@ -193,8 +216,9 @@ TEST(Copy, TransposeTileKernelsOfEverySupportedIsa) {
   std::int64_t checked = 0;
   for (const TransposeIsa isa : isas) {
     for (const std::size_t item : {1u, 2u, 4u, 8u, 16u}) {
-      for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-               {8, 8}, {16, 8}, {32, 32}, {19, 13}, {40, 7}, {3, 29}}) {
+      // Then narrow tiles (cols * item at most kNarrowTileBytes: strips of
+      // rows) around that limit and the last partial column block.
+      for (const auto& [rows, cols] : kTileShapes) {
         for (const bool streaming : {false, true}) {
           SCOPED_TRACE(::testing::Message()
                        << "isa " << static_cast<int>(isa) << " item " << item << " " << rows << "x"
@@ -227,7 +251,7 @@ TEST(Copy, TransposeTileKernelsOfEverySupportedIsa) {
       }
     }
   }
-  EXPECT_EQ(checked, static_cast<std::int64_t>(isas.size()) * 5 * 6 * 2);
+  EXPECT_EQ(checked, static_cast<std::int64_t>(isas.size() * 5 * kTileShapes.size() * 2));
 }
 
 TEST(Copy, NegativeStridesBroadcastAndStridedDestinations) {
