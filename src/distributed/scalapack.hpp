@@ -67,6 +67,10 @@ std::vector<EagerTensor> scalapack_call(const SlParams& params,
 std::vector<TracedTensor> scalapack_call(const SlParams& params,
                                          const std::vector<TracedTensor>& inputs);
 
+/// Does nothing; calling it links gemv_guard.cpp, whose cgemv_ / zgemv_
+/// keep OpenBLAS 0.3.21 from reading past ScaLAPACK's vectors.
+void link_gemv_guard();
+
 /// The user-facing name errors start with ("dist::linalg::svd", ...).
 std::string op_name(SlKind k);
 /// This rank's local extents of a global [rows, cols] matrix on the grid.

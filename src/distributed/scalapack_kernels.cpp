@@ -635,6 +635,7 @@ std::vector<Tensor> run_scalapack(const SlParams& p, ExecutionScope& scope,
     fail(ErrorKind::Unsupported, op_name(p.kind),
          "ScaLAPACK works on host memory; this engine's backend is ", scope.backend().kind());
   }
+  link_gemv_guard();
   agreed(p.comm, [&] { check_local_inputs(p, in); });
   check_same_dtype(p, in[0].dtype());
   switch (in[0].dtype()) {
