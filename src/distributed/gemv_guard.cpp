@@ -22,12 +22,12 @@
 
 #include <dlfcn.h>
 
-#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "distributed/scalapack.hpp"
+#include "distributed/scalapack_api.hpp"
 
 namespace tenferro::dist::detail {
 
@@ -35,7 +35,7 @@ void link_gemv_guard() {}
 
 namespace {
 
-using fint = int;
+using scalapack::fint;
 
 /// Elements after the copy of x: more than a vector register's width of
 /// the widest kernel reads.
@@ -64,7 +64,7 @@ void guarded_gemv(Gemv<T> next, const char* trans, const fint* m, const fint* n,
                   const fint* incy) {
   const bool plain = *trans == 'N' || *trans == 'n';
   const fint len = plain ? *n : *m;
-  if (*m <= 0 || *n <= 0 || len <= 0 || *incx == 0) {
+  if (*m <= 0 || *n <= 0 || *incx == 0) {
     next(trans, m, n, alpha, a, lda, x, incx, beta, y, incy);  // the BLAS's own checks
     return;
   }
@@ -82,24 +82,15 @@ void guarded_gemv(Gemv<T> next, const char* trans, const fint* m, const fint* n,
 }  // namespace
 }  // namespace tenferro::dist::detail
 
-extern "C" {
-
-void cgemv_(const char* trans, const int* m, const int* n, const std::complex<float>* alpha,
-            const std::complex<float>* a, const int* lda, const std::complex<float>* x,
-            const int* incx, const std::complex<float>* beta, std::complex<float>* y,
-            const int* incy) {
-  using namespace tenferro::dist::detail;
-  static const Gemv<std::complex<float>> next = next_gemv<std::complex<float>>("cgemv_");
-  guarded_gemv(next, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
-}
-
-void zgemv_(const char* trans, const int* m, const int* n, const std::complex<double>* alpha,
-            const std::complex<double>* a, const int* lda, const std::complex<double>* x,
-            const int* incx, const std::complex<double>* beta, std::complex<double>* y,
-            const int* incy) {
-  using namespace tenferro::dist::detail;
-  static const Gemv<std::complex<double>> next = next_gemv<std::complex<double>>("zgemv_");
-  guarded_gemv(next, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
-}
-
-}  // extern "C"
+// The Fortran entry points ScaLAPACK and ELPA call, one per complex type.
+#define TF_GUARDED_GEMV(T, f)                                                                  \
+  extern "C" void f(const char* trans, const int* m, const int* n, const T* alpha, const T* a, \
+                    const int* lda, const T* x, const int* incx, const T* beta, T* y,          \
+                    const int* incy) {                                                         \
+    using namespace tenferro::dist::detail;                                                    \
+    static const Gemv<T> next = next_gemv<T>(#f);                                              \
+    guarded_gemv(next, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);                    \
+  }
+TF_GUARDED_GEMV(tenferro::dist::scalapack::c64, cgemv_)
+TF_GUARDED_GEMV(tenferro::dist::scalapack::c128, zgemv_)
+#undef TF_GUARDED_GEMV
